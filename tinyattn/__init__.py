@@ -1,5 +1,225 @@
-"""tinyattn: a from-scratch autograd framework on NumPy with numba attention kernels."""
+"""tinyattn: a from-scratch autograd framework on NumPy with numba attention kernels.
 
+The API follows PyTorch, so tutorial code runs after ``import tinyattn as torch``::
+
+    >>> import tinyattn as torch
+    >>> x = torch.randn(2, 3, requires_grad=True)
+    >>> torch.softmax(x, dim=-1).sum().backward()
+
+Importing compiles nothing: numba kernels are compiled on first use (and cached).
+"""
+
+import math as _math
+
+from . import (
+    _dtype,
+    autograd,  # noqa: E402  (after Tensor: autograd.* functions import it lazily)
+)
+from ._dtype import (
+    bool_ as bool,  # noqa: A004
+)
+from ._dtype import (
+    double,
+    dtype,
+    float16,
+    float32,
+    float64,
+    get_default_dtype,
+    half,
+    int8,
+    int16,
+    int32,
+    int64,
+    long,
+    set_default_dtype,
+    short,
+    uint8,
+)
+from ._dtype import float_ as float  # noqa: A004
+from ._dtype import int_ as int  # noqa: A004
 from ._version import __version__
+from .autograd.grad_mode import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    no_grad,
+    set_grad_enabled,
+)
+from .ops.activation import log_softmax, softmax
+from .ops.creation import (
+    BoolTensor,
+    ByteTensor,
+    DoubleTensor,
+    FloatTensor,
+    IntTensor,
+    LongTensor,
+    arange,
+    as_tensor,
+    bernoulli,
+    empty,
+    empty_like,
+    eye,
+    from_numpy,
+    full,
+    full_like,
+    linspace,
+    multinomial,
+    normal,
+    ones,
+    ones_like,
+    rand,
+    rand_like,
+    randint,
+    randn,
+    randn_like,
+    randperm,
+    tensor,
+    zeros,
+    zeros_like,
+)
+from .ops.elementwise import (
+    abs,  # noqa: A004
+    absolute,
+    add,
+    allclose,
+    bitwise_and,
+    bitwise_not,
+    bitwise_or,
+    bitwise_xor,
+    ceil,
+    clamp,
+    clip,
+    clone,
+    cos,
+    div,
+    divide,
+    eq,
+    equal,
+    exp,
+    expm1,
+    floor,
+    floor_divide,
+    ge,
+    greater,
+    greater_equal,
+    gt,
+    isclose,
+    isfinite,
+    isinf,
+    isnan,
+    le,
+    less,
+    less_equal,
+    log,
+    log1p,
+    log2,
+    logical_and,
+    logical_not,
+    logical_or,
+    logical_xor,
+    lt,
+    maximum,
+    minimum,
+    mul,
+    multiply,
+    ne,
+    neg,
+    negative,
+    not_equal,
+    pow,  # noqa: A004
+    reciprocal,
+    relu,
+    remainder,
+    round,  # noqa: A004
+    rsqrt,
+    sigmoid,
+    sign,
+    sin,
+    sqrt,
+    square,
+    sub,
+    subtract,
+    tanh,
+    true_divide,
+    where,
+)
+from .ops.indexing import (
+    argwhere,
+    gather,
+    index_fill,
+    index_select,
+    masked_fill,
+    masked_select,
+    nonzero,
+    scatter,
+    scatter_add,
+)
+from .ops.linalg import bmm, dot, einsum, inner, matmul, mm, outer
+from .ops.reduction import (
+    all,  # noqa: A004
+    amax,
+    amin,
+    any,  # noqa: A004
+    argmax,
+    argmin,
+    count_nonzero,
+    cumsum,
+    logsumexp,
+    max,  # noqa: A004
+    mean,
+    min,  # noqa: A004
+    norm,
+    prod,
+    std,
+    std_mean,
+    sum,  # noqa: A004
+    var,
+    var_mean,
+)
+from .ops.shape import (
+    cat,
+    chunk,
+    concat,
+    concatenate,
+    diagonal,
+    flatten,
+    flip,
+    movedim,
+    narrow,
+    permute,
+    repeat_interleave,
+    reshape,
+    roll,
+    select,
+    split,
+    squeeze,
+    stack,
+    swapaxes,
+    t,
+    transpose,
+    tril,
+    triu,
+    unbind,
+    unflatten,
+    unsqueeze,
+)
+from .random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
+from .tensor import Size, Tensor, device
 
-__all__ = ["__version__"]
+inf = _math.inf
+nan = _math.nan
+pi = _math.pi
+e = _math.e
+
+
+def is_tensor(obj) -> bool:
+    """True if ``obj`` is a tinyattn Tensor."""
+    return isinstance(obj, Tensor)
+
+
+def numel(input: Tensor) -> int:
+    return input.numel()
+
+
+def is_floating_point(input: Tensor) -> bool:
+    return input.is_floating_point()

@@ -1,0 +1,140 @@
+"""Shared checks for differentiable ops.
+
+``check_op(f, *arrays)`` runs the same function ``f(lib, *tensors)`` against
+tinyattn and (when installed) torch:
+
+1. a float64 central-finite-difference gradcheck of tinyattn over every element
+   of every floating input;
+2. torch parity in float64 and float32: forward values and the gradients of
+   every input for a random upstream gradient.
+
+Every ``Function`` class seen in the graphs it checks is recorded, so
+``test_registry.py`` can fail when an op has no gradcheck or no parity test.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import tinyattn
+from tinyattn.autograd.gradcheck import gradcheck
+
+try:
+    import torch
+except ImportError:  # parity tests skip; gradchecks still run
+    torch = None
+
+GRADCHECKED: set[str] = set()
+PARITY: set[str] = set()
+TOL = {np.float64: (1e-10, 1e-10), np.float32: (1e-5, 1e-5)}
+
+
+def _functions_in_graph(outputs) -> set[str]:
+    """Names of the Function classes of every node reachable from ``outputs``."""
+    seen, names, stack = set(), set(), []
+    for o in outputs:
+        if isinstance(o, tinyattn.Tensor) and o.grad_fn is not None:
+            stack.append(o.grad_fn)
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        fn = getattr(node, "fn", None)
+        if isinstance(fn, type):
+            names.add(fn.__name__)
+        op_node = getattr(node, "op_node", None)
+        if op_node is not None:
+            stack.append(op_node)
+        stack.extend(n for n in node.next_functions if n is not None)
+    return names
+
+
+def _as_list(out):
+    return list(out) if isinstance(out, (tuple, list)) else [out]
+
+
+def _float_outputs(out, lib):
+    return [o for o in _as_list(out) if isinstance(o, lib.Tensor) and o.dtype.is_floating_point]
+
+
+def _to_lib(lib, arrays, dtype, grad_mask):
+    tensors = []
+    for a, g in zip(arrays, grad_mask):
+        if isinstance(a, np.ndarray):
+            arr = a.astype(dtype) if a.dtype.kind == "f" else a
+            t = lib.tensor(arr.copy()) if lib is not tinyattn else tinyattn.tensor(arr.copy())
+            if g and arr.dtype.kind == "f":
+                t.requires_grad_(True)
+            tensors.append(t)
+        else:
+            tensors.append(a)
+    return tensors
+
+
+def run_gradcheck(f, *arrays, grad=None, atol=1e-6, rtol=1e-5, eps=1e-6):
+    """float64 finite-difference gradcheck of ``f(tinyattn, ...)`` over every element."""
+    grad = grad or [isinstance(a, np.ndarray) and a.dtype.kind == "f" for a in arrays]
+    xs = _to_lib(tinyattn, arrays, np.float64, grad)
+    assert any(isinstance(x, tinyattn.Tensor) and x.requires_grad for x in xs), "nothing to check"
+    out = f(tinyattn, *xs)
+    GRADCHECKED.update(_functions_in_graph(_as_list(out)))
+    assert gradcheck(lambda *ys: f(tinyattn, *ys), xs, eps=eps, atol=atol, rtol=rtol)
+
+
+def run_parity(
+    f, *arrays, grad=None, dtypes=(np.float64, np.float32), atol=None, rtol=None, seed=0
+):
+    """Forward values and input gradients of tinyattn vs torch, per dtype."""
+    if torch is None:
+        return
+    grad = grad or [isinstance(a, np.ndarray) and a.dtype.kind == "f" for a in arrays]
+    for dtype in dtypes:
+        a_tol, r_tol = TOL[dtype]
+        a_tol, r_tol = atol or a_tol, rtol or r_tol
+        ours = _to_lib(tinyattn, arrays, dtype, grad)
+        theirs = _to_lib(torch, arrays, dtype, grad)
+        out_o, out_t = f(tinyattn, *ours), f(torch, *theirs)
+        PARITY.update(_functions_in_graph(_as_list(out_o)))
+        fo, ft = _as_list(out_o), _as_list(out_t)
+        assert len(fo) == len(ft)
+        for o, t in zip(fo, ft):
+            if isinstance(t, torch.Tensor):
+                assert tuple(o.shape) == tuple(t.shape), (o.shape, t.shape)
+                tv = t.detach().numpy()
+                assert o.dtype.name == str(t.dtype).replace("torch.", ""), (o.dtype, t.dtype)
+                np.testing.assert_allclose(o.detach().numpy(), tv, atol=a_tol, rtol=r_tol)
+            else:
+                assert o == t
+        float_o, float_t = _float_outputs(out_o, tinyattn), _float_outputs(out_t, torch)
+        pairs = [(o, t) for o, t in zip(float_o, float_t) if t.requires_grad]
+        if not pairs:
+            continue
+        rng = np.random.default_rng(seed)
+        seeds = [rng.standard_normal(tuple(t.shape)).astype(dtype) for _, t in pairs]
+        loss_o = sum((o * tinyattn.tensor(s)).sum() for (o, _), s in zip(pairs, seeds))
+        loss_t = sum((t * torch.tensor(s)).sum() for (_, t), s in zip(pairs, seeds))
+        loss_o.backward()
+        loss_t.backward()
+        for i, (xo, xt) in enumerate(zip(ours, theirs)):
+            if isinstance(xt, torch.Tensor) and xt.requires_grad:
+                assert (xo.grad is None) == (xt.grad is None), f"input {i}: grad presence differs"
+                if xt.grad is not None:
+                    np.testing.assert_allclose(
+                        xo.grad.numpy(),
+                        xt.grad.numpy(),
+                        atol=a_tol * 10,
+                        rtol=r_tol * 10,
+                        err_msg=f"gradient of input {i} ({dtype.__name__})",
+                    )
+
+
+def check_op(f, *arrays, grad=None, gradcheck_kw=None, parity_kw=None):
+    """Gradcheck (float64) and torch parity (float64, float32) of ``f(lib, *tensors)``."""
+    run_gradcheck(f, *arrays, grad=grad, **(gradcheck_kw or {}))
+    run_parity(f, *arrays, grad=grad, **(parity_kw or {}))
+
+
+def rand(*shape, low=-1.0, high=1.0, seed=None):
+    rng = np.random.default_rng(seed if seed is not None else abs(hash(shape)) % 2**32)
+    return rng.uniform(low, high, shape)

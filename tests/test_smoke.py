@@ -1,5 +1,0 @@
-import tinyattn
-
-
-def test_version():
-    assert tinyattn.__version__.count(".") == 2

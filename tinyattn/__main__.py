@@ -1,0 +1,64 @@
+"""``python -m tinyattn``: a self-check (versions and a gradcheck of softmax attention).
+
+Later subcommands (``demo``) are dispatched from here too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import sys
+
+
+def selfcheck() -> int:
+    """Print versions and gradcheck softmax attention in float64; return an exit code."""
+    import numpy as np
+
+    import tinyattn
+    from tinyattn.autograd.gradcheck import GradcheckError, gradcheck
+
+    try:
+        from importlib.metadata import version
+
+        numba_version = version("numba")
+    except Exception:  # noqa: BLE001 - report, do not fail the self-check on metadata
+        numba_version = "not installed"
+    print(f"tinyattn {tinyattn.__version__}")
+    print(f"python   {platform.python_version()} ({platform.machine()})")
+    print(f"numpy    {np.__version__}")
+    print(f"numba    {numba_version}")
+
+    rng = np.random.default_rng(0)
+
+    def leaf(*shape):
+        return tinyattn.tensor(rng.standard_normal(shape), requires_grad=True)
+
+    q, k, v = leaf(2, 3, 4), leaf(2, 5, 4), leaf(2, 5, 3)
+
+    def attention(q, k, v):
+        scores = q @ k.transpose(-2, -1) / 4**0.5
+        return tinyattn.softmax(scores, dim=-1) @ v
+
+    n = sum(t.numel() for t in (q, k, v))
+    try:
+        gradcheck(attention, (q, k, v))
+        status = "PASS"
+    except GradcheckError as err:
+        status = f"FAIL\n  {err}"
+    print(f"gradcheck softmax(q k^T / sqrt(d)) v, float64, {n} input elements: {status}")
+    return 0 if status == "PASS" else 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tinyattn", description=__doc__)
+    sub = parser.add_subparsers(dest="command")
+    sub.add_parser("selfcheck", help="versions and an attention gradcheck (the default)")
+    args = parser.parse_args(argv)
+    if args.command in (None, "selfcheck"):
+        return selfcheck()
+    parser.error(f"unknown command {args.command!r}")
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

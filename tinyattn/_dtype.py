@@ -1,0 +1,146 @@
+"""dtypes with torch's names, and torch's type-promotion rules on top of NumPy.
+
+torch and NumPy disagree on promotion in ways a learner would notice:
+``int64_tensor / 2`` is float32 in torch (the default float dtype) but float64 in
+NumPy, and a float32 tensor times a float64 *zero-dim* tensor stays float32 in
+torch. ``result_type`` below follows torch: operands are ranked
+dimensioned tensor > zero-dim tensor > Python scalar, and a lower-ranked operand
+changes the result only when it is of a higher category (bool < int < float).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class dtype:  # noqa: N801 - torch's name
+    """A tensor element type (``tinyattn.float32`` ...), wrapping a NumPy dtype."""
+
+    __slots__ = ("name", "np_dtype", "is_floating_point", "is_signed", "itemsize")
+
+    def __init__(self, name: str, np_dtype: type) -> None:
+        self.name = name
+        self.np_dtype = np.dtype(np_dtype)
+        self.is_floating_point = self.np_dtype.kind == "f"
+        self.is_signed = self.np_dtype.kind in "fi"
+        self.itemsize = self.np_dtype.itemsize
+
+    def __repr__(self) -> str:
+        return f"tinyattn.{self.name}"
+
+    def __reduce__(self):  # dtypes are singletons, also across copy/pickle
+        return (_dtype_by_name, (self.name,))
+
+
+float16 = dtype("float16", np.float16)
+float32 = dtype("float32", np.float32)
+float64 = dtype("float64", np.float64)
+int8 = dtype("int8", np.int8)
+int16 = dtype("int16", np.int16)
+int32 = dtype("int32", np.int32)
+int64 = dtype("int64", np.int64)
+uint8 = dtype("uint8", np.uint8)
+bool_ = dtype("bool", np.bool_)
+
+half, float_, double = float16, float32, float64
+short, int_, long = int16, int32, int64
+
+_ALL = (float16, float32, float64, int8, int16, int32, int64, uint8, bool_)
+_BY_NP = {d.np_dtype: d for d in _ALL}
+_BY_NAME = {d.name: d for d in _ALL}
+
+_default_float = float32
+
+
+def _dtype_by_name(name: str) -> dtype:
+    return _BY_NAME[name]
+
+
+def get_default_dtype() -> dtype:
+    """The dtype of floating tensors made from Python floats (float32 unless changed)."""
+    return _default_float
+
+
+def set_default_dtype(d: dtype) -> None:
+    """Set the default floating dtype (float32 or float64), as ``torch.set_default_dtype``."""
+    global _default_float
+    d = to_dtype(d)
+    if not d.is_floating_point:
+        raise TypeError(f"set_default_dtype: expected a floating dtype, got {d}")
+    _default_float = d
+
+
+def from_numpy_dtype(np_dtype: np.dtype) -> dtype:
+    """The tinyattn dtype of a NumPy dtype; TypeError for types tinyattn does not support."""
+    try:
+        return _BY_NP[np.dtype(np_dtype)]
+    except (KeyError, TypeError):
+        supported = ", ".join(d.name for d in _ALL)
+        raise TypeError(f"unsupported dtype {np_dtype!r}; tinyattn supports {supported}") from None
+
+
+def to_dtype(d) -> dtype:
+    """Accept a tinyattn dtype, a NumPy dtype/type, or the Python types float/int/bool."""
+    if isinstance(d, dtype):
+        return d
+    if d is float:
+        return _default_float
+    if d is int:
+        return int64
+    if d is bool:
+        return bool_
+    if isinstance(d, str) and d in _BY_NAME:
+        return _BY_NAME[d]
+    return from_numpy_dtype(d)
+
+
+def _category(np_dtype: np.dtype) -> int:
+    kind = np_dtype.kind
+    return 2 if kind == "f" else (0 if kind == "b" else 1)
+
+
+def _promote_same_rank(dtypes) -> np.dtype | None:
+    """Promotion among operands of the same rank: higher category wins, then NumPy's rule."""
+    result = None
+    for d in dtypes:
+        if result is None:
+            result = d
+        elif _category(d) > _category(result):
+            result = d
+        elif _category(d) == _category(result):
+            result = np.promote_types(result, d)
+    return result
+
+
+_SCALAR_DEFAULT = {0: np.dtype(np.bool_), 1: np.dtype(np.int64)}
+
+
+def result_type(*operands) -> np.dtype:
+    """torch's result dtype for arrays (dimensioned or zero-dim) and Python scalars."""
+    dimensioned, zero_dim, scalar_cat = [], [], -1
+    for x in operands:
+        if isinstance(x, np.ndarray):
+            (dimensioned if x.ndim else zero_dim).append(x.dtype)
+        elif isinstance(x, (bool, np.bool_)):
+            scalar_cat = max(scalar_cat, 0)
+        elif isinstance(x, (int, np.integer)):
+            scalar_cat = max(scalar_cat, 1)
+        elif isinstance(x, (float, np.floating)):
+            scalar_cat = max(scalar_cat, 2)
+        else:
+            raise TypeError(f"unsupported operand type {type(x).__name__}")
+    result = _promote_same_rank(dimensioned)
+    zero = _promote_same_rank(zero_dim)
+    if result is None or (zero is not None and _category(zero) > _category(result)):
+        result = zero
+    if result is None or scalar_cat > _category(result):
+        if scalar_cat == 2:
+            return _default_float.np_dtype
+        return _SCALAR_DEFAULT[max(scalar_cat, 0)]
+    return result
+
+
+def float_result_type(*operands) -> np.dtype:
+    """``result_type`` lifted to a floating dtype (true division, exp, mean ...)."""
+    rt = result_type(*operands)
+    return rt if rt.kind == "f" else _default_float.np_dtype

@@ -1,0 +1,138 @@
+"""Automatic differentiation: ``backward``, ``grad``, grad modes, ``Function``, ``gradcheck``."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .engine import run_backward
+from .function import Function, Node
+from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from .gradcheck import gradcheck
+
+__all__ = [
+    "Function",
+    "Node",
+    "backward",
+    "grad",
+    "gradcheck",
+    "no_grad",
+    "enable_grad",
+    "set_grad_enabled",
+    "is_grad_enabled",
+    "inference_mode",
+]
+
+
+def _as_list(x) -> list:
+    if x is None:
+        return []
+    return list(x) if isinstance(x, (list, tuple)) else [x]
+
+
+def _root_grads(outputs, grad_outputs, op: str) -> list[np.ndarray]:
+    from ..tensor import Tensor
+
+    grads = []
+    for i, out in enumerate(outputs):
+        if not isinstance(out, Tensor):
+            raise TypeError(f"{op}: outputs must be tensors, got {type(out).__name__}")
+        if not out._requires_grad:
+            raise RuntimeError(
+                f"{op}: element {i} of tensors does not require grad and does not have a grad_fn"
+            )
+        g = grad_outputs[i] if i < len(grad_outputs) else None
+        if g is None:
+            if out.numel() != 1:
+                raise RuntimeError(
+                    f"{op}: grad can be implicitly created only for scalar outputs; this output "
+                    f"has shape {list(out.shape)}. Pass gradient= (a tensor of that shape)."
+                )
+            grads.append(np.ones(out.shape, dtype=out._data.dtype))
+        else:
+            g = g._data if isinstance(g, Tensor) else np.asarray(g, dtype=out._data.dtype)
+            if g.shape != out._data.shape:
+                raise RuntimeError(
+                    f"{op}: mismatch in shape: grad_output[{i}] has a shape of {list(g.shape)} "
+                    f"and output[{i}] has a shape of {list(out.shape)}"
+                )
+            grads.append(g)
+    return grads
+
+
+def backward(
+    tensors,
+    grad_tensors=None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    inputs=None,
+) -> None:
+    """Accumulate the gradients of ``tensors`` into the ``.grad`` of every leaf they depend on."""
+    if create_graph:
+        raise NotImplementedError(
+            "create_graph=True (higher-order gradients) is not supported: tinyattn's backward "
+            "formulas run on NumPy arrays, outside the graph"
+        )
+    outputs = _as_list(tensors)
+    grads = _root_grads(outputs, _as_list(grad_tensors), "backward")
+    if inputs is not None:
+        captured = run_backward(
+            [o._grad_node() for o in outputs],
+            grads,
+            bool(retain_graph),
+            capture=dict.fromkeys(t._grad_node() for t in _as_list(inputs)),
+            accumulate=False,
+        )
+        from .engine import _accumulate_into
+
+        for t in _as_list(inputs):
+            g = captured.get(t._grad_node())
+            if g is not None:
+                _accumulate_into(t, g)
+        return
+    run_backward([o._grad_node() for o in outputs], grads, bool(retain_graph))
+
+
+def grad(
+    outputs,
+    inputs,
+    grad_outputs=None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    allow_unused: bool | None = None,
+    materialize_grads: bool = False,
+) -> tuple:
+    """Gradients of ``outputs`` with respect to ``inputs``, returned (``.grad`` is untouched)."""
+    from ..tensor import Tensor
+
+    if create_graph:
+        raise NotImplementedError("create_graph=True (higher-order gradients) is not supported")
+    outs = _as_list(outputs)
+    ins = _as_list(inputs)
+    for i, x in enumerate(ins):
+        if not isinstance(x, Tensor) or not x._requires_grad:
+            raise RuntimeError(f"grad: input {i} does not require grad")
+    grads = _root_grads(outs, _as_list(grad_outputs), "grad")
+    targets = [x._grad_node() for x in ins]
+    captured = run_backward(
+        [o._grad_node() for o in outs],
+        grads,
+        bool(retain_graph),
+        capture=dict.fromkeys(targets),
+        accumulate=False,
+    )
+    result = []
+    for i, (x, node) in enumerate(zip(ins, targets)):
+        g = captured.get(node)
+        if g is None:
+            if materialize_grads:
+                result.append(Tensor._make(np.zeros_like(x._data)))
+                continue
+            if not allow_unused:
+                raise RuntimeError(
+                    f"grad: input {i} was not used in the graph of the outputs (set "
+                    "allow_unused=True to get None for it)"
+                )
+            result.append(None)
+        else:
+            result.append(Tensor._make(np.array(g, dtype=x._data.dtype)))
+    return tuple(result)

@@ -1,0 +1,200 @@
+"""Ops as ``Function`` classes and the graph ``Node`` each application records.
+
+Every differentiable op in tinyattn is a subclass of :class:`Function` with two
+static methods side by side, as in ``torch.autograd.Function``::
+
+    class Exp(Function):
+        '''y = exp(x).   dx = dy * y'''
+
+        @staticmethod
+        def forward(ctx, x):
+            y = np.exp(x)
+            ctx.save_for_backward(y)
+            return y
+
+        @staticmethod
+        def backward(ctx, dy):
+            (y,) = ctx.saved_tensors
+            return dy * y
+
+``forward`` receives NumPy arrays (Tensors are unwrapped; Python scalars and
+options pass through) and returns one array. ``backward`` receives the gradient
+of that output and returns one gradient per positional input (``None`` where
+there is none), *shaped like the broadcast result*: the engine undoes
+broadcasting and casts to each input's dtype, so no op repeats that logic.
+
+``ctx`` is the :class:`Node` itself (torch's ``grad_fn``): it links to the nodes
+of the inputs (``next_functions``), holds what forward saved, and checks that
+nothing saved was modified in place before backward reads it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .grad_mode import is_grad_enabled
+
+
+class VersionCounter:
+    """Shared by a tensor, its views and ``detach()``-ed aliases; bumped by in-place ops."""
+
+    __slots__ = ("value",)
+
+    def __init__(self) -> None:
+        self.value = 0
+
+
+class Node:
+    """One recorded op application: the backward graph is made of these.
+
+    Attributes
+    ----------
+    name : str
+        torch-style name, e.g. ``"MulBackward0"``.
+    next_functions : tuple of (Node or None)
+        The node producing each positional input (None: constant / no grad).
+    needs_input_grad : tuple of bool
+        Which inputs want a gradient; ``backward`` may skip the others.
+    """
+
+    def __init__(self, fn: type[Function] | None = None, name: str | None = None) -> None:
+        self.fn = fn
+        self.name = name or (fn.__name__ + "Backward0" if fn is not None else "Node")
+        self.next_functions: tuple = ()
+        self.needs_input_grad: tuple = ()
+        self.input_meta: tuple = ()  # (shape, np dtype) per input, for unbroadcast and casting
+        self._saved: tuple | None = None
+        self._saved_versions: tuple = ()
+        self._released = False
+        self._hooks: list | None = None  # tensor hooks on this node's output
+        self._retained = None  # weakref to a tensor whose .grad this node fills (retain_grad)
+
+    # -- what forward keeps for backward -----------------------------------------------
+    def save_for_backward(self, *arrays) -> None:
+        """Keep arrays (or None) for backward. Inputs and the output are version-checked."""
+        self._saved = arrays
+
+    @property
+    def saved_tensors(self) -> tuple:
+        if self._released:
+            raise RuntimeError(
+                f"Trying to backward through the graph a second time (or directly access saved "
+                f"tensors after they have already been freed): {self.name} released its saved "
+                "arrays after the first backward. Specify retain_graph=True on the first "
+                "backward() call if you need to backward twice."
+            )
+        for counter, expected, shape, dtype, which in self._saved_versions:
+            if counter.value != expected:
+                raise RuntimeError(
+                    "one of the variables needed for gradient computation has been modified "
+                    f"by an inplace operation: {self.name} saved its {which}, a "
+                    f"{dtype} tensor of shape {list(shape)}, at version {expected}; it is now "
+                    f"at version {counter.value}. Use an out-of-place op (e.g. x = x * 2 "
+                    "instead of x *= 2) or .clone() the tensor before modifying it."
+                )
+        return self._saved or ()
+
+    def release(self) -> None:
+        """Free saved arrays and op attributes (after a backward without retain_graph)."""
+        if self._saved is not None or len(self.__dict__) > _NODE_FIELDS:
+            self._released = True
+            self._saved = None
+            for key in [k for k in self.__dict__ if k not in _NODE_FIELD_NAMES]:
+                del self.__dict__[key]
+
+    def register_hook(self, fn) -> None:
+        if self._hooks is None:
+            self._hooks = []
+        self._hooks.append(fn)
+
+    def __repr__(self) -> str:
+        return f"<{self.name}>"
+
+
+_NODE_FIELD_NAMES = frozenset(Node().__dict__)
+_NODE_FIELDS = len(_NODE_FIELD_NAMES)
+
+
+class AccumulateGrad(Node):
+    """The node of a leaf tensor that requires grad: adds incoming gradients to ``.grad``."""
+
+    def __init__(self, variable) -> None:
+        super().__init__(None, "AccumulateGrad")
+        self.variable = variable
+
+
+class _NoGradContext:
+    """Stand-in ``ctx`` when no graph is recorded: saving is a no-op."""
+
+    needs_input_grad = ()
+
+    def save_for_backward(self, *arrays) -> None:
+        pass
+
+    def __setattr__(self, name, value) -> None:  # ops may set ctx attributes freely
+        pass
+
+
+_NO_GRAD_CTX = _NoGradContext()
+
+
+class Function:
+    """Base class of differentiable ops; subclass and call ``MyOp.apply(*inputs)``."""
+
+    @staticmethod
+    def forward(ctx, *args, **kwargs):
+        raise NotImplementedError
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        raise NotImplementedError
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        from ..tensor import Tensor
+
+        arrays = [a._data if isinstance(a, Tensor) else a for a in args]
+        record = False
+        if is_grad_enabled():
+            for a in args:
+                if isinstance(a, Tensor) and a._requires_grad:
+                    record = True
+                    break
+        if not record:
+            return Tensor._make(_as_array(cls.forward(_NO_GRAD_CTX, *arrays, **kwargs)))
+
+        ctx = Node(cls)
+        ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
+        out = _as_array(cls.forward(ctx, *arrays, **kwargs))
+        ctx.next_functions = tuple(
+            a._grad_node() if need else None for a, need in zip(args, ctx.needs_input_grad)
+        )
+        ctx.input_meta = tuple(
+            (a.shape, a._data.dtype) if isinstance(a, Tensor) else None for a in args
+        )
+        result = Tensor._make(out, grad_fn=ctx)
+        if ctx._saved:
+            _record_versions(ctx, args, result)
+        return result
+
+
+def _as_array(x) -> np.ndarray:
+    return x if type(x) is np.ndarray else np.asarray(x)
+
+
+def _record_versions(ctx: Node, args, result) -> None:
+    """Remember the version of every input/output whose array forward saved."""
+    from ..tensor import Tensor
+
+    records = []
+    for saved in ctx._saved:
+        if not isinstance(saved, np.ndarray):
+            continue
+        if saved is result._data:
+            owner, which = result, "output"
+        else:
+            owner = next((a for a in args if isinstance(a, Tensor) and a._data is saved), None)
+            which = "input"
+        if owner is not None:
+            records.append((owner._version, owner._version.value, owner.shape, owner.dtype, which))
+    ctx._saved_versions = tuple(records)

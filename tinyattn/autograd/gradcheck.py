@@ -1,0 +1,124 @@
+"""Finite-difference gradient checking.
+
+For each element ``x_k`` of each input that requires grad, the central
+difference ``(f(x + eps e_k) - f(x - eps e_k)) / (2 eps)`` estimates the
+derivative of every output element; the analytic gradients from ``backward``
+(one backward per output element, i.e. the full Jacobian) must match within
+``atol + rtol * |numeric|``. Run it in float64: float32 rounding swamps eps.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class GradcheckError(RuntimeError):
+    """Raised by ``gradcheck`` with a report of the worst mismatch."""
+
+
+def _outputs(fn, inputs) -> list:
+    from ..tensor import Tensor
+
+    out = fn(*inputs)
+    outs = list(out) if isinstance(out, (tuple, list)) else [out]
+    return [o for o in outs if isinstance(o, Tensor) and o._data.dtype.kind == "f"]
+
+
+def _jacobians_numeric(fn, inputs, eps):
+    from .grad_mode import no_grad
+
+    with no_grad():
+        base = _outputs(fn, inputs)
+    jac = {}
+    for i, x in enumerate(inputs):
+        if not getattr(x, "requires_grad", False):
+            continue
+        data = x._data
+        flat = data.reshape(-1) if data.flags.c_contiguous else None
+        cols = []
+        for k in range(data.size):
+            idx = np.unravel_index(k, data.shape)
+            orig = data[idx].copy()
+            with no_grad():
+                data[idx] = orig + eps
+                plus = [o._data.astype(np.float64).copy() for o in _outputs(fn, inputs)]
+                data[idx] = orig - eps
+                minus = [o._data.astype(np.float64).copy() for o in _outputs(fn, inputs)]
+                data[idx] = orig
+            cols.append([(p - m).reshape(-1) / (2 * eps) for p, m in zip(plus, minus)])
+        del flat
+        jac[i] = cols
+    return base, jac
+
+
+def gradcheck(
+    fn,
+    inputs,
+    eps: float = 1e-6,
+    atol: float = 1e-5,
+    rtol: float = 1e-3,
+    raise_exception: bool = True,
+    **_ignored,
+) -> bool:
+    """Compare backward's gradients of ``fn(*inputs)`` with central finite differences.
+
+    Every element of every input with ``requires_grad=True`` is perturbed. Returns
+    True, or raises ``GradcheckError`` (or returns False with
+    ``raise_exception=False``) naming the input, the element, the analytic and
+    numeric values and the error of the worst mismatch.
+    """
+    from ..tensor import Tensor
+    from . import grad as autograd_grad
+
+    inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
+    diff = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
+    if not diff:
+        raise ValueError("gradcheck: no input requires grad; nothing to check")
+    for i in diff:
+        if inputs[i]._data.dtype != np.float64:
+            import warnings
+
+            warnings.warn(
+                f"gradcheck: input {i} is {inputs[i].dtype}, not float64: expect false alarms",
+                stacklevel=2,
+            )
+    base, numeric = _jacobians_numeric(fn, inputs, eps)
+    worst = None
+    for o_idx, out_ref in enumerate(base):
+        n_out = out_ref._data.size
+        for j in range(n_out):
+            outs = _outputs(fn, inputs)
+            out = outs[o_idx]
+            if not out.requires_grad:
+                analytic = [None for _ in diff]
+            else:
+                seed = np.zeros(out._data.shape, dtype=out._data.dtype)
+                seed.reshape(-1)[j] = 1
+                analytic = autograd_grad(out, [inputs[i] for i in diff], seed, allow_unused=True)
+            for a_tensor, i in zip(analytic, diff):
+                a_row = (
+                    np.zeros(inputs[i]._data.size)
+                    if a_tensor is None
+                    else a_tensor._data.reshape(-1)
+                )
+                for k in range(inputs[i]._data.size):
+                    num = numeric[i][k][o_idx][j]
+                    ana = float(a_row[k])
+                    err = abs(ana - num)
+                    tol = atol + rtol * abs(num)
+                    if not np.isfinite(ana) or err > tol:
+                        excess = err / tol if np.isfinite(err) else np.inf
+                        if worst is None or excess > worst[0]:
+                            worst = (excess, i, k, o_idx, j, ana, num, err)
+    if worst is None:
+        return True
+    _, i, k, o_idx, j, ana, num, err = worst
+    idx = np.unravel_index(k, inputs[i]._data.shape)
+    msg = (
+        f"gradcheck failed: d output[{o_idx}][flat {j}] / d input[{i}][{tuple(int(v) for v in idx)}]: "
+        f"analytic {ana:.8g}, numeric {num:.8g}, error {err:.3g} "
+        f"(allowed {atol} + {rtol} * |numeric|)"
+    )
+    if raise_exception:
+        raise GradcheckError(msg)
+    return False

@@ -1,0 +1,65 @@
+"""Small helpers shared by the op modules: argument checks and dtype handling."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from .. import _dtype as dt
+
+
+def normalize_dim(dim: int, ndim: int, op: str) -> int:
+    """``dim`` as a non-negative axis; IndexError naming the op and the valid range."""
+    try:
+        dim = int(dim)
+    except TypeError:
+        raise TypeError(f"{op}(): dim must be an int, got {type(dim).__name__}") from None
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(
+            f"{op}(): dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+            f"but got {dim})"
+        )
+    return dim % n if ndim else 0
+
+
+def normalize_dims(dim, ndim: int, op: str) -> tuple[int, ...] | None:
+    """``dim`` (None, int, or a sequence of ints) as a sorted tuple of axes, or None (all)."""
+    if dim is None:
+        return None
+    if isinstance(dim, (int, np.integer)):
+        return (normalize_dim(dim, ndim, op),)
+    dims = tuple(normalize_dim(d, ndim, op) for d in dim)
+    if len(set(dims)) != len(dims):
+        raise RuntimeError(f"{op}(): dim {tuple(dim)} appears multiple times in the list of dims")
+    return dims if dims else None
+
+
+def shape_args(args, op: str) -> tuple[int, ...]:
+    """Shapes given as varargs ``f(2, 3)`` or one sequence ``f((2, 3))``."""
+    if len(args) == 1 and not isinstance(args[0], (numbers.Integral, np.integer)):
+        args = tuple(args[0])
+    try:
+        return tuple(int(a) for a in args)
+    except (TypeError, ValueError):
+        raise TypeError(f"{op}(): expected integer sizes, got {args!r}") from None
+
+
+def to_float(x):
+    """Integer/bool arrays as the default float dtype (torch's rule for exp, log, mean ...)."""
+    if isinstance(x, np.ndarray) and x.dtype.kind != "f":
+        return x.astype(dt.get_default_dtype().np_dtype)
+    return x
+
+
+def is_scalar(x) -> bool:
+    return isinstance(x, (numbers.Number, np.generic)) and not isinstance(x, np.ndarray)
+
+
+def broadcast_error(op: str, *arrays) -> ValueError:
+    shapes = " and ".join(str(tuple(np.shape(a))) for a in arrays)
+    return ValueError(
+        f"{op}: shapes {shapes} are not broadcastable (sizes must match or be 1, "
+        "aligned from the last dimension)"
+    )

@@ -1,0 +1,99 @@
+"""softmax and log_softmax along a dim, numerically stable.
+
+softmax:      y = exp(x - max) / sum(exp(x - max))
+              dx = y * (g - sum(g * y))                  (the Jacobian diag(y) - y y^T applied to g)
+log_softmax:  y = x - max - log(sum(exp(x - max)))
+              dx = g - exp(y) * sum(g)
+
+A row that is all ``-inf`` gives NaN, exactly as in torch: this is a plain
+tensor op. (The attention APIs treat fully-masked rows specially instead.)
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from .. import _dtype as dt
+from ..autograd.function import Function
+from ..tensor import Tensor
+from ._util import normalize_dim, to_float
+
+__all__ = ["softmax", "log_softmax"]
+
+
+class Softmax(Function):
+    """y = exp(x - max) / sum(exp(x - max)).   dx = y * (g - sum(g * y, dim))"""
+
+    @staticmethod
+    def forward(ctx, x, dim):
+        x = to_float(x)
+        with np.errstate(invalid="ignore", over="ignore"):
+            e = np.exp(x - np.max(x, axis=dim, keepdims=True))
+            e /= np.sum(e, axis=dim, keepdims=True)
+        ctx.dim = dim
+        ctx.save_for_backward(e)
+        return e
+
+    @staticmethod
+    def backward(ctx, g):
+        (y,) = ctx.saved_tensors
+        return y * (g - np.sum(g * y, axis=ctx.dim, keepdims=True)), None
+
+
+class LogSoftmax(Function):
+    """y = x - logsumexp(x).   dx = g - exp(y) * sum(g, dim)"""
+
+    @staticmethod
+    def forward(ctx, x, dim):
+        x = to_float(x)
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+            shifted = x - np.max(x, axis=dim, keepdims=True)
+            y = shifted - np.log(np.sum(np.exp(shifted), axis=dim, keepdims=True))
+        ctx.dim = dim
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        (y,) = ctx.saved_tensors
+        return g - np.exp(y) * np.sum(g, axis=ctx.dim, keepdims=True), None
+
+
+def _implicit_dim(ndim: int, op: str) -> int:
+    warnings.warn(
+        f"Implicit dimension choice for {op} has been deprecated. Change the call to include "
+        "dim=X as an argument.",
+        UserWarning,
+        stacklevel=3,
+    )
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def _prepare(input: Tensor, dim, dtype, op: str):
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{op}(): argument 'input' must be a Tensor, not {type(input).__name__}")
+    if dtype is not None:
+        input = input.to(dt.to_dtype(dtype))
+    if dim is None:
+        dim = _implicit_dim(input.ndim, op)
+    return input, normalize_dim(dim, input.ndim, op) if input.ndim else None
+
+
+def softmax(input: Tensor, dim: int | None = None, dtype=None, *, _stacklevel=3) -> Tensor:
+    """Normalise ``exp(input)`` to sum to 1 along ``dim``.
+
+    Gradient: ``dx = y * (dy - sum(dy * y, dim))``.
+    """
+    input, d = _prepare(input, dim, dtype, "softmax")
+    return Softmax.apply(input, d)
+
+
+def log_softmax(input: Tensor, dim: int | None = None, dtype=None, *, _stacklevel=3) -> Tensor:
+    """``input - logsumexp(input, dim)``, computed stably.
+
+    Gradient: ``dx = dy - softmax(x) * sum(dy, dim)``.
+    """
+    input, d = _prepare(input, dim, dtype, "log_softmax")
+    return LogSoftmax.apply(input, d)

@@ -1,0 +1,289 @@
+"""Tensor factories: tensor, zeros, ones, full, arange, linspace, eye, rand, randn ..."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from .. import _dtype as dt
+from ..random import _numpy_generator
+from ..tensor import Tensor, check_device
+from ._util import shape_args
+
+__all__ = [
+    "tensor",
+    "as_tensor",
+    "from_numpy",
+    "zeros",
+    "ones",
+    "empty",
+    "full",
+    "zeros_like",
+    "ones_like",
+    "empty_like",
+    "full_like",
+    "rand_like",
+    "randn_like",
+    "arange",
+    "linspace",
+    "eye",
+    "rand",
+    "randn",
+    "randint",
+    "randperm",
+    "FloatTensor",
+    "DoubleTensor",
+    "LongTensor",
+    "IntTensor",
+    "BoolTensor",
+    "ByteTensor",
+    "multinomial",
+    "bernoulli",
+    "normal",
+]
+
+
+def _unwrap_nested(data):
+    """Lists/tuples that may contain tensors, as plain nested lists/arrays."""
+    if isinstance(data, Tensor):
+        return data._data
+    if isinstance(data, (list, tuple)):
+        return [_unwrap_nested(d) for d in data]
+    return data
+
+
+def _infer_np_dtype(data) -> np.dtype:
+    """torch.tensor's inference: Python floats -> default float, ints -> int64, bools -> bool."""
+    if isinstance(data, np.ndarray):
+        return data.dtype
+    arr = np.asarray(data)
+    if arr.dtype.kind == "f":
+        return dt.get_default_dtype().np_dtype
+    if arr.dtype.kind in "iu":
+        return np.dtype(np.int64)
+    if arr.dtype.kind == "b":
+        return np.dtype(np.bool_)
+    raise TypeError(f"tensor(): could not infer a dtype from data of type {type(data).__name__}")
+
+
+def _finish(data: np.ndarray, requires_grad: bool) -> Tensor:
+    t = Tensor._make(data)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def tensor(data, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A new tensor holding a copy of ``data`` (nested lists, numbers, arrays or tensors)."""
+    check_device(device)
+    raw = _unwrap_nested(data)
+    if isinstance(raw, np.ndarray) and dtype is None and raw.dtype.kind not in "fiub":
+        raise TypeError(f"tensor(): unsupported numpy dtype {raw.dtype}")
+    np_dtype = dt.to_dtype(dtype).np_dtype if dtype is not None else _infer_np_dtype(raw)
+    if isinstance(raw, np.ndarray) and dtype is None and raw.dtype not in dt._BY_NP:
+        dt.from_numpy_dtype(raw.dtype)
+    return _finish(np.array(raw, dtype=np_dtype, copy=True), requires_grad)
+
+
+def as_tensor(data, dtype=None, device=None) -> Tensor:
+    """Like ``tensor`` but shares memory with a NumPy array / tensor when no conversion is needed."""
+    check_device(device)
+    if isinstance(data, Tensor):
+        return data if dtype is None else data.to(dtype)
+    if isinstance(data, np.ndarray) and (
+        dtype is None or dt.to_dtype(dtype).np_dtype == data.dtype
+    ):
+        dt.from_numpy_dtype(data.dtype)
+        return Tensor._make(data)
+    return tensor(data, dtype=dtype)
+
+
+def from_numpy(ndarray: np.ndarray) -> Tensor:
+    """A tensor sharing memory with ``ndarray`` (no copy)."""
+    if not isinstance(ndarray, np.ndarray):
+        raise TypeError(f"from_numpy(): expected np.ndarray (got {type(ndarray).__name__})")
+    dt.from_numpy_dtype(ndarray.dtype)
+    return Tensor._make(ndarray)
+
+
+def _dtype_or_default(dtype) -> np.dtype:
+    return (dt.to_dtype(dtype) if dtype is not None else dt.get_default_dtype()).np_dtype
+
+
+def _factory(np_fn, name):
+    def fn(*size, dtype=None, device=None, requires_grad: bool = False, out=None) -> Tensor:
+        check_device(device)
+        shape = shape_args(size, name)
+        if any(s < 0 for s in shape):
+            raise RuntimeError(
+                f"{name}(): trying to create tensor with negative dimension: {list(shape)}"
+            )
+        return _finish(np_fn(shape, dtype=_dtype_or_default(dtype)), requires_grad)
+
+    fn.__name__ = name
+    fn.__doc__ = (
+        f"A tensor of the given shape filled by ``numpy.{np_fn.__name__}`` (default float dtype)."
+    )
+    return fn
+
+
+zeros = _factory(np.zeros, "zeros")
+ones = _factory(np.ones, "ones")
+empty = _factory(np.empty, "empty")
+
+
+def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A tensor of ``size`` filled with ``fill_value`` (dtype inferred from the value)."""
+    check_device(device)
+    if dtype is None:
+        dtype = dt.from_numpy_dtype(_infer_np_dtype(fill_value))
+    shape = shape_args((size,), "full")
+    return _finish(np.full(shape, fill_value, dtype=dt.to_dtype(dtype).np_dtype), requires_grad)
+
+
+def _like(np_fn, name):
+    def fn(
+        input: Tensor, *, dtype=None, device=None, requires_grad: bool = False, memory_format=None
+    ) -> Tensor:
+        check_device(device)
+        d = dt.to_dtype(dtype).np_dtype if dtype is not None else input._data.dtype
+        return _finish(np_fn(input._data.shape, dtype=d), requires_grad)
+
+    fn.__name__ = name
+    return fn
+
+
+zeros_like = _like(np.zeros, "zeros_like")
+ones_like = _like(np.ones, "ones_like")
+empty_like = _like(np.empty, "empty_like")
+
+
+def full_like(input: Tensor, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    d = dt.to_dtype(dtype).np_dtype if dtype is not None else input._data.dtype
+    return _finish(np.full(input._data.shape, fill_value, dtype=d), requires_grad)
+
+
+def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """Values from ``start`` to ``end`` (exclusive) by ``step``; int64 unless a bound is a float."""
+    check_device(device)
+    if end is None:
+        start, end = 0, start
+    vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
+    if step == 0:
+        raise RuntimeError("arange(): step must be nonzero")
+    if dtype is None:
+        floating = any(isinstance(v, float) for v in vals)
+        np_dtype = dt.get_default_dtype().np_dtype if floating else np.int64
+    else:
+        np_dtype = dt.to_dtype(dtype).np_dtype
+    return _finish(np.arange(*vals).astype(np_dtype), requires_grad)
+
+
+def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    check_device(device)
+    return _finish(np.linspace(start, end, steps).astype(_dtype_or_default(dtype)), requires_grad)
+
+
+def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    check_device(device)
+    return _finish(np.eye(n, m, dtype=_dtype_or_default(dtype)), requires_grad)
+
+
+def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """Uniform samples on [0, 1)."""
+    check_device(device)
+    shape = shape_args(size, "rand")
+    data = _numpy_generator(generator).random(shape).astype(_dtype_or_default(dtype))
+    return _finish(data, requires_grad)
+
+
+def randn(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """Standard normal samples."""
+    check_device(device)
+    shape = shape_args(size, "randn")
+    data = _numpy_generator(generator).standard_normal(shape).astype(_dtype_or_default(dtype))
+    return _finish(data, requires_grad)
+
+
+def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None) -> Tensor:
+    """Integers uniform on [low, high) of the given ``size`` (int64)."""
+    check_device(device)
+    if size is None:
+        if high is None or isinstance(high, (tuple, list)):
+            low, high, size = 0, low, high
+        else:
+            raise TypeError("randint(): missing the 'size' argument")
+    if high is None:
+        low, high = 0, low
+    shape = shape_args((size,), "randint")
+    d = dt.to_dtype(dtype).np_dtype if dtype is not None else np.int64
+    return Tensor._make(_numpy_generator(generator).integers(low, high, shape).astype(d))
+
+
+def randperm(n: int, *, generator=None, dtype=None, device=None) -> Tensor:
+    d = dt.to_dtype(dtype).np_dtype if dtype is not None else np.int64
+    return Tensor._make(_numpy_generator(generator).permutation(n).astype(d))
+
+
+def rand_like(input: Tensor, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return rand(input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
+
+
+def randn_like(input: Tensor, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return randn(input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
+
+
+def bernoulli(input: Tensor, p=None, *, generator=None) -> Tensor:
+    probs = input._data if p is None else np.full(input._data.shape, p)
+    draw = _numpy_generator(generator).random(input._data.shape) < probs
+    return Tensor._make(draw.astype(input._data.dtype))
+
+
+def multinomial(
+    input: Tensor, num_samples: int, replacement: bool = False, *, generator=None
+) -> Tensor:
+    rng = _numpy_generator(generator)
+    probs = np.atleast_2d(input._data).astype(np.float64)
+    out = np.stack(
+        [
+            rng.choice(probs.shape[1], size=num_samples, replace=replacement, p=row / row.sum())
+            for row in probs
+        ]
+    )
+    return Tensor._make((out if input.ndim == 2 else out[0]).astype(np.int64))
+
+
+def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None) -> Tensor:
+    m = mean._data if isinstance(mean, Tensor) else mean
+    s = std._data if isinstance(std, Tensor) else std
+    shape = size if size is not None else np.broadcast_shapes(np.shape(m), np.shape(s))
+    data = _numpy_generator(generator).normal(m, s, shape)
+    d = (
+        dt.to_dtype(dtype).np_dtype
+        if dtype is not None
+        else (m.dtype if isinstance(m, np.ndarray) else dt.get_default_dtype().np_dtype)
+    )
+    return Tensor._make(np.asarray(data, dtype=d))
+
+
+def _legacy(d: dt.dtype, name: str):
+    def fn(*args) -> Tensor:
+        if len(args) == 1 and not isinstance(args[0], numbers.Integral):
+            data = args[0]
+            if isinstance(data, Tensor):
+                data = data._data
+            return Tensor._make(np.array(_unwrap_nested(data), dtype=d.np_dtype))
+        return Tensor._make(np.zeros(shape_args(args, name), dtype=d.np_dtype))
+
+    fn.__name__ = name
+    fn.__doc__ = f"Legacy constructor: ``{name}(data)`` or ``{name}(*sizes)`` ({d})."
+    return fn
+
+
+FloatTensor = _legacy(dt.float32, "FloatTensor")
+DoubleTensor = _legacy(dt.float64, "DoubleTensor")
+LongTensor = _legacy(dt.int64, "LongTensor")
+IntTensor = _legacy(dt.int32, "IntTensor")
+BoolTensor = _legacy(dt.bool_, "BoolTensor")
+ByteTensor = _legacy(dt.uint8, "ByteTensor")

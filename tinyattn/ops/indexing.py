@@ -1,0 +1,429 @@
+"""Indexing: ``x[idx]``, ``x[idx] = v``, gather/scatter, masked_fill, index_select, nonzero.
+
+Reading ``x[idx]`` is differentiable; its backward is a scatter-add of the
+gradient into zeros (``np.add.at``), so an index that repeats receives the sum
+of the gradients of all its copies.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..autograd.function import Function
+from ..tensor import Tensor
+from ._util import normalize_dim
+
+__all__ = [
+    "gather",
+    "scatter",
+    "scatter_add",
+    "index_select",
+    "index_fill",
+    "masked_fill",
+    "masked_select",
+    "nonzero",
+    "argwhere",
+]
+
+
+def _convert_index(index, shape, op: str = "index"):
+    """A Python/torch index as a NumPy index: tensors become arrays, bounds are checked."""
+    items = index if isinstance(index, tuple) else (index,)
+    out = []
+    for item in items:
+        if isinstance(item, Tensor):
+            arr = item._data
+            if arr.dtype.kind == "f":
+                raise IndexError(
+                    f"{op}: tensors used as indices must be long, int, byte or bool tensors, "
+                    f"got {item.dtype}"
+                )
+            if arr.dtype == np.uint8:
+                arr = arr.astype(bool)
+            out.append(arr)
+        elif isinstance(item, (list,)) and item and any(isinstance(v, Tensor) for v in item):
+            out.append(np.asarray([v._data if isinstance(v, Tensor) else v for v in item]))
+        elif isinstance(item, slice):
+            if item.step is not None and int(item.step) <= 0:
+                raise ValueError(
+                    f"{op}: step must be greater than zero, got slice step {item.step}"
+                )
+            out.append(
+                slice(
+                    *(
+                        int(v) if isinstance(v, Tensor) else v
+                        for v in (item.start, item.stop, item.step)
+                    )
+                )
+            )
+        elif isinstance(item, bool):
+            out.append(item)
+        elif isinstance(item, (int, np.integer)) or item is None or item is Ellipsis:
+            out.append(item)
+        elif isinstance(item, (list, np.ndarray)):
+            out.append(np.asarray(item))
+        else:
+            raise IndexError(f"{op}: unsupported index of type {type(item).__name__}")
+    return tuple(out)
+
+
+def _index_error(err: IndexError, shape, op: str) -> IndexError:
+    return IndexError(f"{op}: {err} (tensor shape {list(shape)})")
+
+
+def _is_basic(index: tuple) -> bool:
+    return all(isinstance(i, (int, np.integer, slice)) or i is None or i is Ellipsis for i in index)
+
+
+class Index(Function):
+    """out = x[index].   dx = zeros like x with g added at index (repeats accumulate)"""
+
+    @staticmethod
+    def forward(ctx, x, index):
+        ctx.in_shape, ctx.index = x.shape, index
+        try:
+            out = x[index]
+        except IndexError as e:
+            raise _index_error(e, x.shape, "index") from None
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        out = np.zeros(ctx.in_shape, dtype=g.dtype)
+        if _is_basic(ctx.index):
+            out[ctx.index] = g
+        else:
+            np.add.at(out, ctx.index, g)
+        return out, None
+
+
+def getitem(input: Tensor, index) -> Tensor:
+    """``input[index]``: ints, slices (positive steps), None, Ellipsis, int/bool tensors or lists."""
+    idx = _convert_index(index, input.shape)
+    out = Index.apply(input, idx)
+    if _is_basic(idx):
+        from .shape import _as_view
+
+        _as_view(out, input)
+    return out
+
+
+class IndexPut(Function):
+    """out = x with x[index] = value.   dx = g with 0 at index,  dvalue = g[index]"""
+
+    @staticmethod
+    def forward(ctx, x, value, index):
+        out = x.copy()
+        try:
+            out[index] = value
+        except IndexError as e:
+            raise _index_error(e, x.shape, "index_put") from None
+        except ValueError:
+            target = np.empty(x.shape, dtype=np.bool_)[index].shape
+            raise ValueError(
+                f"setitem: value of shape {list(np.shape(value))} cannot be broadcast to the "
+                f"indexed region of shape {list(target)}"
+            ) from None
+        ctx.index = index
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        gx = g.copy()
+        gx[ctx.index] = 0
+        return gx, g[ctx.index], None
+
+
+def setitem(input: Tensor, index, value) -> None:
+    """``input[index] = value`` in place (value: a number or a broadcastable tensor)."""
+    idx = _convert_index(index, input.shape, "setitem")
+    if isinstance(value, (list, tuple)):
+        value = Tensor._make(np.asarray(value, dtype=input._data.dtype))
+    elif isinstance(value, np.ndarray):
+        value = Tensor._make(value)
+    input._apply_inplace(IndexPut, value, idx)
+
+
+def index_put_(input: Tensor, indices, values, accumulate: bool = False) -> Tensor:
+    if accumulate:
+        raise NotImplementedError("index_put_(accumulate=True) is not supported; use index_add_")
+    setitem(input, tuple(indices), values)
+    return input
+
+
+class MaskedFill(Function):
+    """out = value where mask else x.   dx = g where ~mask,  dvalue = sum(g[mask])"""
+
+    @staticmethod
+    def forward(ctx, x, mask, value):
+        out = np.where(mask, np.asarray(value, dtype=x.dtype), x)
+        if out.shape != x.shape:
+            raise RuntimeError(
+                f"masked_fill: mask of shape {list(mask.shape)} is broadcast beyond the input's "
+                f"shape {list(x.shape)}"
+            )
+        ctx.save_for_backward(mask)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        (mask,) = ctx.saved_tensors
+        zero = np.zeros((), dtype=g.dtype)
+        return np.where(mask, zero, g), None, np.where(mask, g, zero).sum()
+
+
+def _mask(mask, x: Tensor, op: str) -> np.ndarray:
+    m = mask._data if isinstance(mask, Tensor) else np.asarray(mask)
+    if m.dtype != np.bool_:
+        raise RuntimeError(
+            f"{op} only supports boolean masks, but got mask with dtype {m.dtype} "
+            "(compare first, e.g. mask == 0)"
+        )
+    try:
+        np.broadcast_shapes(m.shape, x.shape)
+    except ValueError:
+        raise RuntimeError(
+            f"{op}: the mask of shape {list(m.shape)} is not broadcastable to the input of shape "
+            f"{list(x.shape)}"
+        ) from None
+    return m
+
+
+def _fill_value(value, op: str):
+    if isinstance(value, Tensor):
+        if value.ndim != 0:
+            raise RuntimeError(
+                f"{op} only supports a 0-dimensional value tensor, but got tensor with "
+                f"{value.ndim} dimension(s)"
+            )
+        return value if value._requires_grad else value.item()
+    return value
+
+
+def masked_fill(input: Tensor, mask, value) -> Tensor:
+    """``value`` where ``mask`` (bool, broadcastable to input) is True, else ``input``."""
+    m = _mask(mask, input, "masked_fill")
+    return MaskedFill.apply(input, m, _fill_value(value, "masked_fill"))
+
+
+def masked_fill_(input: Tensor, mask, value) -> Tensor:
+    m = _mask(mask, input, "masked_fill_")
+    return input._apply_inplace(MaskedFill, m, _fill_value(value, "masked_fill_"))
+
+
+def masked_select(input: Tensor, mask) -> Tensor:
+    m = _mask(mask, input, "masked_select")
+    shape = np.broadcast_shapes(m.shape, input.shape)
+    from .shape import expand
+
+    x = expand(input, shape) if input.shape != shape else input
+    return getitem(x, Tensor._make(np.broadcast_to(m, shape)))
+
+
+def _index_tensor(index, op: str, name: str = "index") -> np.ndarray:
+    arr = index._data if isinstance(index, Tensor) else np.asarray(index)
+    if arr.dtype.kind not in "iu":
+        raise RuntimeError(f"{op}(): Expected dtype int64 for {name}, got {arr.dtype}")
+    return arr.astype(np.intp, copy=False)
+
+
+def _grid(index: np.ndarray, dim: int) -> tuple:
+    """Open-mesh indices selecting ``index`` along ``dim`` and every position elsewhere."""
+    grid = list(np.indices(index.shape, sparse=True))
+    grid[dim] = index
+    return tuple(grid)
+
+
+def _check_gather_shapes(x_shape, index: np.ndarray, dim: int, op: str) -> None:
+    if index.ndim != len(x_shape):
+        raise RuntimeError(
+            f"{op}(): Index tensor must have the same number of dimensions as input tensor: "
+            f"input {list(x_shape)}, index {list(index.shape)}"
+        )
+    for d, (i, s) in enumerate(zip(index.shape, x_shape)):
+        if d != dim and i > s:
+            raise RuntimeError(
+                f"{op}(): Size does not match at dimension {d}: expected index {list(index.shape)} "
+                f"to be no larger than self {list(x_shape)} apart from dimension {dim}"
+            )
+    if index.size and (index.min() < -x_shape[dim] or index.max() >= x_shape[dim]):
+        bad = index.max() if index.max() >= x_shape[dim] else index.min()
+        raise IndexError(
+            f"{op}(): index {bad} is out of bounds for dimension {dim} with size {x_shape[dim]}"
+        )
+
+
+class Gather(Function):
+    """out[i][j] = x[index[i][j]][j] (for dim 0).   dx = scatter-add of g at index"""
+
+    @staticmethod
+    def forward(ctx, x, dim, index):
+        grid = _grid(index, dim)
+        ctx.in_shape, ctx.grid = x.shape, grid
+        return x[grid]
+
+    @staticmethod
+    def backward(ctx, g):
+        out = np.zeros(ctx.in_shape, dtype=g.dtype)
+        np.add.at(out, ctx.grid, g)
+        return out, None, None
+
+
+def gather(input: Tensor, dim: int, index, *, sparse_grad: bool = False) -> Tensor:
+    d = normalize_dim(dim, input.ndim, "gather")
+    idx = _index_tensor(index, "gather")
+    _check_gather_shapes(input.shape, idx, d, "gather")
+    return Gather.apply(input, d, idx)
+
+
+class Scatter(Function):
+    """out = x with out[index[i][j]][j] = src[i][j] (dim 0).   dx = g with those zeroed, dsrc = g[index]"""
+
+    @staticmethod
+    def forward(ctx, x, dim, index, src, reduce_add=False):
+        grid = _grid(index, dim)
+        out = x.copy()
+        vals = (
+            src[tuple(slice(0, n) for n in index.shape)]
+            if isinstance(src, np.ndarray) and src.ndim
+            else src
+        )
+        if reduce_add:
+            np.add.at(out, grid, vals)
+        else:
+            out[grid] = vals
+        ctx.grid, ctx.reduce_add, ctx.index_shape = grid, reduce_add, index.shape
+        ctx.src_shape = np.shape(src)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        gx = g
+        if not ctx.reduce_add:
+            gx = g.copy()
+            gx[ctx.grid] = 0
+        gsrc = None
+        if len(ctx.src_shape):
+            gsrc = np.zeros(ctx.src_shape, dtype=g.dtype)
+            gsrc[tuple(slice(0, n) for n in ctx.index_shape)] = g[ctx.grid]
+        return gx, None, None, gsrc, None
+
+
+def _scatter_args(input, dim, index, src, value, op):
+    d = normalize_dim(dim, input.ndim, op)
+    idx = _index_tensor(index, op)
+    _check_gather_shapes(input.shape, idx, d, op)
+    if src is None:
+        src = value
+    if src is None:
+        raise TypeError(f"{op}(): expected a src tensor or a value")
+    if isinstance(src, Tensor) and src.ndim and any(i > s for i, s in zip(idx.shape, src.shape)):
+        raise RuntimeError(
+            f"{op}(): Expected index {list(idx.shape)} to be smaller than src {list(src.shape)}"
+        )
+    return d, idx, src
+
+
+def scatter(input: Tensor, dim: int, index, src=None, *, value=None, reduce=None) -> Tensor:
+    d, idx, src = _scatter_args(input, dim, index, src, value, "scatter")
+    return Scatter.apply(input, d, idx, src, reduce == "add")
+
+
+def scatter_(input: Tensor, dim: int, index, src=None, *, value=None, reduce=None) -> Tensor:
+    d, idx, src = _scatter_args(input, dim, index, src, value, "scatter_")
+    return input._apply_inplace(Scatter, d, idx, src, reduce == "add")
+
+
+def scatter_add(input: Tensor, dim: int, index, src) -> Tensor:
+    d, idx, src = _scatter_args(input, dim, index, src, None, "scatter_add")
+    return Scatter.apply(input, d, idx, src, True)
+
+
+def scatter_add_(input: Tensor, dim: int, index, src) -> Tensor:
+    d, idx, src = _scatter_args(input, dim, index, src, None, "scatter_add_")
+    return input._apply_inplace(Scatter, d, idx, src, True)
+
+
+def _select_index(input, dim, index, op):
+    d = normalize_dim(dim, input.ndim, op)
+    idx = _index_tensor(index, op).reshape(-1)
+    n = input.shape[d] if input.ndim else 1
+    if idx.size and (idx.min() < -n or idx.max() >= n):
+        raise IndexError(
+            f"{op}(): index out of range in self: indices {idx.tolist()} for size {n} at dim {d}"
+        )
+    return d, idx
+
+
+def index_select(input: Tensor, dim: int, index) -> Tensor:
+    d, idx = _select_index(input, dim, index, "index_select")
+    return getitem(input, (slice(None),) * d + (Tensor._make(idx),))
+
+
+class IndexFill(Function):
+    """out = x with positions ``index`` along ``dim`` set to value.   dx = g zeroed there"""
+
+    @staticmethod
+    def forward(ctx, x, dim, index, value):
+        out = x.copy()
+        sel = (slice(None),) * dim + (index,)
+        out[sel] = value
+        ctx.sel = sel
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        gx = g.copy()
+        gx[ctx.sel] = 0
+        return gx, None, None, g[ctx.sel].sum()
+
+
+def index_fill(input: Tensor, dim: int, index, value) -> Tensor:
+    d, idx = _select_index(input, dim, index, "index_fill")
+    return IndexFill.apply(input, d, idx, _fill_value(value, "index_fill"))
+
+
+def index_fill_(input: Tensor, dim: int, index, value) -> Tensor:
+    d, idx = _select_index(input, dim, index, "index_fill_")
+    return input._apply_inplace(IndexFill, d, idx, _fill_value(value, "index_fill_"))
+
+
+class IndexAdd(Function):
+    """out = x with source added at ``index`` along ``dim``.   dx = g,  dsource = g[index]"""
+
+    @staticmethod
+    def forward(ctx, x, dim, index, source, alpha=1):
+        out = x.copy()
+        sel = (slice(None),) * dim + (index,)
+        np.add.at(out, sel, source * alpha)
+        ctx.sel, ctx.alpha = sel, alpha
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        return g, None, None, g[ctx.sel] * ctx.alpha, None
+
+
+def index_add_(input: Tensor, dim: int, index, source, *, alpha=1) -> Tensor:
+    d, idx = _select_index(input, dim, index, "index_add_")
+    return input._apply_inplace(IndexAdd, d, idx, source, alpha)
+
+
+def masked_scatter_(input: Tensor, mask, source) -> Tensor:
+    m = np.broadcast_to(_mask(mask, input, "masked_scatter_"), input.shape)
+    n = int(m.sum())
+    flat = source.reshape(-1)[:n]
+    setitem(input, Tensor._make(m), flat)
+    return input
+
+
+def nonzero(input: Tensor, *, as_tuple: bool = False):
+    """Indices of non-zero elements: an (n, ndim) int64 tensor, or a tuple of 1-D tensors."""
+    idx = np.nonzero(input._data)
+    if as_tuple:
+        return tuple(Tensor._make(i.astype(np.int64)) for i in idx)
+    return Tensor._make(np.stack(idx, axis=-1).astype(np.int64).reshape(-1, input.ndim))
+
+
+def argwhere(input: Tensor) -> Tensor:
+    return nonzero(input)

@@ -1,0 +1,193 @@
+"""In-place ops under autograd: version bumps, rebinding ``grad_fn``, writes through views.
+
+An in-place op ``x.op_(y)`` is recorded as the out-of-place op ``x' = op(x, y)``
+whose result is written back into ``x``'s memory; ``x`` then *is* ``x'`` for
+autograd (its ``grad_fn`` becomes the new node). Arrays the node saved that
+alias ``x``'s memory are copied first, so the write cannot corrupt them.
+
+If ``x`` is a view of a base tensor ``b`` (a slice, a transpose, a reshape ...),
+the write also changes ``b``. ``b`` is rebound to a ``CopySlices`` node:
+
+    d b_old = d b_new        outside the viewed region
+    d b_old[region] = d x    where d x = op.backward(d b_new[region])
+
+and ``x`` becomes a view of the new ``b``. This is torch's ``CopySlices``.
+Views are described by their memory geometry (offset and strides within the
+base), so any chain of basic-indexing / transpose / reshape views works.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..autograd.function import _NO_GRAD_CTX, Function, Node, _as_array
+from ..autograd.grad_mode import is_grad_enabled
+from ..tensor import Tensor
+
+
+def check_inplace_allowed(t: Tensor, op: str) -> None:
+    """torch's rule: no in-place change of a leaf that requires grad (or a view of one)."""
+    if not is_grad_enabled():
+        return
+    if t._grad_fn is None and t._requires_grad:
+        raise RuntimeError(
+            f"{op}: a leaf Variable that requires grad is being used in an in-place operation. "
+            "Wrap the update in `with tinyattn.no_grad():` or use an out-of-place op."
+        )
+    base = t._base
+    if base is not None and base._grad_fn is None and base._requires_grad:
+        raise RuntimeError(
+            f"{op}: a view of a leaf Variable that requires grad is being used in an in-place "
+            "operation."
+        )
+
+
+def _write(t: Tensor, values: np.ndarray, op: str) -> None:
+    target = t._data
+    if values.dtype != target.dtype and not np.can_cast(values.dtype, target.dtype, "same_kind"):
+        raise RuntimeError(
+            f"{op}: result type {values.dtype} can't be cast to the desired output type "
+            f"{target.dtype}"
+        )
+    if values.shape != target.shape:
+        raise RuntimeError(
+            f"{op}: output with shape {list(target.shape)} doesn't match the broadcast shape "
+            f"{list(values.shape)}"
+        )
+    if not target.flags.writeable:
+        raise RuntimeError(
+            f"{op}: this tensor's memory is read-only (it is an expanded/broadcast view, where "
+            "several elements share one memory location); call .clone() first"
+        )
+    np.copyto(target, values, casting="unsafe")
+    t._version.value += 1
+
+
+def apply_inplace(t: Tensor, fn: type[Function], *args, **kwargs) -> Tensor:
+    op = fn.__name__.lower() + "_"
+    check_inplace_allowed(t, op)
+    record = is_grad_enabled() and (
+        t._requires_grad or any(isinstance(a, Tensor) and a._requires_grad for a in args)
+    )
+    if not record:
+        arrays = [a._data if isinstance(a, Tensor) else a for a in args]
+        _write(t, _as_array(fn.forward(_NO_GRAD_CTX, t._data, *arrays, **kwargs)), op)
+        return t
+
+    if t._data.dtype.kind != "f":
+        raise RuntimeError(
+            f"{op}: cannot write a result that requires grad into a {t.dtype} tensor"
+        )
+    result = fn.apply(t, *args, **kwargs)
+    node = result._grad_fn
+    if node._saved:  # keep the pre-write values the node saved from t's memory
+        node._saved = tuple(
+            a.copy() if isinstance(a, np.ndarray) and np.shares_memory(a, t._data) else a
+            for a in node._saved
+        )
+        node._saved_versions = tuple(r for r in node._saved_versions if r[0] is not t._version)
+    _write(t, result._data, op)
+    base = t._base
+    if base is None:
+        t._grad_fn = node
+        t._requires_grad = True
+        return t
+    _rebind_base(t, base, node)
+    return t
+
+
+class _ViewGeometry:
+    """Where a view sits inside its base's memory: element offset, shape and strides."""
+
+    def __init__(self, view: np.ndarray, base: np.ndarray) -> None:
+        itemsize = self.itemsize = base.itemsize
+        offset = view.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+        self.offset = offset // itemsize
+        self.shape = view.shape
+        self.strides = view.strides
+        self.base_shape = base.shape
+        self.base_strides = base.strides
+        self.extent = (
+            1 + sum((n - 1) * s for n, s in zip(base.shape, base.strides) if n > 0) // itemsize
+        )
+        if min(base.strides, default=0) < 0 or min(view.strides, default=0) < 0:
+            raise RuntimeError(
+                "in-place writes through views with negative strides are not supported"
+            )
+
+    def buffers(self, dtype) -> tuple[np.ndarray, np.ndarray]:
+        """A zeroed buffer laid out like the base, and the view's region inside it."""
+        flat = np.zeros(max(self.extent, 1), dtype=dtype)
+        as_strided = np.lib.stride_tricks.as_strided
+        scale = flat.itemsize / self.itemsize
+        base = as_strided(flat, self.base_shape, tuple(int(s * scale) for s in self.base_strides))
+        view = as_strided(
+            flat[self.offset :], self.shape, tuple(int(s * scale) for s in self.strides)
+        )
+        return base, view
+
+
+class CopySlices(Node):
+    """Base rebound after an in-place op on one of its views (see module docstring)."""
+
+    def __init__(
+        self, op_node: Node, geometry: _ViewGeometry, base_prev: Node | None, base_meta
+    ) -> None:
+        super().__init__(None, "CopySlices")
+        self.op_node = op_node
+        self.geometry = geometry
+        self.next_functions = (base_prev,) + op_node.next_functions[1:]
+        self.input_meta = (base_meta,) + op_node.input_meta[1:]
+        self.fn = self  # the engine calls self.fn.backward(self, grad)
+
+    @staticmethod
+    def backward(self, g: np.ndarray):
+        from ..autograd.engine import unbroadcast
+
+        base_buf, view_buf = self.geometry.buffers(g.dtype)
+        base_buf[...] = g
+        g_view = np.array(view_buf)  # the view region of the incoming gradient
+        op_grads = self.op_node.fn.backward(self.op_node, g_view)
+        if not isinstance(op_grads, tuple):
+            op_grads = (op_grads,)
+        g_old_view = op_grads[0]
+        view_buf[...] = (
+            0 if g_old_view is None else unbroadcast(np.asarray(g_old_view), view_buf.shape)
+        )
+        return (np.array(base_buf),) + tuple(op_grads[1:])
+
+    def release(self) -> None:
+        self.op_node.release()
+
+
+class ViewOfBase(Node):
+    """A view re-derived from its (rebound) base: scatters the view's gradient into zeros."""
+
+    def __init__(self, geometry: _ViewGeometry, base_node: Node, base_meta) -> None:
+        super().__init__(None, "AsStridedBackward0")
+        self.geometry = geometry
+        self.next_functions = (base_node,)
+        self.input_meta = (base_meta,)
+        self.fn = self
+
+    @staticmethod
+    def backward(self, g: np.ndarray):
+        base_buf, view_buf = self.geometry.buffers(g.dtype)
+        view_buf[...] = g
+        return (np.array(base_buf),)
+
+
+def _rebind_base(view: Tensor, base: Tensor, op_node: Node) -> None:
+    geometry = _ViewGeometry(view._data, base._data)
+    if any(s == 0 for s, n in zip(view._data.strides, view._data.shape) if n > 1):
+        raise RuntimeError(
+            "unsupported operation: more than one element of the written-to tensor refers to a "
+            "single memory location. Please clone() the tensor before performing the operation."
+        )
+    base_meta = (base.shape, base._data.dtype)
+    base_prev = base._grad_node() if base._requires_grad else None
+    copy = CopySlices(op_node, geometry, base_prev, base_meta)
+    base._grad_fn = copy
+    base._requires_grad = True
+    view._grad_fn = ViewOfBase(geometry, copy, base_meta)
+    view._requires_grad = True

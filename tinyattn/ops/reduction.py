@@ -1,0 +1,424 @@
+"""Reductions: sum, mean, var/std, max/min (with indices), amax/amin, logsumexp, norm ...
+
+Backward of a reduction spreads the gradient back over the reduced dims:
+``_expand(g)`` re-inserts them (size 1) and broadcasting does the rest.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+
+from .. import _dtype as dt
+from ..autograd.function import Function
+from ..tensor import Tensor
+from ._util import normalize_dim, normalize_dims
+
+__all__ = [
+    "sum",
+    "mean",
+    "var",
+    "std",
+    "max",
+    "min",
+    "amax",
+    "amin",
+    "argmax",
+    "argmin",
+    "logsumexp",
+    "norm",
+    "prod",
+    "any",
+    "all",
+    "cumsum",
+    "count_nonzero",
+    "var_mean",
+    "std_mean",
+]
+
+values_indices = namedtuple("values_indices", ["values", "indices"])
+max_return = min_return = values_indices
+
+
+def _expand(g: np.ndarray, axes, keepdim: bool, shape) -> np.ndarray:
+    """g with the reduced axes re-inserted, broadcast to the input shape."""
+    if axes is None:
+        return np.broadcast_to(np.reshape(g, (1,) * len(shape)), shape)
+    if not keepdim:
+        g = np.expand_dims(g, axes)
+    return np.broadcast_to(g, shape)
+
+
+class Sum(Function):
+    """out = sum of x over ``dim``.   dx = g broadcast over the summed dims"""
+
+    @staticmethod
+    def forward(ctx, x, axes, keepdim, np_dtype):
+        ctx.axes, ctx.keepdim, ctx.shape = axes, keepdim, x.shape
+        return np.sum(x, axis=axes, keepdims=keepdim, dtype=np_dtype)
+
+    @staticmethod
+    def backward(ctx, g):
+        return _expand(g, ctx.axes, ctx.keepdim, ctx.shape), None, None, None
+
+
+def _sum_dtype(x: np.ndarray, dtype) -> np.dtype:
+    if dtype is not None:
+        return dt.to_dtype(dtype).np_dtype
+    return np.dtype(np.int64) if x.dtype.kind in "biu" else x.dtype
+
+
+def sum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:  # noqa: A001
+    """Sum over ``dim`` (int, tuple, or None for all); ints and bools sum as int64."""
+    axes = normalize_dims(dim, input.ndim, "sum")
+    return Sum.apply(input, axes, keepdim, _sum_dtype(input._data, dtype))
+
+
+class Mean(Function):
+    """out = mean of x over ``dim``.   dx = g / n broadcast over the reduced dims"""
+
+    @staticmethod
+    def forward(ctx, x, axes, keepdim):
+        ctx.axes, ctx.keepdim, ctx.shape = axes, keepdim, x.shape
+        ctx.n = x.size if axes is None else int(np.prod([x.shape[a] for a in axes]))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.mean(x, axis=axes, keepdims=keepdim)
+
+    @staticmethod
+    def backward(ctx, g):
+        return _expand(g / ctx.n, ctx.axes, ctx.keepdim, ctx.shape), None, None
+
+
+def mean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    """Mean over ``dim``; the input must be floating (as in torch)."""
+    if dtype is not None:
+        input = input.to(dtype)
+    if input._data.dtype.kind != "f":
+        raise RuntimeError(
+            "mean(): could not infer output dtype. Input dtype must be either a floating point "
+            f"or complex dtype. Got: {input.dtype}"
+        )
+    axes = normalize_dims(dim, input.ndim, "mean")
+    return Mean.apply(input, axes, keepdim)
+
+
+class Var(Function):
+    """out = sum((x - mean)^2) / (n - correction).   dx = 2 g (x - mean) / (n - correction)"""
+
+    @staticmethod
+    def forward(ctx, x, axes, keepdim, correction):
+        n = x.size if axes is None else int(np.prod([x.shape[a] for a in axes]))
+        centred = x - np.mean(x, axis=axes, keepdims=True)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out = np.sum(centred * centred, axis=axes, keepdims=keepdim) / max(n - correction, 0)
+        ctx.axes, ctx.keepdim, ctx.shape = axes, keepdim, x.shape
+        ctx.denominator = max(n - correction, 0)
+        ctx.save_for_backward(centred)
+        return out.astype(x.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, g):
+        (centred,) = ctx.saved_tensors
+        with np.errstate(invalid="ignore", divide="ignore"):
+            scale = 2.0 / ctx.denominator if ctx.denominator else np.inf
+        return (
+            (_expand(g, ctx.axes, ctx.keepdim, ctx.shape) * centred * scale).astype(g.dtype),
+            None,
+            None,
+            None,
+        )
+
+
+def _correction(unbiased, correction) -> int:
+    if correction is not None:
+        return int(correction)
+    return 1 if unbiased in (None, True) else 0
+
+
+def var(
+    input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None
+) -> Tensor:
+    """Variance over ``dim`` (Bessel-corrected by default, as in torch)."""
+    if isinstance(unbiased, bool) is False and unbiased is not None and dim is None:
+        dim, unbiased = unbiased, None
+    axes = normalize_dims(dim, input.ndim, "var")
+    return Var.apply(to_float_tensor(input), axes, keepdim, _correction(unbiased, correction))
+
+
+def std(
+    input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None
+) -> Tensor:
+    """Standard deviation: ``sqrt(var(...))``."""
+    from .elementwise import sqrt
+
+    return sqrt(var(input, dim, unbiased, keepdim, correction=correction))
+
+
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    return var(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
+
+
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    return std(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
+
+
+def to_float_tensor(x: Tensor) -> Tensor:
+    return x if x._data.dtype.kind == "f" else x.to(dt.get_default_dtype())
+
+
+class Amax(Function):
+    """out = max over ``dim``.   dx = g split evenly among the elements equal to the max"""
+
+    @staticmethod
+    def forward(ctx, x, axes, keepdim, pick_max):
+        fn = np.max if pick_max else np.min
+        out = fn(x, axis=axes, keepdims=True)
+        ctx.axes, ctx.keepdim, ctx.shape = axes, keepdim, x.shape
+        ctx.save_for_backward(x, out)
+        return out if keepdim else (out.reshape(()) if axes is None else np.squeeze(out, axes))
+
+    @staticmethod
+    def backward(ctx, g):
+        x, out = ctx.saved_tensors
+        hit = x == out
+        count = hit.sum(axis=ctx.axes, keepdims=True)
+        g = _expand(g, ctx.axes, ctx.keepdim, ctx.shape)
+        return (g * hit / count).astype(g.dtype), None, None, None
+
+
+def _check_nonempty(input, axes, op):
+    if input.numel() == 0:
+        raise IndexError(
+            f"{op}(): Expected reduction dim to be specified for input.numel() == 0, got shape "
+            f"{list(input.shape)}"
+        )
+
+
+def amax(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
+    axes = normalize_dims(dim if dim != () else None, input.ndim, "amax")
+    _check_nonempty(input, axes, "amax")
+    return Amax.apply(input, axes, keepdim, True)
+
+
+def amin(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
+    axes = normalize_dims(dim if dim != () else None, input.ndim, "amin")
+    _check_nonempty(input, axes, "amin")
+    return Amax.apply(input, axes, keepdim, False)
+
+
+class MaxDim(Function):
+    """values = max along ``dim``.   dx = g placed at the returned index (zeros elsewhere)"""
+
+    @staticmethod
+    def forward(ctx, x, dim, keepdim, indices):
+        ctx.shape, ctx.dim, ctx.keepdim = x.shape, dim, keepdim
+        idx = np.expand_dims(indices, dim)
+        ctx.idx = idx
+        out = np.take_along_axis(x, idx, axis=dim)
+        return out if keepdim else np.squeeze(out, dim)
+
+    @staticmethod
+    def backward(ctx, g):
+        if not ctx.keepdim:
+            g = np.expand_dims(g, ctx.dim)
+        out = np.zeros(ctx.shape, dtype=g.dtype)
+        np.put_along_axis(out, ctx.idx, g, axis=ctx.dim)
+        return out, None, None, None
+
+
+def _max_min(input, dim, keepdim, other, pick_max: bool):
+    name = "max" if pick_max else "min"
+    if isinstance(dim, Tensor):  # torch.max(a, b): elementwise
+        other, dim = dim, None
+    if other is not None:
+        from .elementwise import maximum, minimum
+
+        return (maximum if pick_max else minimum)(input, other)
+    if dim is None:
+        if input.numel() == 0:
+            raise RuntimeError(
+                f"{name}(): Expected reduction dim to be specified for input.numel() == 0."
+            )
+        return Amax.apply(input, None, False, pick_max)
+    d = normalize_dim(dim, input.ndim, name)
+    if input.ndim and input.shape[d] == 0:
+        raise IndexError(f"{name}(): cannot reduce over dimension {d} of size 0")
+    data = input._data if input.ndim else input._data.reshape(1)
+    indices = (np.argmax if pick_max else np.argmin)(data, axis=d)
+    if input.ndim == 0:
+        return values_indices(input, Tensor._make(np.asarray(0, dtype=np.int64)))
+    values = MaxDim.apply(input, d, keepdim, indices)
+    ind = np.expand_dims(indices, d) if keepdim else indices
+    return values_indices(values, Tensor._make(ind.astype(np.int64)))
+
+
+def max(input: Tensor, dim=None, keepdim: bool = False, *, other=None):  # noqa: A001
+    """Max of all elements; with ``dim``, a ``(values, indices)`` named tuple; with a tensor, elementwise."""
+    return _max_min(input, dim, keepdim, other, True)
+
+
+def min(input: Tensor, dim=None, keepdim: bool = False, *, other=None):  # noqa: A001
+    """Min of all elements; with ``dim``, a ``(values, indices)`` named tuple; with a tensor, elementwise."""
+    return _max_min(input, dim, keepdim, other, False)
+
+
+def argmax(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+    """Index of the max (of the flattened tensor when ``dim`` is None)."""
+    if dim is None:
+        return Tensor._make(np.asarray(np.argmax(input._data), dtype=np.int64))
+    d = normalize_dim(dim, input.ndim, "argmax")
+    out = np.argmax(input._data, axis=d, keepdims=keepdim)
+    return Tensor._make(np.asarray(out, dtype=np.int64))
+
+
+def argmin(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+    if dim is None:
+        return Tensor._make(np.asarray(np.argmin(input._data), dtype=np.int64))
+    d = normalize_dim(dim, input.ndim, "argmin")
+    out = np.argmin(input._data, axis=d, keepdims=keepdim)
+    return Tensor._make(np.asarray(out, dtype=np.int64))
+
+
+class LogSumExp(Function):
+    """out = m + log(sum(exp(x - m))), m = max.   dx = g * exp(x - out) (= softmax(x))"""
+
+    @staticmethod
+    def forward(ctx, x, axes, keepdim):
+        m = np.max(x, axis=axes, keepdims=True)
+        m = np.where(np.isfinite(m), m, 0)
+        with np.errstate(divide="ignore"):
+            out = np.log(np.sum(np.exp(x - m), axis=axes, keepdims=True)) + m
+        ctx.axes, ctx.keepdim, ctx.shape = axes, keepdim, x.shape
+        ctx.save_for_backward(x, out)
+        return out if keepdim else np.squeeze(out, axes)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, out = ctx.saved_tensors
+        g = _expand(g, ctx.axes, ctx.keepdim, ctx.shape)
+        return g * np.exp(x - out), None, None
+
+
+def logsumexp(input: Tensor, dim, keepdim: bool = False) -> Tensor:
+    """``log(sum(exp(input), dim))`` computed stably."""
+    axes = normalize_dims(dim, input.ndim, "logsumexp")
+    if axes is None:
+        axes = tuple(range(input.ndim))
+    return LogSumExp.apply(to_float_tensor(input), axes, keepdim)
+
+
+class Norm(Function):
+    """out = (sum |x|^p)^(1/p).   dx = g * x |x|^(p-2) / out^(p-1)  (p=2: g x / out; 0 at x = 0)"""
+
+    @staticmethod
+    def forward(ctx, x, p, axes, keepdim):
+        if p == np.inf:
+            out = np.max(np.abs(x), axis=axes, keepdims=True)
+        else:
+            out = np.sum(np.abs(x) ** p, axis=axes, keepdims=True) ** (1.0 / p)
+        out = out.astype(x.dtype, copy=False)
+        ctx.p, ctx.axes, ctx.keepdim, ctx.shape = p, axes, keepdim, x.shape
+        ctx.save_for_backward(x, out)
+        return out if keepdim else (out.reshape(()) if axes is None else np.squeeze(out, axes))
+
+    @staticmethod
+    def backward(ctx, g):
+        x, out = ctx.saved_tensors
+        g = _expand(g if not ctx.keepdim else g, ctx.axes, ctx.keepdim, ctx.shape)
+        p = ctx.p
+        with np.errstate(invalid="ignore", divide="ignore"):
+            if p == np.inf:
+                hit = np.abs(x) == out
+                grad = np.sign(x) * hit / hit.sum(axis=ctx.axes, keepdims=True)
+            elif p == 2:
+                grad = x / out
+            elif p == 1:
+                grad = np.sign(x)
+            else:
+                grad = x * np.abs(x) ** (p - 2) / out ** (p - 1)
+        grad = np.where(out == 0, 0, grad)
+        return (g * grad).astype(g.dtype), None, None, None
+
+
+def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
+    """Vector p-norm over ``dim`` (all elements when None); 'fro' is the 2-norm."""
+    if p in ("fro", None):
+        p = 2
+    if p == "nuc":
+        raise NotImplementedError("norm(p='nuc') is not supported")
+    axes = normalize_dims(dim, input.ndim, "norm")
+    x = to_float_tensor(input)
+    if dtype is not None:
+        x = x.to(dtype)
+    return Norm.apply(x, float(p), axes, keepdim)
+
+
+class Prod(Function):
+    """out = product over ``dim``.   dx = g * out / x (computed without dividing by zeros)"""
+
+    @staticmethod
+    def forward(ctx, x, axis, keepdim):
+        out = np.prod(x, axis=axis, keepdims=True)
+        ctx.axis, ctx.keepdim, ctx.shape = axis, keepdim, x.shape
+        ctx.save_for_backward(x)
+        return out if keepdim else (out.reshape(()) if axis is None else np.squeeze(out, axis))
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        axes = None if ctx.axis is None else (ctx.axis,)
+        g = _expand(g, axes, ctx.keepdim, ctx.shape)
+        flat = x.reshape(-1) if ctx.axis is None else np.moveaxis(x, ctx.axis, -1)
+        # product of all other elements: exclusive cumprod from the left times from the right
+        left = np.cumprod(np.concatenate([np.ones_like(flat[..., :1]), flat[..., :-1]], -1), -1)
+        right = np.flip(
+            np.cumprod(
+                np.flip(np.concatenate([flat[..., 1:], np.ones_like(flat[..., :1])], -1), -1), -1
+            ),
+            -1,
+        )
+        others = left * right
+        others = others.reshape(x.shape) if ctx.axis is None else np.moveaxis(others, -1, ctx.axis)
+        return g * others, None, None
+
+
+def prod(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    if dtype is not None:
+        input = input.to(dtype)
+    axis = None if dim is None else normalize_dim(dim, input.ndim, "prod")
+    return Prod.apply(input, axis, keepdim)
+
+
+class Cumsum(Function):
+    """out[i] = sum_{k<=i} x[k] along ``dim``.   dx = reverse cumsum of g"""
+
+    @staticmethod
+    def forward(ctx, x, dim):
+        ctx.dim = dim
+        return np.cumsum(x, axis=dim, dtype=_sum_dtype(x, None))
+
+    @staticmethod
+    def backward(ctx, g):
+        return np.flip(np.cumsum(np.flip(g, ctx.dim), axis=ctx.dim), ctx.dim), None
+
+
+def cumsum(input: Tensor, dim: int, *, dtype=None) -> Tensor:
+    if dtype is not None:
+        input = input.to(dtype)
+    return Cumsum.apply(input, normalize_dim(dim, input.ndim, "cumsum"))
+
+
+def any(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:  # noqa: A001
+    axes = normalize_dims(dim, input.ndim, "any")
+    return Tensor._make(np.asarray(np.any(input._data, axis=axes, keepdims=keepdim)))
+
+
+def all(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:  # noqa: A001
+    axes = normalize_dims(dim, input.ndim, "all")
+    return Tensor._make(np.asarray(np.all(input._data, axis=axes, keepdims=keepdim)))
+
+
+def count_nonzero(input: Tensor, dim=None) -> Tensor:
+    axes = normalize_dims(dim, input.ndim, "count_nonzero")
+    return Tensor._make(np.asarray(np.count_nonzero(input._data, axis=axes), dtype=np.int64))

@@ -1,0 +1,631 @@
+"""``Tensor``: a NumPy array plus what autograd needs (grad, grad_fn, version).
+
+The methods here are thin: each differentiable op lives in ``tinyattn/ops/``
+as a ``Function`` with its forward and backward side by side, and the method
+only forwards to it. Attribute look-ups go through the ``ops`` package at call
+time, so this file lists the whole tensor API in one place.
+"""
+
+from __future__ import annotations
+
+import weakref
+
+import numpy as np
+
+from . import _dtype as dt
+from .autograd.function import AccumulateGrad, Function, Node, VersionCounter
+
+
+class Size(tuple):
+    """A tensor's shape: a tuple (sliceable, unpackable) with torch's ``numel``."""
+
+    def numel(self) -> int:
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+    def __getitem__(self, item):
+        result = tuple.__getitem__(self, item)
+        return Size(result) if isinstance(item, slice) else result
+
+    def __repr__(self) -> str:
+        return f"tinyattn.Size({list(self)})"
+
+
+class device:  # noqa: N801 - torch's name
+    """tinyattn runs on the CPU only; ``device("cpu")`` exists so torch code runs unchanged."""
+
+    def __init__(self, type: str = "cpu", index: int | None = None) -> None:  # noqa: A002
+        if isinstance(type, device):
+            type = type.type  # noqa: A001
+        name = str(type).split(":")[0]
+        if name != "cpu":
+            raise RuntimeError(
+                f"device {type!r} is not available: tinyattn runs on the CPU only (use 'cpu')"
+            )
+        self.type = "cpu"
+        self.index = None
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, (device, str)) and str(other).split(":")[0] == "cpu"
+
+    def __hash__(self) -> int:
+        return hash("cpu")
+
+    def __repr__(self) -> str:
+        return "device(type='cpu')"
+
+    def __str__(self) -> str:
+        return "cpu"
+
+
+_CPU = device("cpu")
+
+
+def check_device(d) -> None:
+    """Accept None, "cpu" or a cpu ``device``; raise a clear error for anything else."""
+    if d is not None:
+        device(d)
+
+
+class Tensor:
+    """An n-dimensional array that can record the ops applied to it for backprop.
+
+    ``Tensor(data)`` builds a float tensor from data, ``Tensor(2, 3)`` an
+    uninitialised float tensor of that shape (torch's legacy constructor); prefer
+    :func:`tinyattn.tensor`.
+    """
+
+    __slots__ = (
+        "_data",
+        "_grad_fn",
+        "_requires_grad",
+        "grad",
+        "_version",
+        "_base",
+        "_accumulator",
+        "_retains_grad",
+        "__dict__",
+        "__weakref__",
+    )
+    __array_priority__ = 1000
+    __array_ufunc__ = None  # numpy defers to our reflected operators: ndarray * Tensor -> Tensor
+
+    def __init__(self, *args, dtype=None, device=None, requires_grad: bool = False) -> None:
+        check_device(device)
+        d = dt.to_dtype(dtype) if dtype is not None else dt.get_default_dtype()
+        if len(args) == 1 and not isinstance(args[0], (int, np.integer)):
+            data = np.array(ops.creation._unwrap_nested(args[0]), dtype=d.np_dtype)
+        elif all(isinstance(a, (int, np.integer)) for a in args):
+            data = np.empty(tuple(int(a) for a in args), dtype=d.np_dtype)
+        else:
+            raise TypeError(f"Tensor(): expected data or integer sizes, got {args!r}")
+        Tensor._init(self, data, None, False)
+        if requires_grad:
+            self.requires_grad_(True)
+
+    def _init(self, data: np.ndarray, grad_fn: Node | None, requires_grad: bool) -> None:
+        self._data = data
+        self._grad_fn = grad_fn
+        self._requires_grad = requires_grad or grad_fn is not None
+        self.grad = None
+        self._version = VersionCounter()
+        self._base = None
+        self._accumulator = None
+        self._retains_grad = False
+
+    @classmethod
+    def _make(cls, data: np.ndarray, grad_fn: Node | None = None) -> Tensor:
+        """Wrap an array without copying (the fast constructor every op uses)."""
+        t = object.__new__(Tensor)
+        t._data = data
+        t._grad_fn = grad_fn
+        t._requires_grad = grad_fn is not None
+        t.grad = None
+        t._version = VersionCounter()
+        t._base = None
+        t._accumulator = None
+        t._retains_grad = False
+        return t
+
+    # -- autograd attributes --------------------------------------------------------------
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        self.requires_grad_(value)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        """Mark a leaf tensor as needing gradients (floating dtypes only)."""
+        if self._grad_fn is not None:
+            if not requires_grad:
+                raise RuntimeError(
+                    "you can only change requires_grad flags of leaf variables. If you want "
+                    "to use a computed variable in a subgraph that doesn't require "
+                    "differentiation use var_no_grad = var.detach()."
+                )
+            return self
+        if requires_grad and self._data.dtype.kind != "f":
+            raise RuntimeError(
+                f"only Tensors of floating point dtype can require gradients; this tensor "
+                f"is {self.dtype} (convert with .float() first)"
+            )
+        self._requires_grad = bool(requires_grad)
+        return self
+
+    @property
+    def grad_fn(self) -> Node | None:
+        return self._grad_fn
+
+    @property
+    def is_leaf(self) -> bool:
+        return self._grad_fn is None
+
+    def _grad_node(self) -> Node:
+        """The node gradients for this tensor flow into (its grad_fn, or its accumulator)."""
+        if self._grad_fn is not None:
+            return self._grad_fn
+        if self._accumulator is None:
+            self._accumulator = AccumulateGrad(self)
+        return self._accumulator
+
+    def retain_grad(self) -> None:
+        """Fill ``.grad`` of this non-leaf tensor during backward (leaves always get it)."""
+        if self._grad_fn is None:
+            if not self._requires_grad:
+                raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+            return
+        self._retains_grad = True
+        self._grad_fn._retained = weakref.ref(self)
+
+    @property
+    def retains_grad(self) -> bool:
+        return self._retains_grad
+
+    def register_hook(self, hook):
+        """Call ``hook(grad)`` when this tensor's gradient is computed; it may return a new one."""
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        node = self._grad_node()
+        node.register_hook(hook)
+
+        class _Handle:
+            def remove(self_inner) -> None:
+                if hook in (node._hooks or []):
+                    node._hooks.remove(hook)
+
+        return _Handle()
+
+    def backward(
+        self, gradient=None, retain_graph: bool | None = None, create_graph=False, inputs=None
+    ) -> None:
+        """Accumulate d(self)/d(leaf) into every leaf's ``.grad`` (see ``autograd.backward``)."""
+        from .autograd import backward
+
+        backward(
+            self, gradient, retain_graph=retain_graph, create_graph=create_graph, inputs=inputs
+        )
+
+    def detach(self) -> Tensor:
+        """A tensor sharing this one's data (and version counter) that is cut from the graph."""
+        t = Tensor._make(self._data)
+        t._version = self._version
+        return t
+
+    def detach_(self) -> Tensor:
+        self._grad_fn = None
+        self._requires_grad = False
+        return self
+
+    @property
+    def data(self) -> Tensor:
+        """The underlying data as a tensor outside the graph (shares memory)."""
+        return Tensor._make(self._data)
+
+    @data.setter
+    def data(self, value) -> None:
+        value = value._data if isinstance(value, Tensor) else np.asarray(value)
+        self._data = value
+
+    # -- metadata -------------------------------------------------------------------------
+    @property
+    def shape(self) -> Size:
+        return Size(self._data.shape)
+
+    def size(self, dim: int | None = None):
+        """The shape, or its length along ``dim``."""
+        if dim is None:
+            return Size(self._data.shape)
+        return self._data.shape[ops.shape.normalize_dim(dim, self.ndim, "size")]
+
+    @property
+    def dtype(self) -> dt.dtype:
+        return dt.from_numpy_dtype(self._data.dtype)
+
+    @property
+    def device(self) -> device:
+        return _CPU
+
+    @property
+    def is_cuda(self) -> bool:
+        return False
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    ndimension = dim
+
+    def numel(self) -> int:
+        return self._data.size
+
+    nelement = numel
+
+    def element_size(self) -> int:
+        return self._data.itemsize
+
+    def is_floating_point(self) -> bool:
+        return self._data.dtype.kind == "f"
+
+    def is_contiguous(self) -> bool:
+        return self._data.flags.c_contiguous
+
+    def stride(self, dim: int | None = None):
+        strides = tuple(s // self._data.itemsize for s in self._data.strides)
+        return strides if dim is None else strides[dim]
+
+    def data_ptr(self) -> int:
+        return self._data.__array_interface__["data"][0]
+
+    @property
+    def _version_value(self) -> int:
+        return self._version.value
+
+    # -- conversions ----------------------------------------------------------------------
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        """The data as a NumPy array (shares memory). Raises if the tensor requires grad."""
+        if self._requires_grad and not force:
+            raise RuntimeError(
+                "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
+                "instead."
+            )
+        return self._data
+
+    def __array__(self, dtype=None, copy=None):
+        if dtype is not None and np.dtype(dtype) != self._data.dtype:
+            return self._data.astype(dtype)
+        return self._data.copy() if copy else self._data
+
+    def item(self):
+        """The value of a one-element tensor as a Python number."""
+        if self._data.size != 1:
+            raise RuntimeError(
+                f"a Tensor with {self._data.size} elements cannot be converted to Scalar"
+            )
+        return self._data.reshape(()).item()
+
+    def tolist(self):
+        return self._data.tolist()
+
+    def to(self, *args, **kwargs) -> Tensor:
+        """``to(dtype)``, ``to("cpu")``, ``to(device, dtype)``, ``to(other)``; copies only if needed."""
+        target = kwargs.pop("dtype", None)
+        check_device(kwargs.pop("device", None))
+        kwargs.pop("non_blocking", None)
+        copy = kwargs.pop("copy", False)
+        if kwargs:
+            raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
+        for a in args:
+            if isinstance(a, Tensor):
+                target = a.dtype
+            elif isinstance(a, (dt.dtype, type, np.dtype)):
+                target = a
+            else:
+                check_device(a)
+        if target is None:
+            return self.clone() if copy else self
+        return ops.elementwise.cast(self, dt.to_dtype(target), copy=copy)
+
+    def cpu(self) -> Tensor:
+        return self
+
+    def cuda(self, *args, **kwargs) -> Tensor:
+        raise RuntimeError("tinyattn runs on the CPU only: .cuda() is not available (use .cpu())")
+
+    def type(self, dtype=None):
+        """With no argument, the type name (``'tinyattn.FloatTensor'``); else ``to(dtype)``."""
+        if dtype is None:
+            names = {
+                "float32": "Float",
+                "float64": "Double",
+                "float16": "Half",
+                "int64": "Long",
+                "int32": "Int",
+                "int16": "Short",
+                "int8": "Char",
+                "uint8": "Byte",
+                "bool": "Bool",
+            }
+            return f"tinyattn.{names[self.dtype.name]}Tensor"
+        return self.to(dtype)
+
+    def type_as(self, other: Tensor) -> Tensor:
+        return self.to(other.dtype)
+
+    def float(self) -> Tensor:
+        return self.to(dt.float32)
+
+    def double(self) -> Tensor:
+        return self.to(dt.float64)
+
+    def half(self) -> Tensor:
+        return self.to(dt.float16)
+
+    def long(self) -> Tensor:
+        return self.to(dt.int64)
+
+    def int(self) -> Tensor:
+        return self.to(dt.int32)
+
+    def bool(self) -> Tensor:
+        return self.to(dt.bool_)
+
+    def byte(self) -> Tensor:
+        return self.to(dt.uint8)
+
+    # -- Python protocols -----------------------------------------------------------------
+    def __len__(self) -> int:
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(ops.shape.unbind(self, 0))
+
+    def __bool__(self) -> bool:
+        if self._data.size != 1:
+            raise RuntimeError(
+                f"Boolean value of Tensor with {self._data.size} values is ambiguous"
+            )
+        return bool(self._data.reshape(()))
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if self._data.dtype.kind not in "iub" or self._data.size != 1:
+            raise TypeError(
+                f"only integer tensors of a single element can be converted to an index "
+                f"(got {self.dtype}, shape {tuple(self.shape)})"
+            )
+        return int(self.item())
+
+    def __format__(self, spec: str) -> str:
+        if self._data.size == 1 and self._data.ndim == 0:
+            return format(self.item(), spec)
+        return format(repr(self), spec)
+
+    __hash__ = object.__hash__
+
+    def __repr__(self) -> str:
+        from ._printing import tensor_repr
+
+        return tensor_repr(self)
+
+    __str__ = __repr__
+
+    def __deepcopy__(self, memo) -> Tensor:
+        if not self.is_leaf:
+            raise RuntimeError(
+                "Only Tensors created explicitly by the user (graph leaves) support the "
+                "deepcopy protocol at the moment"
+            )
+        new = object.__new__(type(self))
+        Tensor._init(new, self._data.copy(), None, self._requires_grad)
+        memo[id(self)] = new
+        if self.grad is not None:
+            new.grad = Tensor._make(self.grad._data.copy())
+        import copy
+
+        for k, v in self.__dict__.items():
+            new.__dict__[k] = copy.deepcopy(v, memo)
+        return new
+
+    def __reduce_ex__(self, protocol):
+        raise TypeError(
+            "tinyattn tensors are not pickled; use tinyattn.save / tinyattn.load (no pickle)"
+        )
+
+    # -- in-place machinery ---------------------------------------------------------------
+    def _apply_inplace(self, fn: type[Function], *args, **kwargs) -> Tensor:
+        """Run ``fn(self, *args)`` and write the result into ``self``'s memory.
+
+        Autograd sees an in-place op as the out-of-place op followed by a rebinding:
+        ``self`` gets the new node as its ``grad_fn`` (the old value's node becomes
+        the new node's input). When ``self`` is a view, its base is rebound too, to
+        a ``CopySlices`` node that routes the gradient of the viewed region through
+        the op and the rest of the base straight through.
+        """
+        from .ops import inplace
+
+        return inplace.apply_inplace(self, fn, *args, **kwargs)
+
+    def _bump_version(self) -> None:
+        self._version.value += 1
+
+    def __setitem__(self, index, value) -> None:
+        ops.indexing.setitem(self, index, value)
+
+    def __getitem__(self, index) -> Tensor:
+        return ops.indexing.getitem(self, index)
+
+    # -- operators ------------------------------------------------------------------------
+    def __add__(self, other):
+        return ops.elementwise.add(self, other)
+
+    def __radd__(self, other):
+        return ops.elementwise.add(other, self)
+
+    def __iadd__(self, other):
+        return self.add_(other)
+
+    def __sub__(self, other):
+        return ops.elementwise.sub(self, other)
+
+    def __rsub__(self, other):
+        return ops.elementwise.sub(other, self)
+
+    def __isub__(self, other):
+        return self.sub_(other)
+
+    def __mul__(self, other):
+        return ops.elementwise.mul(self, other)
+
+    def __rmul__(self, other):
+        return ops.elementwise.mul(other, self)
+
+    def __imul__(self, other):
+        return self.mul_(other)
+
+    def __truediv__(self, other):
+        return ops.elementwise.div(self, other)
+
+    def __rtruediv__(self, other):
+        return ops.elementwise.div(other, self)
+
+    def __itruediv__(self, other):
+        return self.div_(other)
+
+    def __floordiv__(self, other):
+        return ops.elementwise.floor_divide(self, other)
+
+    def __rfloordiv__(self, other):
+        return ops.elementwise.floor_divide(other, self)
+
+    def __mod__(self, other):
+        return ops.elementwise.remainder(self, other)
+
+    def __pow__(self, other):
+        return ops.elementwise.pow(self, other)
+
+    def __rpow__(self, other):
+        return ops.elementwise.pow(other, self)
+
+    def __matmul__(self, other):
+        return ops.linalg.matmul(self, other)
+
+    def __rmatmul__(self, other):
+        return ops.linalg.matmul(other, self)
+
+    def __neg__(self):
+        return ops.elementwise.neg(self)
+
+    def __pos__(self):
+        return self
+
+    def __abs__(self):
+        return ops.elementwise.abs(self)
+
+    def __eq__(self, other):  # type: ignore[override]
+        return ops.elementwise.eq(self, other)
+
+    def __ne__(self, other):  # type: ignore[override]
+        return ops.elementwise.ne(self, other)
+
+    def __lt__(self, other):
+        return ops.elementwise.lt(self, other)
+
+    def __le__(self, other):
+        return ops.elementwise.le(self, other)
+
+    def __gt__(self, other):
+        return ops.elementwise.gt(self, other)
+
+    def __ge__(self, other):
+        return ops.elementwise.ge(self, other)
+
+    def __invert__(self):
+        return ops.elementwise.logical_not_or_invert(self)
+
+    def __and__(self, other):
+        return ops.elementwise.bitwise_and(self, other)
+
+    __rand__ = __and__
+
+    def __or__(self, other):
+        return ops.elementwise.bitwise_or(self, other)
+
+    __ror__ = __or__
+
+    def __xor__(self, other):
+        return ops.elementwise.bitwise_xor(self, other)
+
+    __rxor__ = __xor__
+
+    @property
+    def T(self) -> Tensor:  # noqa: N802
+        return ops.shape.permute(self, *range(self.ndim - 1, -1, -1))
+
+    @property
+    def mT(self) -> Tensor:  # noqa: N802
+        return ops.shape.transpose(self, -2, -1)
+
+
+def _method(module_name: str, name: str, op_name: str | None = None):
+    """A Tensor method forwarding to ``ops.<module>.<op>`` (looked up at call time)."""
+    op_name = op_name or name
+
+    def method(self, *args, **kwargs):
+        return getattr(getattr(ops, module_name), op_name)(self, *args, **kwargs)
+
+    method.__name__ = name
+    method.__qualname__ = f"Tensor.{name}"
+    method.__doc__ = f"See :func:`tinyattn.{op_name}`."
+    return method
+
+
+# The tensor API, by op family. Each name resolves to ops.<module>.<name>.
+_METHODS = {
+    "elementwise": (
+        "add sub mul div true_divide pow neg abs exp log log2 log1p expm1 sqrt rsqrt sin cos "
+        "tanh sigmoid relu clamp clip where maximum minimum sign floor ceil round reciprocal "
+        "square floor_divide remainder eq ne lt le gt ge greater less equal logical_not "
+        "logical_and logical_or logical_xor isnan isinf isfinite clone contiguous "
+        "add_ sub_ mul_ div_ pow_ clamp_ clip_ copy_ fill_ zero_ neg_ exp_ relu_ sigmoid_ tanh_ "
+        "sqrt_ abs_ log_ uniform_ normal_ bernoulli_ exponential_ random_"
+    ).split(),
+    "reduction": (
+        "sum mean var std max min amax amin argmax argmin logsumexp norm prod any all "
+        "cumsum count_nonzero"
+    ).split(),
+    "shape": (
+        "view view_as reshape reshape_as flatten unflatten squeeze unsqueeze transpose swapaxes "
+        "permute expand expand_as repeat repeat_interleave split chunk unbind narrow select "
+        "t flip roll movedim squeeze_ unsqueeze_ triu tril triu_ tril_ diagonal"
+    ).split(),
+    "indexing": (
+        "gather scatter scatter_ scatter_add scatter_add_ index_select index_fill index_fill_ "
+        "masked_fill masked_fill_ masked_select nonzero index_put_ index_add_ masked_scatter_"
+    ).split(),
+    "linalg": "matmul mm bmm dot outer".split(),
+    "activation": "softmax log_softmax".split(),
+}
+for _module, _names in _METHODS.items():
+    for _name in _names:
+        setattr(Tensor, _name, _method(_module, _name))
+del _module, _names, _name
+
+
+# Imported last: the op modules import Tensor from this module.
+from . import ops  # noqa: E402
