@@ -1,0 +1,3 @@
+"""``tinyattn.nn.init``: in-place parameter initialisers with torch's names and distributions."""
+
+from __future__ import annotations

@@ -1,0 +1,459 @@
+"""``Module``: the base of every layer, with torch's registration and state-dict rules.
+
+Assigning a ``Parameter`` or a ``Module`` to an attribute registers it; buffers
+are registered with ``register_buffer``. ``state_dict`` keys are dotted paths
+(``"encoder.layers.0.self_attn.in_proj_weight"``), the same as torch's, so a
+torch ``state_dict`` loads unchanged.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
+
+import numpy as np
+
+from ... import _dtype as dt
+from ...autograd.grad_mode import no_grad
+from ...tensor import Tensor
+from ..parameter import Parameter
+
+
+class _IncompatibleKeys:
+    def __init__(self, missing_keys: list[str], unexpected_keys: list[str]) -> None:
+        self.missing_keys = missing_keys
+        self.unexpected_keys = unexpected_keys
+
+    def __iter__(self):
+        return iter((self.missing_keys, self.unexpected_keys))
+
+    def __repr__(self) -> str:
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return (
+            f"_IncompatibleKeys(missing_keys={self.missing_keys}, "
+            f"unexpected_keys={self.unexpected_keys})"
+        )
+
+
+def _to_array(value, key: str) -> np.ndarray:
+    if isinstance(value, Tensor):
+        return value._data
+    if hasattr(value, "detach") and hasattr(value, "cpu") and hasattr(value, "numpy"):
+        return value.detach().cpu().numpy()  # a torch tensor
+    try:
+        return np.asarray(value)
+    except Exception as err:  # noqa: BLE001
+        raise TypeError(f"load_state_dict: value for {key!r} is not array-like: {err}") from None
+
+
+class Module:
+    """Base class for all neural-network modules; subclass and define ``forward``."""
+
+    training: bool
+    _version = 1
+
+    def __init__(self, *args, **kwargs) -> None:
+        if args or kwargs:
+            raise TypeError(
+                f"{type(self).__name__}.__init__() got unexpected arguments; Module.__init__ takes none"
+            )
+        object.__setattr__(self, "training", True)
+        object.__setattr__(self, "_parameters", OrderedDict())
+        object.__setattr__(self, "_buffers", OrderedDict())
+        object.__setattr__(self, "_non_persistent_buffers_set", set())
+        object.__setattr__(self, "_modules", OrderedDict())
+        object.__setattr__(self, "_forward_hooks", OrderedDict())
+        object.__setattr__(self, "_forward_pre_hooks", OrderedDict())
+
+    # -- forward ------------------------------------------------------------------------
+    def forward(self, *args, **kwargs):
+        raise NotImplementedError(
+            f'Module [{type(self).__name__}] is missing the required "forward" function'
+        )
+
+    def __call__(self, *args, **kwargs):
+        for hook in self._forward_pre_hooks.values():
+            result = hook(self, args)
+            if result is not None:
+                args = result if isinstance(result, tuple) else (result,)
+        out = self.forward(*args, **kwargs)
+        for hook in self._forward_hooks.values():
+            result = hook(self, args, out)
+            if result is not None:
+                out = result
+        return out
+
+    def register_forward_hook(self, hook: Callable):
+        key = object()
+        self._forward_hooks[key] = hook
+        return _RemovableHandle(self._forward_hooks, key)
+
+    def register_forward_pre_hook(self, hook: Callable):
+        key = object()
+        self._forward_pre_hooks[key] = hook
+        return _RemovableHandle(self._forward_pre_hooks, key)
+
+    # -- attribute registration ---------------------------------------------------------
+    def __setattr__(self, name: str, value) -> None:
+        if "_parameters" not in self.__dict__:
+            if isinstance(value, (Parameter, Module)):
+                raise AttributeError(
+                    f"cannot assign {type(value).__name__} before Module.__init__() call"
+                )
+            object.__setattr__(self, name, value)
+            return
+        params, modules, buffers = self._parameters, self._modules, self._buffers
+        if isinstance(value, Parameter):
+            self.__dict__.pop(name, None)
+            modules.pop(name, None)
+            buffers.pop(name, None)
+            params[name] = value
+        elif isinstance(value, Module):
+            self.__dict__.pop(name, None)
+            params.pop(name, None)
+            buffers.pop(name, None)
+            modules[name] = value
+        elif name in params:
+            if value is not None:
+                raise TypeError(
+                    f"cannot assign '{type(value).__name__}' as parameter '{name}' "
+                    "(tinyattn.nn.Parameter or None expected)"
+                )
+            params[name] = None
+        elif name in modules:
+            if value is not None:
+                raise TypeError(f"cannot assign '{type(value).__name__}' as child module '{name}'")
+            modules[name] = None
+        elif name in buffers:
+            if value is not None and not isinstance(value, Tensor):
+                raise TypeError(f"cannot assign '{type(value).__name__}' as buffer '{name}'")
+            buffers[name] = value
+        else:
+            object.__setattr__(self, name, value)
+
+    def __getattr__(self, name: str):
+        d = self.__dict__
+        for store in ("_parameters", "_buffers", "_modules"):
+            if store in d and name in d[store]:
+                return d[store][name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __delattr__(self, name: str) -> None:
+        for store in (self._parameters, self._buffers, self._modules):
+            if name in store:
+                del store[name]
+                return
+        object.__delattr__(self, name)
+
+    def __dir__(self):
+        return sorted(
+            set(super().__dir__()) | set(self._parameters) | set(self._buffers) | set(self._modules)
+        )
+
+    def register_parameter(self, name: str, param: Parameter | None) -> None:
+        """Register ``param`` (or None, a declared-but-absent parameter) under ``name``."""
+        if "." in name or not name:
+            raise KeyError(f'parameter name can\'t contain "." or be empty, got {name!r}')
+        if param is not None and not isinstance(param, Parameter):
+            raise TypeError(
+                f"cannot assign '{type(param).__name__}' object to parameter '{name}' "
+                "(tinyattn.nn.Parameter or None required)"
+            )
+        if hasattr(self, name) and name not in self._parameters:
+            raise KeyError(f"attribute '{name}' already exists")
+        self._parameters[name] = param
+
+    def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
+        """Register a non-learnable tensor (a mask, running stats) saved in ``state_dict`` if persistent."""
+        if "." in name or not name:
+            raise KeyError(f'buffer name can\'t contain "." or be empty, got {name!r}')
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(
+                f"cannot assign '{type(tensor).__name__}' object to buffer '{name}' (Tensor or None required)"
+            )
+        if (
+            name in self._parameters
+            or name in self._modules
+            or (name in self.__dict__ and name not in self._buffers)
+        ):
+            raise KeyError(f"attribute '{name}' already exists")
+        self._buffers[name] = tensor
+        if persistent:
+            self._non_persistent_buffers_set.discard(name)
+        else:
+            self._non_persistent_buffers_set.add(name)
+
+    def add_module(self, name: str, module: Module | None) -> None:
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"{type(module).__name__} is not a Module subclass")
+        if "." in name or not name:
+            raise KeyError(f'module name can\'t contain "." or be empty, got {name!r}')
+        self._modules[name] = module
+
+    register_module = add_module
+
+    def get_submodule(self, target: str) -> Module:
+        mod = self
+        for part in target.split(".") if target else []:
+            if part not in mod._modules:
+                raise AttributeError(f"{type(mod).__name__} has no submodule `{part}`")
+            mod = mod._modules[part]
+        return mod
+
+    def get_parameter(self, target: str) -> Parameter:
+        path, _, name = target.rpartition(".")
+        return getattr(self.get_submodule(path), name)
+
+    # -- traversal ----------------------------------------------------------------------
+    def named_modules(self, memo=None, prefix: str = "", remove_duplicate: bool = True):
+        if memo is None:
+            memo = set()
+        if self in memo and remove_duplicate:
+            return
+        memo.add(self)
+        yield prefix, self
+        for name, module in self._modules.items():
+            if module is None:
+                continue
+            yield from module.named_modules(
+                memo, f"{prefix}.{name}" if prefix else name, remove_duplicate
+            )
+
+    def modules(self) -> Iterator[Module]:
+        for _, m in self.named_modules():
+            yield m
+
+    def named_children(self):
+        seen = set()
+        for name, module in self._modules.items():
+            if module is not None and module not in seen:
+                seen.add(module)
+                yield name, module
+
+    def children(self) -> Iterator[Module]:
+        for _, m in self.named_children():
+            yield m
+
+    def _named_members(
+        self, get_members, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
+    ):
+        memo = set()
+        modules = (
+            self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate)
+            if recurse
+            else [(prefix, self)]
+        )
+        for module_prefix, module in modules:
+            for k, v in get_members(module):
+                if v is None or (remove_duplicate and id(v) in memo):
+                    continue
+                memo.add(id(v))
+                yield (f"{module_prefix}.{k}" if module_prefix else k), v
+
+    def named_parameters(
+        self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
+    ):
+        yield from self._named_members(
+            lambda m: m._parameters.items(), prefix, recurse, remove_duplicate
+        )
+
+    def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
+        for _, p in self.named_parameters(recurse=recurse):
+            yield p
+
+    def named_buffers(self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True):
+        yield from self._named_members(
+            lambda m: m._buffers.items(), prefix, recurse, remove_duplicate
+        )
+
+    def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
+        for _, b in self.named_buffers(recurse=recurse):
+            yield b
+
+    def apply(self, fn: Callable[[Module], None]) -> Module:
+        """Call ``fn`` on every submodule (children first) and on self."""
+        for module in self.children():
+            module.apply(fn)
+        fn(self)
+        return self
+
+    # -- modes and gradients ------------------------------------------------------------
+    def train(self, mode: bool = True) -> Module:
+        if not isinstance(mode, bool):
+            raise ValueError("training mode is expected to be boolean")
+        self.training = mode
+        for module in self.children():
+            module.train(mode)
+        return self
+
+    def eval(self) -> Module:
+        return self.train(False)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Module:
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        for p in self.parameters():
+            if p.grad is not None:
+                if set_to_none:
+                    p.grad = None
+                else:
+                    p.grad._data[...] = 0
+
+    # -- dtype / device -----------------------------------------------------------------
+    def _apply(self, fn: Callable[[np.ndarray], np.ndarray]) -> Module:
+        for module in self.modules():
+            for store in (module._parameters, module._buffers):
+                for t in store.values():
+                    if t is None:
+                        continue
+                    new = fn(t._data)
+                    if new is not t._data:
+                        t._data = new
+                        if t.grad is not None:
+                            t.grad._data = fn(t.grad._data)
+        return self
+
+    def to(self, *args, **kwargs) -> Module:
+        """``to(dtype)`` converts floating parameters and buffers; devices other than cpu raise."""
+        from ...tensor import check_device
+
+        target = kwargs.pop("dtype", None)
+        check_device(kwargs.pop("device", None))
+        for a in args:
+            if isinstance(a, (dt.dtype, type, np.dtype)):
+                target = a
+            elif isinstance(a, Tensor):
+                target = a.dtype
+            else:
+                check_device(a)
+        if target is None:
+            return self
+        d = dt.to_dtype(target)
+        if not d.is_floating_point:
+            raise TypeError(
+                f"nn.Module.to only accepts floating point dtypes, but got desired dtype={d}"
+            )
+        return self._apply(
+            lambda a: a.astype(d.np_dtype) if a.dtype.kind == "f" and a.dtype != d.np_dtype else a
+        )
+
+    def float(self) -> Module:
+        return self.to(dt.float32)
+
+    def double(self) -> Module:
+        return self.to(dt.float64)
+
+    def half(self) -> Module:
+        return self.to(dt.float16)
+
+    def cpu(self) -> Module:
+        return self
+
+    def cuda(self, device=None) -> Module:
+        raise RuntimeError("tinyattn runs on the CPU only: Module.cuda() is not available")
+
+    # -- state dict ---------------------------------------------------------------------
+    def state_dict(self, destination=None, prefix: str = "", keep_vars: bool = False):
+        """Parameters and persistent buffers by dotted name (detached unless ``keep_vars``)."""
+        if destination is None:
+            destination = OrderedDict()
+        for name, p in self._parameters.items():
+            if p is not None:
+                destination[prefix + name] = p if keep_vars else p.detach()
+        for name, b in self._buffers.items():
+            if b is not None and name not in self._non_persistent_buffers_set:
+                destination[prefix + name] = b if keep_vars else b.detach()
+        for name, module in self._modules.items():
+            if module is not None:
+                module.state_dict(destination, prefix + name + ".", keep_vars)
+        return destination
+
+    def load_state_dict(self, state_dict, strict: bool = True, assign: bool = False):
+        """Copy values (tinyattn/torch tensors or array-likes) into parameters and buffers.
+
+        In strict mode every missing, unexpected and shape-mismatched key is reported
+        in one ``RuntimeError``. Shape mismatches are errors in either mode.
+        """
+        own = self.state_dict(keep_vars=True)
+        missing = [k for k in own if k not in state_dict]
+        unexpected = [k for k in state_dict if k not in own]
+        mismatched, arrays = [], {}
+        for key, target in own.items():
+            if key not in state_dict:
+                continue
+            arr = _to_array(state_dict[key], key)
+            if isinstance(target, Parameter) and type(target).__name__ == "UninitializedParameter":
+                target.materialize(arr.shape, dt.from_numpy_dtype(arr.dtype))
+            if arr.shape != target._data.shape:
+                mismatched.append(
+                    f"size mismatch for {key}: copying a param with shape {list(arr.shape)} from "
+                    f"checkpoint, the shape in current model is {list(target._data.shape)}."
+                )
+            arrays[key] = arr
+        errors = list(mismatched)
+        if strict:
+            if unexpected:
+                errors.insert(
+                    0,
+                    "Unexpected key(s) in state_dict: "
+                    + ", ".join(f'"{k}"' for k in unexpected)
+                    + ".",
+                )
+            if missing:
+                errors.insert(
+                    0, "Missing key(s) in state_dict: " + ", ".join(f'"{k}"' for k in missing) + "."
+                )
+        if errors:
+            raise RuntimeError(
+                f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
+                + "\n\t".join(errors)
+            )
+        with no_grad():
+            for key, arr in arrays.items():
+                target = own[key]
+                target._data[...] = arr.astype(target._data.dtype, copy=False)
+                target._bump_version()
+        return _IncompatibleKeys(missing, unexpected)
+
+    # -- printing and copying -----------------------------------------------------------
+    def extra_repr(self) -> str:
+        return ""
+
+    def _get_name(self) -> str:
+        return type(self).__name__
+
+    def __repr__(self) -> str:
+        lines = []
+        extra = self.extra_repr()
+        if extra:
+            lines = extra.split("\n")
+        child_lines = []
+        for name, module in self._modules.items():
+            mod_str = repr(module).replace("\n", "\n  ")
+            child_lines.append(f"({name}): {mod_str}")
+        body = lines + child_lines
+        s = self._get_name() + "("
+        if body:
+            if len(lines) == 1 and not child_lines:
+                s += lines[0]
+            else:
+                s += "\n  " + "\n  ".join(body) + "\n"
+        return s + ")"
+
+    def __setstate__(self, state) -> None:
+        self.__dict__.update(state)
+
+    def __getstate__(self):
+        return self.__dict__
+
+
+class _RemovableHandle:
+    def __init__(self, store, key) -> None:
+        self.store, self.key = store, key
+
+    def remove(self) -> None:
+        self.store.pop(self.key, None)
