@@ -11,10 +11,7 @@ Importing compiles nothing: numba kernels are compiled on first use (and cached)
 
 import math as _math
 
-from . import (
-    _dtype,
-    autograd,  # noqa: E402  (after Tensor: autograd.* functions import it lazily)
-)
+from . import _dtype
 from ._dtype import (
     bool_ as bool,  # noqa: A004
 )
@@ -205,6 +202,9 @@ from .ops.shape import (
 )
 from .random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 from .tensor import Size, Tensor, device
+
+# Subpackages reachable as attributes, as in torch (``tinyattn.nn.functional.softmax``).
+from . import autograd, nn, viz  # noqa: E402  isort: skip
 
 inf = _math.inf
 nan = _math.nan

@@ -627,5 +627,9 @@ for _module, _names in _METHODS.items():
 del _module, _names, _name
 
 
+from .autograd import function as _function  # noqa: E402
+
+_function.Tensor = Tensor
+
 # Imported last: the op modules import Tensor from this module.
 from . import ops  # noqa: E402

@@ -8,6 +8,7 @@ from .engine import run_backward
 from .function import Function, Node
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .gradcheck import gradcheck
+from .trace import trace
 
 __all__ = [
     "Function",

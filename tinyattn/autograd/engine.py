@@ -15,9 +15,14 @@ The order is deterministic: it depends only on the order of each node's inputs.
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from .function import AccumulateGrad, Node
+
+# Active ``autograd.trace()`` recorders; each gets one record per node run.
+_tracers: list = []
 
 
 def unbroadcast(grad: np.ndarray, shape: tuple) -> np.ndarray:
@@ -93,6 +98,7 @@ def run_backward(
 
         input_grads = None
         if grad is not None and any(n is not None for n in node.next_functions):
+            t0 = time.perf_counter() if _tracers else 0.0
             input_grads = node.fn.backward(node, grad)
             if not isinstance(input_grads, tuple):
                 input_grads = (input_grads,)
@@ -101,6 +107,9 @@ def run_backward(
                     f"{node.name}: backward returned {len(input_grads)} gradients for "
                     f"{len(node.next_functions)} inputs"
                 )
+            if _tracers:
+                for tracer in _tracers:
+                    tracer._record(node, grad, input_grads, time.perf_counter() - t0)
         if not retain_graph:
             node.release()
 

@@ -63,6 +63,7 @@ class Node:
         self.next_functions: tuple = ()
         self.needs_input_grad: tuple = ()
         self.input_meta: tuple = ()  # (shape, np dtype) per input, for unbroadcast and casting
+        self.output_meta: tuple | None = None  # (shape, np dtype) of the output (for viz/trace)
         self._saved: tuple | None = None
         self._saved_versions: tuple = ()
         self._released = False
@@ -137,6 +138,8 @@ class _NoGradContext:
 
 _NO_GRAD_CTX = _NoGradContext()
 
+Tensor = None  # set by tinyattn.tensor once the class exists (avoids a circular import)
+
 
 class Function:
     """Base class of differentiable ops; subclass and call ``MyOp.apply(*inputs)``."""
@@ -151,27 +154,30 @@ class Function:
 
     @classmethod
     def apply(cls, *args, **kwargs):
-        from ..tensor import Tensor
-
-        arrays = [a._data if isinstance(a, Tensor) else a for a in args]
+        """Run ``forward`` on the inputs' arrays and, if any input requires grad, record a node."""
+        arrays = []
+        needs = []
         record = False
-        if is_grad_enabled():
-            for a in args:
-                if isinstance(a, Tensor) and a._requires_grad:
-                    record = True
-                    break
-        if not record:
+        for a in args:
+            if isinstance(a, Tensor):
+                arrays.append(a._data)
+                need = a._requires_grad
+                needs.append(need)
+                record = record or need
+            else:
+                arrays.append(a)
+                needs.append(False)
+        if not record or not is_grad_enabled():
             return Tensor._make(_as_array(cls.forward(_NO_GRAD_CTX, *arrays, **kwargs)))
 
         ctx = Node(cls)
-        ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
+        ctx.needs_input_grad = tuple(needs)
         out = _as_array(cls.forward(ctx, *arrays, **kwargs))
-        ctx.next_functions = tuple(
-            a._grad_node() if need else None for a, need in zip(args, ctx.needs_input_grad)
-        )
+        ctx.next_functions = tuple(a._grad_node() if need else None for a, need in zip(args, needs))
         ctx.input_meta = tuple(
-            (a.shape, a._data.dtype) if isinstance(a, Tensor) else None for a in args
+            (a._data.shape, a._data.dtype) if need else None for a, need in zip(args, needs)
         )
+        ctx.output_meta = (out.shape, out.dtype)
         result = Tensor._make(out, grad_fn=ctx)
         if ctx._saved:
             _record_versions(ctx, args, result)
@@ -184,8 +190,6 @@ def _as_array(x) -> np.ndarray:
 
 def _record_versions(ctx: Node, args, result) -> None:
     """Remember the version of every input/output whose array forward saved."""
-    from ..tensor import Tensor
-
     records = []
     for saved in ctx._saved:
         if not isinstance(saved, np.ndarray):

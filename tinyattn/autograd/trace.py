@@ -1,0 +1,64 @@
+"""``autograd.trace()``: record what the backward pass does, node by node.
+
+>>> with tinyattn.autograd.trace() as t:
+...     loss.backward()
+>>> print(t)          # a table: op, input shapes, output shape, |grad|, time
+>>> t.records         # the same as a list of dicts
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import engine
+
+
+class trace:  # noqa: N801 - used like torch's context managers
+    """Context manager recording each backward node run while it is active."""
+
+    def __init__(self) -> None:
+        self.records: list[dict] = []
+
+    def __enter__(self) -> trace:
+        engine._tracers.append(self)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        engine._tracers.remove(self)
+
+    def _record(self, node, grad_output, input_grads, seconds: float) -> None:
+        out_shape = node.output_meta[0] if node.output_meta else tuple(np.shape(grad_output))
+        self.records.append(
+            {
+                "step": len(self.records),
+                "op": node.name,
+                "input_shapes": [meta[0] if meta else None for meta in node.input_meta],
+                "output_shape": tuple(out_shape),
+                "grad_output_norm": float(
+                    np.linalg.norm(np.asarray(grad_output, dtype=np.float64))
+                ),
+                "grad_input_norms": [
+                    None if g is None else float(np.linalg.norm(np.asarray(g, dtype=np.float64)))
+                    for g in input_grads
+                ],
+                "seconds": seconds,
+            }
+        )
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    def __str__(self) -> str:
+        header = (
+            f"{'#':>3}  {'op':<22} {'inputs':<30} {'output':<16} {'|grad out|':>11} {'time':>9}"
+        )
+        lines = [header, "-" * len(header)]
+        for r in self.records:
+            inputs = ", ".join("-" if s is None else str(list(s)) for s in r["input_shapes"])
+            lines.append(
+                f"{r['step']:>3}  {r['op']:<22} {inputs:<30.30} {str(list(r['output_shape'])):<16} "
+                f"{r['grad_output_norm']:>11.4g} {r['seconds'] * 1e6:>7.1f}us"
+            )
+        return "\n".join(lines)
+
+    __repr__ = __str__
