@@ -260,9 +260,14 @@ class LinearLR(LRScheduler):
         return [group["lr"] * factor for group in groups]
 
     def _get_closed_form_lr(self) -> list[float]:
-        done = min(self.total_iters, self.last_epoch) / self.total_iters
         return [
-            base * (self.start_factor + (self.end_factor - self.start_factor) * done)
+            base
+            * (
+                self.start_factor
+                + (self.end_factor - self.start_factor)
+                * min(self.total_iters, self.last_epoch)
+                / self.total_iters
+            )
             for base in self.base_lrs
         ]
 
