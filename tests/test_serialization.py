@@ -62,7 +62,7 @@ def test_nested_structure_and_python_values_round_trip(tmp_path):
         },
         "meta": [None, True, False, 7, -(2**70), 1.5, math.inf, -math.inf, "text", ("a", 1)],
         "np_scalar": np.float32(2.5),
-        "keys": {1: "int key", 2.5: "float key", None: "none", True: "bool", ("x", 1): "tuple"},
+        "keys": {1: "int key", 2.5: "float key", None: "none", False: "bool", ("x", 1): "tuple"},
         "tied": [t, t],
     }
     save(tree, tmp_path / "c.pt")
