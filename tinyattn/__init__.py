@@ -205,6 +205,8 @@ from .ops.shape import (
 )
 from .random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 from .tensor import Size, Tensor, device
+from . import optim, utils  # noqa: E402  (need Tensor)
+from .serialization import load, save
 
 inf = _math.inf
 nan = _math.nan
