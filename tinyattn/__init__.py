@@ -202,6 +202,8 @@ from .ops.shape import (
 )
 from .random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 from .tensor import Size, Tensor, device
+from . import optim, utils  # noqa: E402  (need Tensor)
+from .serialization import load, save
 
 # Subpackages reachable as attributes, as in torch (``tinyattn.nn.functional.softmax``).
 from . import autograd, nn, viz  # noqa: E402  isort: skip

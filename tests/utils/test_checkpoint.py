@@ -1,0 +1,150 @@
+"""Activation checkpointing: same gradients as the plain function, no stored activations."""
+
+import numpy as np
+import pytest
+from harness import check_op, rand
+
+import tinyattn
+from tinyattn.utils.checkpoint import Checkpoint, checkpoint
+
+try:
+    import torch
+    import torch.utils.checkpoint  # noqa: F401  (makes torch.utils.checkpoint an attribute)
+except ImportError:
+    torch = None
+
+
+def _ckpt(lib):
+    return checkpoint if lib is tinyattn else torch.utils.checkpoint.checkpoint
+
+
+def test_checkpoint_gradcheck_and_torch_parity():
+    """Checkpoint node: float64 finite differences over every element + torch parity."""
+
+    def f(lib, x, w, b):
+        def block(h, weight, bias):
+            return ((h @ weight + bias).tanh() * h.sum(-1, keepdim=True)).exp()
+
+        return _ckpt(lib)(block, x, w, b, use_reentrant=False)
+
+    check_op(f, rand(3, 4, seed=1), rand(4, 4, seed=2) * 0.5, rand(4, seed=3))
+
+
+def test_checkpoint_multiple_outputs_parity():
+    def f(lib, x, y):
+        def block(a, b):
+            s = a * b
+            return s.sin(), (s + a).tanh()
+
+        return _ckpt(lib)(block, x, y, use_reentrant=False)
+
+    check_op(f, rand(2, 3, seed=4), rand(2, 3, seed=5))
+
+
+def _mlp(seed=0):
+    rng = np.random.default_rng(seed)
+    return [
+        tinyattn.tensor(rng.standard_normal(s), requires_grad=True) for s in ((5, 6), (6,), (6, 5))
+    ]
+
+
+def _block(params):
+    w1, b1, w2 = params
+
+    def block(h):
+        return ((h @ w1 + b1).tanh() @ w2).sigmoid()
+
+    return block
+
+
+@pytest.mark.parametrize("use_reentrant", [None, True, False])
+def test_gradients_identical_to_plain_function_including_closure_params(use_reentrant):
+    x_data = np.random.default_rng(1).standard_normal((3, 5))
+    grads = []
+    for use_ckpt in (False, True):
+        params = _mlp()
+        x = tinyattn.tensor(x_data, requires_grad=True)
+        block = _block(params)
+        h = x
+        for _ in range(3):  # a stack of blocks sharing weights
+            h = checkpoint(block, h, use_reentrant=use_reentrant) if use_ckpt else block(h)
+        (h * h).sum().backward()
+        grads.append([x.grad.numpy().copy()] + [p.grad.numpy().copy() for p in params])
+    for plain, ckpt in zip(*grads):
+        np.testing.assert_array_equal(plain, ckpt)  # float64, same ops: bit-identical
+
+
+def test_forward_stores_only_the_inputs():
+    params = _mlp()
+    x = tinyattn.tensor(np.ones((3, 5)), requires_grad=True)
+    y = checkpoint(_block(params), x, use_reentrant=False)
+    node = y.grad_fn
+    assert node.fn is Checkpoint
+    # the only graph between y and x is the checkpoint node: no intermediate nodes ...
+    assert node.next_functions == (x._grad_node(),)
+    # ... and what it saved is x's array itself, nothing computed inside the block
+    assert len(node._saved) == 1 and node._saved[0] is x._data
+    plain = _block(params)(x)
+    assert plain.grad_fn.fn is not Checkpoint  # the plain version records the whole chain
+
+
+def test_closure_params_get_grads_when_inputs_do_not_require_grad():
+    params = _mlp()
+    x = tinyattn.tensor(np.ones((2, 5)))  # a constant input (e.g. token embeddings frozen)
+    y = checkpoint(_block(params), x, use_reentrant=False)
+    assert y.requires_grad
+    y.sum().backward()
+    expected = _mlp()
+    _block(expected)(x).sum().backward()
+    for p, e in zip(params, expected):
+        np.testing.assert_array_equal(p.grad.numpy(), e.grad.numpy())
+    assert x.grad is None
+
+
+def test_random_ops_are_replayed_in_recomputation():
+    x = tinyattn.tensor(np.ones((4, 50)), requires_grad=True)
+
+    def noisy(h):
+        return h * tinyattn.rand(*h.shape)
+
+    tinyattn.manual_seed(3)
+    y = checkpoint(noisy, x, use_reentrant=False)
+    tinyattn.rand(10)  # advance the global stream between forward and backward
+    y.sum().backward()
+    # d(sum(x * r))/dx = r: the mask drawn in forward, not a fresh one
+    np.testing.assert_array_equal(x.grad.numpy(), y.detach().numpy())
+
+
+def test_non_tensor_args_kwargs_and_non_float_outputs():
+    x = tinyattn.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+
+    def block(h, scale, *, shift):
+        return h * scale + shift, h.argmax(-1), "tag"
+
+    y, idx, tag = checkpoint(block, x, 2.0, shift=1.0, use_reentrant=False)
+    assert tag == "tag" and idx.tolist() == [2, 2] and not idx.requires_grad
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.full((2, 3), 2.0))
+
+
+def test_under_no_grad_runs_plainly():
+    x = tinyattn.ones(2, requires_grad=True)
+    with tinyattn.no_grad():
+        y = checkpoint(lambda h: h * 2, x, use_reentrant=False)
+    assert y.grad_fn is None and y.tolist() == [2.0, 2.0]
+
+
+def test_inplace_change_of_input_before_backward_is_detected():
+    x = tinyattn.ones(3, requires_grad=True)
+    h = x * 1.0
+    y = checkpoint(lambda t: t.exp(), h, use_reentrant=False)
+    h.add_(1.0)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()
+
+
+def test_argument_errors():
+    with pytest.raises(TypeError, match="callable"):
+        checkpoint(3, tinyattn.ones(1), use_reentrant=False)
+    with pytest.raises(ValueError, match="use_reentrant"):
+        checkpoint(lambda t: t, tinyattn.ones(1), use_reentrant="yes")

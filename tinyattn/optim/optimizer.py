@@ -1,0 +1,281 @@
+"""``Optimizer``: parameter groups, per-parameter state and torch-format state dicts.
+
+An optimizer holds a list of *parameter groups*: dicts with a ``"params"`` list
+and the options (``lr``, ``weight_decay`` ...) that apply to those parameters.
+Options missing from a group take the optimizer's ``defaults``. Per-parameter
+buffers (momentum, Adam's moments) live in ``state[param]``.
+
+``state_dict()`` has torch's layout, parameters replaced by integer ids in the
+order they appear across the groups::
+
+    {"state": {0: {"momentum_buffer": tensor}, ...},
+     "param_groups": [{"lr": 0.1, ..., "params": [0, 1]}, ...]}
+
+Updates run under ``no_grad`` and write into the parameters' memory (the
+version counter is bumped, exactly as an in-place op would), so a graph that
+saved a parameter before the step refuses to backward through stale values.
+
+Subclassing works as in torch::
+
+    >>> import tinyattn as torch
+    >>> class PlainSGD(torch.optim.Optimizer):
+    ...     def __init__(self, params, lr=0.1):
+    ...         super().__init__(params, dict(lr=lr))
+    ...     @torch.no_grad()
+    ...     def step(self, closure=None):
+    ...         for group in self.param_groups:
+    ...             for p in group["params"]:
+    ...                 if p.grad is not None:
+    ...                     p.add_(p.grad, alpha=-group["lr"])
+"""
+
+from __future__ import annotations
+
+import copy
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import numpy as np
+
+from ..autograd.grad_mode import enable_grad
+from ..tensor import Tensor
+
+
+class _RequiredParameter:
+    """Marker for an option without default that every parameter group must set."""
+
+    def __repr__(self) -> str:
+        return "<required parameter>"
+
+
+required = _RequiredParameter()
+
+
+def _typename(obj) -> str:
+    if isinstance(obj, Tensor):
+        return obj.type()
+    return type(obj).__name__
+
+
+class Optimizer:
+    """Base class of all optimizers (``torch.optim.Optimizer``).
+
+    Parameters
+    ----------
+    params : iterable of Tensor, of (name, Tensor) pairs, or of dicts
+        The tensors to optimize, or parameter groups: dicts with a ``"params"``
+        entry and per-group options overriding ``defaults``.
+    defaults : dict
+        Option values used by groups that do not set them.
+
+    Subclasses implement ``step``; they read options from ``self.param_groups``
+    and keep buffers in ``self.state[p]`` (a dict per parameter, created on
+    first access).
+    """
+
+    def __init__(self, params: Iterable, defaults: dict[str, Any]) -> None:
+        self.defaults = defaults
+        self.state: defaultdict[Tensor, dict[str, Any]] = defaultdict(dict)
+        self.param_groups: list[dict[str, Any]] = []
+        if isinstance(params, Tensor):
+            raise TypeError(
+                "params argument given to the optimizer should be an iterable of Tensors or "
+                f"dicts, but got {_typename(params)}"
+            )
+        param_groups = list(params)
+        if len(param_groups) == 0:
+            raise ValueError("optimizer got an empty parameter list")
+        if not isinstance(param_groups[0], dict):
+            param_groups = [{"params": param_groups}]
+        for group in param_groups:
+            self.add_param_group(group)
+
+    # -- groups ---------------------------------------------------------------------------
+    def add_param_group(self, param_group: dict[str, Any]) -> None:
+        """Add a group of parameters (with its own options) to optimize, e.g. unfrozen layers."""
+        if not isinstance(param_group, dict):
+            raise TypeError(f"param_group must be a dict, but got {type(param_group).__name__}")
+        param_group = dict(param_group)
+        params = param_group["params"]
+        if isinstance(params, Tensor):
+            params = [params]
+        elif isinstance(params, set):
+            raise TypeError(
+                "optimizer parameters need to be organized in ordered collections, but the "
+                "ordering of tensors in sets will change between runs. Please use a list instead."
+            )
+        params = list(params)
+        names = [p[0] for p in params if isinstance(p, tuple)]
+        params = [p[1] if isinstance(p, tuple) else p for p in params]
+        if names:
+            if len(names) != len(params):
+                raise ValueError(
+                    "all optimizer params should be with/without names. Some param names are "
+                    "missing"
+                )
+            param_group["param_names"] = names
+        for p in params:
+            if not isinstance(p, Tensor):
+                raise TypeError(
+                    f"optimizer can only optimize Tensors, but one of the params is {_typename(p)}"
+                )
+            if not (p.is_leaf or p.retains_grad):
+                raise ValueError("can't optimize a non-leaf Tensor")
+        param_group["params"] = params
+        for name, default in self.defaults.items():
+            if default is required and name not in param_group:
+                raise ValueError(
+                    "parameter group didn't specify a value of required optimization "
+                    f"parameter {name}"
+                )
+            param_group.setdefault(name, default)
+        if len({id(p) for p in params}) != len(params):
+            raise ValueError("optimizer contains a parameter group with duplicate parameters")
+        seen = {id(p) for group in self.param_groups for p in group["params"]}
+        if any(id(p) in seen for p in params):
+            raise ValueError("some parameters appear in more than one parameter group")
+        self.param_groups.append(param_group)
+
+    # -- gradients and steps --------------------------------------------------------------
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Reset the gradients of all optimized tensors (to None, or to zeros in place)."""
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                if set_to_none:
+                    p.grad = None
+                else:
+                    if p.grad.grad_fn is not None:
+                        p.grad.detach_()
+                    p.grad._data[...] = 0
+                    p.grad._bump_version()
+
+    def step(self, closure: Callable[[], Any] | None = None):
+        """Perform one optimization step (implemented by subclasses)."""
+        raise NotImplementedError(f"{type(self).__name__} does not implement step()")
+
+    @staticmethod
+    def _evaluate(closure: Callable[[], Any] | None):
+        """Re-evaluate the model (``closure``) with gradients enabled, as torch's ``step`` does."""
+        if closure is None:
+            return None
+        with enable_grad():
+            return closure()
+
+    # -- state dicts ----------------------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        """The optimizer's state in torch's format (parameters referred to by integer ids).
+
+        The state tensors are returned by reference, as in torch: save or copy the
+        dict before stepping again if you need a snapshot.
+        """
+        param_ids: dict[int, int] = {}
+        start = 0
+        packed_groups = []
+        for group in self.param_groups:
+            packed = {k: v for k, v in group.items() if k != "params"}
+            for i, p in enumerate(group["params"], start):
+                param_ids.setdefault(id(p), i)
+            packed["params"] = [param_ids[id(p)] for p in group["params"]]
+            start += len(packed["params"])
+            packed_groups.append(packed)
+        packed_state = {
+            (param_ids[id(k)] if isinstance(k, Tensor) else k): v for k, v in self.state.items()
+        }
+        return {"state": packed_state, "param_groups": packed_groups}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Load a state dict made by ``state_dict()`` (of this optimizer class, same groups).
+
+        Tensors in the state are copied and cast to their parameter's floating dtype
+        (except ``step``); the groups' options are replaced by the saved ones.
+        """
+        if not isinstance(state_dict, dict) or not {"state", "param_groups"} <= set(state_dict):
+            raise ValueError(
+                "load_state_dict: expected a dict with 'state' and 'param_groups' entries, got "
+                f"{type(state_dict).__name__}"
+                + (
+                    f" with keys {sorted(map(str, state_dict))}"
+                    if isinstance(state_dict, dict)
+                    else ""
+                )
+            )
+        groups = self.param_groups
+        saved_groups = copy.deepcopy(state_dict["param_groups"])
+        if len(groups) != len(saved_groups):
+            raise ValueError(
+                "loaded state dict has a different number of parameter groups "
+                f"({len(saved_groups)}) than the optimizer ({len(groups)})"
+            )
+        for i, (g, s) in enumerate(zip(groups, saved_groups)):
+            if len(g["params"]) != len(s["params"]):
+                raise ValueError(
+                    f"loaded state dict contains a parameter group (index {i}, "
+                    f"{len(s['params'])} params) that doesn't match the size of optimizer's "
+                    f"group ({len(g['params'])} params)"
+                )
+        id_map = {
+            saved_id: p
+            for g, s in zip(groups, saved_groups)
+            for saved_id, p in zip(s["params"], g["params"])
+        }
+
+        state: defaultdict[Tensor, dict[str, Any]] = defaultdict(dict)
+        for k, v in state_dict["state"].items():
+            if k in id_map:
+                param = id_map[k]
+                state[param] = _cast_state(param, v, key=None)
+            else:
+                state[k] = copy.deepcopy(v)
+        self.state = state
+
+        new_groups = []
+        for group, saved in zip(groups, saved_groups):
+            saved["params"] = group["params"]
+            if "param_names" in group and "param_names" not in saved:
+                saved["param_names"] = group["param_names"]
+            new_groups.append(saved)
+        self.param_groups = new_groups
+
+    def __repr__(self) -> str:
+        lines = [f"{type(self).__name__} ("]
+        for i, group in enumerate(self.param_groups):
+            lines.append(f"Parameter Group {i}")
+            for key in sorted(group):
+                if key != "params":
+                    lines.append(f"    {key}: {group[key]}")
+        lines.append(")")
+        return "\n".join(lines)
+
+
+def _cast_state(param: Tensor, value, key):
+    """A copy of a saved state value; tensors cast to the parameter's dtype (not ``step``)."""
+    if isinstance(value, Tensor):
+        data = value._data
+        if key != "step" and param.is_floating_point():
+            data = data.astype(param._data.dtype, copy=False)
+        return Tensor._make(np.array(data, copy=True))
+    if isinstance(value, np.ndarray):
+        return _cast_state(param, Tensor._make(value), key)
+    if isinstance(value, dict):
+        return {k: _cast_state(param, v, key=k) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_cast_state(param, v, key=key) for v in value)
+    return copy.deepcopy(value)
+
+
+def _write(param: Tensor, values: np.ndarray) -> None:
+    """Store ``values`` into ``param``'s memory and bump its version (an in-place update)."""
+    np.copyto(param._data, values, casting="same_kind")
+    param._bump_version()
+
+
+def _check_no_unsupported(name: str, **flags: Any) -> None:
+    """Reject torch options that need machinery tinyattn does not have (CUDA graphs, fusing)."""
+    for flag, value in flags.items():
+        if value:
+            raise NotImplementedError(
+                f"{name}: {flag}=True is not supported by tinyattn (CPU, single-tensor updates)"
+            )

@@ -1,0 +1,211 @@
+"""Activation checkpointing: trade compute for memory by recomputing a block in backward.
+
+``checkpoint(fn, *args)`` runs ``fn`` under ``no_grad``, so none of its
+intermediate activations are kept: the graph gets one :class:`Checkpoint` node
+per output tensor that saves only the inputs. When backward reaches that node it
+
+1. rebuilds the inputs as fresh leaves (same arrays, same ``requires_grad``),
+2. restores the random state of the forward (so dropout draws the same mask),
+3. re-runs ``fn`` with grad enabled, and
+4. backpropagates the incoming gradient through the recomputed graph.
+
+Step 4 is an ordinary ``backward`` on the recomputed output: tensors ``fn`` uses
+from its closure (a layer's weights) receive ``.grad`` as usual, and the
+gradients of the fresh input leaves are what the node returns to the outer graph.
+
+Memory: peak activation memory drops from "everything inside ``fn``" to "the
+inputs of ``fn``" plus one block's activations during its backward.
+
+Differences from torch
+----------------------
+* ``use_reentrant`` is accepted (True, False or None) and both modes run the
+  scheme above (torch's reentrant flavour).
+* Closure tensors get their gradient accumulated into ``.grad`` even under
+  ``autograd.grad(...)`` (which torch's reentrant mode does not support at all).
+* Closure tensors should be leaves (parameters) or detached; a non-leaf closure
+  tensor's own graph is backpropagated from inside this node.
+* A function with several output tensors is recomputed once per backward; its
+  recomputed graph is shared by the outputs' nodes.
+
+Examples
+--------
+>>> import tinyattn as torch
+>>> from tinyattn.utils.checkpoint import checkpoint
+>>> w = torch.randn(4, 4, requires_grad=True)
+>>> x = torch.randn(2, 4, requires_grad=True)
+>>> def block(h):
+...     return (h @ w).tanh() @ w
+>>> y = checkpoint(block, x, use_reentrant=False)
+>>> y.grad_fn
+<CheckpointBackward0>
+>>> y.sum().backward()  # recomputes block, fills x.grad and w.grad
+>>> x.grad.shape, w.grad.shape
+(tinyattn.Size([2, 4]), tinyattn.Size([4, 4]))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .. import random as _random
+from ..autograd.function import Function
+from ..autograd.grad_mode import enable_grad, is_grad_enabled, no_grad
+from ..tensor import Tensor
+
+__all__ = ["checkpoint", "Checkpoint"]
+
+
+class _Block:
+    """What the output nodes of one ``checkpoint`` call share: fn, args, RNG state, recompute."""
+
+    def __init__(self, fn: Callable, args: tuple, kwargs: dict, rng_state) -> None:
+        self.fn = fn
+        self.args = args  # non-tensor arguments are reused as is; tensors come from ctx
+        self.kwargs = kwargs
+        self.rng_state = rng_state
+        self.outputs: list = []
+        self.recomputed: tuple | None = None  # (outputs, input leaves) during one backward
+        self.pending = 0
+
+    def recompute(self, arrays: tuple, needs_grad: tuple) -> tuple:
+        if self.recomputed is not None:
+            return self.recomputed
+        leaves = []
+        args = []
+        for i, (arr, need) in enumerate(zip(arrays, needs_grad)):
+            if i >= len(self.args):  # the dummy input added by checkpoint(): not fn's
+                leaves.append(None)
+                continue
+            a = self.args[i]
+            if isinstance(a, Tensor):
+                leaf = Tensor._make(arr)
+                leaf._requires_grad = bool(need)
+                leaves.append(leaf)
+                args.append(leaf)
+            else:
+                leaves.append(None)
+                args.append(a)
+        current = _random.get_rng_state() if self.rng_state is not None else None
+        try:
+            if self.rng_state is not None:
+                _random.set_rng_state(self.rng_state)
+            with enable_grad():
+                outputs = _as_tuple(self.fn(*args, **self.kwargs))
+        finally:
+            if current is not None:
+                _random.set_rng_state(current)
+        self.recomputed = (outputs, leaves)
+        return self.recomputed
+
+
+def _as_tuple(out) -> tuple:
+    return tuple(out) if isinstance(out, (tuple, list)) else (out,)
+
+
+class Checkpoint(Function):
+    """One output of a checkpointed block; backward recomputes the block.
+
+    forward:  y_i = fn(*inputs)[i], computed once under no_grad by ``checkpoint``;
+              only the inputs are saved.
+    backward: recompute fn(*inputs) with grad enabled from fresh input leaves,
+              run backward(y_i, dy_i) through it, return the leaves' gradients
+              (``None`` for inputs that are not tensors or need no gradient).
+    """
+
+    @staticmethod
+    def forward(ctx, *arrays, block: _Block, index: int):
+        ctx.save_for_backward(*arrays)
+        ctx.block = block
+        ctx.index = index
+        return block.outputs[index]._data
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        from ..autograd import backward as run_backward
+
+        block: _Block = ctx.block
+        arrays = ctx.saved_tensors  # raises if an input was modified in place since forward
+        outputs, leaves = block.recompute(arrays, ctx.needs_input_grad)
+        out = outputs[ctx.index]
+        if isinstance(out, Tensor) and out.requires_grad:
+            run_backward(out, Tensor._make(grad_output), retain_graph=True)
+        grads = []
+        for leaf in leaves:
+            if leaf is None or leaf.grad is None:
+                grads.append(None)
+            else:
+                grads.append(leaf.grad._data)
+                leaf.grad = None  # the next output's node reports only its own contribution
+        block.pending -= 1
+        if block.pending == 0:  # every output's gradient is in: free the recomputed graph
+            block.recomputed = None
+            block.pending = len(block.outputs)
+        return tuple(grads)
+
+
+def checkpoint(
+    function: Callable,
+    *args: Any,
+    use_reentrant: bool | None = None,
+    preserve_rng_state: bool = True,
+    **kwargs: Any,
+):
+    """Run ``function(*args, **kwargs)`` without storing its activations; recompute in backward.
+
+    Parameters
+    ----------
+    function : callable
+        The block to checkpoint; it returns a Tensor or a tuple/list of values.
+    *args
+        Its positional arguments. Tensors among them get gradients; anything
+        else is passed through unchanged.
+    use_reentrant : bool or None
+        Accepted for torch compatibility (torch >= 2.4 asks for it explicitly);
+        both values use the same implementation (see the module docstring).
+    preserve_rng_state : bool, default True
+        Replay the forward's random state during recomputation, so random ops
+        (dropout) draw the same numbers.
+    **kwargs
+        Keyword arguments for ``function`` (context_fn, determinism_check, debug
+        and early_stop are torch options and are accepted and ignored).
+
+    Returns
+    -------
+    Whatever ``function`` returns: tensor outputs are attached to the graph
+    through :class:`Checkpoint` nodes, other values are returned as they are.
+    """
+    if use_reentrant not in (None, True, False):
+        raise ValueError(f"checkpoint: use_reentrant must be a bool or None, got {use_reentrant!r}")
+    if not callable(function):
+        raise TypeError(f"checkpoint: function must be callable, got {type(function).__name__}")
+    for option in ("context_fn", "determinism_check", "debug", "early_stop"):
+        kwargs.pop(option, None)
+    if not is_grad_enabled():
+        return function(*args, **kwargs)
+
+    rng_state = _random.get_rng_state() if preserve_rng_state else None
+    block = _Block(function, args, kwargs, rng_state)
+    with no_grad():
+        result = function(*args, **kwargs)
+    outputs = _as_tuple(result)
+    block.outputs = list(outputs)
+
+    node_args = list(args)
+    if not any(isinstance(a, Tensor) and a.requires_grad for a in args):
+        # Closure tensors (weights) may still need gradients: a dummy input that
+        # requires grad makes the nodes record (its own gradient stays None).
+        node_args.append(Tensor._make(np.zeros(())).requires_grad_(True))
+
+    wrapped = []
+    for i, out in enumerate(outputs):
+        if isinstance(out, Tensor) and out.is_floating_point():
+            wrapped.append(Checkpoint.apply(*node_args, block=block, index=i))
+            block.pending += 1
+        else:
+            wrapped.append(out)
+    if isinstance(result, (tuple, list)):
+        return type(result)(wrapped)
+    return wrapped[0]
