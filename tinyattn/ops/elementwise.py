@@ -36,6 +36,10 @@ def _operand(x, op: str):
     raise TypeError(f"{op}(): unsupported operand type {type(x).__name__}")
 
 
+def _is_bool(x) -> bool:
+    return isinstance(x, (bool, np.bool_)) or (isinstance(x, np.ndarray) and x.dtype == np.bool_)
+
+
 def _checked(op: str, a, b, fn):
     try:
         return fn(a, b)
@@ -67,11 +71,12 @@ class Sub(Function):
 
     @staticmethod
     def forward(ctx, a, b, alpha=1):
-        a, b, rt = _promote(a, b, "sub")
-        if rt.kind == "b":
+        if _is_bool(a) or _is_bool(b):
             raise TypeError(
-                "sub: subtraction of bool tensors is not supported; use ^ or logical_xor"
+                "sub: subtraction with a bool operand is not supported (as in torch); to invert "
+                "a mask use ~ or logical_not(), or convert with .int() / .float() first"
             )
+        a, b, _ = _promote(a, b, "sub")
         ctx.alpha = alpha
         if alpha != 1:
             b = b * alpha
