@@ -366,7 +366,7 @@ class _ZeroGrad(Function):
 
     @staticmethod
     def backward(ctx, g):
-        return np.zeros_like(g)
+        return np.zeros_like(g), None
 
 
 class Clamp(Function):
@@ -468,7 +468,7 @@ class Cast(Function):
 
     @staticmethod
     def backward(ctx, g):
-        return g
+        return g, None
 
 
 class Clone(Function):
