@@ -80,7 +80,7 @@ def test_max_min_with_dim_named_tuple(sd, pick_max):
     x = _arr(shape, seed=4)
     for dim in range(-len(shape), len(shape)):
 
-        def f(T, x):
+        def f(T, x, dim=dim):
             out = (T.max if pick_max else T.min)(x, dim, keepdim=keepdim)
             assert out.values is out[0] and out.indices is out[1]
             return out  # (values, indices): both compared with torch
