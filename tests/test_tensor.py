@@ -6,7 +6,6 @@ from harness import torch
 
 import tinyattn
 
-
 # -- creation -------------------------------------------------------------------------------
 
 

@@ -475,8 +475,9 @@ class Clone(Function):
     """out = a copy of x.   dx = g"""
 
     @staticmethod
-    def forward(ctx, x):
-        return np.array(x, copy=True, order="C" if x.flags.c_contiguous else "K")
+    def forward(ctx, x, order="K"):
+        # "K" keeps a transposed layout (torch's clone preserves strides); "C": contiguous()
+        return np.array(x, copy=True, order=order)
 
     @staticmethod
     def backward(ctx, g):
@@ -596,7 +597,7 @@ def clone(input: Tensor, *, memory_format=None) -> Tensor:
 
 def contiguous(input: Tensor, memory_format=None) -> Tensor:
     """``input`` itself if C-contiguous, else a contiguous copy."""
-    return input if input._data.flags.c_contiguous else Clone.apply(input)
+    return input if input._data.flags.c_contiguous else Clone.apply(input, order="C")
 
 
 # -- comparisons and logic (not differentiable) -----------------------------------------
