@@ -412,9 +412,14 @@ class Tensor:
         return int(self.item())
 
     def __format__(self, spec: str) -> str:
-        if self._data.size == 1 and self._data.ndim == 0:
+        if self._data.ndim == 0:
             return format(self.item(), spec)
-        return format(repr(self), spec)
+        if spec:  # torch: only 0-dim tensors take a number format
+            raise TypeError(
+                f"unsupported format string {spec!r} passed to Tensor.__format__ (only 0-dim "
+                f"tensors format as numbers; this one has shape {tuple(self.shape)}; use .item())"
+            )
+        return repr(self)
 
     __hash__ = object.__hash__
 

@@ -96,12 +96,33 @@ class Node:
         return self._saved or ()
 
     def release(self) -> None:
-        """Free saved arrays and op attributes (after a backward without retain_graph)."""
+        """Free saved arrays (after a backward without retain_graph).
+
+        As in torch, only what holds tensor data is freed: saved arrays and array
+        attributes. Small attributes (axes, shapes, flags) stay, so nodes that saved
+        no data (add, sum, ...) can be backpropagated through again.
+        """
         if self._saved is not None or len(self.__dict__) > _NODE_FIELDS:
-            self._released = True
+            drop = [
+                k
+                for k, v in self.__dict__.items()
+                if k not in _NODE_FIELD_NAMES and isinstance(v, np.ndarray)
+            ]
+            if self._saved is not None or drop:
+                self._released = True
             self._saved = None
-            for key in [k for k in self.__dict__ if k not in _NODE_FIELD_NAMES]:
+            for key in drop:
                 del self.__dict__[key]
+
+    def __getattr__(self, name):
+        # only reached for missing attributes: explain ones freed by release()
+        if name.startswith("__") or not self.__dict__.get("_released"):
+            raise AttributeError(name)
+        raise RuntimeError(
+            f"Trying to backward through the graph a second time: {self.name} freed its "
+            f"saved data ({name!r}) after the first backward. Specify retain_graph=True on the "
+            "first backward() call if you need to backward twice."
+        )
 
     def register_hook(self, fn) -> None:
         if self._hooks is None:

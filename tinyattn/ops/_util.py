@@ -13,7 +13,7 @@ def normalize_dim(dim: int, ndim: int, op: str) -> int:
     """``dim`` as a non-negative axis; IndexError naming the op and the valid range."""
     try:
         dim = int(dim)
-    except TypeError:
+    except (TypeError, ValueError):
         raise TypeError(f"{op}(): dim must be an int, got {type(dim).__name__}") from None
     n = max(ndim, 1)
     if not -n <= dim < n:

@@ -30,7 +30,7 @@ class Softmax(Function):
     def forward(ctx, x, dim):
         x = to_float(x)
         with np.errstate(invalid="ignore", over="ignore"):
-            e = np.exp(x - np.max(x, axis=dim, keepdims=True))
+            e = np.exp(x - np.max(x, axis=dim, keepdims=True, initial=-np.inf))
             e /= np.sum(e, axis=dim, keepdims=True)
         ctx.dim = dim
         ctx.save_for_backward(e)
@@ -49,7 +49,7 @@ class LogSoftmax(Function):
     def forward(ctx, x, dim):
         x = to_float(x)
         with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-            shifted = x - np.max(x, axis=dim, keepdims=True)
+            shifted = x - np.max(x, axis=dim, keepdims=True, initial=-np.inf)
             y = shifted - np.log(np.sum(np.exp(shifted), axis=dim, keepdims=True))
         ctx.dim = dim
         ctx.save_for_backward(y)

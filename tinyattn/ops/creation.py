@@ -53,18 +53,44 @@ def _unwrap_nested(data):
     return data
 
 
-def _infer_np_dtype(data) -> np.dtype:
-    """torch.tensor's inference: Python floats -> default float, ints -> int64, bools -> bool."""
-    if isinstance(data, np.ndarray):
+def _has_numpy_leaf(data) -> bool:
+    """Whether nested data holds NumPy scalars/arrays (which keep their dtype, as in torch)."""
+    if isinstance(data, (np.ndarray, np.generic)):
+        return True
+    if isinstance(data, (list, tuple)):
+        return any(_has_numpy_leaf(d) for d in data)
+    return False
+
+
+def _as_array(data, op: str) -> np.ndarray:
+    try:
+        return np.asarray(data)
+    except ValueError as e:  # ragged nesting
+        raise ValueError(
+            f"{op}(): nested sequences must be rectangular (every row the same length): {e}"
+        ) from None
+
+
+def _infer_np_dtype(data, op: str = "tensor") -> np.dtype:
+    """torch.tensor's inference: Python floats -> default float, ints -> int64, bools -> bool.
+
+    NumPy arrays and scalars keep their own dtype.
+    """
+    if isinstance(data, (np.ndarray, np.generic)):
         return data.dtype
-    arr = np.asarray(data)
+    arr = _as_array(data, op)
+    if arr.dtype.kind in "fiu" and _has_numpy_leaf(data):
+        return arr.dtype
     if arr.dtype.kind == "f":
         return dt.get_default_dtype().np_dtype
     if arr.dtype.kind in "iu":
         return np.dtype(np.int64)
     if arr.dtype.kind == "b":
         return np.dtype(np.bool_)
-    raise TypeError(f"tensor(): could not infer a dtype from data of type {type(data).__name__}")
+    raise TypeError(
+        f"{op}(): could not infer a dtype from data of type {type(data).__name__} "
+        f"(expected numbers, bools, nested lists of them, arrays or tensors)"
+    )
 
 
 def _finish(data: np.ndarray, requires_grad: bool) -> Tensor:
@@ -78,12 +104,13 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False) -> Ten
     """A new tensor holding a copy of ``data`` (nested lists, numbers, arrays or tensors)."""
     check_device(device)
     raw = _unwrap_nested(data)
-    if isinstance(raw, np.ndarray) and dtype is None and raw.dtype.kind not in "fiub":
-        raise TypeError(f"tensor(): unsupported numpy dtype {raw.dtype}")
     np_dtype = dt.to_dtype(dtype).np_dtype if dtype is not None else _infer_np_dtype(raw)
-    if isinstance(raw, np.ndarray) and dtype is None and raw.dtype not in dt._BY_NP:
-        dt.from_numpy_dtype(raw.dtype)
-    return _finish(np.array(raw, dtype=np_dtype, copy=True), requires_grad)
+    dt.from_numpy_dtype(np_dtype)  # a clear TypeError for dtypes tinyattn lacks
+    try:
+        data = np.array(raw, dtype=np_dtype, copy=True)
+    except ValueError as e:
+        raise ValueError(f"tensor(): could not convert the data to {np_dtype}: {e}") from None
+    return _finish(data, requires_grad)
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:

@@ -36,6 +36,10 @@ def _operand(x, op: str):
     raise TypeError(f"{op}(): unsupported operand type {type(x).__name__}")
 
 
+def _is_bool(x) -> bool:
+    return isinstance(x, (bool, np.bool_)) or (isinstance(x, np.ndarray) and x.dtype == np.bool_)
+
+
 def _checked(op: str, a, b, fn):
     try:
         return fn(a, b)
@@ -67,11 +71,12 @@ class Sub(Function):
 
     @staticmethod
     def forward(ctx, a, b, alpha=1):
-        a, b, rt = _promote(a, b, "sub")
-        if rt.kind == "b":
+        if _is_bool(a) or _is_bool(b):
             raise TypeError(
-                "sub: subtraction of bool tensors is not supported; use ^ or logical_xor"
+                "sub: subtraction with a bool operand is not supported (as in torch); to invert "
+                "a mask use ~ or logical_not(), or convert with .int() / .float() first"
             )
+        a, b, _ = _promote(a, b, "sub")
         ctx.alpha = alpha
         if alpha != 1:
             b = b * alpha
@@ -104,16 +109,28 @@ class Div(Function):
 
     @staticmethod
     def forward(ctx, a, b, rounding_mode=None):
-        a, b, _ = _promote(a, b, "div", floating=rounding_mode is None)
-        out = _checked("div", a, b, np.true_divide)
-        if rounding_mode == "floor":
-            out = np.floor(out) if out.dtype.kind == "f" else np.floor_divide(a, b)
-        elif rounding_mode == "trunc":
-            out = np.trunc(out) if out.dtype.kind == "f" else (a / b).astype(out.dtype)
-        elif rounding_mode is not None:
+        if rounding_mode not in (None, "trunc", "floor"):
             raise ValueError(
                 f"div: rounding_mode must be None, 'trunc' or 'floor', got {rounding_mode!r}"
             )
+        a, b, rt = _promote(a, b, "div", floating=rounding_mode is None)
+        if rt.kind in "iub" and rounding_mode is not None:
+            if np.any(np.asarray(b) == 0):
+                raise ZeroDivisionError(
+                    f"div(rounding_mode={rounding_mode!r}): integer division by zero"
+                )
+            if rounding_mode == "floor":
+                out = _checked("div", a, b, np.floor_divide)
+            else:  # C-style: round the exact quotient toward zero
+                q = _checked("div", a, b, np.floor_divide)
+                out = np.where((q < 0) & (q * b != a), q + 1, q).astype(rt)
+        else:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                out = _checked("div", a, b, np.true_divide)
+                if rounding_mode == "floor":  # Python's floor division: 1.0 // 0.1 == 9.0
+                    out = _checked("div", a, b, np.floor_divide)
+                elif rounding_mode == "trunc":
+                    out = np.trunc(out)
         ctx.rounding = rounding_mode is not None
         if ctx.needs_input_grad:
             ctx.save_for_backward(b, out)
@@ -135,8 +152,8 @@ class Pow(Function):
     @staticmethod
     def forward(ctx, a, b):
         a, b, rt = _promote(a, b, "pow")
-        if rt.kind in "iu" and isinstance(b, np.ndarray) and (b < 0).any():
-            raise ValueError("pow: integers to negative integer powers are not allowed")
+        if rt.kind in "iu" and np.any(np.asarray(b) < 0):
+            raise RuntimeError("pow: integers to negative integer powers are not allowed")
         out = _checked("pow", a, b, np.power)
         if ctx.needs_input_grad:
             ctx.save_for_backward(a, b, out)
@@ -158,14 +175,32 @@ class Pow(Function):
         return da, db
 
 
+def _check_alpha(a, b, alpha, op: str) -> None:
+    """torch refuses a float ``alpha`` when both operands are integral (it would truncate)."""
+    if isinstance(alpha, float) and not any(
+        isinstance(x, float) or (isinstance(x, Tensor) and x._data.dtype.kind == "f")
+        for x in (a, b)
+    ):
+        raise RuntimeError(
+            f"{op}(): for integral input tensors, argument alpha must not be a floating point "
+            f"number (got alpha={alpha})"
+        )
+
+
 def add(input, other, *, alpha=1) -> Tensor:
     """``input + alpha * other`` with broadcasting."""
-    return Add.apply(_operand(input, "add"), _operand(other, "add"), alpha=alpha)
+    a, b = _operand(input, "add"), _operand(other, "add")
+    if alpha != 1:
+        _check_alpha(a, b, alpha, "add")
+    return Add.apply(a, b, alpha=alpha)
 
 
 def sub(input, other, *, alpha=1) -> Tensor:
     """``input - alpha * other`` with broadcasting."""
-    return Sub.apply(_operand(input, "sub"), _operand(other, "sub"), alpha=alpha)
+    a, b = _operand(input, "sub"), _operand(other, "sub")
+    if alpha != 1:
+        _check_alpha(a, b, alpha, "sub")
+    return Sub.apply(a, b, alpha=alpha)
 
 
 subtract = sub
@@ -208,14 +243,17 @@ def pow(input, exponent) -> Tensor:  # noqa: A001 - torch's name
 # -- unary math ----------------------------------------------------------------------------
 
 
-def _unary(name: str, forward, backward, doc: str, saves: str = "input"):
+def _unary(name: str, forward, backward, doc: str, saves: str = "input", keep_int=False):
     """Build a one-input ``Function`` from its forward and backward formulas.
 
     ``backward(g, x, out)`` gets the saved input and/or output (None if unsaved).
+    ``keep_int``: integer inputs keep their dtype (neg, abs, square); otherwise
+    they are computed in the default float dtype, as torch does for exp, log ...
     """
 
     def fwd(ctx, x):
-        x = to_float(x)
+        if not keep_int:
+            x = to_float(x)
         out = np.asarray(forward(x))
         if ctx.needs_input_grad:
             ctx.save_for_backward(
@@ -235,8 +273,10 @@ def _unary(name: str, forward, backward, doc: str, saves: str = "input"):
     return cls
 
 
-Neg = _unary("Neg", np.negative, lambda g, x, y: -g, "out = -x.   dx = -g", saves="")
-Abs = _unary("Abs", np.abs, lambda g, x, y: g * np.sign(x), "out = |x|.   dx = g * sign(x)")
+Neg = _unary("Neg", np.negative, lambda g, x, y: -g, "out = -x.   dx = -g", "", keep_int=True)
+Abs = _unary(
+    "Abs", np.abs, lambda g, x, y: g * np.sign(x), "out = |x|.   dx = g * sign(x)", keep_int=True
+)
 Exp = _unary("Exp", np.exp, lambda g, x, y: g * y, "out = exp(x).   dx = g * out", "output")
 Expm1 = _unary(
     "Expm1",
@@ -281,7 +321,9 @@ Reciprocal = _unary(
     "out = 1/x.   dx = -g * out**2",
     "output",
 )
-Square = _unary("Square", np.square, lambda g, x, y: 2 * g * x, "out = x**2.   dx = 2 g x")
+Square = _unary(
+    "Square", np.square, lambda g, x, y: 2 * g * x, "out = x**2.   dx = 2 g x", keep_int=True
+)
 
 
 def _sigmoid(x):
@@ -324,34 +366,53 @@ class _ZeroGrad(Function):
 
     @staticmethod
     def backward(ctx, g):
-        return np.zeros_like(g)
+        return np.zeros_like(g), None
 
 
 class Clamp(Function):
-    """out = min(max(x, lo), hi).   dx = g where lo <= x <= hi, else 0"""
+    """out = min(max(x, lo), hi); ``lo``/``hi`` are numbers, arrays (broadcast) or None.
+
+    dx   = g where lo <= x <= hi, else 0
+    dlo  = g where x < lo (and lo < hi: when lo > hi the result is hi)
+    dhi  = g where x > hi, or where hi < lo
+    """
 
     @staticmethod
     def forward(ctx, x, lo, hi):
         out = x
-        if lo is not None:
-            out = np.maximum(out, lo)
-        if hi is not None:
-            out = np.minimum(out, hi)
+        with np.errstate(invalid="ignore"):
+            try:
+                if lo is not None:
+                    out = np.maximum(out, lo)
+                if hi is not None:
+                    out = np.minimum(out, hi)
+            except ValueError:
+                bounds = [v for v in (lo, hi) if v is not None]
+                raise broadcast_error("clamp", x, *bounds) from None
         out = np.asarray(out, dtype=dt.result_type(x, *(v for v in (lo, hi) if v is not None)))
         if ctx.needs_input_grad:
-            ctx.save_for_backward(x)
-            ctx.lo, ctx.hi = lo, hi
+            ctx.save_for_backward(x, lo, hi)
         return out
 
     @staticmethod
     def backward(ctx, g):
-        (x,) = ctx.saved_tensors
-        keep = np.ones(x.shape, dtype=bool)
-        if ctx.lo is not None:
-            keep &= x >= ctx.lo
-        if ctx.hi is not None:
-            keep &= x <= ctx.hi
-        return (g * keep, None, None)
+        x, lo, hi = ctx.saved_tensors
+        zero = np.zeros((), dtype=g.dtype)
+        keep = True
+        if lo is not None:
+            keep = keep & (x >= lo)
+        if hi is not None:
+            keep = keep & (x <= hi)
+        dx = np.where(keep, g, zero)
+        need = ctx.needs_input_grad
+        dlo = dhi = None
+        if len(need) > 1 and need[1]:
+            below = x < lo
+            dlo = np.where(below & (lo < hi) if hi is not None else below, g, zero)
+        if len(need) > 2 and need[2]:
+            above = x > hi
+            dhi = np.where(above | (hi < lo) if lo is not None else above, g, zero)
+        return dx, dlo, dhi
 
 
 class Where(Function):
@@ -407,15 +468,16 @@ class Cast(Function):
 
     @staticmethod
     def backward(ctx, g):
-        return g
+        return g, None
 
 
 class Clone(Function):
     """out = a copy of x.   dx = g"""
 
     @staticmethod
-    def forward(ctx, x):
-        return np.array(x, copy=True, order="C" if x.flags.c_contiguous else "K")
+    def forward(ctx, x, order="K"):
+        # "K" keeps a transposed layout (torch's clone preserves strides); "C": contiguous()
+        return np.array(x, copy=True, order=order)
 
     @staticmethod
     def backward(ctx, g):
@@ -455,37 +517,46 @@ reciprocal = _make_unary(Reciprocal, "reciprocal")
 square = _make_unary(Square, "square")
 
 
+def _rounding(input: Tensor, fn, op: str) -> Tensor:
+    x = _tensor(input, op)
+    if x._data.dtype.kind != "f":  # integers are already whole: a copy, as in torch
+        return Tensor._make(x._data.copy())
+    return _ZeroGrad.apply(x, fn)
+
+
 def sign(input: Tensor) -> Tensor:
     return _ZeroGrad.apply(_tensor(input, "sign"), np.sign)
 
 
 def floor(input: Tensor) -> Tensor:
-    return _ZeroGrad.apply(_tensor(input, "floor"), np.floor)
+    return _rounding(input, np.floor, "floor")
 
 
 def ceil(input: Tensor) -> Tensor:
-    return _ZeroGrad.apply(_tensor(input, "ceil"), np.ceil)
+    return _rounding(input, np.ceil, "ceil")
 
 
 def round(input: Tensor, decimals: int = 0) -> Tensor:  # noqa: A001
-    return _ZeroGrad.apply(_tensor(input, "round"), lambda x: np.round(x, decimals))
+    return _rounding(input, lambda x: np.round(x, decimals), "round")
 
 
-def _bound(v, op):
-    if isinstance(v, Tensor):
-        if v.numel() != 1:
-            raise TypeError(
-                f"{op}(): tensor bounds must have one element, got shape {tuple(v.shape)}"
-            )
-        return v.item()
-    return v
+def _bound(v, op: str, name: str):
+    if v is None or isinstance(v, Tensor):
+        return v
+    if isinstance(v, (int, float, np.number)) and not isinstance(v, bool):
+        return v
+    raise TypeError(
+        f"{op}(): argument '{name}' must be a number, a Tensor or None, not {type(v).__name__}"
+    )
 
 
 def clamp(input: Tensor, min=None, max=None) -> Tensor:  # noqa: A002
-    """Limit values to ``[min, max]`` (either may be None)."""
+    """Limit values to ``[min, max]``; either may be None, a number or a (broadcast) tensor."""
     if min is None and max is None:
         raise ValueError("clamp(): at least one of 'min' or 'max' must not be None")
-    return Clamp.apply(_tensor(input, "clamp"), _bound(min, "clamp"), _bound(max, "clamp"))
+    return Clamp.apply(
+        _tensor(input, "clamp"), _bound(min, "clamp", "min"), _bound(max, "clamp", "max")
+    )
 
 
 clip = clamp
@@ -526,7 +597,7 @@ def clone(input: Tensor, *, memory_format=None) -> Tensor:
 
 def contiguous(input: Tensor, memory_format=None) -> Tensor:
     """``input`` itself if C-contiguous, else a contiguous copy."""
-    return input if input._data.flags.c_contiguous else Clone.apply(input)
+    return input if input._data.flags.c_contiguous else Clone.apply(input, order="C")
 
 
 # -- comparisons and logic (not differentiable) -----------------------------------------
@@ -646,7 +717,7 @@ def pow_(self: Tensor, exponent) -> Tensor:
 def clamp_(self: Tensor, min=None, max=None) -> Tensor:  # noqa: A002
     if min is None and max is None:
         raise ValueError("clamp_(): at least one of 'min' or 'max' must not be None")
-    return self._apply_inplace(Clamp, _bound(min, "clamp_"), _bound(max, "clamp_"))
+    return self._apply_inplace(Clamp, _bound(min, "clamp_", "min"), _bound(max, "clamp_", "max"))
 
 
 clip_ = clamp_

@@ -6,6 +6,7 @@ Backward of a reduction spreads the gradient back over the reduced dims:
 
 from __future__ import annotations
 
+import builtins
 from collections import namedtuple
 
 import numpy as np
@@ -81,9 +82,11 @@ class Mean(Function):
     @staticmethod
     def forward(ctx, x, axes, keepdim):
         ctx.axes, ctx.keepdim, ctx.shape = axes, keepdim, x.shape
-        ctx.n = x.size if axes is None else int(np.prod([x.shape[a] for a in axes]))
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return np.mean(x, axis=axes, keepdims=keepdim)
+        n = ctx.n = x.size if axes is None else int(np.prod([x.shape[a] for a in axes]))
+        if x.size == 0:  # nan, as in torch (np.mean would also warn)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                return np.sum(x, axis=axes, keepdims=keepdim) / x.dtype.type(n)
+        return np.mean(x, axis=axes, keepdims=keepdim)
 
     @staticmethod
     def backward(ctx, g):
@@ -109,11 +112,13 @@ class Var(Function):
     @staticmethod
     def forward(ctx, x, axes, keepdim, correction):
         n = x.size if axes is None else int(np.prod([x.shape[a] for a in axes]))
-        centred = x - np.mean(x, axis=axes, keepdims=True)
+        denominator = builtins.max(n - correction, 0)  # the module's max is the tensor op
         with np.errstate(invalid="ignore", divide="ignore"):
-            out = np.sum(centred * centred, axis=axes, keepdims=keepdim) / max(n - correction, 0)
+            mean = np.sum(x, axis=axes, keepdims=True) / n
+            centred = x - mean
+            out = np.sum(centred * centred, axis=axes, keepdims=keepdim) / denominator
         ctx.axes, ctx.keepdim, ctx.shape = axes, keepdim, x.shape
-        ctx.denominator = max(n - correction, 0)
+        ctx.denominator = denominator
         ctx.save_for_backward(centred)
         return out.astype(x.dtype, copy=False)
 
@@ -188,11 +193,20 @@ class Amax(Function):
 
 
 def _check_nonempty(input, axes, op):
-    if input.numel() == 0:
+    """A max/min over zero elements has no value: torch raises, naming the empty dim."""
+    if input.numel() != 0:
+        return
+    if axes is None:
         raise IndexError(
-            f"{op}(): Expected reduction dim to be specified for input.numel() == 0, got shape "
-            f"{list(input.shape)}"
+            f"{op}(): Expected reduction dim to be specified for input.numel() == 0 "
+            f"(input shape {list(input.shape)})"
         )
+    for a in axes:
+        if input.shape[a] == 0:
+            raise IndexError(
+                f"{op}(): Expected reduction dim {a} to have non-zero size (input shape "
+                f"{list(input.shape)})"
+            )
 
 
 def amax(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
@@ -242,12 +256,13 @@ def _max_min(input, dim, keepdim, other, pick_max: bool):
             )
         return Amax.apply(input, None, False, pick_max)
     d = normalize_dim(dim, input.ndim, name)
-    if input.ndim and input.shape[d] == 0:
-        raise IndexError(f"{name}(): cannot reduce over dimension {d} of size 0")
-    data = input._data if input.ndim else input._data.reshape(1)
-    indices = (np.argmax if pick_max else np.argmin)(data, axis=d)
     if input.ndim == 0:
-        return values_indices(input, Tensor._make(np.asarray(0, dtype=np.int64)))
+        return values_indices(input.clone(), Tensor._make(np.asarray(0, dtype=np.int64)))
+    _check_nonempty(input, (d,), name)
+    if input.numel() == 0:  # another dim is empty: an empty result
+        indices = np.zeros(input.shape[:d] + input.shape[d + 1 :], dtype=np.int64)
+    else:
+        indices = (np.argmax if pick_max else np.argmin)(input._data, axis=d)
     values = MaxDim.apply(input, d, keepdim, indices)
     ind = np.expand_dims(indices, d) if keepdim else indices
     return values_indices(values, Tensor._make(ind.astype(np.int64)))
