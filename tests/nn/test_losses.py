@@ -4,7 +4,7 @@ import warnings
 
 import numpy as np
 import pytest
-from harness import check_op, rand, run_gradcheck, run_parity, torch
+from harness import check_op, rand, run_gradcheck, run_parity
 
 import tinyattn
 import tinyattn.nn as nn
