@@ -65,7 +65,8 @@ def clip_grads_with_norm_(parameters, max_norm: float, total_norm: Tensor, forea
     total = total_norm._data if isinstance(total_norm, Tensor) else np.asarray(total_norm)
     coef = np.minimum(float(max_norm) / (total + 1e-6), 1.0)
     for g in grads:
-        g._data *= coef.astype(g._data.dtype)
+        with np.errstate(invalid="ignore"):  # inf * 0 = nan for a non-finite norm, as torch
+            g._data *= coef.astype(g._data.dtype)
         g._bump_version()
 
 
