@@ -200,3 +200,36 @@ def test_gradcheck_helper_rejects_wrong_gradient():
 
     with pytest.raises(Exception):  # noqa: B017,PT011
         run_gradcheck(lambda T, x: Wrong.apply(x), rand(3, seed=19))
+
+
+# -- shapes from Hypothesis: size-1 dims, several batch dims, transposed (non-contiguous) input --
+
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_batch = st.lists(st.integers(1, 3), min_size=0, max_size=2)
+
+
+@given(batch=_batch, features=st.integers(1, 4), k=st.integers(1, 2), transposed=st.booleans())
+def test_layer_norm_and_rms_norm_shapes(batch, features, k, transposed):
+    normalized = (2, features)[-k:]
+    x = rand(*batch, *normalized, seed=len(batch) * 10 + features)
+    w, b = rand(*normalized, seed=1), rand(*normalized, seed=2)
+    if transposed and x.ndim >= 2:  # hand the op a transposed view of a contiguous array
+        x = np.ascontiguousarray(np.swapaxes(x, -1, -2))
+
+        def prep(T, x):
+            return x.transpose(-1, -2)
+    else:
+
+        def prep(T, x):
+            return x
+
+    check_op(lambda T, x, w, b: _F(T).layer_norm(prep(T, x), normalized, w, b), x, w, b)
+    check_op(lambda T, x, w: _F(T).rms_norm(prep(T, x), normalized, w), x, w)
+
+
+@given(batch=_batch, n_in=st.integers(1, 4), n_out=st.integers(1, 3))
+def test_linear_shapes(batch, n_in, n_out):
+    x, w, b = rand(*batch, n_in, seed=3), rand(n_out, n_in, seed=4), rand(n_out, seed=5)
+    check_op(lambda T, x, w, b: _F(T).linear(x, w, b), x, w, b)
