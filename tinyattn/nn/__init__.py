@@ -1,14 +1,31 @@
 """Neural-network layers with torch's names, signatures, parameter names and init."""
 
-from . import functional, init
+from . import functional, init, utils
 from .modules import *  # noqa: F403
 from .modules import (
+    GELU,
+    BCEWithLogitsLoss,
+    CrossEntropyLoss,
+    Dropout,
+    Embedding,
     Identity,
+    KLDivLoss,
+    LayerNorm,
+    LazyLinear,
+    Linear,
+    LogSoftmax,
     Module,
     ModuleDict,
     ModuleList,
+    MSELoss,
+    NLLLoss,
     ParameterDict,
     ParameterList,
+    ReLU,
+    RMSNorm,
     Sequential,
+    Sigmoid,
+    Softmax,
+    Tanh,
 )
 from .parameter import Buffer, Parameter, UninitializedParameter

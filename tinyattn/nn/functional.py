@@ -1,8 +1,486 @@
-"""``tinyattn.nn.functional``: stateless layer functions with torch's names and semantics."""
+"""``tinyattn.nn.functional``: stateless layer functions with torch's names and semantics.
+
+Ops whose backward reads better (or runs faster) fused are ``Function`` classes
+here, each with its gradient formula in the docstring. Losses live in
+``tinyattn.nn._loss`` and are re-exported.
+"""
 
 from __future__ import annotations
 
+import math
+import numbers
+
+import numpy as np
+
+from ..autograd.function import Function
 from ..ops.activation import log_softmax, softmax
 from ..ops.elementwise import relu, sigmoid, tanh
+from ..random import _numpy_generator
+from ..tensor import Tensor
+from ._loss import (
+    binary_cross_entropy_with_logits,
+    cross_entropy,
+    kl_div,
+    mse_loss,
+    nll_loss,
+)
 
-__all__ = ["softmax", "log_softmax", "relu", "sigmoid", "tanh"]
+__all__ = [
+    "linear",
+    "softmax",
+    "log_softmax",
+    "dropout",
+    "relu",
+    "gelu",
+    "tanh",
+    "sigmoid",
+    "layer_norm",
+    "rms_norm",
+    "embedding",
+    "one_hot",
+    "pad",
+    "cross_entropy",
+    "nll_loss",
+    "kl_div",
+    "mse_loss",
+    "binary_cross_entropy_with_logits",
+]
+
+
+def _check_tensor(x, op: str, arg: str = "input") -> Tensor:
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{op}(): argument '{arg}' must be a Tensor, not {type(x).__name__}")
+    return x
+
+
+# -- linear ---------------------------------------------------------------------------------
+
+
+class Linear(Function):
+    """y = x W^T + b.   x (*, in), W (out, in), b (out,) -> y (*, out).
+
+    dx = g W,   dW = g^T x (summed over the batch dims),   db = sum(g over batch dims)
+    """
+
+    @staticmethod
+    def forward(ctx, x, weight, bias):
+        y = x @ weight.T
+        if bias is not None:
+            y = y + bias
+        ctx.save_for_backward(x, weight)
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        x, weight = ctx.saved_tensors
+        need_x, need_w, need_b = ctx.needs_input_grad
+        dx = g @ weight if need_x else None
+        g2 = g.reshape(-1, weight.shape[0])
+        dw = g2.T @ x.reshape(-1, weight.shape[1]) if need_w else None
+        db = g2.sum(axis=0) if need_b else None
+        return dx, dw, db
+
+
+def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """Affine map ``input @ weight.T + bias``: (*, in) x (out, in) -> (*, out)."""
+    _check_tensor(input, "linear")
+    _check_tensor(weight, "linear", "weight")
+    if weight.ndim != 2 and weight.ndim != 1:
+        raise RuntimeError(f"linear: weight must be 1-D or 2-D, got shape {list(weight.shape)}")
+    if weight.ndim == 1:  # torch allows a vector weight: y = x . w (+ b)
+        out = input @ weight
+        return out + bias if bias is not None else out
+    if input.ndim == 0 or input.shape[-1] != weight.shape[1]:
+        raise RuntimeError(
+            f"linear: input has last dimension {input.shape[-1] if input.ndim else None} but "
+            f"weight has shape {list(weight.shape)} (in_features={weight.shape[1]}; "
+            f"input shape {list(input.shape)})"
+        )
+    if input.dtype != weight.dtype or (bias is not None and bias.dtype != weight.dtype):
+        got = f"input {input.dtype}, weight {weight.dtype}" + (
+            f", bias {bias.dtype}" if bias is not None else ""
+        )
+        raise RuntimeError(f"linear: expected input, weight and bias of one dtype, got {got}")
+    if bias is not None and tuple(bias.shape) not in ((weight.shape[0],), (), (1,)):
+        raise RuntimeError(
+            f"linear: bias must have shape [{weight.shape[0]}] (out_features), "
+            f"got {list(bias.shape)}"
+        )
+    return Linear.apply(input, weight, bias)
+
+
+# -- activations ----------------------------------------------------------------------------
+
+_erf_ufunc = None
+
+
+def _erf_scalar(v: float) -> float:
+    return math.erf(v)
+
+
+def _erf(x: np.ndarray) -> np.ndarray:
+    """Elementwise erf in float64 (NumPy has none; numba compiles math.erf once, lazily)."""
+    global _erf_ufunc
+    if _erf_ufunc is None:
+        import numba
+
+        _erf_ufunc = numba.vectorize(["float64(float64)"], cache=True)(_erf_scalar)
+    return _erf_ufunc(np.asarray(x, dtype=np.float64))
+
+
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+_GELU_C = 0.044715
+
+
+class Gelu(Function):
+    """GELU.  exact ('none'):  y = x Phi(x),   dx = g (Phi(x) + x phi(x))
+    with Phi the standard normal CDF and phi its density.
+
+    'tanh':  u = sqrt(2/pi) (x + 0.044715 x^3),  t = tanh(u),  y = x (1 + t) / 2,
+             dx = g ((1 + t) / 2 + x (1 - t^2) sqrt(2/pi) (1 + 3 * 0.044715 x^2) / 2)
+    """
+
+    @staticmethod
+    def forward(ctx, x, approximate):
+        x64 = x.astype(np.float64)
+        if approximate == "tanh":
+            t = np.tanh(_SQRT_2_OVER_PI * (x64 + _GELU_C * x64**3))
+            y = 0.5 * x64 * (1.0 + t)
+            ctx.save_for_backward(x, t)
+        else:
+            cdf = 0.5 * (1.0 + _erf(x64 / math.sqrt(2.0)))
+            y = x64 * cdf
+            ctx.save_for_backward(x, cdf)
+        ctx.approximate = approximate
+        return y.astype(x.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, aux = ctx.saved_tensors
+        x64 = x.astype(np.float64)
+        if ctx.approximate == "tanh":
+            t = aux
+            du = _SQRT_2_OVER_PI * (1.0 + 3.0 * _GELU_C * x64**2)
+            dy = 0.5 * (1.0 + t) + 0.5 * x64 * (1.0 - t * t) * du
+        else:
+            pdf = np.exp(-0.5 * x64 * x64) / math.sqrt(2.0 * math.pi)
+            dy = aux + x64 * pdf
+        return g * dy.astype(g.dtype, copy=False), None
+
+
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
+    """Gaussian error linear unit ``x * Phi(x)`` (or its tanh approximation)."""
+    _check_tensor(input, "gelu")
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+    if not input.is_floating_point():
+        raise RuntimeError(f"gelu: expected a floating-point input, got {input.dtype}")
+    return Gelu.apply(input, approximate)
+
+
+# -- dropout --------------------------------------------------------------------------------
+
+
+class Dropout(Function):
+    """y = x * m,  m = keep / (1 - p) with keep ~ Bernoulli(1 - p) (inverted dropout).
+
+    dx = g * m
+    """
+
+    @staticmethod
+    def forward(ctx, x, scaled_mask):
+        ctx.save_for_backward(scaled_mask)
+        return x * scaled_mask
+
+    @staticmethod
+    def backward(ctx, g):
+        (scaled_mask,) = ctx.saved_tensors
+        return g * scaled_mask, None
+
+
+def _dropout_mask(shape, p: float, dtype: np.dtype) -> np.ndarray:
+    keep = _numpy_generator(None).random(shape) >= p
+    scale = 0.0 if p == 1.0 else 1.0 / (1.0 - p)
+    return (keep * scale).astype(dtype)
+
+
+def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Zero each element with probability ``p`` and scale the rest by ``1/(1-p)`` (training only).
+
+    In eval mode (``training=False``) or with ``p=0`` the input is returned unchanged.
+    """
+    _check_tensor(input, "dropout")
+    if not isinstance(p, numbers.Real) or not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0.0:
+        return input
+    mask = _dropout_mask(input.shape, float(p), input._data.dtype)
+    if inplace:
+        return input._apply_inplace(Dropout, mask)
+    return Dropout.apply(input, mask)
+
+
+# -- normalization --------------------------------------------------------------------------
+
+
+def _norm_axes(x: np.ndarray, k: int) -> tuple[int, ...]:
+    return tuple(range(x.ndim - k, x.ndim))
+
+
+class LayerNorm(Function):
+    """Normalise over the last k dims, then scale and shift.
+
+    mu = mean(x),  var = mean((x - mu)^2),  rstd = 1 / sqrt(var + eps),
+    xhat = (x - mu) rstd,  y = xhat * weight + bias       (means over the last k dims)
+
+    g' = g * weight:
+    dx = rstd (g' - mean(g') - xhat mean(g' xhat)),   dweight = sum(g xhat),   dbias = sum(g)
+    (dweight / dbias summed over the leading dims: returned full-size, the engine reduces.)
+    """
+
+    @staticmethod
+    def forward(ctx, x, weight, bias, k, eps):
+        axes = _norm_axes(x, k)
+        mu = x.mean(axis=axes, keepdims=True)
+        xc = x - mu
+        var = (xc * xc).mean(axis=axes, keepdims=True)
+        rstd = 1.0 / np.sqrt(var + eps)
+        xhat = xc * rstd
+        y = xhat
+        if weight is not None:
+            y = y * weight
+        if bias is not None:
+            y = y + bias
+        ctx.axes = axes
+        ctx.save_for_backward(xhat, rstd, weight)
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        xhat, rstd, weight = ctx.saved_tensors
+        axes = ctx.axes
+        gw = g * weight if weight is not None else g
+        dx = rstd * (
+            gw
+            - gw.mean(axis=axes, keepdims=True)
+            - xhat * (gw * xhat).mean(axis=axes, keepdims=True)
+        )
+        dweight = g * xhat if ctx.needs_input_grad[1] else None
+        dbias = g if ctx.needs_input_grad[2] else None
+        return dx, dweight, dbias, None, None
+
+
+def _check_normalized_shape(input: Tensor, normalized_shape, op: str) -> tuple[int, ...]:
+    shape = (
+        (int(normalized_shape),)
+        if isinstance(normalized_shape, numbers.Integral)
+        else tuple(int(s) for s in normalized_shape)
+    )
+    k = len(shape)
+    if k == 0 or input.ndim < k or tuple(input.shape[input.ndim - k :]) != shape:
+        raise RuntimeError(
+            f"{op}: input shape {list(input.shape)} does not end with normalized_shape "
+            f"{list(shape)} (expected input of shape [*, {', '.join(map(str, shape))}])"
+        )
+    return shape
+
+
+def _check_affine(param, shape, op: str, arg: str) -> None:
+    if param is not None and tuple(param.shape) != shape:
+        raise RuntimeError(
+            f"{op}: {arg} must have shape {list(shape)} (normalized_shape), got {list(param.shape)}"
+        )
+
+
+def layer_norm(
+    input: Tensor,
+    normalized_shape,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Layer normalisation over the trailing ``normalized_shape`` dims (biased variance)."""
+    _check_tensor(input, "layer_norm")
+    shape = _check_normalized_shape(input, normalized_shape, "layer_norm")
+    _check_affine(weight, shape, "layer_norm", "weight")
+    _check_affine(bias, shape, "layer_norm", "bias")
+    return LayerNorm.apply(input, weight, bias, len(shape), float(eps))
+
+
+class RMSNorm(Function):
+    """y = x * rstd * weight,  rstd = 1 / sqrt(mean(x^2) + eps)   (means over the last k dims).
+
+    xhat = x rstd,  g' = g * weight:
+    dx = rstd (g' - xhat mean(g' xhat)),   dweight = sum(g xhat)  (the engine reduces)
+    """
+
+    @staticmethod
+    def forward(ctx, x, weight, k, eps):
+        axes = _norm_axes(x, k)
+        rstd = 1.0 / np.sqrt((x * x).mean(axis=axes, keepdims=True) + eps)
+        xhat = x * rstd
+        ctx.axes = axes
+        ctx.save_for_backward(xhat, rstd, weight)
+        return xhat * weight if weight is not None else xhat
+
+    @staticmethod
+    def backward(ctx, g):
+        xhat, rstd, weight = ctx.saved_tensors
+        gw = g * weight if weight is not None else g
+        dx = rstd * (gw - xhat * (gw * xhat).mean(axis=ctx.axes, keepdims=True))
+        dweight = g * xhat if ctx.needs_input_grad[1] else None
+        return dx, dweight, None, None
+
+
+def rms_norm(
+    input: Tensor, normalized_shape, weight: Tensor | None = None, eps: float | None = None
+) -> Tensor:
+    """Root-mean-square normalisation; ``eps=None`` means ``finfo(input.dtype).eps`` (torch)."""
+    _check_tensor(input, "rms_norm")
+    shape = _check_normalized_shape(input, normalized_shape, "rms_norm")
+    _check_affine(weight, shape, "rms_norm", "weight")
+    if eps is None:
+        eps = float(np.finfo(input._data.dtype).eps)
+    return RMSNorm.apply(input, weight, len(shape), float(eps))
+
+
+# -- embedding ------------------------------------------------------------------------------
+
+
+class Embedding(Function):
+    """y = weight[indices]:  weight (V, D), indices (*) -> y (*, D).
+
+    dweight = scatter-add of g rows into the rows named by indices (row padding_idx gets 0)
+    """
+
+    @staticmethod
+    def forward(ctx, weight, indices, padding_idx):
+        ctx.save_for_backward(indices)
+        ctx.num_weights = weight.shape[0]
+        ctx.padding_idx = padding_idx
+        return weight[indices]
+
+    @staticmethod
+    def backward(ctx, g):
+        (indices,) = ctx.saved_tensors
+        dweight = np.zeros((ctx.num_weights, g.shape[-1]), dtype=g.dtype)
+        np.add.at(dweight, indices.reshape(-1), g.reshape(-1, g.shape[-1]))
+        if ctx.padding_idx is not None:
+            dweight[ctx.padding_idx] = 0
+        return dweight, None, None
+
+
+def embedding(
+    input: Tensor,
+    weight: Tensor,
+    padding_idx: int | None = None,
+    max_norm: float | None = None,
+    norm_type: float = 2.0,
+    scale_grad_by_freq: bool = False,
+    sparse: bool = False,
+) -> Tensor:
+    """Rows of ``weight`` picked by the integer ``input``; the padding row gets no gradient."""
+    _check_tensor(weight, "embedding", "weight")
+    if max_norm is not None or scale_grad_by_freq or sparse:
+        raise NotImplementedError(
+            "embedding: max_norm, scale_grad_by_freq and sparse are not supported by tinyattn"
+        )
+    idx = input._data if isinstance(input, Tensor) else np.asarray(input)
+    if idx.dtype.kind not in "iu":
+        raise RuntimeError(
+            f"embedding: expected integer indices (Long or Int) for argument 'input', "
+            f"got dtype {idx.dtype}"
+        )
+    if weight.ndim != 2:
+        raise RuntimeError(f"embedding: weight must be 2-D, got shape {list(weight.shape)}")
+    num = weight.shape[0]
+    if idx.size and (idx.min() < 0 or idx.max() >= num):
+        bad = idx.min() if idx.min() < 0 else idx.max()
+        raise IndexError(
+            f"embedding: index {int(bad)} is out of range for num_embeddings={num} "
+            f"(valid indices are 0..{num - 1}; input shape {list(idx.shape)})"
+        )
+    if padding_idx is not None:
+        if not -num <= padding_idx < num:
+            raise ValueError(f"embedding: padding_idx must be within num_embeddings={num}")
+        padding_idx = padding_idx % num
+    return Embedding.apply(weight, idx.astype(np.int64, copy=False), padding_idx)
+
+
+# -- one_hot, pad ---------------------------------------------------------------------------
+
+
+def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
+    """Integer class indices (*) -> int64 one-hot (*, num_classes); ``-1`` infers max + 1."""
+    _check_tensor(tensor, "one_hot", "tensor")
+    idx = tensor._data
+    if idx.dtype.kind not in "iu":
+        raise RuntimeError(
+            f"one_hot is only applicable to index tensor of type LongTensor, got {tensor.dtype}"
+        )
+    if idx.size and idx.min() < 0:
+        raise RuntimeError("one_hot: Class values must be non-negative.")
+    if num_classes == -1:
+        if idx.size == 0:
+            raise RuntimeError("one_hot: Can not infer total number of classes from empty tensor.")
+        num_classes = int(idx.max()) + 1
+    elif idx.size and idx.max() >= num_classes:
+        raise RuntimeError(
+            f"one_hot: Class values must be smaller than num_classes={num_classes}, "
+            f"got {int(idx.max())}"
+        )
+    out = (idx[..., None] == np.arange(num_classes)).astype(np.int64)
+    return Tensor._make(out)
+
+
+class ConstantPad(Function):
+    """Pad (or crop, for negative amounts) each dim with a constant.
+
+    y[dst] = x[src] and y = value elsewhere.   dx[src] = g[dst], dx = 0 where cropped away
+    """
+
+    @staticmethod
+    def forward(ctx, x, src, dst, out_shape, value):
+        y = np.full(out_shape, value, dtype=x.dtype)
+        y[dst] = x[src]
+        ctx.src, ctx.dst, ctx.in_shape = src, dst, x.shape
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        dx = np.zeros(ctx.in_shape, dtype=g.dtype)
+        dx[ctx.src] = g[ctx.dst]
+        return dx, None, None, None, None
+
+
+def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) -> Tensor:
+    """Pad trailing dims: ``pad = (last_lo, last_hi, second_last_lo, second_last_hi, ...)``.
+
+    Negative amounts crop. Only ``mode='constant'`` is supported.
+    """
+    _check_tensor(input, "pad")
+    if mode != "constant":
+        raise NotImplementedError(f"pad: mode {mode!r} is not supported (only 'constant')")
+    pad = tuple(int(p) for p in pad)
+    if len(pad) % 2 or len(pad) // 2 > input.ndim:
+        raise ValueError(
+            f"pad: padding length must be even and at most 2 * input.dim() = {2 * input.ndim}, "
+            f"got {len(pad)} (input shape {list(input.shape)})"
+        )
+    src, dst, out_shape = [], [], []
+    n_padded = len(pad) // 2
+    for d, size in enumerate(input.shape):
+        j = input.ndim - 1 - d  # pad pairs start at the last dim
+        lo, hi = (pad[2 * j], pad[2 * j + 1]) if j < n_padded else (0, 0)
+        new = size + lo + hi
+        if new < 0:
+            raise RuntimeError(
+                f"pad: the input size {size} of dim {d} plus padding ({lo}, {hi}) is negative "
+                f"(input shape {list(input.shape)}, pad {list(pad)})"
+            )
+        length = max(size - max(-lo, 0) - max(-hi, 0), 0)
+        src.append(slice(max(-lo, 0), max(-lo, 0) + length))
+        dst.append(slice(max(lo, 0), max(lo, 0) + length))
+        out_shape.append(new)
+    fill = 0 if value is None else value
+    return ConstantPad.apply(input, tuple(src), tuple(dst), tuple(out_shape), fill)

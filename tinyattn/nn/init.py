@@ -1,3 +1,191 @@
-"""``tinyattn.nn.init``: in-place parameter initialisers with torch's names and distributions."""
+"""``tinyattn.nn.init``: in-place parameter initialisers with torch's names and distributions.
+
+Every initialiser fills the tensor under ``no_grad`` and returns it. The
+distributions (bounds, standard deviations, fan computations, gains) are
+torch's; the random numbers are tinyattn's own stream, not torch's.
+"""
 
 from __future__ import annotations
+
+import math
+import numbers
+import warnings
+
+import numpy as np
+
+from ..autograd.grad_mode import no_grad
+from ..random import _numpy_generator
+from ..tensor import Tensor
+
+__all__ = [
+    "calculate_gain",
+    "uniform_",
+    "normal_",
+    "trunc_normal_",
+    "constant_",
+    "ones_",
+    "zeros_",
+    "xavier_uniform_",
+    "xavier_normal_",
+    "kaiming_uniform_",
+    "kaiming_normal_",
+]
+
+
+def _no_op_if_empty(tensor: Tensor) -> bool:
+    if 0 in tuple(tensor.shape):
+        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=3)
+        return True
+    return False
+
+
+def _fill(tensor: Tensor, values) -> Tensor:
+    with no_grad():
+        tensor._data[...] = values
+        tensor._bump_version()
+    return tensor
+
+
+def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
+    """The recommended gain for a nonlinearity (torch's table).
+
+    linear / conv / sigmoid: 1,  tanh: 5/3,  relu: sqrt(2),
+    leaky_relu: sqrt(2 / (1 + slope^2)) (slope defaults to 0.01),  selu: 3/4.
+    """
+    linear_fns = (
+        "linear",
+        "conv1d",
+        "conv2d",
+        "conv3d",
+        "conv_transpose1d",
+        "conv_transpose2d",
+        "conv_transpose3d",
+    )
+    if nonlinearity in linear_fns or nonlinearity == "sigmoid":
+        return 1
+    if nonlinearity == "tanh":
+        return 5.0 / 3
+    if nonlinearity == "relu":
+        return math.sqrt(2.0)
+    if nonlinearity == "leaky_relu":
+        if param is None:
+            slope = 0.01
+        elif isinstance(param, numbers.Real) and not isinstance(param, bool):
+            slope = param
+        else:
+            raise ValueError(f"negative_slope {param} not a valid number")
+        return math.sqrt(2.0 / (1 + slope**2))
+    if nonlinearity == "selu":
+        return 3.0 / 4
+    raise ValueError(f"Unsupported nonlinearity {nonlinearity}")
+
+
+def _calculate_fan_in_and_fan_out(tensor: Tensor) -> tuple[int, int]:
+    """fan_in = size(1) * receptive field, fan_out = size(0) * receptive field (>= 2-D only)."""
+    if tensor.ndim < 2:
+        raise ValueError(
+            "Fan in and fan out can not be computed for tensor with fewer than 2 dimensions "
+            f"(got shape {list(tensor.shape)})"
+        )
+    receptive = int(np.prod(tensor.shape[2:])) if tensor.ndim > 2 else 1
+    return tensor.shape[1] * receptive, tensor.shape[0] * receptive
+
+
+def _calculate_correct_fan(tensor: Tensor, mode: str) -> int:
+    mode = mode.lower()
+    if mode not in ("fan_in", "fan_out"):
+        raise ValueError(f"Mode {mode} not supported, please use one of fan_in, fan_out")
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    return fan_in if mode == "fan_in" else fan_out
+
+
+def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> Tensor:
+    """Fill with U(a, b)."""
+    return _fill(tensor, _numpy_generator(generator).uniform(a, b, tuple(tensor.shape)))
+
+
+def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator=None) -> Tensor:
+    """Fill with N(mean, std^2)."""
+    return _fill(tensor, _numpy_generator(generator).normal(mean, std, tuple(tensor.shape)))
+
+
+def trunc_normal_(
+    tensor: Tensor,
+    mean: float = 0.0,
+    std: float = 1.0,
+    a: float = -2.0,
+    b: float = 2.0,
+    generator=None,
+) -> Tensor:
+    """Fill with N(mean, std^2) restricted to [a, b] (redrawing the values that fall outside)."""
+    rng = _numpy_generator(generator)
+    n = int(np.prod(tensor.shape))
+    values = np.empty(0)
+    lo, hi = (a - mean) / std if std else -np.inf, (b - mean) / std if std else np.inf
+    # acceptance rate of the standard-normal draw, bounded below so the loop stays short
+    rate = max(0.5 * (math.erf(hi / math.sqrt(2)) - math.erf(lo / math.sqrt(2))), 1e-3)
+    while values.size < n:
+        draw = mean + std * rng.standard_normal(int((n - values.size) / rate) + 16)
+        values = np.concatenate([values, draw[(draw >= a) & (draw <= b)]])
+    return _fill(tensor, values[:n].reshape(tuple(tensor.shape)))
+
+
+def constant_(tensor: Tensor, val: float) -> Tensor:
+    """Fill with ``val``."""
+    return _fill(tensor, val)
+
+
+def ones_(tensor: Tensor) -> Tensor:
+    """Fill with 1."""
+    return _fill(tensor, 1)
+
+
+def zeros_(tensor: Tensor) -> Tensor:
+    """Fill with 0."""
+    return _fill(tensor, 0)
+
+
+def xavier_uniform_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
+    """U(-a, a) with a = gain * sqrt(6 / (fan_in + fan_out)) (Glorot & Bengio, 2010)."""
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
+    bound = math.sqrt(3.0) * std
+    return uniform_(tensor, -bound, bound, generator)
+
+
+def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
+    """N(0, std^2) with std = gain * sqrt(2 / (fan_in + fan_out))."""
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
+    return normal_(tensor, 0.0, std, generator)
+
+
+def kaiming_uniform_(
+    tensor: Tensor,
+    a: float = 0,
+    mode: str = "fan_in",
+    nonlinearity: str = "leaky_relu",
+    generator=None,
+) -> Tensor:
+    """U(-bound, bound), bound = gain * sqrt(3 / fan), gain = calculate_gain(nonlinearity, a) (He et al., 2015)."""
+    if _no_op_if_empty(tensor):
+        return tensor
+    fan = _calculate_correct_fan(tensor, mode)
+    std = calculate_gain(nonlinearity, a) / math.sqrt(fan)
+    bound = math.sqrt(3.0) * std
+    return uniform_(tensor, -bound, bound, generator)
+
+
+def kaiming_normal_(
+    tensor: Tensor,
+    a: float = 0,
+    mode: str = "fan_in",
+    nonlinearity: str = "leaky_relu",
+    generator=None,
+) -> Tensor:
+    """N(0, std^2), std = gain / sqrt(fan), gain = calculate_gain(nonlinearity, a)."""
+    if _no_op_if_empty(tensor):
+        return tensor
+    fan = _calculate_correct_fan(tensor, mode)
+    std = calculate_gain(nonlinearity, a) / math.sqrt(fan)
+    return normal_(tensor, 0.0, std, generator)

@@ -1,4 +1,10 @@
 """Layer modules. Each file holds one family (linear, activation, normalization, ...)."""
 
+from .activation import GELU, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh
 from .container import Identity, ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
+from .dropout import Dropout
+from .linear import LazyLinear, Linear
+from .loss import BCEWithLogitsLoss, CrossEntropyLoss, KLDivLoss, MSELoss, NLLLoss
 from .module import Module
+from .normalization import LayerNorm, RMSNorm
+from .sparse import Embedding

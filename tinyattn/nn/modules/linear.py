@@ -1,0 +1,109 @@
+"""``Linear`` and ``LazyLinear``: y = x W^T + b with torch's parameter names and init."""
+
+from __future__ import annotations
+
+import math
+
+from ... import _dtype as dt
+from ...ops.creation import empty
+from ...tensor import Tensor
+from .. import functional as F
+from .. import init
+from ..parameter import Parameter, UninitializedParameter
+from .module import Module
+
+
+class Linear(Module):
+    """Affine layer ``y = x @ weight.T + bias``: (*, in_features) -> (*, out_features).
+
+    weight: (out_features, in_features) ~ kaiming_uniform(a=sqrt(5)), i.e.
+    U(-1/sqrt(in_features), 1/sqrt(in_features)); bias: (out_features,) ~ the same bound.
+    """
+
+    def __init__(
+        self, in_features: int, out_features: int, bias: bool = True, device=None, dtype=None
+    ) -> None:
+        super().__init__()
+        self.in_features = in_features
+        self.out_features = out_features
+        self.weight = Parameter(empty((out_features, in_features), dtype=dtype, device=device))
+        if bias:
+            self.bias = Parameter(empty((out_features,), dtype=dtype, device=device))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
+            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input: Tensor) -> Tensor:
+        if not isinstance(input, Tensor):
+            raise TypeError(f"Linear: input must be a Tensor, got {type(input).__name__}")
+        if input.ndim == 0 or input.shape[-1] != self.in_features:
+            last = input.shape[-1] if input.ndim else "none (0-d input)"
+            raise RuntimeError(
+                f"{type(self).__name__}: input has last dimension {last} but "
+                f"in_features={self.in_features} (input shape {list(input.shape)})"
+            )
+        if input.dtype != self.weight.dtype:
+            raise RuntimeError(
+                f"{type(self).__name__}: input dtype {input.dtype} does not match the "
+                f"weight dtype {self.weight.dtype} (convert with .to() on the input or module)"
+            )
+        return F.linear(input, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        return (
+            f"in_features={self.in_features}, out_features={self.out_features}, "
+            f"bias={self.bias is not None}"
+        )
+
+
+class LazyLinear(Linear):
+    """``Linear`` whose ``in_features`` is inferred from the first input.
+
+    The parameters are ``UninitializedParameter`` until the first forward (or
+    until a ``state_dict`` is loaded), then materialised and initialised as ``Linear``'s;
+    the module then becomes a ``Linear``.
+    """
+
+    def __init__(self, out_features: int, bias: bool = True, device=None, dtype=None) -> None:
+        Module.__init__(self)
+        self.in_features = 0
+        self.out_features = out_features
+        self._dtype = dt.to_dtype(dtype) if dtype is not None else None
+        self.weight = UninitializedParameter()
+        if bias:
+            self.bias = UninitializedParameter()
+        else:
+            self.register_parameter("bias", None)
+
+    def reset_parameters(self) -> None:
+        if not self.has_uninitialized_params() and self.in_features != 0:
+            super().reset_parameters()
+
+    def has_uninitialized_params(self) -> bool:
+        return any(isinstance(p, UninitializedParameter) for p in self._parameters.values())
+
+    def initialize_parameters(self, input: Tensor) -> None:
+        """Materialise weight (out, input.shape[-1]) and bias (out,), then initialise them."""
+        if input.ndim == 0:
+            raise RuntimeError("LazyLinear: input must have at least 1 dimension, got a 0-d tensor")
+        self.in_features = input.shape[-1]
+        self.weight.materialize((self.out_features, self.in_features), self._dtype)
+        if self.bias is not None:
+            self.bias.materialize((self.out_features,), self._dtype)
+        self.reset_parameters()
+
+    def forward(self, input: Tensor) -> Tensor:
+        if self.has_uninitialized_params():
+            self.initialize_parameters(input)
+        elif self.in_features == 0:  # parameters came from load_state_dict
+            self.in_features = self.weight.shape[1]
+        del self._dtype
+        self.__class__ = Linear
+        return Linear.forward(self, input)

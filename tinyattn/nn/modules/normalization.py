@@ -1,0 +1,113 @@
+"""``LayerNorm`` and ``RMSNorm`` over the trailing ``normalized_shape`` dims."""
+
+from __future__ import annotations
+
+import numbers
+
+from ...ops.creation import empty
+from ...tensor import Tensor
+from .. import functional as F
+from .. import init
+from ..parameter import Parameter
+from .module import Module
+
+
+def _as_shape(normalized_shape) -> tuple[int, ...]:
+    if isinstance(normalized_shape, numbers.Integral):
+        return (int(normalized_shape),)
+    return tuple(int(s) for s in normalized_shape)
+
+
+class LayerNorm(Module):
+    """y = (x - mean) / sqrt(var + eps) * weight + bias over the last ``len(normalized_shape)`` dims.
+
+    weight (normalized_shape) = 1 and bias (normalized_shape) = 0 when ``elementwise_affine``.
+    """
+
+    def __init__(
+        self,
+        normalized_shape,
+        eps: float = 1e-5,
+        elementwise_affine: bool = True,
+        bias: bool = True,
+        device=None,
+        dtype=None,
+    ) -> None:
+        super().__init__()
+        self.normalized_shape = _as_shape(normalized_shape)
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        if elementwise_affine:
+            self.weight = Parameter(empty(self.normalized_shape, dtype=dtype, device=device))
+            if bias:
+                self.bias = Parameter(empty(self.normalized_shape, dtype=dtype, device=device))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        if self.elementwise_affine:
+            init.ones_(self.weight)
+            if self.bias is not None:
+                init.zeros_(self.bias)
+
+    def forward(self, input: Tensor) -> Tensor:
+        _check_trailing(self, input)
+        return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
+
+    def extra_repr(self) -> str:
+        return (
+            f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+        )
+
+
+class RMSNorm(Module):
+    """y = x / sqrt(mean(x^2) + eps) * weight; ``eps=None`` uses ``finfo(input.dtype).eps``."""
+
+    def __init__(
+        self,
+        normalized_shape,
+        eps: float | None = None,
+        elementwise_affine: bool = True,
+        device=None,
+        dtype=None,
+    ) -> None:
+        super().__init__()
+        self.normalized_shape = _as_shape(normalized_shape)
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        if elementwise_affine:
+            self.weight = Parameter(empty(self.normalized_shape, dtype=dtype, device=device))
+        else:
+            self.register_parameter("weight", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        if self.elementwise_affine:
+            init.ones_(self.weight)
+
+    def forward(self, input: Tensor) -> Tensor:
+        _check_trailing(self, input)
+        return F.rms_norm(input, self.normalized_shape, self.weight, self.eps)
+
+    def extra_repr(self) -> str:
+        return (
+            f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+        )
+
+
+def _check_trailing(module: Module, input: Tensor) -> None:
+    shape = module.normalized_shape
+    k = len(shape)
+    if not isinstance(input, Tensor):
+        raise TypeError(
+            f"{type(module).__name__}: input must be a Tensor, got {type(input).__name__}"
+        )
+    if input.ndim < k or tuple(input.shape[input.ndim - k :]) != shape:
+        raise RuntimeError(
+            f"{type(module).__name__}: input shape {list(input.shape)} does not end with "
+            f"normalized_shape={list(shape)}"
+        )

@@ -1,0 +1,92 @@
+"""``Embedding``: a lookup table of ``num_embeddings`` vectors of size ``embedding_dim``."""
+
+from __future__ import annotations
+
+from ...autograd.grad_mode import no_grad
+from ...ops.creation import empty
+from ...tensor import Tensor
+from .. import functional as F
+from .. import init
+from ..parameter import Parameter
+from .module import Module
+
+
+class Embedding(Module):
+    """Integer indices (*) -> rows of ``weight`` (*, embedding_dim).
+
+    weight (num_embeddings, embedding_dim) ~ N(0, 1); row ``padding_idx`` is zero
+    and receives no gradient.
+    """
+
+    def __init__(
+        self,
+        num_embeddings: int,
+        embedding_dim: int,
+        padding_idx: int | None = None,
+        max_norm: float | None = None,
+        norm_type: float = 2.0,
+        scale_grad_by_freq: bool = False,
+        sparse: bool = False,
+        _weight: Tensor | None = None,
+        _freeze: bool = False,
+        device=None,
+        dtype=None,
+    ) -> None:
+        super().__init__()
+        self.num_embeddings = num_embeddings
+        self.embedding_dim = embedding_dim
+        if padding_idx is not None:
+            if not -num_embeddings <= padding_idx < num_embeddings:
+                raise AssertionError(
+                    f"Embedding: padding_idx={padding_idx} must be within "
+                    f"num_embeddings={num_embeddings}"
+                )
+            padding_idx = padding_idx % num_embeddings
+        self.padding_idx = padding_idx
+        if max_norm is not None or scale_grad_by_freq or sparse:
+            raise NotImplementedError(
+                "Embedding: max_norm, scale_grad_by_freq and sparse are not supported by tinyattn"
+            )
+        self.max_norm, self.norm_type = max_norm, norm_type
+        self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse
+        if _weight is None:
+            self.weight = Parameter(
+                empty((num_embeddings, embedding_dim), dtype=dtype, device=device),
+                requires_grad=not _freeze,
+            )
+            self.reset_parameters()
+        else:
+            if tuple(_weight.shape) != (num_embeddings, embedding_dim):
+                raise AssertionError(
+                    f"Embedding: _weight has shape {list(_weight.shape)}, expected "
+                    f"[{num_embeddings}, {embedding_dim}]"
+                )
+            self.weight = Parameter(_weight, requires_grad=not _freeze)
+
+    def reset_parameters(self) -> None:
+        init.normal_(self.weight)
+        if self.padding_idx is not None:
+            with no_grad():
+                self.weight._data[self.padding_idx] = 0
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.embedding(input, self.weight, self.padding_idx)
+
+    def extra_repr(self) -> str:
+        s = f"{self.num_embeddings}, {self.embedding_dim}"
+        if self.padding_idx is not None:
+            s += f", padding_idx={self.padding_idx}"
+        return s
+
+    @classmethod
+    def from_pretrained(
+        cls, embeddings: Tensor, freeze: bool = True, padding_idx: int | None = None, **kwargs
+    ) -> Embedding:
+        """An Embedding holding ``embeddings`` (2-D); frozen (no grad) unless ``freeze=False``."""
+        if embeddings.ndim != 2:
+            raise ValueError(
+                f"Embedding.from_pretrained: embeddings must be 2-D, got shape "
+                f"{list(embeddings.shape)}"
+            )
+        rows, cols = embeddings.shape
+        return cls(rows, cols, padding_idx, _weight=embeddings, _freeze=freeze, **kwargs)
