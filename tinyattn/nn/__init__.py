@@ -28,4 +28,5 @@ from .modules import (
     Softmax,
     Tanh,
 )
+from .modules import MultiheadAttention
 from .parameter import Buffer, Parameter, UninitializedParameter

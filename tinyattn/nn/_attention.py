@@ -287,7 +287,3 @@ def scaled_dot_product_attention(
             + ("" if attn_mask is None else f" and attn_mask {tuple(attn_mask.shape)}")
             + " do not broadcast (for different head counts pass enable_gqa=True)"
         ) from None
-
-
-# The functional MultiheadAttention lives beside it (its own concept, its own file).
-from ._mha import multi_head_attention_forward  # noqa: E402, F401

@@ -151,7 +151,9 @@ def multi_head_attention_forward(
     L, N, E = query.shape
     S = key.shape[0]
     if E != embed_dim_to_check:
-        raise ValueError(f"{_MHA}: query embed dim {E} does not match embed_dim {embed_dim_to_check}")
+        raise ValueError(
+            f"{_MHA}: query embed dim {E} does not match embed_dim {embed_dim_to_check}"
+        )
     if E % num_heads:
         raise ValueError(f"{_MHA}: embed_dim {E} is not divisible by num_heads {num_heads}")
     head_dim = E // num_heads

@@ -1,5 +1,6 @@
 """Layer modules. Each file holds one family (linear, activation, normalization, ...)."""
 
+from .attention import MultiheadAttention, NonDynamicallyQuantizableLinear
 from .activation import GELU, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh
 from .container import Identity, ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .dropout import Dropout

@@ -101,7 +101,9 @@ class MultiheadAttention(Module):
             self.in_proj_bias = param(3 * embed_dim)
         else:
             self.register_parameter("in_proj_bias", None)
-        self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias, dtype=dtype)
+        self.out_proj = NonDynamicallyQuantizableLinear(
+            embed_dim, embed_dim, bias=bias, dtype=dtype
+        )
         if add_bias_kv:
             self.bias_k = param(1, 1, embed_dim)
             self.bias_v = param(1, 1, embed_dim)
@@ -151,7 +153,9 @@ class MultiheadAttention(Module):
         """
         for name, t in (("query", query), ("key", key), ("value", value)):
             if not isinstance(t, Tensor):
-                raise TypeError(f"MultiheadAttention: {name} must be a Tensor, got {type(t).__name__}")
+                raise TypeError(
+                    f"MultiheadAttention: {name} must be a Tensor, got {type(t).__name__}"
+                )
         batched = query.ndim == 3
         if self.batch_first and batched:
             query, key, value = (x.transpose(1, 0) for x in (query, key, value))
