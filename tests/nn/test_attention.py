@@ -119,6 +119,13 @@ def test_key_padding_mask_parity(float_kpm, need_weights, options):
     kpm = np.array([[False, False, True, True], [False, True, False, False]])
     if float_kpm:
         kpm = np.where(kpm, -np.inf, 0.0)
+    module_parity(
+        t,
+        o,
+        *inputs(options.get("batch_first", False)),
+        key_padding_mask=kpm,
+        need_weights=need_weights,
+    )
     attn_mask = _masks("bool2d", 2)
     if float_kpm:
         attn_mask = np.where(attn_mask, -np.inf, 0.0)  # torch wants matching mask types

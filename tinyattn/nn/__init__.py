@@ -29,4 +29,11 @@ from .modules import (
     Tanh,
 )
 from .modules import MultiheadAttention
+from .modules import (
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
 from .parameter import Buffer, Parameter, UninitializedParameter

@@ -246,7 +246,12 @@ def multi_head_attention_forward(
 
     # The fused path: one ScaledDotProductAttention op; its float mask is additive too.
     if attn_mask is not None:
-        attn_mask = attn_mask.reshape(-1, 1 if attn_mask.shape[0] == 1 else num_heads, L, S)
+        # (1 or N*H, L or 1, S) -> (1 or N, 1 or H, L or 1, S), broadcast by the op
+        rows = attn_mask.shape[1]
+        if attn_mask.shape[0] == 1:
+            attn_mask = attn_mask.reshape(1, 1, rows, S)
+        else:
+            attn_mask = attn_mask.reshape(N, num_heads, rows, S)
     q = q.reshape(N, num_heads, L, head_dim)
     k = k.reshape(N, num_heads, S, head_dim)
     v = v.reshape(N, num_heads, S, head_dim)

@@ -8,4 +8,11 @@ from .linear import LazyLinear, Linear
 from .loss import BCEWithLogitsLoss, CrossEntropyLoss, KLDivLoss, MSELoss, NLLLoss
 from .module import Module
 from .normalization import LayerNorm, RMSNorm
+from .transformer import (
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
 from .sparse import Embedding
