@@ -29,6 +29,7 @@ from .modules import (
     Tanh,
 )
 from .modules import MultiheadAttention
+from .modules import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from .modules import (
     Transformer,
     TransformerDecoder,

@@ -15,4 +15,5 @@ from .transformer import (
     TransformerEncoder,
     TransformerEncoderLayer,
 )
+from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from .sparse import Embedding
