@@ -240,7 +240,8 @@ class KlDiv(Function):
         x, target = ctx.saved_tensors
         if ctx.log_target:
             p = np.exp(target)
-            return -g * p, g * p * (target - x + 1)
+            dt = g * p * (target - x + 1) if ctx.needs_input_grad[1] else None
+            return -g * p, dt, None
         with np.errstate(divide="ignore"):
             dt = g * (np.log(target) + 1 - x) if ctx.needs_input_grad[1] else None
         return -g * target, dt, None
