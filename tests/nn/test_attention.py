@@ -326,3 +326,19 @@ def test_functional_matches_module():
     )
     np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
     np.testing.assert_array_equal(wa.detach().numpy(), wb.detach().numpy())
+
+
+@pytest.mark.parametrize("need_weights", [True, False])
+def test_float_attn_mask_gradient_matches_torch(need_weights):
+    t, o = pair(E, 2)
+    o.load_state_dict(t.state_dict())
+    o.double()
+    t.double()
+    q, k, v = inputs()
+    mask = _masks("float3d", 2)
+    mo, mt = tinyattn.tensor(mask, requires_grad=True), torch.tensor(mask, requires_grad=True)
+    qo, ko, vo = (tinyattn.tensor(a) for a in (q, k, v))
+    qt, kt, vt = (torch.tensor(a) for a in (q, k, v))
+    o(qo, ko, vo, attn_mask=mo, need_weights=need_weights)[0].pow(2).sum().backward()
+    t(qt, kt, vt, attn_mask=mt, need_weights=need_weights)[0].pow(2).sum().backward()
+    np.testing.assert_allclose(mo.grad.numpy(), mt.grad.numpy(), atol=1e-10, rtol=1e-10)
