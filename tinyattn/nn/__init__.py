@@ -28,4 +28,13 @@ from .modules import (
     Softmax,
     Tanh,
 )
+from .modules import MultiheadAttention
+from .modules import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
+from .modules import (
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
 from .parameter import Buffer, Parameter, UninitializedParameter

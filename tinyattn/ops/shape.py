@@ -446,7 +446,7 @@ def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
         raise IndexError(
             f"narrow(): start ({start}) + length ({length}) exceeds dimension size ({size}) of dim {d}"
         )
-    return _as_view(Narrow.apply(input, d, start, int(length)), input)
+    return _as_view(Narrow.apply(input, d, start, int(length), 1), input)
 
 
 class Select(Function):

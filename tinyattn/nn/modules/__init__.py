@@ -1,5 +1,6 @@
 """Layer modules. Each file holds one family (linear, activation, normalization, ...)."""
 
+from .attention import MultiheadAttention, NonDynamicallyQuantizableLinear
 from .activation import GELU, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh
 from .container import Identity, ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .dropout import Dropout
@@ -7,4 +8,12 @@ from .linear import LazyLinear, Linear
 from .loss import BCEWithLogitsLoss, CrossEntropyLoss, KLDivLoss, MSELoss, NLLLoss
 from .module import Module
 from .normalization import LayerNorm, RMSNorm
+from .transformer import (
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
+from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from .sparse import Embedding

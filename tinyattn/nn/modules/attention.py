@@ -1,0 +1,190 @@
+"""``nn.MultiheadAttention`` with torch's constructor, parameter names, init and forward."""
+
+from __future__ import annotations
+
+from ...ops.creation import empty
+from ...tensor import Tensor
+from .. import init
+from .._mha import multi_head_attention_forward
+from ..parameter import Parameter
+from .linear import Linear
+from .module import Module
+
+
+class NonDynamicallyQuantizableLinear(Linear):
+    """A ``Linear`` under torch's name for ``MultiheadAttention.out_proj`` (same parameters)."""
+
+
+class MultiheadAttention(Module):
+    """Multi-head attention ``softmax(Q K^T / sqrt(E/H) + mask) V`` per head, then ``out_proj``.
+
+    Parameters
+    ----------
+    embed_dim, num_heads : int
+        ``E`` and ``H``; ``E`` must be divisible by ``H``.
+    dropout : float
+        Dropout on the attention weights (training mode only).
+    bias : bool
+        Biases on the input and output projections.
+    add_bias_kv : bool
+        Learnable ``bias_k``, ``bias_v`` ``(1, 1, E)`` appended as one more key/value.
+    add_zero_attn : bool
+        Append a zero key/value column (after splitting heads).
+    kdim, vdim : int, optional
+        Key/value feature sizes; when they differ from ``E`` the projections are
+        ``q_proj_weight``, ``k_proj_weight``, ``v_proj_weight`` instead of ``in_proj_weight``.
+    batch_first : bool
+        Inputs and output are ``(N, L, E)`` instead of ``(L, N, E)``.
+
+    Masks (``forward``): a bool ``True`` BLOCKS the position (the opposite of
+    ``F.scaled_dot_product_attention``); a float mask is added to the scores.
+    ``key_padding_mask`` is ``(N, S)``; ``attn_mask`` is ``(L, S)`` or
+    ``(N*num_heads, L, S)`` indexed ``batch * num_heads + head``.
+
+    Differences from torch (deliberate):
+
+    * A query whose keys are all blocked gets attention output 0 (so the layer
+      returns ``out_proj.bias``), weights 0 and finite gradients. Torch returns
+      NaN for such rows when ``need_weights=True``.
+    * ``is_causal=True`` without ``attn_mask`` builds the causal mask (torch
+      raises); with ``attn_mask`` the mask is used, never silently dropped.
+    """
+
+    def __init__(
+        self,
+        embed_dim: int,
+        num_heads: int,
+        dropout: float = 0.0,
+        bias: bool = True,
+        add_bias_kv: bool = False,
+        add_zero_attn: bool = False,
+        kdim: int | None = None,
+        vdim: int | None = None,
+        batch_first: bool = False,
+        device=None,
+        dtype=None,
+    ) -> None:
+        if embed_dim <= 0 or num_heads <= 0:
+            raise ValueError(
+                f"MultiheadAttention: embed_dim and num_heads must be > 0, got embed_dim="
+                f"{embed_dim} and num_heads={num_heads}"
+            )
+        if embed_dim % num_heads:
+            raise ValueError(
+                f"MultiheadAttention: embed_dim ({embed_dim}) must be divisible by num_heads "
+                f"({num_heads})"
+            )
+        super().__init__()
+        self.embed_dim = embed_dim
+        self.kdim = kdim if kdim is not None else embed_dim
+        self.vdim = vdim if vdim is not None else embed_dim
+        self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim
+        self.num_heads = num_heads
+        self.dropout = dropout
+        self.batch_first = batch_first
+        self.head_dim = embed_dim // num_heads
+
+        def param(*shape):
+            return Parameter(empty(shape, dtype=dtype))
+
+        if self._qkv_same_embed_dim:
+            self.in_proj_weight = param(3 * embed_dim, embed_dim)
+            self.register_parameter("q_proj_weight", None)
+            self.register_parameter("k_proj_weight", None)
+            self.register_parameter("v_proj_weight", None)
+        else:
+            self.q_proj_weight = param(embed_dim, embed_dim)
+            self.k_proj_weight = param(embed_dim, self.kdim)
+            self.v_proj_weight = param(embed_dim, self.vdim)
+            self.register_parameter("in_proj_weight", None)
+        if bias:
+            self.in_proj_bias = param(3 * embed_dim)
+        else:
+            self.register_parameter("in_proj_bias", None)
+        self.out_proj = NonDynamicallyQuantizableLinear(
+            embed_dim, embed_dim, bias=bias, dtype=dtype
+        )
+        if add_bias_kv:
+            self.bias_k = param(1, 1, embed_dim)
+            self.bias_v = param(1, 1, embed_dim)
+        else:
+            self.bias_k = self.bias_v = None
+        self.add_zero_attn = add_zero_attn
+        self._reset_parameters()
+
+    def _reset_parameters(self) -> None:
+        if self._qkv_same_embed_dim:
+            init.xavier_uniform_(self.in_proj_weight)
+        else:
+            init.xavier_uniform_(self.q_proj_weight)
+            init.xavier_uniform_(self.k_proj_weight)
+            init.xavier_uniform_(self.v_proj_weight)
+        if self.in_proj_bias is not None:
+            init.constant_(self.in_proj_bias, 0.0)
+            init.constant_(self.out_proj.bias, 0.0)
+        if self.bias_k is not None:
+            init.xavier_normal_(self.bias_k)
+        if self.bias_v is not None:
+            init.xavier_normal_(self.bias_v)
+
+    def forward(
+        self,
+        query: Tensor,
+        key: Tensor,
+        value: Tensor,
+        key_padding_mask: Tensor | None = None,
+        need_weights: bool = True,
+        attn_mask: Tensor | None = None,
+        average_attn_weights: bool = True,
+        is_causal: bool = False,
+    ) -> tuple[Tensor, Tensor | None]:
+        """Attend from ``query`` to ``key``/``value``.
+
+        Shapes: ``(L, N, E)``, ``(S, N, kdim)``, ``(S, N, vdim)`` (``(N, L, E)`` ... with
+        ``batch_first``), or unbatched ``(L, E)``, ``(S, kdim)``, ``(S, vdim)``.
+
+        Returns
+        -------
+        (attn_output, attn_weights)
+            Output shaped like ``query``; weights ``(N, L, S)`` averaged over heads,
+            ``(N, H, L, S)`` with ``average_attn_weights=False``, None with
+            ``need_weights=False`` (then the fused attention op is used). In training
+            with dropout the weights are the post-dropout ones.
+        """
+        for name, t in (("query", query), ("key", key), ("value", value)):
+            if not isinstance(t, Tensor):
+                raise TypeError(
+                    f"MultiheadAttention: {name} must be a Tensor, got {type(t).__name__}"
+                )
+        batched = query.ndim == 3
+        if self.batch_first and batched:
+            query, key, value = (x.transpose(1, 0) for x in (query, key, value))
+        separate = not self._qkv_same_embed_dim
+        out, weights = multi_head_attention_forward(
+            query,
+            key,
+            value,
+            self.embed_dim,
+            self.num_heads,
+            self.in_proj_weight,
+            self.in_proj_bias,
+            self.bias_k,
+            self.bias_v,
+            self.add_zero_attn,
+            self.dropout,
+            self.out_proj.weight,
+            self.out_proj.bias,
+            training=self.training,
+            key_padding_mask=key_padding_mask,
+            need_weights=need_weights,
+            attn_mask=attn_mask,
+            use_separate_proj_weight=separate,
+            q_proj_weight=self.q_proj_weight,
+            k_proj_weight=self.k_proj_weight,
+            v_proj_weight=self.v_proj_weight,
+            average_attn_weights=average_attn_weights,
+            is_causal=is_causal,
+        )
+        if self.batch_first and batched:
+            out = out.transpose(1, 0)
+        return out, weights

@@ -1,0 +1,372 @@
+"""Recurrent layers (``RNN``, ``LSTM``, ``GRU``) and their cells, composed from tensor ops.
+
+Gate equations (torch's, gate order as in the stacked weights)::
+
+    LSTM (i, f, g, o):  i, f, o = sigmoid(.), g = tanh(.)      each (.) = x W_ih^T + b_ih + h W_hh^T + b_hh
+                        c' = f * c + i * g,   h' = o * tanh(c')
+    GRU (r, z, n):      r = sigmoid(x_r + h_r),  z = sigmoid(x_z + h_z)
+                        n = tanh(x_n + r * h_n),  h' = (1 - z) * n + z * h
+    RNN:                h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh)   (or relu)
+
+No fused cell: the backward pass is the composition of the ops' backwards, which
+is what a learner should see unrolled through time. Parameters are
+``weight_ih_l{k}[_reverse]`` ``(G*H, in)``, ``weight_hh_l{k}[_reverse]`` ``(G*H, H)``,
+``bias_ih_l{k}``, ``bias_hh_l{k}`` ``(G*H,)``, all ~ U(-1/sqrt(H), 1/sqrt(H)).
+"""
+
+from __future__ import annotations
+
+import math
+
+from ... import ops
+from ...ops.creation import empty, zeros
+from ...tensor import Tensor
+from .. import functional as F
+from .. import init
+from ..parameter import Parameter
+from .module import Module
+
+_GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
+
+
+# -- one time step, given the input part of the gates (x W_ih^T + b_ih) precomputed ----------
+def _lstm_step(x_gates, state, w_hh, b_hh):
+    h, c = state
+    i, f, g, o = (x_gates + F.linear(h, w_hh, b_hh)).chunk(4, -1)
+    c = ops.elementwise.sigmoid(f) * c + ops.elementwise.sigmoid(i) * ops.elementwise.tanh(g)
+    h = ops.elementwise.sigmoid(o) * ops.elementwise.tanh(c)
+    return h, (h, c)
+
+
+def _gru_step(x_gates, h, w_hh, b_hh):
+    x_r, x_z, x_n = x_gates.chunk(3, -1)
+    h_r, h_z, h_n = F.linear(h, w_hh, b_hh).chunk(3, -1)
+    r = ops.elementwise.sigmoid(x_r + h_r)
+    z = ops.elementwise.sigmoid(x_z + h_z)
+    n = ops.elementwise.tanh(x_n + r * h_n)
+    h = (1 - z) * n + z * h
+    return h, h
+
+
+def _rnn_step(nonlinearity):
+    act = ops.elementwise.tanh if nonlinearity == "tanh" else ops.elementwise.relu
+
+    def step(x_gates, h, w_hh, b_hh):
+        h = act(x_gates + F.linear(h, w_hh, b_hh))
+        return h, h
+
+    return step
+
+
+class RNNBase(Module):
+    """Shared by RNN, LSTM and GRU: parameters, layouts, layers, directions, dropout."""
+
+    def __init__(
+        self,
+        mode: str,
+        input_size: int,
+        hidden_size: int,
+        num_layers: int = 1,
+        bias: bool = True,
+        batch_first: bool = False,
+        dropout: float = 0.0,
+        bidirectional: bool = False,
+        proj_size: int = 0,
+        device=None,
+        dtype=None,
+    ) -> None:
+        super().__init__()
+        name = type(self).__name__
+        if proj_size:
+            raise NotImplementedError(f"{name}: proj_size is not supported by tinyattn")
+        if not 0.0 <= float(dropout) <= 1.0:
+            raise ValueError(f"{name}: dropout should be a number in [0, 1], got {dropout}")
+        if hidden_size <= 0 or num_layers <= 0:
+            raise ValueError(
+                f"{name}: hidden_size and num_layers must be > 0, got hidden_size={hidden_size}, "
+                f"num_layers={num_layers}"
+            )
+        self.mode = mode
+        self.input_size = input_size
+        self.hidden_size = hidden_size
+        self.num_layers = num_layers
+        self.bias = bias
+        self.batch_first = batch_first
+        self.dropout = float(dropout)
+        self.bidirectional = bidirectional
+        self.proj_size = proj_size
+        directions = 2 if bidirectional else 1
+        gate_size = _GATES[mode] * hidden_size
+        self._flat_weights_names = []
+        for layer in range(num_layers):
+            layer_input = input_size if layer == 0 else hidden_size * directions
+            for direction in range(directions):
+                suffix = f"_l{layer}" + ("_reverse" if direction else "")
+                shapes = {
+                    "weight_ih": (gate_size, layer_input),
+                    "weight_hh": (gate_size, hidden_size),
+                }
+                if bias:
+                    shapes.update(bias_ih=(gate_size,), bias_hh=(gate_size,))
+                for kind, shape in shapes.items():
+                    setattr(self, kind + suffix, Parameter(empty(shape, dtype=dtype)))
+                    self._flat_weights_names.append(kind + suffix)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        stdv = 1.0 / math.sqrt(self.hidden_size)
+        for weight in self.parameters():
+            init.uniform_(weight, -stdv, stdv)
+
+    def _weights(self, layer: int, direction: int):
+        suffix = f"_l{layer}" + ("_reverse" if direction else "")
+        get = lambda kind: getattr(self, kind + suffix, None)  # noqa: E731
+        return get("weight_ih"), get("weight_hh"), get("bias_ih"), get("bias_hh")
+
+    def _step(self):
+        if self.mode == "LSTM":
+            return _lstm_step
+        if self.mode == "GRU":
+            return _gru_step
+        return _rnn_step("tanh" if self.mode == "RNN_TANH" else "relu")
+
+    def _check_input(self, input: Tensor) -> bool:
+        name = type(self).__name__
+        if not isinstance(input, Tensor):
+            raise TypeError(f"{name}: input must be a Tensor, got {type(input).__name__}")
+        if input.ndim not in (2, 3):
+            raise ValueError(
+                f"{name}: expected input to be 2-D (L, input_size) or 3-D, got shape "
+                f"{tuple(input.shape)}"
+            )
+        if input.shape[-1] != self.input_size:
+            raise RuntimeError(
+                f"{name}: input.size(-1) must be equal to input_size. Expected "
+                f"{self.input_size}, got {input.shape[-1]}"
+            )
+        return input.ndim == 3
+
+    def _check_hidden(self, hx: Tensor, batch: int, what: str) -> None:
+        expected = (self.num_layers * (2 if self.bidirectional else 1), batch, self.hidden_size)
+        if tuple(hx.shape) != expected:
+            raise RuntimeError(
+                f"{type(self).__name__}: expected {what} size {expected}, got {tuple(hx.shape)}"
+            )
+
+    def _run(self, input: Tensor, states: list) -> tuple[Tensor, list]:
+        """Run every layer and direction over ``input (L, N, in)``; ``states[layer*D + d]``."""
+        step = self._step()
+        directions = 2 if self.bidirectional else 1
+        final = []
+        layer_input = input
+        for layer in range(self.num_layers):
+            outputs = []
+            for direction in range(directions):
+                w_ih, w_hh, b_ih, b_hh = self._weights(layer, direction)
+                x_gates = F.linear(layer_input, w_ih, b_ih)  # all time steps at once
+                state = states[layer * directions + direction]
+                steps = range(layer_input.shape[0])
+                if direction:
+                    steps = reversed(steps)
+                out = [None] * layer_input.shape[0]
+                for t in steps:
+                    out[t], state = step(x_gates[t], state, w_hh, b_hh)
+                outputs.append(ops.shape.stack(out, 0))
+                final.append(state)
+            layer_input = outputs[0] if directions == 1 else ops.shape.cat(outputs, -1)
+            if self.dropout and self.training and layer < self.num_layers - 1:
+                layer_input = F.dropout(layer_input, p=self.dropout, training=True)
+        return layer_input, final
+
+    def _forward(self, input: Tensor, hx, with_cell: bool):
+        batched = self._check_input(input)
+        if not batched:
+            input = input.unsqueeze(1)
+        elif self.batch_first:
+            input = input.transpose(0, 1)
+        batch = input.shape[1]
+        directions = 2 if self.bidirectional else 1
+        shape = (self.num_layers * directions, batch, self.hidden_size)
+        if hx is None:
+            h0 = zeros(shape, dtype=input.dtype)
+            hx = (h0, h0) if with_cell else h0
+        else:
+            if with_cell and not (isinstance(hx, (tuple, list)) and len(hx) == 2):
+                raise TypeError(f"{type(self).__name__}: hx must be a tuple (h_0, c_0)")
+            if not batched:
+                hx = tuple(h.unsqueeze(1) for h in hx) if with_cell else hx.unsqueeze(1)
+            if with_cell:
+                self._check_hidden(hx[0], batch, "h_0")
+                self._check_hidden(hx[1], batch, "c_0")
+            else:
+                self._check_hidden(hx, batch, "hidden")
+        if with_cell:
+            states = [(hx[0][i], hx[1][i]) for i in range(shape[0])]
+        else:
+            states = [hx[i] for i in range(shape[0])]
+        output, final = self._run(input, states)
+        if with_cell:
+            h_n = ops.shape.stack([s[0] for s in final], 0)
+            c_n = ops.shape.stack([s[1] for s in final], 0)
+        else:
+            h_n = ops.shape.stack(final, 0)
+        if not batched:
+            output, h_n = output.squeeze(1), h_n.squeeze(1)
+            c_n = c_n.squeeze(1) if with_cell else None
+        elif self.batch_first:
+            output = output.transpose(0, 1)
+        return output, ((h_n, c_n) if with_cell else h_n)
+
+    def extra_repr(self) -> str:
+        s = f"{self.input_size}, {self.hidden_size}"
+        if self.num_layers != 1:
+            s += f", num_layers={self.num_layers}"
+        if not self.bias:
+            s += ", bias=False"
+        if self.batch_first:
+            s += ", batch_first=True"
+        if self.dropout:
+            s += f", dropout={self.dropout}"
+        if self.bidirectional:
+            s += ", bidirectional=True"
+        return s
+
+
+class LSTM(RNNBase):
+    """Multi-layer LSTM. ``forward(input, (h_0, c_0)=None) -> (output, (h_n, c_n))``.
+
+    ``input (L, N, input_size)`` (``(N, L, ...)`` batch-first, or unbatched ``(L, input_size)``);
+    ``output (L, N, D*H)``; ``h_n, c_n (num_layers*D, N, H)``, D = 2 if bidirectional.
+    """
+
+    def __init__(self, input_size: int, hidden_size: int, *args, **kwargs) -> None:
+        super().__init__("LSTM", input_size, hidden_size, *args, **kwargs)
+
+    def forward(self, input: Tensor, hx: tuple[Tensor, Tensor] | None = None):
+        return self._forward(input, hx, with_cell=True)
+
+
+class GRU(RNNBase):
+    """Multi-layer GRU. ``forward(input, h_0=None) -> (output, h_n)``; shapes as :class:`LSTM`."""
+
+    def __init__(self, input_size: int, hidden_size: int, *args, **kwargs) -> None:
+        super().__init__("GRU", input_size, hidden_size, *args, **kwargs)
+
+    def forward(self, input: Tensor, hx: Tensor | None = None):
+        return self._forward(input, hx, with_cell=False)
+
+
+class RNN(RNNBase):
+    """Elman RNN with ``nonlinearity`` ``"tanh"`` (default) or ``"relu"``; shapes as :class:`GRU`."""
+
+    def __init__(
+        self, input_size: int, hidden_size: int, *args, nonlinearity: str = "tanh", **kwargs
+    ) -> None:
+        if nonlinearity not in ("tanh", "relu"):
+            raise ValueError(f"RNN: unknown nonlinearity {nonlinearity!r}; use 'tanh' or 'relu'")
+        super().__init__(f"RNN_{nonlinearity.upper()}", input_size, hidden_size, *args, **kwargs)
+        self.nonlinearity = nonlinearity
+
+    def forward(self, input: Tensor, hx: Tensor | None = None):
+        return self._forward(input, hx, with_cell=False)
+
+
+# -- cells: one time step, parameters without the layer suffix -------------------------------
+class RNNCellBase(Module):
+    def __init__(
+        self, input_size: int, hidden_size: int, bias: bool, num_chunks: int, dtype=None
+    ) -> None:
+        super().__init__()
+        self.input_size = input_size
+        self.hidden_size = hidden_size
+        self.bias = bias
+        self.weight_ih = Parameter(empty((num_chunks * hidden_size, input_size), dtype=dtype))
+        self.weight_hh = Parameter(empty((num_chunks * hidden_size, hidden_size), dtype=dtype))
+        if bias:
+            self.bias_ih = Parameter(empty((num_chunks * hidden_size,), dtype=dtype))
+            self.bias_hh = Parameter(empty((num_chunks * hidden_size,), dtype=dtype))
+        else:
+            self.register_parameter("bias_ih", None)
+            self.register_parameter("bias_hh", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0.0
+        for weight in self.parameters():
+            init.uniform_(weight, -stdv, stdv)
+
+    def _prepare(self, input: Tensor, hx, n_states: int):
+        name = type(self).__name__
+        if input.ndim not in (1, 2) or input.shape[-1] != self.input_size:
+            raise ValueError(
+                f"{name}: expected input (N, {self.input_size}) or ({self.input_size},), got "
+                f"shape {tuple(input.shape)}"
+            )
+        batched = input.ndim == 2
+        if not batched:
+            input = input.unsqueeze(0)
+        if hx is None:
+            h0 = zeros((input.shape[0], self.hidden_size), dtype=input.dtype)
+            hx = (h0,) * n_states
+        else:
+            hx = tuple(hx) if n_states == 2 else (hx,)
+            if not batched:
+                hx = tuple(h.unsqueeze(0) for h in hx)
+        x_gates = F.linear(input, self.weight_ih, self.bias_ih)
+        return batched, x_gates, hx
+
+    def extra_repr(self) -> str:
+        return f"{self.input_size}, {self.hidden_size}" + ("" if self.bias else ", bias=False")
+
+
+class LSTMCell(RNNCellBase):
+    """One LSTM step: ``forward(input (N, in), (h, c)=None) -> (h', c')``, each ``(N, H)``."""
+
+    def __init__(
+        self, input_size: int, hidden_size: int, bias: bool = True, device=None, dtype=None
+    ):
+        super().__init__(input_size, hidden_size, bias, 4, dtype=dtype)
+
+    def forward(self, input: Tensor, hx: tuple[Tensor, Tensor] | None = None):
+        batched, x_gates, state = self._prepare(input, hx, 2)
+        _, (h, c) = _lstm_step(x_gates, state, self.weight_hh, self.bias_hh)
+        return (h, c) if batched else (h.squeeze(0), c.squeeze(0))
+
+
+class GRUCell(RNNCellBase):
+    """One GRU step: ``forward(input (N, in), h=None) -> h'`` ``(N, H)``."""
+
+    def __init__(
+        self, input_size: int, hidden_size: int, bias: bool = True, device=None, dtype=None
+    ):
+        super().__init__(input_size, hidden_size, bias, 3, dtype=dtype)
+
+    def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
+        batched, x_gates, (h,) = self._prepare(input, hx, 1)
+        h, _ = _gru_step(x_gates, h, self.weight_hh, self.bias_hh)
+        return h if batched else h.squeeze(0)
+
+
+class RNNCell(RNNCellBase):
+    """One Elman step ``h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh)`` (or relu)."""
+
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        bias: bool = True,
+        nonlinearity: str = "tanh",
+        device=None,
+        dtype=None,
+    ):
+        if nonlinearity not in ("tanh", "relu"):
+            raise ValueError(
+                f"RNNCell: unknown nonlinearity {nonlinearity!r}; use 'tanh' or 'relu'"
+            )
+        super().__init__(input_size, hidden_size, bias, 1, dtype=dtype)
+        self.nonlinearity = nonlinearity
+
+    def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
+        batched, x_gates, (h,) = self._prepare(input, hx, 1)
+        h, _ = _rnn_step(self.nonlinearity)(x_gates, h, self.weight_hh, self.bias_hh)
+        return h if batched else h.squeeze(0)
