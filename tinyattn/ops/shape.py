@@ -50,10 +50,16 @@ __all__ = [
 
 
 def _as_view(out: Tensor, input: Tensor) -> Tensor:
-    """Mark ``out`` as a view of ``input``'s base when their memory overlaps."""
-    if np.may_share_memory(out._data, input._data):
+    """Mark ``out`` as a view of ``input``'s base when their memory overlaps.
+
+    The view shares the base's version counter and remembers its value: when an
+    in-place op changes the base later, the view's ``grad_fn`` is re-derived
+    from the base's new one (see ``inplace.refresh_view``), as in torch.
+    """
+    if out._data.size and np.may_share_memory(out._data, input._data):
         out._base = input._base if input._base is not None else input
         out._version = input._version
+        out._view_version = input._version.value
     return out
 
 
@@ -177,9 +183,8 @@ def permute(input: Tensor, *dims) -> Tensor:
     dims = shape_args(dims, "permute")
     if len(dims) != input.ndim:
         raise RuntimeError(
-            f"permute(sparse_coo): number of dimensions in the tensor input does not match the "
-            f"length of the desired ordering of dimensions i.e. input.dim() = {input.ndim} is "
-            f"not equal to len(dims) = {len(dims)}"
+            f"permute(): number of dims don't match: the tensor has {input.ndim} dims "
+            f"(shape {list(input.shape)}) but {len(dims)} dims were given: {list(dims)}"
         )
     dims = tuple(normalize_dim(d, input.ndim, "permute") for d in dims)
     if len(set(dims)) != len(dims):
@@ -270,9 +275,9 @@ class Repeat(Function):
 
     @staticmethod
     def forward(ctx, x, reps):
-        ctx.in_shape = (1,) * (len(reps) - x.ndim) + x.shape
-        ctx.reps = reps
-        return np.tile(x.reshape(ctx.in_shape), reps)
+        in_shape = (1,) * (len(reps) - x.ndim) + x.shape
+        ctx.in_shape, ctx.reps = in_shape, reps
+        return np.tile(x.reshape(in_shape), reps)
 
     @staticmethod
     def backward(ctx, g):
@@ -297,16 +302,14 @@ class RepeatInterleave(Function):
 
     @staticmethod
     def forward(ctx, x, repeats, dim):
-        ctx.dim, ctx.repeats = dim, repeats
+        ctx.dim, ctx.repeats, ctx.n_in = dim, repeats, x.shape[dim]
         return np.repeat(x, repeats, axis=dim)
 
     @staticmethod
     def backward(ctx, g):
         repeats = np.asarray(ctx.repeats).reshape(-1)
-        if repeats.size == 1:
-            r = int(repeats[0])
-            n_in = g.shape[ctx.dim] // r if r else 0
-            repeats = np.full(n_in, r)
+        if repeats.size == 1 and ctx.n_in != 1:
+            repeats = np.full(ctx.n_in, int(repeats[0]))
         starts = np.concatenate(([0], np.cumsum(repeats)[:-1])).astype(np.intp)
         shape = list(g.shape)
         shape[ctx.dim] = len(repeats)
@@ -322,17 +325,24 @@ class RepeatInterleave(Function):
 
 def repeat_interleave(input, repeats=None, dim: int | None = None, *, output_size=None) -> Tensor:
     """Repeat elements (not the whole tensor): [1, 2] with repeats 2 -> [1, 1, 2, 2]."""
-    if repeats is None:  # torch.repeat_interleave(repeats_tensor)
-        counts = input._data.astype(np.int64)
-        return Tensor._make(np.repeat(np.arange(len(counts)), counts))
+    if repeats is None:  # torch.repeat_interleave(repeats_tensor): [2, 1] -> [0, 0, 1]
+        counts = input._data.astype(np.int64).reshape(-1)
+        if np.any(counts < 0):
+            raise RuntimeError("repeat_interleave: repeats can not be negative")
+        return Tensor._make(np.repeat(np.arange(len(counts), dtype=np.int64), counts))
     if dim is None:
         input = reshape(input, -1)
         dim = 0
     dim = normalize_dim(dim, input.ndim, "repeat_interleave")
     if isinstance(repeats, Tensor):
+        if repeats._data.dtype.kind not in "iu" or repeats.ndim > 1:
+            raise RuntimeError(
+                f"repeat_interleave: repeats must be an int or a 0-d/1-d integer tensor, got "
+                f"{repeats.dtype} of shape {list(repeats.shape)}"
+            )
         repeats = repeats._data.astype(np.int64)
-        if repeats.ndim == 0:
-            repeats = int(repeats)
+        if repeats.size == 1:  # torch broadcasts a one-element repeats tensor
+            repeats = int(repeats.reshape(()))
         elif repeats.shape[0] != input.shape[dim]:
             raise RuntimeError(
                 f"repeat_interleave: repeats must have the same size as input along dim {dim}: "
@@ -376,6 +386,11 @@ def cat(tensors, dim: int = 0) -> Tensor:
     tensors = _tensor_list(tensors, "cat")
     ref = tensors[0]
     nd = ref.ndim
+    for i, x in enumerate(tensors):
+        if x.ndim == 0:
+            raise RuntimeError(
+                f"cat(): zero-dimensional tensor (at position {i}) cannot be concatenated"
+            )
     d = normalize_dim(dim, nd, "cat")
     for i, x in enumerate(tensors):
         if x.ndim != nd or any(
@@ -422,18 +437,16 @@ class Narrow(Function):
     """out = x[..., start:start+length, ...] along ``dim`` (a view).   dx = g placed there, 0 elsewhere"""
 
     @staticmethod
-    def forward(ctx, x, dim, start, length, step=1):
-        ctx.in_shape, ctx.dim = x.shape, dim
-        index = [slice(None)] * x.ndim
-        index[dim] = slice(start, start + length * step if step > 0 else None, step)
-        ctx.index = tuple(index)
-        return x[ctx.index]
+    def forward(ctx, x, dim, start, length):
+        index = (slice(None),) * dim + (slice(start, start + length),)
+        ctx.in_shape, ctx.index = x.shape, index
+        return x[index]
 
     @staticmethod
     def backward(ctx, g):
         out = np.zeros(ctx.in_shape, dtype=g.dtype)
         out[ctx.index] = g
-        return out, None, None, None, None
+        return out, None, None, None
 
 
 def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
@@ -455,7 +468,7 @@ class Select(Function):
     @staticmethod
     def forward(ctx, x, dim, index):
         ctx.in_shape, ctx.dim, ctx.index = x.shape, dim, index
-        return x[(slice(None),) * dim + (index,)]
+        return x[(slice(None),) * dim + (index, Ellipsis)]  # '...' keeps a 0-d result a view
 
     @staticmethod
     def backward(ctx, g):
@@ -526,7 +539,10 @@ class Flip(Function):
         return np.flip(g, ctx.dims), None
 
 
-def flip(input: Tensor, dims) -> Tensor:
+def flip(input: Tensor, *dims) -> Tensor:
+    """Reverse the order of elements along ``dims`` (``flip(0, 1)`` or ``flip((0, 1))``)."""
+    if len(dims) == 1 and not isinstance(dims[0], (int, np.integer)):
+        dims = tuple(dims[0])
     dims = normalize_dims(dims, input.ndim, "flip") or ()
     return Flip.apply(input, dims)
 
