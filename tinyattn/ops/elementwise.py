@@ -407,15 +407,16 @@ class Cast(Function):
 
     @staticmethod
     def backward(ctx, g):
-        return g
+        return g, None  # no gradient for the dtype argument
 
 
 class Clone(Function):
     """out = a copy of x.   dx = g"""
 
     @staticmethod
-    def forward(ctx, x):
-        return np.array(x, copy=True, order="C" if x.flags.c_contiguous else "K")
+    def forward(ctx, x, contiguous=False):
+        # clone keeps the layout (torch's preserve_format); contiguous() must give C order
+        return np.array(x, copy=True, order="C" if contiguous or x.flags.c_contiguous else "K")
 
     @staticmethod
     def backward(ctx, g):
@@ -526,7 +527,7 @@ def clone(input: Tensor, *, memory_format=None) -> Tensor:
 
 def contiguous(input: Tensor, memory_format=None) -> Tensor:
     """``input`` itself if C-contiguous, else a contiguous copy."""
-    return input if input._data.flags.c_contiguous else Clone.apply(input)
+    return input if input._data.flags.c_contiguous else Clone.apply(input, contiguous=True)
 
 
 # -- comparisons and logic (not differentiable) -----------------------------------------

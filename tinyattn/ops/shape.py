@@ -522,8 +522,9 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     d = normalize_dim(dim, input.ndim, "chunk")
     size = input.shape[d]
-    step = max(-(-size // chunks), 1)
-    return split(input, step, d)
+    if size == 0:  # torch: ``chunks`` empty pieces
+        return tuple(narrow(input, d, 0, 0) for _ in range(chunks))
+    return split(input, -(-size // chunks), d)
 
 
 class Flip(Function):
