@@ -39,6 +39,15 @@ def check_inplace_allowed(t: Tensor, op: str) -> None:
             f"{op}: a leaf Variable that requires grad is being used in an in-place operation. "
             "Wrap the update in `with tinyattn.no_grad():` or use an out-of-place op."
         )
+    multi = t.__dict__.get("_multi_view")
+    if multi is not None and t._requires_grad:
+        raise RuntimeError(
+            f"{op}: Output of {multi} is a view and is being modified inplace. This view is "
+            "the output of a function that returns multiple views (unbind, split, chunk, "
+            "iteration). Such functions do not allow the output views to be modified inplace. "
+            "You should replace the inplace operation by an out-of-place one (or index the "
+            "base tensor, e.g. y[i].mul_(2))."
+        )
     base = t._base
     if base is not None and base._grad_fn is None and base._requires_grad:
         raise RuntimeError(

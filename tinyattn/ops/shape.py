@@ -490,7 +490,16 @@ def select(input: Tensor, dim: int, index: int) -> Tensor:
 def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
     """The slices along ``dim`` as a tuple of views."""
     d = normalize_dim(dim, input.ndim, "unbind")
-    return tuple(select(input, d, i) for i in range(input.shape[d]))
+    return _multi_view(tuple(select(input, d, i) for i in range(input.shape[d])), "Unbind")
+
+
+def _multi_view(views: tuple, name: str) -> tuple:
+    """Mark views that one call returned together: torch forbids writing them in place
+    under autograd (the write could not be recorded per output)."""
+    for v in views:
+        if v._requires_grad:
+            v._multi_view = name
+    return views
 
 
 def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple[Tensor, ...]:
@@ -513,7 +522,7 @@ def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple[Tensor,
     for s in sizes:
         out.append(narrow(tensor, d, start, s))
         start += s
-    return tuple(out)
+    return _multi_view(tuple(out), "Split")
 
 
 def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
@@ -523,7 +532,7 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
     d = normalize_dim(dim, input.ndim, "chunk")
     size = input.shape[d]
     if size == 0:  # torch: ``chunks`` empty pieces
-        return tuple(narrow(input, d, 0, 0) for _ in range(chunks))
+        return _multi_view(tuple(narrow(input, d, 0, 0) for _ in range(chunks)), "Split")
     return split(input, -(-size // chunks), d)
 
 
