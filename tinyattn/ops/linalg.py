@@ -122,8 +122,14 @@ inner = dot
 
 
 def outer(input: Tensor, vec2: Tensor) -> Tensor:
+    """out[i, j] = input[i] * vec2[j] (a broadcast product, differentiated as one)."""
     from .shape import unsqueeze
 
+    if input.ndim != 1 or vec2.ndim != 1:
+        raise RuntimeError(
+            f"outer: 1D tensors expected, but got input of shape {list(input.shape)} and vec2 "
+            f"of shape {list(vec2.shape)}"
+        )
     return unsqueeze(input, 1) * unsqueeze(vec2, 0)
 
 
@@ -188,6 +194,13 @@ def _parse_einsum(equation: str, shapes: list[tuple[int, ...]]):
         expanded.append(term)
     sizes: dict[str, int] = {}
     for i, (term, shape) in enumerate(zip(expanded, shapes)):
+        for c in set(term):  # a repeated letter takes a diagonal: its sizes must be equal
+            dims = [shape[j] for j, ch in enumerate(term) if ch == c]
+            if len(set(dims)) > 1:
+                raise ValueError(
+                    f"einsum(): subscript {c!r} is repeated for operand {i} but the sizes don't "
+                    f"match, {dims[0]} != {dims[1]} (shape {list(shape)}, equation {equation!r})"
+                )
         for c, n in zip(term, shape):
             seen = sizes.get(c)
             if seen is None or seen == 1:
@@ -196,13 +209,6 @@ def _parse_einsum(equation: str, shapes: list[tuple[int, ...]]):
                 raise ValueError(
                     f"einsum(): subscript {c!r} has size {n} for operand {i} (shape {list(shape)}) "
                     f"which does not broadcast with size {seen} seen earlier in {equation!r}"
-                )
-        for c in set(term):
-            dims = [shape[j] for j, ch in enumerate(term) if ch == c]
-            if len(set(dims)) > 1:
-                raise ValueError(
-                    f"einsum(): subscript {c!r} is repeated for operand {i} but the sizes don't "
-                    f"match, {dims[0]} != {dims[1]}"
                 )
     if out is None:
         counts = {}
