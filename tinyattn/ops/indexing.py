@@ -34,7 +34,14 @@ def _convert_index(index, shape, op: str = "index"):
     items = index if isinstance(index, tuple) else (index,)
     out = []
     for item in items:
-        if isinstance(item, Tensor):
+        kind = type(item)
+        if kind is int or item is None or item is Ellipsis:  # the common cases first
+            out.append(item)
+        elif kind is slice and item.step is None and not isinstance(item.start, Tensor):
+            out.append(
+                item if not isinstance(item.stop, Tensor) else slice(item.start, int(item.stop))
+            )
+        elif isinstance(item, Tensor):
             arr = item._data
             if arr.dtype.kind == "f":
                 raise IndexError(
@@ -112,7 +119,7 @@ def getitem(input: Tensor, index) -> Tensor:
     if _is_basic(idx):
         if Ellipsis not in idx:  # NumPy returns a scalar copy for x[i, j]; x[i, j, ...] is a view
             idx = idx + (Ellipsis,)
-        return _as_view(Index.apply(input, idx), input)
+        return _as_view(Index.apply(input, idx), input, shares=True)
     return Index.apply(input, idx)
 
 

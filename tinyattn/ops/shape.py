@@ -49,14 +49,14 @@ __all__ = [
 ]
 
 
-def _as_view(out: Tensor, input: Tensor) -> Tensor:
+def _as_view(out: Tensor, input: Tensor, shares: bool = False) -> Tensor:
     """Mark ``out`` as a view of ``input``'s base when their memory overlaps.
 
     The view shares the base's version counter and remembers its value: when an
     in-place op changes the base later, the view's ``grad_fn`` is re-derived
     from the base's new one (see ``inplace.refresh_view``), as in torch.
     """
-    if out._data.size and np.may_share_memory(out._data, input._data):
+    if out._data.size and (shares or np.may_share_memory(out._data, input._data)):
         out._base = input._base if input._base is not None else input
         out._version = input._version
         out._view_version = input._version.value
@@ -87,6 +87,8 @@ class Reshape(Function):
     @staticmethod
     def forward(ctx, x, shape, must_view):
         ctx.in_shape = x.shape
+        if x.flags.c_contiguous:  # always a view; ndarray.reshape is the fast call
+            return x.reshape(shape)
         if must_view:
             try:
                 return np.reshape(x, shape, copy=False)
@@ -110,7 +112,7 @@ def view(input: Tensor, *shape) -> Tensor:
     if len(shape) == 1 and isinstance(shape[0], dt.dtype):
         raise NotImplementedError("view(dtype) is not supported; use .to(dtype)")
     shape = _infer_shape(shape_args(shape, "view"), input._data.size, "view")
-    return _as_view(Reshape.apply(input, shape, True), input)
+    return _as_view(Reshape.apply(input, shape, True), input, shares=True)
 
 
 def reshape(input: Tensor, *shape) -> Tensor:
@@ -189,16 +191,18 @@ def permute(input: Tensor, *dims) -> Tensor:
     dims = tuple(normalize_dim(d, input.ndim, "permute") for d in dims)
     if len(set(dims)) != len(dims):
         raise RuntimeError(f"permute(): duplicate dims are not allowed, got {dims}")
-    return _as_view(Permute.apply(input, dims), input)
+    return _as_view(Permute.apply(input, dims), input, shares=True)
 
 
 def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     """Swap two dims (a view)."""
     n = input.ndim
     a, b = normalize_dim(dim0, n, "transpose"), normalize_dim(dim1, n, "transpose")
+    if n == 0 or a == b:
+        return input if n == 0 else _as_view(Permute.apply(input, tuple(range(n))), input, True)
     dims = list(range(n))
     dims[a], dims[b] = dims[b], dims[a]
-    return permute(input, *dims) if n else input
+    return _as_view(Permute.apply(input, tuple(dims)), input, shares=True)
 
 
 swapaxes = swapdims = transpose
@@ -263,7 +267,7 @@ def expand(input: Tensor, *sizes) -> Tensor:
                 f"sizes: {list(input.shape)}"
             )
         shape.append(s)
-    return _as_view(Expand.apply(input, tuple(shape)), input)
+    return _as_view(Expand.apply(input, tuple(shape)), input, shares=True)
 
 
 def expand_as(input: Tensor, other: Tensor) -> Tensor:
@@ -459,7 +463,7 @@ def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
         raise IndexError(
             f"narrow(): start ({start}) + length ({length}) exceeds dimension size ({size}) of dim {d}"
         )
-    return _as_view(Narrow.apply(input, d, start, int(length)), input)
+    return _as_view(Narrow.apply(input, d, start, int(length)), input, shares=True)
 
 
 class Select(Function):
@@ -484,7 +488,7 @@ def select(input: Tensor, dim: int, index: int) -> Tensor:
         raise IndexError(
             f"select(): index {index} out of range for tensor of size {list(input.shape)} at dimension {d}"
         )
-    return _as_view(Select.apply(input, d, int(index) % size), input)
+    return _as_view(Select.apply(input, d, int(index) % size), input, shares=True)
 
 
 def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
