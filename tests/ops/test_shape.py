@@ -364,3 +364,14 @@ def test_squeeze_unsqueeze_inplace():
     x = tinyattn.zeros(2, 1, 3)
     assert x.squeeze_(1).shape == (2, 3)
     assert x.unsqueeze_(0).shape == (1, 2, 3)
+
+
+def test_roll_errors_and_cat_legacy_empty():
+    x = tinyattn.zeros(2, 3)
+    with pytest.raises(RuntimeError, match="shifts and dimensions must align"):
+        x.roll((1, 2))
+    with pytest.raises(RuntimeError, match="shifts and dimensions must align"):
+        x.roll((1, 2), 0)
+    with pytest.raises(IndexError, match=r"roll\(\): dimension out of range"):
+        x.roll(1, 2)
+    check_op(lambda T, x: T.cat([x, T.tensor([]).double(), x]), rand(2, 3, seed=16))

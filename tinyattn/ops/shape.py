@@ -388,6 +388,9 @@ def _tensor_list(tensors, op: str) -> list[Tensor]:
 def cat(tensors, dim: int = 0) -> Tensor:
     """Join tensors along an existing dim; other dims must match."""
     tensors = _tensor_list(tensors, "cat")
+    if len(tensors) > 1:  # torch's legacy rule: 1-D empty tensors are skipped
+        kept = [x for x in tensors if x.shape != (0,)]
+        tensors = kept or tensors[:1]
     ref = tensors[0]
     nd = ref.ndim
     for i, x in enumerate(tensors):
@@ -576,10 +579,22 @@ class Roll(Function):
 
 
 def roll(input: Tensor, shifts, dims=None) -> Tensor:
+    """Shift elements cyclically along ``dims`` (the flattened tensor when dims is None)."""
     if isinstance(shifts, (list, tuple)):
-        shifts = tuple(shifts)
+        shifts = tuple(int(s) for s in shifts)
     if isinstance(dims, (list, tuple)):
-        dims = tuple(dims)
+        dims = tuple(normalize_dim(d, input.ndim, "roll") for d in dims)
+    elif dims is not None:
+        dims = normalize_dim(dims, input.ndim, "roll")
+    n_shifts = len(shifts) if isinstance(shifts, tuple) else 1
+    n_dims = len(dims) if isinstance(dims, tuple) else (0 if dims is None else 1)
+    if n_shifts != n_dims and not (dims is None and n_shifts == 1):
+        raise RuntimeError(
+            f"roll(): shifts and dimensions must align: got {n_shifts} shift(s) {shifts} and "
+            f"{n_dims} dim(s) {dims}"
+        )
+    if isinstance(shifts, tuple) and dims is None:
+        shifts = shifts[0]
     return Roll.apply(input, shifts, dims)
 
 
