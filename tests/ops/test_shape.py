@@ -374,4 +374,4 @@ def test_roll_errors_and_cat_legacy_empty():
         x.roll((1, 2), 0)
     with pytest.raises(IndexError, match=r"roll\(\): dimension out of range"):
         x.roll(1, 2)
-    check_op(lambda T, x: T.cat([x, T.tensor([]).double(), x]), rand(2, 3, seed=16))
+    check_op(lambda T, x: T.cat([x, T.tensor([], dtype=x.dtype), x]), rand(2, 3, seed=16))
