@@ -620,7 +620,8 @@ _METHODS = {
     ).split(),
     "indexing": (
         "gather scatter scatter_ scatter_add scatter_add_ index_select index_fill index_fill_ "
-        "masked_fill masked_fill_ masked_select nonzero index_put_ index_add_ masked_scatter_"
+        "masked_fill masked_fill_ masked_select nonzero index_put_ index_add index_add_ "
+        "masked_scatter_"
     ).split(),
     "linalg": "matmul mm bmm dot outer".split(),
     "activation": "softmax log_softmax".split(),

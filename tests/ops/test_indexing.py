@@ -377,6 +377,11 @@ def test_index_add_source_shape():
         return (x * 1).index_add_(1, T.tensor([3, 1, 3]), s)
 
     check_op(f, rand(2, 4, seed=23), rand(2, 3, seed=24))
+    check_op(
+        lambda T, x, s: x.index_add(1, T.tensor([0, 0, 2]), s, alpha=2.0),
+        rand(2, 4, seed=25),
+        rand(2, 3, seed=26),
+    )
 
 
 def test_index_select_fill_add_errors():

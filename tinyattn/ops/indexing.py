@@ -22,6 +22,7 @@ __all__ = [
     "scatter_add",
     "index_select",
     "index_fill",
+    "index_add",
     "masked_fill",
     "masked_select",
     "nonzero",
@@ -439,6 +440,12 @@ class IndexAdd(Function):
     @staticmethod
     def backward(ctx, g):
         return g, None, None, g[ctx.sel] * ctx.alpha, None
+
+
+def index_add(input: Tensor, dim: int, index, source, *, alpha=1) -> Tensor:
+    """``input`` with ``alpha * source`` added at positions ``index`` along ``dim`` (repeats add up)."""
+    d, idx = _select_index(input, dim, index, "index_add")
+    return IndexAdd.apply(input, d, idx, source, alpha)
 
 
 def index_add_(input: Tensor, dim: int, index, source, *, alpha=1) -> Tensor:
