@@ -158,6 +158,8 @@ class Tensor:
 
     @property
     def grad_fn(self) -> Node | None:
+        if self._base is not None and self._version.value != self._view_version:
+            ops.inplace.refresh_view(self)  # the base was written in place since
         return self._grad_fn
 
     @property
@@ -166,6 +168,8 @@ class Tensor:
 
     def _grad_node(self) -> Node:
         """The node gradients for this tensor flow into (its grad_fn, or its accumulator)."""
+        if self._base is not None and self._version.value != self._view_version:
+            ops.inplace.refresh_view(self)  # the base was written in place since
         if self._grad_fn is not None:
             return self._grad_fn
         if self._accumulator is None:
@@ -621,7 +625,8 @@ _METHODS = {
     ).split(),
     "indexing": (
         "gather scatter scatter_ scatter_add scatter_add_ index_select index_fill index_fill_ "
-        "masked_fill masked_fill_ masked_select nonzero index_put_ index_add_ masked_scatter_"
+        "masked_fill masked_fill_ masked_select nonzero index_put_ index_add index_add_ "
+        "masked_scatter_"
     ).split(),
     "linalg": "matmul mm bmm dot outer".split(),
     "activation": "softmax log_softmax".split(),

@@ -10,8 +10,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..autograd.function import Function
+from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import Tensor
 from ._util import normalize_dim
+from .inplace import check_inplace_allowed
+from .shape import _as_view
 
 __all__ = [
     "gather",
@@ -19,6 +22,7 @@ __all__ = [
     "scatter_add",
     "index_select",
     "index_fill",
+    "index_add",
     "masked_fill",
     "masked_select",
     "nonzero",
@@ -31,7 +35,14 @@ def _convert_index(index, shape, op: str = "index"):
     items = index if isinstance(index, tuple) else (index,)
     out = []
     for item in items:
-        if isinstance(item, Tensor):
+        kind = type(item)
+        if kind is int or item is None or item is Ellipsis:  # the common cases first
+            out.append(item)
+        elif kind is slice and item.step is None and not isinstance(item.start, Tensor):
+            out.append(
+                item if not isinstance(item.stop, Tensor) else slice(item.start, int(item.stop))
+            )
+        elif isinstance(item, Tensor):
             arr = item._data
             if arr.dtype.kind == "f":
                 raise IndexError(
@@ -72,7 +83,13 @@ def _index_error(err: IndexError, shape, op: str) -> IndexError:
 
 
 def _is_basic(index: tuple) -> bool:
-    return all(isinstance(i, (int, np.integer, slice)) or i is None or i is Ellipsis for i in index)
+    return all(
+        isinstance(i, (int, np.integer, slice))
+        and not isinstance(i, bool)
+        or i is None
+        or i is Ellipsis
+        for i in index
+    )
 
 
 class Index(Function):
@@ -100,12 +117,11 @@ class Index(Function):
 def getitem(input: Tensor, index) -> Tensor:
     """``input[index]``: ints, slices (positive steps), None, Ellipsis, int/bool tensors or lists."""
     idx = _convert_index(index, input.shape)
-    out = Index.apply(input, idx)
     if _is_basic(idx):
-        from .shape import _as_view
-
-        _as_view(out, input)
-    return out
+        if Ellipsis not in idx:  # NumPy returns a scalar copy for x[i, j]; x[i, j, ...] is a view
+            idx = idx + (Ellipsis,)
+        return _as_view(Index.apply(input, idx), input, shares=True)
+    return Index.apply(input, idx)
 
 
 class IndexPut(Function):
@@ -113,7 +129,7 @@ class IndexPut(Function):
 
     @staticmethod
     def forward(ctx, x, value, index):
-        out = x.copy()
+        out = x.copy() if ctx is not None else x  # ctx None: setitem's no-grad fast path
         try:
             out[index] = value
         except IndexError as e:
@@ -122,9 +138,10 @@ class IndexPut(Function):
             target = np.empty(x.shape, dtype=np.bool_)[index].shape
             raise ValueError(
                 f"setitem: value of shape {list(np.shape(value))} cannot be broadcast to the "
-                f"indexed region of shape {list(target)}"
+                f"indexed region of shape {list(target)} (tensor shape {list(x.shape)})"
             ) from None
-        ctx.index = index
+        if ctx is not None:
+            ctx.index = index
         return out
 
     @staticmethod
@@ -141,7 +158,20 @@ def setitem(input: Tensor, index, value) -> None:
         value = Tensor._make(np.asarray(value, dtype=input._data.dtype))
     elif isinstance(value, np.ndarray):
         value = Tensor._make(value)
-    input._apply_inplace(IndexPut, value, idx)
+    if is_grad_enabled() and (
+        input._requires_grad or (isinstance(value, Tensor) and value._requires_grad)
+    ):
+        input._apply_inplace(IndexPut, value, idx)
+        return
+    # Outside autograd, write straight into the memory (no copy of the whole tensor).
+    check_inplace_allowed(input, "setitem")
+    if not input._data.flags.writeable:
+        raise RuntimeError(
+            "setitem: this tensor's memory is read-only (it is an expanded/broadcast view, "
+            "where several elements share one memory location); call .clone() first"
+        )
+    IndexPut.forward(None, input._data, value._data if isinstance(value, Tensor) else value, idx)
+    input._version.value += 1
 
 
 def index_put_(input: Tensor, indices, values, accumulate: bool = False) -> Tensor:
@@ -246,7 +276,7 @@ def _check_gather_shapes(x_shape, index: np.ndarray, dim: int, op: str) -> None:
                 f"{op}(): Size does not match at dimension {d}: expected index {list(index.shape)} "
                 f"to be no larger than self {list(x_shape)} apart from dimension {dim}"
             )
-    if index.size and (index.min() < -x_shape[dim] or index.max() >= x_shape[dim]):
+    if index.size and (index.min() < 0 or index.max() >= x_shape[dim]):
         bad = index.max() if index.max() >= x_shape[dim] else index.min()
         raise IndexError(
             f"{op}(): index {bad} is out of bounds for dimension {dim} with size {x_shape[dim]}"
@@ -344,11 +374,17 @@ def scatter_add_(input: Tensor, dim: int, index, src) -> Tensor:
     return input._apply_inplace(Scatter, d, idx, src, True)
 
 
-def _select_index(input, dim, index, op):
+def _select_index(input, dim, index, op, allow_negative=False):
+    """``index`` as a 1-D array along ``dim``; torch allows negative indices in index_fill only."""
     d = normalize_dim(dim, input.ndim, op)
-    idx = _index_tensor(index, op).reshape(-1)
+    idx = _index_tensor(index, op)
+    if idx.ndim > 1:
+        raise IndexError(
+            f"{op}(): index should be 0- or 1-dimensional, got shape {list(idx.shape)}"
+        )
+    idx = idx.reshape(-1)
     n = input.shape[d] if input.ndim else 1
-    if idx.size and (idx.min() < -n or idx.max() >= n):
+    if idx.size and (idx.min() < (-n if allow_negative else 0) or idx.max() >= n):
         raise IndexError(
             f"{op}(): index out of range in self: indices {idx.tolist()} for size {n} at dim {d}"
         )
@@ -375,16 +411,18 @@ class IndexFill(Function):
     def backward(ctx, g):
         gx = g.copy()
         gx[ctx.sel] = 0
-        return gx, None, None, g[ctx.sel].sum()
+        dim, index = len(ctx.sel) - 1, ctx.sel[-1]
+        unique = np.unique(index % g.shape[dim]) if g.ndim else index[:1]  # each filled slot once
+        return gx, None, None, g[ctx.sel[:-1] + (unique,)].sum()
 
 
 def index_fill(input: Tensor, dim: int, index, value) -> Tensor:
-    d, idx = _select_index(input, dim, index, "index_fill")
+    d, idx = _select_index(input, dim, index, "index_fill", allow_negative=True)
     return IndexFill.apply(input, d, idx, _fill_value(value, "index_fill"))
 
 
 def index_fill_(input: Tensor, dim: int, index, value) -> Tensor:
-    d, idx = _select_index(input, dim, index, "index_fill_")
+    d, idx = _select_index(input, dim, index, "index_fill_", allow_negative=True)
     return input._apply_inplace(IndexFill, d, idx, _fill_value(value, "index_fill_"))
 
 
@@ -402,6 +440,12 @@ class IndexAdd(Function):
     @staticmethod
     def backward(ctx, g):
         return g, None, None, g[ctx.sel] * ctx.alpha, None
+
+
+def index_add(input: Tensor, dim: int, index, source, *, alpha=1) -> Tensor:
+    """``input`` with ``alpha * source`` added at positions ``index`` along ``dim`` (repeats add up)."""
+    d, idx = _select_index(input, dim, index, "index_add")
+    return IndexAdd.apply(input, d, idx, source, alpha)
 
 
 def index_add_(input: Tensor, dim: int, index, source, *, alpha=1) -> Tensor:

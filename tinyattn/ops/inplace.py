@@ -12,11 +12,16 @@ the write also changes ``b``. ``b`` is rebound to a ``CopySlices`` node:
     d b_old[region] = d x    where d x = op.backward(d b_new[region])
 
 and ``x`` becomes a view of the new ``b``. This is torch's ``CopySlices``.
+Other views of ``b`` notice the write through the version counter they share
+with ``b``: the next time autograd asks for their node, ``refresh_view``
+re-derives it from ``b``'s new node (torch regenerates view grad_fns the same way).
 Views are described by their memory geometry (offset and strides within the
 base), so any chain of basic-indexing / transpose / reshape views works.
 """
 
 from __future__ import annotations
+
+import re
 
 import numpy as np
 
@@ -33,6 +38,15 @@ def check_inplace_allowed(t: Tensor, op: str) -> None:
         raise RuntimeError(
             f"{op}: a leaf Variable that requires grad is being used in an in-place operation. "
             "Wrap the update in `with tinyattn.no_grad():` or use an out-of-place op."
+        )
+    multi = t.__dict__.get("_multi_view")
+    if multi is not None and t._requires_grad:
+        raise RuntimeError(
+            f"{op}: Output of {multi} is a view and is being modified inplace. This view is "
+            "the output of a function that returns multiple views (unbind, split, chunk, "
+            "iteration). Such functions do not allow the output views to be modified inplace. "
+            "You should replace the inplace operation by an out-of-place one (or index the "
+            "base tensor, e.g. y[i].mul_(2))."
         )
     base = t._base
     if base is not None and base._grad_fn is None and base._requires_grad:
@@ -63,8 +77,13 @@ def _write(t: Tensor, values: np.ndarray, op: str) -> None:
     t._version.value += 1
 
 
+def _op_name(fn: type[Function]) -> str:
+    """``IndexPut`` -> ``index_put_`` (the name users wrote)."""
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", fn.__name__).lower() + "_"
+
+
 def apply_inplace(t: Tensor, fn: type[Function], *args, **kwargs) -> Tensor:
-    op = fn.__name__.lower() + "_"
+    op = _op_name(fn)
     check_inplace_allowed(t, op)
     record = is_grad_enabled() and (
         t._requires_grad or any(isinstance(a, Tensor) and a._requires_grad for a in args)
@@ -93,7 +112,24 @@ def apply_inplace(t: Tensor, fn: type[Function], *args, **kwargs) -> Tensor:
         t._requires_grad = True
         return t
     _rebind_base(t, base, node)
+    t._view_version = t._version.value
     return t
+
+
+def refresh_view(view: Tensor) -> None:
+    """Re-derive a view's ``grad_fn`` from its base after the base was written in place.
+
+    Called by ``Tensor._grad_node`` when the shared version counter moved since the
+    view's node was made: the view is then ``as_strided(base)`` of the base's current
+    value, so its gradient is scattered into the base's node.
+    """
+    base = view._base
+    view._view_version = view._version.value
+    if not base._requires_grad or not np.may_share_memory(view._data, base._data):
+        return
+    geometry = _ViewGeometry(view._data, base._data)
+    view._grad_fn = ViewOfBase(geometry, base._grad_node(), (base.shape, base._data.dtype))
+    view._requires_grad = True
 
 
 class _ViewGeometry:

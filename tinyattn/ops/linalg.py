@@ -122,8 +122,14 @@ inner = dot
 
 
 def outer(input: Tensor, vec2: Tensor) -> Tensor:
+    """out[i, j] = input[i] * vec2[j] (a broadcast product, differentiated as one)."""
     from .shape import unsqueeze
 
+    if input.ndim != 1 or vec2.ndim != 1:
+        raise RuntimeError(
+            f"outer: 1D tensors expected, but got input of shape {list(input.shape)} and vec2 "
+            f"of shape {list(vec2.shape)}"
+        )
     return unsqueeze(input, 1) * unsqueeze(vec2, 0)
 
 
@@ -151,6 +157,10 @@ def _parse_einsum(equation: str, shapes: list[tuple[int, ...]]):
             f"{len(shapes)} operands were given"
         )
     for term in terms + ([out] if out is not None else []):
+        if term.count("...") > 1:
+            raise ValueError(
+                f"einsum(): subscripts {term!r} in {equation!r} contain more than one ellipsis"
+            )
         bad = [c for c in term.replace("...", "") if c not in _LETTERS]
         if bad or term.replace("...", "").count(".") or "." in term.replace("...", ""):
             raise ValueError(
@@ -184,6 +194,13 @@ def _parse_einsum(equation: str, shapes: list[tuple[int, ...]]):
         expanded.append(term)
     sizes: dict[str, int] = {}
     for i, (term, shape) in enumerate(zip(expanded, shapes)):
+        for c in set(term):  # a repeated letter takes a diagonal: its sizes must be equal
+            dims = [shape[j] for j, ch in enumerate(term) if ch == c]
+            if len(set(dims)) > 1:
+                raise ValueError(
+                    f"einsum(): subscript {c!r} is repeated for operand {i} but the sizes don't "
+                    f"match, {dims[0]} != {dims[1]} (shape {list(shape)}, equation {equation!r})"
+                )
         for c, n in zip(term, shape):
             seen = sizes.get(c)
             if seen is None or seen == 1:
@@ -192,13 +209,6 @@ def _parse_einsum(equation: str, shapes: list[tuple[int, ...]]):
                 raise ValueError(
                     f"einsum(): subscript {c!r} has size {n} for operand {i} (shape {list(shape)}) "
                     f"which does not broadcast with size {seen} seen earlier in {equation!r}"
-                )
-        for c in set(term):
-            dims = [shape[j] for j, ch in enumerate(term) if ch == c]
-            if len(set(dims)) > 1:
-                raise ValueError(
-                    f"einsum(): subscript {c!r} is repeated for operand {i} but the sizes don't "
-                    f"match, {dims[0]} != {dims[1]}"
                 )
     if out is None:
         counts = {}
@@ -215,9 +225,71 @@ def _parse_einsum(equation: str, shapes: list[tuple[int, ...]]):
                 raise ValueError(
                     f"einsum(): output subscript {c!r} in {equation!r} does not appear in any input"
                 )
-        if len(set(out)) != len(out):
-            raise ValueError(f"einsum(): output subscripts of {equation!r} repeat a letter")
+        repeated = [c for c in dict.fromkeys(out) if out.count(c) > 1]
+        if repeated:
+            raise ValueError(
+                f"einsum(): output subscript {repeated[0]!r} appears more than once in the "
+                f"output of {equation!r}"
+            )
     return expanded, out, sizes
+
+
+def _einsum_as_matmul(ta: str, tb: str, out: str, a: np.ndarray, b: np.ndarray):
+    """A two-operand einsum as one batched ``np.matmul`` (BLAS), or None if it doesn't fit.
+
+    Letters are sorted into batch (in a, b and out), left (a and out), right
+    (b and out) and contracted (a and b, not out); letters of one operand only
+    that the output drops are summed first. Then ``a`` is laid out as
+    (batch, left, contracted), ``b`` as (batch, contracted, right), and
+    ``out = (a @ b)`` transposed to the output order. ``'bhqd,bhkd->bhqk'`` and the
+    attention equations of the tutorials go this way; repeated letters (traces,
+    diagonals) and size-1 broadcasting of shared letters use ``np.einsum``.
+    """
+    if len(set(ta)) != len(ta) or len(set(tb)) != len(tb):
+        return None
+    size = {}
+    for term, x in ((ta, a), (tb, b)):
+        for c, n in zip(term, x.shape):
+            if size.setdefault(c, n) != n:
+                return None
+    # sum away letters that only one operand has and the output drops
+    drop_a = tuple(i for i, c in enumerate(ta) if c not in tb and c not in out)
+    if drop_a:
+        a = a.sum(axis=drop_a)
+        ta = "".join(c for i, c in enumerate(ta) if i not in drop_a)
+    drop_b = tuple(i for i, c in enumerate(tb) if c not in ta and c not in out)
+    if drop_b:
+        b = b.sum(axis=drop_b)
+        tb = "".join(c for i, c in enumerate(tb) if i not in drop_b)
+    batch = [c for c in out if c in ta and c in tb]
+    left = [c for c in out if c in ta and c not in tb]
+    right = [c for c in out if c in tb and c not in ta]
+    contracted = [c for c in ta if c in tb and c not in out]
+    batch_shape = tuple(size[c] for c in batch)
+    n_left = int(np.prod([size[c] for c in left], dtype=np.int64))
+    n_right = int(np.prod([size[c] for c in right], dtype=np.int64))
+    n_contracted = int(np.prod([size[c] for c in contracted], dtype=np.int64))
+    a2 = a.transpose([ta.index(c) for c in batch + left + contracted])
+    b2 = b.transpose([tb.index(c) for c in batch + contracted + right])
+    if contracted:
+        a2 = a2.reshape(batch_shape + (n_left, n_contracted))
+        result = np.matmul(a2, b2.reshape(batch_shape + (n_contracted, n_right)))
+    else:  # nothing to contract: a broadcast product, matmul of 1-wide matrices is slow
+        result = a2.reshape(batch_shape + (n_left, 1)) * b2.reshape(batch_shape + (1, n_right))
+    result = result.reshape(batch_shape + tuple(size[c] for c in left + right))
+    order = batch + left + right
+    perm = [order.index(c) for c in out]
+    return result.transpose(perm) if perm != sorted(perm) else result
+
+
+def _einsum_arrays(terms, out: str, operands) -> np.ndarray:
+    """``np.einsum`` with the matmul lowering for two operands (see ``_einsum_as_matmul``)."""
+    if len(operands) == 2:
+        result = _einsum_as_matmul(terms[0], terms[1], out, *operands)
+        if result is not None:
+            return result
+    expr = ",".join(terms) + "->" + out
+    return np.einsum(expr, *operands, optimize=len(operands) > 1)
 
 
 class Einsum(Function):
@@ -233,8 +305,7 @@ class Einsum(Function):
     def forward(ctx, *operands, terms, out, sizes):
         ctx.terms, ctx.out, ctx.sizes = terms, out, sizes
         ctx.save_for_backward(*operands)
-        expr = ",".join(terms) + "->" + out
-        return np.einsum(expr, *operands, optimize=len(operands) > 1)
+        return _einsum_arrays(terms, out, operands)
 
     @staticmethod
     def backward(ctx, g):
@@ -246,23 +317,23 @@ class Einsum(Function):
 
 
 def _einsum_grad(g, ctx, operands, i):
-    term, sizes = ctx.terms[i], ctx.sizes
+    """d operand_i = einsum(out, *other terms -> term_i)(g, *others), made to x's shape."""
+    term = ctx.terms[i]
     x = operands[i]
     unique = "".join(dict.fromkeys(term))
     others = [(ctx.terms[j], operands[j]) for j in range(len(operands)) if j != i]
     available = set(ctx.out) | set("".join(t for t, _ in others))
     present = "".join(c for c in unique if c in available)
-    # letters of size 1 here but larger elsewhere were broadcast: compute at full size, then sum
-    expr = ",".join([ctx.out] + [t for t, _ in others]) + "->" + present
-    grad = np.einsum(expr, g, *[o for _, o in others], optimize=len(others) > 0)
-    full = [sizes[c] if c in present else 1 for c in unique]
-    grad = grad.reshape(full)
-    own = {c: x.shape[term.index(c)] for c in unique}
-    target = [own[c] for c in unique]
-    sum_axes = tuple(k for k, c in enumerate(unique) if own[c] == 1 and full[k] != 1)
+    grad = _einsum_arrays([ctx.out] + [t for t, _ in others], present, [g] + [o for _, o in others])
+    # letters the gradient lacks (x alone had them, forward summed them) broadcast back;
+    # letters of size 1 in x but larger elsewhere were broadcast in forward: sum them
+    shape = [grad.shape[present.index(c)] if c in present else 1 for c in unique]
+    grad = grad.reshape(shape)
+    own = [x.shape[term.index(c)] for c in unique]
+    sum_axes = tuple(k for k, (n, m) in enumerate(zip(own, shape)) if n == 1 and m != 1)
     if sum_axes:
         grad = grad.sum(axis=sum_axes, keepdims=True)
-    grad = np.broadcast_to(grad, target)
+    grad = np.broadcast_to(grad, own)
     if len(unique) == len(term):
         return np.transpose(grad, [unique.index(c) for c in term]) if unique != term else grad
     result = np.zeros(x.shape, dtype=g.dtype)

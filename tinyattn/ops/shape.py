@@ -49,11 +49,17 @@ __all__ = [
 ]
 
 
-def _as_view(out: Tensor, input: Tensor) -> Tensor:
-    """Mark ``out`` as a view of ``input``'s base when their memory overlaps."""
-    if np.may_share_memory(out._data, input._data):
+def _as_view(out: Tensor, input: Tensor, shares: bool = False) -> Tensor:
+    """Mark ``out`` as a view of ``input``'s base when their memory overlaps.
+
+    The view shares the base's version counter and remembers its value: when an
+    in-place op changes the base later, the view's ``grad_fn`` is re-derived
+    from the base's new one (see ``inplace.refresh_view``), as in torch.
+    """
+    if out._data.size and (shares or np.may_share_memory(out._data, input._data)):
         out._base = input._base if input._base is not None else input
         out._version = input._version
+        out._view_version = input._version.value
     return out
 
 
@@ -81,6 +87,8 @@ class Reshape(Function):
     @staticmethod
     def forward(ctx, x, shape, must_view):
         ctx.in_shape = x.shape
+        if x.flags.c_contiguous:  # always a view; ndarray.reshape is the fast call
+            return x.reshape(shape)
         if must_view:
             try:
                 return np.reshape(x, shape, copy=False)
@@ -104,7 +112,7 @@ def view(input: Tensor, *shape) -> Tensor:
     if len(shape) == 1 and isinstance(shape[0], dt.dtype):
         raise NotImplementedError("view(dtype) is not supported; use .to(dtype)")
     shape = _infer_shape(shape_args(shape, "view"), input._data.size, "view")
-    return _as_view(Reshape.apply(input, shape, True), input)
+    return _as_view(Reshape.apply(input, shape, True), input, shares=True)
 
 
 def reshape(input: Tensor, *shape) -> Tensor:
@@ -177,23 +185,24 @@ def permute(input: Tensor, *dims) -> Tensor:
     dims = shape_args(dims, "permute")
     if len(dims) != input.ndim:
         raise RuntimeError(
-            f"permute(sparse_coo): number of dimensions in the tensor input does not match the "
-            f"length of the desired ordering of dimensions i.e. input.dim() = {input.ndim} is "
-            f"not equal to len(dims) = {len(dims)}"
+            f"permute(): number of dims don't match: the tensor has {input.ndim} dims "
+            f"(shape {list(input.shape)}) but {len(dims)} dims were given: {list(dims)}"
         )
     dims = tuple(normalize_dim(d, input.ndim, "permute") for d in dims)
     if len(set(dims)) != len(dims):
         raise RuntimeError(f"permute(): duplicate dims are not allowed, got {dims}")
-    return _as_view(Permute.apply(input, dims), input)
+    return _as_view(Permute.apply(input, dims), input, shares=True)
 
 
 def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     """Swap two dims (a view)."""
     n = input.ndim
     a, b = normalize_dim(dim0, n, "transpose"), normalize_dim(dim1, n, "transpose")
+    if n == 0 or a == b:
+        return input if n == 0 else _as_view(Permute.apply(input, tuple(range(n))), input, True)
     dims = list(range(n))
     dims[a], dims[b] = dims[b], dims[a]
-    return permute(input, *dims) if n else input
+    return _as_view(Permute.apply(input, tuple(dims)), input, shares=True)
 
 
 swapaxes = swapdims = transpose
@@ -258,7 +267,7 @@ def expand(input: Tensor, *sizes) -> Tensor:
                 f"sizes: {list(input.shape)}"
             )
         shape.append(s)
-    return _as_view(Expand.apply(input, tuple(shape)), input)
+    return _as_view(Expand.apply(input, tuple(shape)), input, shares=True)
 
 
 def expand_as(input: Tensor, other: Tensor) -> Tensor:
@@ -270,9 +279,9 @@ class Repeat(Function):
 
     @staticmethod
     def forward(ctx, x, reps):
-        ctx.in_shape = (1,) * (len(reps) - x.ndim) + x.shape
-        ctx.reps = reps
-        return np.tile(x.reshape(ctx.in_shape), reps)
+        in_shape = (1,) * (len(reps) - x.ndim) + x.shape
+        ctx.in_shape, ctx.reps = in_shape, reps
+        return np.tile(x.reshape(in_shape), reps)
 
     @staticmethod
     def backward(ctx, g):
@@ -297,16 +306,14 @@ class RepeatInterleave(Function):
 
     @staticmethod
     def forward(ctx, x, repeats, dim):
-        ctx.dim, ctx.repeats = dim, repeats
+        ctx.dim, ctx.repeats, ctx.n_in = dim, repeats, x.shape[dim]
         return np.repeat(x, repeats, axis=dim)
 
     @staticmethod
     def backward(ctx, g):
         repeats = np.asarray(ctx.repeats).reshape(-1)
-        if repeats.size == 1:
-            r = int(repeats[0])
-            n_in = g.shape[ctx.dim] // r if r else 0
-            repeats = np.full(n_in, r)
+        if repeats.size == 1 and ctx.n_in != 1:
+            repeats = np.full(ctx.n_in, int(repeats[0]))
         starts = np.concatenate(([0], np.cumsum(repeats)[:-1])).astype(np.intp)
         shape = list(g.shape)
         shape[ctx.dim] = len(repeats)
@@ -322,17 +329,24 @@ class RepeatInterleave(Function):
 
 def repeat_interleave(input, repeats=None, dim: int | None = None, *, output_size=None) -> Tensor:
     """Repeat elements (not the whole tensor): [1, 2] with repeats 2 -> [1, 1, 2, 2]."""
-    if repeats is None:  # torch.repeat_interleave(repeats_tensor)
-        counts = input._data.astype(np.int64)
-        return Tensor._make(np.repeat(np.arange(len(counts)), counts))
+    if repeats is None:  # torch.repeat_interleave(repeats_tensor): [2, 1] -> [0, 0, 1]
+        counts = input._data.astype(np.int64).reshape(-1)
+        if np.any(counts < 0):
+            raise RuntimeError("repeat_interleave: repeats can not be negative")
+        return Tensor._make(np.repeat(np.arange(len(counts), dtype=np.int64), counts))
     if dim is None:
         input = reshape(input, -1)
         dim = 0
     dim = normalize_dim(dim, input.ndim, "repeat_interleave")
     if isinstance(repeats, Tensor):
+        if repeats._data.dtype.kind not in "iu" or repeats.ndim > 1:
+            raise RuntimeError(
+                f"repeat_interleave: repeats must be an int or a 0-d/1-d integer tensor, got "
+                f"{repeats.dtype} of shape {list(repeats.shape)}"
+            )
         repeats = repeats._data.astype(np.int64)
-        if repeats.ndim == 0:
-            repeats = int(repeats)
+        if repeats.size == 1:  # torch broadcasts a one-element repeats tensor
+            repeats = int(repeats.reshape(()))
         elif repeats.shape[0] != input.shape[dim]:
             raise RuntimeError(
                 f"repeat_interleave: repeats must have the same size as input along dim {dim}: "
@@ -374,8 +388,16 @@ def _tensor_list(tensors, op: str) -> list[Tensor]:
 def cat(tensors, dim: int = 0) -> Tensor:
     """Join tensors along an existing dim; other dims must match."""
     tensors = _tensor_list(tensors, "cat")
+    if len(tensors) > 1:  # torch's legacy rule: 1-D empty tensors are skipped
+        kept = [x for x in tensors if x.shape != (0,)]
+        tensors = kept or tensors[:1]
     ref = tensors[0]
     nd = ref.ndim
+    for i, x in enumerate(tensors):
+        if x.ndim == 0:
+            raise RuntimeError(
+                f"cat(): zero-dimensional tensor (at position {i}) cannot be concatenated"
+            )
     d = normalize_dim(dim, nd, "cat")
     for i, x in enumerate(tensors):
         if x.ndim != nd or any(
@@ -422,18 +444,16 @@ class Narrow(Function):
     """out = x[..., start:start+length, ...] along ``dim`` (a view).   dx = g placed there, 0 elsewhere"""
 
     @staticmethod
-    def forward(ctx, x, dim, start, length, step=1):
-        ctx.in_shape, ctx.dim = x.shape, dim
-        index = [slice(None)] * x.ndim
-        index[dim] = slice(start, start + length * step if step > 0 else None, step)
-        ctx.index = tuple(index)
-        return x[ctx.index]
+    def forward(ctx, x, dim, start, length):
+        index = (slice(None),) * dim + (slice(start, start + length),)
+        ctx.in_shape, ctx.index = x.shape, index
+        return x[index]
 
     @staticmethod
     def backward(ctx, g):
         out = np.zeros(ctx.in_shape, dtype=g.dtype)
         out[ctx.index] = g
-        return out, None, None, None, None
+        return out, None, None, None
 
 
 def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
@@ -446,7 +466,7 @@ def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
         raise IndexError(
             f"narrow(): start ({start}) + length ({length}) exceeds dimension size ({size}) of dim {d}"
         )
-    return _as_view(Narrow.apply(input, d, start, int(length), 1), input)
+    return _as_view(Narrow.apply(input, d, start, int(length)), input, shares=True)
 
 
 class Select(Function):
@@ -455,7 +475,7 @@ class Select(Function):
     @staticmethod
     def forward(ctx, x, dim, index):
         ctx.in_shape, ctx.dim, ctx.index = x.shape, dim, index
-        return x[(slice(None),) * dim + (index,)]
+        return x[(slice(None),) * dim + (index, Ellipsis)]  # '...' keeps a 0-d result a view
 
     @staticmethod
     def backward(ctx, g):
@@ -471,13 +491,22 @@ def select(input: Tensor, dim: int, index: int) -> Tensor:
         raise IndexError(
             f"select(): index {index} out of range for tensor of size {list(input.shape)} at dimension {d}"
         )
-    return _as_view(Select.apply(input, d, int(index) % size), input)
+    return _as_view(Select.apply(input, d, int(index) % size), input, shares=True)
 
 
 def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
     """The slices along ``dim`` as a tuple of views."""
     d = normalize_dim(dim, input.ndim, "unbind")
-    return tuple(select(input, d, i) for i in range(input.shape[d]))
+    return _multi_view(tuple(select(input, d, i) for i in range(input.shape[d])), "Unbind")
+
+
+def _multi_view(views: tuple, name: str) -> tuple:
+    """Mark views that one call returned together: torch forbids writing them in place
+    under autograd (the write could not be recorded per output)."""
+    for v in views:
+        if v._requires_grad:
+            v._multi_view = name
+    return views
 
 
 def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple[Tensor, ...]:
@@ -500,7 +529,7 @@ def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple[Tensor,
     for s in sizes:
         out.append(narrow(tensor, d, start, s))
         start += s
-    return tuple(out)
+    return _multi_view(tuple(out), "Split")
 
 
 def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
@@ -509,8 +538,9 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     d = normalize_dim(dim, input.ndim, "chunk")
     size = input.shape[d]
-    step = max(-(-size // chunks), 1)
-    return split(input, step, d)
+    if size == 0:  # torch: ``chunks`` empty pieces
+        return _multi_view(tuple(narrow(input, d, 0, 0) for _ in range(chunks)), "Split")
+    return split(input, -(-size // chunks), d)
 
 
 class Flip(Function):
@@ -526,7 +556,10 @@ class Flip(Function):
         return np.flip(g, ctx.dims), None
 
 
-def flip(input: Tensor, dims) -> Tensor:
+def flip(input: Tensor, *dims) -> Tensor:
+    """Reverse the order of elements along ``dims`` (``flip(0, 1)`` or ``flip((0, 1))``)."""
+    if len(dims) == 1 and not isinstance(dims[0], (int, np.integer)):
+        dims = tuple(dims[0])
     dims = normalize_dims(dims, input.ndim, "flip") or ()
     return Flip.apply(input, dims)
 
@@ -546,10 +579,22 @@ class Roll(Function):
 
 
 def roll(input: Tensor, shifts, dims=None) -> Tensor:
+    """Shift elements cyclically along ``dims`` (the flattened tensor when dims is None)."""
     if isinstance(shifts, (list, tuple)):
-        shifts = tuple(shifts)
+        shifts = tuple(int(s) for s in shifts)
     if isinstance(dims, (list, tuple)):
-        dims = tuple(dims)
+        dims = tuple(normalize_dim(d, input.ndim, "roll") for d in dims)
+    elif dims is not None:
+        dims = normalize_dim(dims, input.ndim, "roll")
+    n_shifts = len(shifts) if isinstance(shifts, tuple) else 1
+    n_dims = len(dims) if isinstance(dims, tuple) else (0 if dims is None else 1)
+    if n_shifts != n_dims and not (dims is None and n_shifts == 1):
+        raise RuntimeError(
+            f"roll(): shifts and dimensions must align: got {n_shifts} shift(s) {shifts} and "
+            f"{n_dims} dim(s) {dims}"
+        )
+    if isinstance(shifts, tuple) and dims is None:
+        shifts = shifts[0]
     return Roll.apply(input, shifts, dims)
 
 

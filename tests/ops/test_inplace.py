@@ -1,0 +1,205 @@
+"""In-place ops under autograd: writes through views (CopySlices), version counters, errors."""
+
+import numpy as np
+import pytest
+from harness import check_op, rand
+
+import tinyattn
+
+torch = pytest.importorskip("torch")
+
+
+def test_setitem_through_view_updates_base_grad():
+    def f(T, x, w):
+        y = x * 1
+        row = y[0]
+        row[1:] = w
+        return y
+
+    check_op(f, rand(2, 4, seed=1), rand(3, seed=2))
+
+
+def test_mul_through_flat_view():
+    def f(T, x):
+        y = x.clone()
+        v = y.view(-1)
+        v.mul_(2)
+        return y * y
+
+    check_op(f, rand(2, 3, seed=3))
+
+
+def test_iadd_on_transposed_and_strided_views():
+    def f(T, x, w):
+        y = x * 1
+        v = y.t()[::2]  # rows 0, 2 of the transpose: non-contiguous
+        v += w
+        return y.exp()
+
+    check_op(f, rand(2, 3, seed=4), rand(2, seed=5))
+
+
+def test_inplace_on_view_of_view_and_stale_sibling_views():
+    def f(T, x):
+        y = x * 1
+        a, b = y[0], y[:, 1]  # overlapping views, made before the writes
+        a[1:].mul_(3)  # a view of a view
+        y.add_(1)
+        return a * 2, b.exp(), y
+
+    check_op(f, rand(3, 3, seed=6))
+
+
+def test_scalar_view_write():
+    def f(T, x):
+        y = x * 1
+        y[1, 2].add_(y[0, 0])
+        return y * y
+
+    check_op(f, rand(2, 3, seed=7))
+
+
+def test_indexed_rows_written_in_place():
+    def f(T, x):
+        y = x * 1
+        for i in range(len(y)):
+            y[i].mul_(i + 1)
+        return y
+
+    check_op(f, rand(3, 2, seed=8))
+
+
+def test_multi_output_views_refuse_inplace_like_torch():
+    for lib in (tinyattn, torch):
+        y = lib.ones(3, 2, requires_grad=True) * 1
+        for views in (y.unbind(0), y.split(1), y.chunk(3), list(y)):
+            with pytest.raises(RuntimeError, match="function that returns multiple views"):
+                views[0].mul_(2)
+        with lib.no_grad():
+            y.unbind(0)[0].mul_(2)  # allowed outside autograd
+        lib.zeros(3).unbind()[0].add_(1)  # and when nothing requires grad
+
+
+def test_reshape_view_masked_assignment():
+    """d2l: ``X = X.reshape(-1, n); X[~mask] = -1e6`` on a computed tensor."""
+
+    def f(T, x):
+        y = x * 2  # (x.exp() would fail: exp saved its output, which the write changes)
+        flat = y.reshape(-1, 3)
+        mask = T.arange(3)[None, :] < T.tensor([1, 2, 3, 2])[:, None]
+        flat[~mask] = -1e6
+        return T.softmax(y, dim=-1)
+
+    check_op(f, rand(2, 2, 3, seed=9))
+
+
+def test_masked_fill_inplace_with_tensor_value_through_view():
+    def f(T, x, v):
+        y = x * 1
+        y[:, 1:].masked_fill_(T.tensor([True, False]), v)
+        return y
+
+    check_op(f, rand(2, 3, seed=10), rand(seed=11))
+
+
+def test_inplace_chain_on_nonleaf():
+    def f(T, x, w):
+        y = x * 1
+        y.mul_(w).add_(1).div_(2)
+        y[0].sub_(w)
+        return y
+
+    check_op(f, rand(2, 3, seed=12), rand(3, seed=13))
+
+
+def test_views_share_version_counter():
+    x = tinyattn.zeros(3, 4)
+    views = [x[0], x.view(12), x.t(), x[:, ::2], x.unsqueeze(0), x.reshape(2, 6), x.narrow(1, 1, 2)]
+    views += list(x.unbind(1)) + list(x.split(2, 1))
+    start = x._version.value
+    views[-1].add_(1)
+    for v in views:
+        assert v._version.value == start + 1
+        assert v._base is x
+    assert x.detach()._version is x._version
+
+
+def test_modified_saved_tensor_raises_naming_op():
+    for lib in (tinyattn, torch):
+        a = lib.ones(3, requires_grad=True)
+        y = a * 2
+        z = y.exp()  # saves its output
+        w = y * y  # saves y
+        y.add_(1)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            w.sum().backward()
+    a = tinyattn.ones(3, requires_grad=True)
+    y = a * 2
+    w = y[1:] * y[1:]
+    y[0] = 5.0  # a write through the shared counter, to another region: torch raises too
+    with pytest.raises(RuntimeError, match=r"MulBackward0 saved its input"):
+        w.sum().backward()
+    del z
+
+
+def test_modifying_output_saved_by_op_raises():
+    a = tinyattn.ones(3, requires_grad=True)
+    e = a.exp()
+    e.mul_(2)
+    with pytest.raises(RuntimeError, match=r"ExpBackward0 saved its output.*version 0"):
+        e.sum().backward()
+
+
+def test_inplace_on_leaf_requiring_grad_raises():
+    x = tinyattn.zeros(2, 3, requires_grad=True)
+    for op in (
+        lambda: x.add_(1),
+        lambda: x[0].mul_(2),
+        lambda: x.masked_fill_(tinyattn.ones(2, 3).bool(), 0.0),
+        lambda: x.scatter_(1, tinyattn.tensor([[0], [1]]), 1.0),
+        lambda: x.index_fill_(0, tinyattn.tensor([0]), 0.0),
+        lambda: x.view(-1).zero_(),
+    ):
+        with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+            op()
+    assert x._version.value == 0
+    with tinyattn.no_grad():
+        x.add_(1)
+        x[0].mul_(2)
+    np.testing.assert_array_equal(x.numpy(force=True), [[2, 2, 2], [1, 1, 1]])
+
+
+def test_inplace_on_expanded_view_raises():
+    base = tinyattn.zeros(1, 3)
+    e = base.expand(2, 3)
+    with pytest.raises(RuntimeError, match="read-only|more than one element"):
+        e.add_(1)
+    y = tinyattn.zeros(1, 3, requires_grad=True) * 1
+    with pytest.raises(RuntimeError, match="read-only|more than one element"):
+        y.expand(2, 3).mul_(2)
+    np.testing.assert_array_equal(base.numpy(), np.zeros((1, 3)))
+
+
+def test_inplace_result_dtype_errors():
+    x = tinyattn.zeros(3, dtype=tinyattn.int64)
+    with pytest.raises(RuntimeError, match="can't be cast"):
+        x.add_(tinyattn.tensor(0.5))
+
+
+def test_grad_fn_names_after_inplace():
+    y = tinyattn.ones(2, 2, requires_grad=True) * 1
+    v = y[0]
+    v.mul_(2)
+    assert y.grad_fn.name == "CopySlices"
+    y.add_(1)
+    assert v.grad_fn.name == "AsStridedBackward0"  # re-derived from the new base
+    y.sum().backward()
+
+
+def test_optimizer_style_update_then_view_backward():
+    p = tinyattn.ones(2, 3, requires_grad=True)
+    row = p[1]
+    with tinyattn.no_grad():
+        p.sub_(0.5)  # a parameter update; the old view is stale but still a view of p
+    (row * 3).sum().backward()
+    np.testing.assert_array_equal(p.grad.numpy(), [[0, 0, 0], [3, 3, 3]])
