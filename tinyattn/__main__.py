@@ -53,9 +53,18 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tinyattn", description=__doc__)
     sub = parser.add_subparsers(dest="command")
     sub.add_parser("selfcheck", help="versions and an attention gradcheck (the default)")
+    demo = sub.add_parser("demo", help="train a small attention model and look inside it")
+    demo.add_argument("--task", default="reverse", help="reverse (default), copy or rotate")
+    demo.add_argument("--steps", type=int, default=600)
+    demo.add_argument("--seed", type=int, default=0)
+    demo.add_argument("--out", default=None, help="directory for attention.png (needs matplotlib)")
     args = parser.parse_args(argv)
     if args.command in (None, "selfcheck"):
         return selfcheck()
+    if args.command == "demo":
+        from .demo import run
+
+        return run(args.task, args.steps, args.seed, args.out)
     parser.error(f"unknown command {args.command!r}")
     return 2
 

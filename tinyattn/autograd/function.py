@@ -145,19 +145,18 @@ class AccumulateGrad(Node):
         self.variable = variable
 
 
-class _NoGradContext:
-    """Stand-in ``ctx`` when no graph is recorded: saving is a no-op."""
+class NoGradContext:
+    """The ``ctx`` of a forward that records no graph: saving is a no-op.
+
+    A fresh one per call, so a forward may store attributes on ``ctx`` and read
+    them back, exactly as when a graph is recorded.
+    """
 
     needs_input_grad = ()
 
     def save_for_backward(self, *arrays) -> None:
         pass
 
-    def __setattr__(self, name, value) -> None:  # ops may set ctx attributes freely
-        pass
-
-
-_NO_GRAD_CTX = _NoGradContext()
 
 Tensor = None  # set by tinyattn.tensor once the class exists (avoids a circular import)
 
@@ -189,7 +188,7 @@ class Function:
                 arrays.append(a)
                 needs.append(False)
         if not record or not is_grad_enabled():
-            return Tensor._make(_as_array(cls.forward(_NO_GRAD_CTX, *arrays, **kwargs)))
+            return Tensor._make(_as_array(cls.forward(NoGradContext(), *arrays, **kwargs)))
 
         ctx = Node(cls)
         ctx.needs_input_grad = tuple(needs)

@@ -484,3 +484,10 @@ def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) 
         out_shape.append(new)
     fill = 0 if value is None else value
     return ConstantPad.apply(input, tuple(src), tuple(dst), tuple(out_shape), fill)
+
+
+# Attention lives in its own modules (they use the functions above).
+from ._attention import scaled_dot_product_attention  # noqa: E402
+from ._mha import multi_head_attention_forward  # noqa: E402
+
+__all__ += ["scaled_dot_product_attention", "multi_head_attention_forward"]

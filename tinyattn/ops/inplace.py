@@ -25,7 +25,7 @@ import re
 
 import numpy as np
 
-from ..autograd.function import _NO_GRAD_CTX, Function, Node, _as_array
+from ..autograd.function import Function, Node, NoGradContext, _as_array
 from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import Tensor
 
@@ -90,7 +90,7 @@ def apply_inplace(t: Tensor, fn: type[Function], *args, **kwargs) -> Tensor:
     )
     if not record:
         arrays = [a._data if isinstance(a, Tensor) else a for a in args]
-        _write(t, _as_array(fn.forward(_NO_GRAD_CTX, t._data, *arrays, **kwargs)), op)
+        _write(t, _as_array(fn.forward(NoGradContext(), t._data, *arrays, **kwargs)), op)
         return t
 
     if t._data.dtype.kind != "f":

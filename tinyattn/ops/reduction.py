@@ -358,6 +358,11 @@ class Norm(Function):
 
 def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
     """Vector p-norm over ``dim`` (all elements when None); 'fro' is the 2-norm."""
+    if p == "fro" and dim is not None and not isinstance(dim, int) and len(dim) > 2:
+        raise RuntimeError(
+            f"norm(p='fro'): dim must be an int or a tuple of at most 2 dims (the Frobenius "
+            f"norm of a matrix), got dim={tuple(dim)}"
+        )
     if p in ("fro", None):
         p = 2
     if p == "nuc":
