@@ -38,8 +38,8 @@ from ._boundary import AttentionArgs
 from ._numba_tiles import dropout_row, exp_shifted, gemm, row_dot, row_max, row_sum, scalar_exp
 
 _CONTRACT = {"contract"}
-FORWARD_BLOCKS = (64, 256)  # (block_q, block_k)
-BACKWARD_BLOCKS = (64, 128)
+FORWARD_BLOCKS = (512, 512)  # (block_q, block_k)
+BACKWARD_BLOCKS = (128, 128)
 
 
 @njit(fastmath=_CONTRACT, cache=True)
