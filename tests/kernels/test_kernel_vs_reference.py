@@ -47,7 +47,9 @@ def _relative_error(a, b):
     return np.max(np.abs(a - b)) / max(1.0, np.max(np.abs(b))) if a.size else 0.0
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(problem=problems())
 def test_fused_matches_reference(fused_backend, problem):
     rng = np.random.default_rng(problem["seed"] % 2**32)
