@@ -283,7 +283,7 @@ def bench_cold_start() -> dict:
         samples.append([float(x) for x in out.split()])
     import_s, forward_s, both_s = (statistics.median(s[i] for s in samples) for i in range(3))
     print(
-        f"import tinyattn {import_s * 1e3:.0f} ms; first forward {forward_s * 1e3:.0f} ms; "
+        f"import tinyattn {import_s * 1e3:.1f} ms; first forward {forward_s * 1e3:.0f} ms; "
         f"first forward+backward {both_s * 1e3:.0f} ms (median of 3 fresh processes, warm cache)"
     )
     return dict(
