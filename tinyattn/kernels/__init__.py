@@ -1,0 +1,271 @@
+"""Attention kernels on NumPy arrays: arrays in, arrays out (the autograd layer calls these).
+
+Layout: q (B, Hq, L, D), k (B, Hkv, S, D), v (B, Hkv, S, Dv); Hq a multiple of
+Hkv (grouped-query attention: query head h reads kv head h // (Hq // Hkv)).
+dtype float32 or float64, the same for all inputs (float16: compute in float32).
+
+Fused path (no L x S matrix is ever stored)
+-------------------------------------------
+``flash_attention_forward(q, k, v, *, scale=None, causal=False, mask=None,
+dropout_p=0.0, seed=0) -> (out, logsumexp)``
+    out = dropout(softmax(scale * Q K^T + mask)) V, out (B, Hq, L, Dv), and the
+    per-row logsumexp (B, Hq, L) of the (pre-dropout) scores, saved for the backward.
+``flash_attention_backward(dout, q, k, v, out, logsumexp, *, <same options>)
+-> (dq, dk, dv)``
+    Recomputes the weights from logsumexp; see ``reference`` for the formulas.
+    The mask gradient is not produced here: when a float mask needs a gradient,
+    use the materialised path (its ``dscores`` is the mask gradient).
+
+Materialised path (nn.MultiheadAttention with need_weights=True)
+----------------------------------------------------------------
+``attention_scores`` / ``attention_scores_backward``, ``softmax_rows`` /
+``softmax_rows_backward``, ``attention_dropout`` / ``attention_dropout_backward``,
+``weighted_sum`` / ``weighted_sum_backward``. Chained they give the same numbers
+as the fused path (same dropout mask for the same seed). They are NumPy in every
+backend: the work is batched matmul, which NumPy already hands to BLAS.
+
+Options
+-------
+scale
+    Default 1/sqrt(D).
+causal
+    Upper-left causal: query i sees key j iff j <= i, also when L != S. It never
+    blocks a whole row; it may be combined with ``mask`` (both apply).
+mask
+    bool (True = takes part, the scaled_dot_product_attention polarity) or
+    floating (added to the scores), broadcastable to (B, Hq, L, S). It is
+    normalised once (``normalize_mask``) to an additive array of the input dtype
+    and shape (Bm, Hm, Lm, S), Bm in {1, B}, Hm in {1, Hq}, Lm in {1, L}, so a
+    key-padding mask (B, 1, 1, S) stays B * S numbers.
+dropout_p, seed
+    Dropout on the attention weights with inverted scaling 1 / (1 - p) (p = 1
+    drops everything). The keep decision of weight (b, h, i, j) is element
+    n = ((b * Hq + h) * L + i) * S + j of the splitmix64 stream of ``seed``:
+    bits = mix(seed + (n + 1) * 0x9E3779B97F4A7C15), dropped iff
+    (bits >> 40) * 2**-24 < p (see ``dropout_keep``). Being a pure function of
+    (seed, b, h, i, j), the backward regenerates it and every backend agrees bit for bit.
+
+Fully masked rows (every key blocked by the mask): output 0, logsumexp -inf,
+weights 0, gradients 0, everything finite.
+
+Backends
+--------
+``TINYATTN_KERNELS`` (read at every call, see ``backend()``): ``numba`` (default:
+fused numba kernels; tile products through scipy's BLAS when scipy is importable,
+plain loops otherwise), ``numba-loops`` (fused kernels, always plain loops), or
+``numpy`` (the reference twins in ``tinyattn.kernels.reference``). Importing
+this package imports neither numba nor scipy; kernels compile on first use and
+are cached on disk. Calls with a zero-sized dimension use the twins.
+
+All checks (shapes, dtypes, contiguity, mask form, scalar ranges) happen here,
+before any kernel runs; errors name the argument, the expectation and what came.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from . import reference
+from ._boundary import (
+    check_attention,
+    check_dropout,
+    check_float_array,
+    check_like,
+    check_weights_v,
+    normalize_mask,
+)
+from .reference import dropout_keep
+
+__all__ = [
+    "backend",
+    "flash_attention_forward",
+    "flash_attention_backward",
+    "attention_scores",
+    "attention_scores_backward",
+    "softmax_rows",
+    "softmax_rows_backward",
+    "attention_dropout",
+    "attention_dropout_backward",
+    "weighted_sum",
+    "weighted_sum_backward",
+    "normalize_mask",
+    "dropout_keep",
+]
+
+BACKENDS = ("numba", "numba-loops", "numpy")
+
+
+def backend() -> str:
+    """The kernel backend selected by the ``TINYATTN_KERNELS`` environment variable now."""
+    name = os.environ.get("TINYATTN_KERNELS", "numba").strip().lower() or "numba"
+    if name not in BACKENDS:
+        raise ValueError(f"TINYATTN_KERNELS: expected one of {BACKENDS}, got {name!r}")
+    return name
+
+
+def _use_blas(name: str) -> bool:
+    from ._blas import scipy_available
+
+    return name == "numba" and scipy_available()
+
+
+def _run_fused(launch, use_blas: bool, *args):
+    if not use_blas:
+        return launch(*args, False)
+    from ._blas import single_threaded_blas
+
+    with single_threaded_blas():
+        return launch(*args, True)
+
+
+def flash_attention_forward(
+    q: np.ndarray,
+    k: np.ndarray,
+    v: np.ndarray,
+    *,
+    scale: float | None = None,
+    causal: bool = False,
+    mask: np.ndarray | None = None,
+    dropout_p: float = 0.0,
+    seed: int = 0,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Fused attention forward: returns (out (B, Hq, L, Dv), logsumexp (B, Hq, L))."""
+    args = check_attention(
+        q, k, v, scale=scale, causal=causal, mask=mask, dropout_p=dropout_p, seed=seed
+    )
+    name = backend()
+    if name == "numpy" or args.empty:
+        return reference.flash_attention_forward(
+            args.q,
+            args.k,
+            args.v,
+            scale=args.scale,
+            causal=args.causal,
+            mask=args.mask,
+            dropout_p=args.dropout_p,
+            seed=args.seed,
+        )
+    from . import _numba_flash
+
+    return _run_fused(_numba_flash.forward, _use_blas(name), args)
+
+
+def flash_attention_backward(
+    dout: np.ndarray,
+    q: np.ndarray,
+    k: np.ndarray,
+    v: np.ndarray,
+    out: np.ndarray,
+    logsumexp: np.ndarray,
+    *,
+    scale: float | None = None,
+    causal: bool = False,
+    mask: np.ndarray | None = None,
+    dropout_p: float = 0.0,
+    seed: int = 0,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Fused attention backward: returns (dq, dk, dv) shaped like (q, k, v).
+
+    ``out`` and ``logsumexp`` are the forward's results for the same inputs and options.
+    """
+    args = check_attention(
+        q, k, v, scale=scale, causal=causal, mask=mask, dropout_p=dropout_p, seed=seed
+    )
+    B, Hq, L, _ = args.q.shape
+    out_shape = (B, Hq, L, args.v.shape[3])
+    dout = check_like("dout", dout, out_shape, args.q, "(B, Hq, L, Dv)")
+    out = check_like("out", out, out_shape, args.q, "(B, Hq, L, Dv)")
+    logsumexp = check_like("logsumexp", logsumexp, (B, Hq, L), args.q, "(B, Hq, L)")
+    name = backend()
+    if name == "numpy" or args.empty:
+        return reference.flash_attention_backward(
+            dout,
+            args.q,
+            args.k,
+            args.v,
+            out,
+            logsumexp,
+            scale=args.scale,
+            causal=args.causal,
+            mask=args.mask,
+            dropout_p=args.dropout_p,
+            seed=args.seed,
+        )
+    from . import _numba_flash
+
+    return _run_fused(_numba_flash.backward, _use_blas(name), args, dout, out, logsumexp)
+
+
+# --------------------------------------------------------------------------- materialised path
+
+
+def attention_scores(
+    q: np.ndarray,
+    k: np.ndarray,
+    *,
+    scale: float | None = None,
+    causal: bool = False,
+    mask: np.ndarray | None = None,
+) -> np.ndarray:
+    """scores = scale * Q K^T + mask (-inf above the diagonal if causal): (B, Hq, L, S)."""
+    args = check_attention(q, k, k, scale=scale, causal=causal, mask=mask, dropout_p=0.0, seed=0)
+    return reference.attention_scores(
+        args.q, args.k, scale=args.scale, causal=args.causal, mask=args.mask
+    )
+
+
+def attention_scores_backward(
+    dscores: np.ndarray, q: np.ndarray, k: np.ndarray, *, scale: float | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """(dq, dk) = (scale * dscores K, scale * dscores^T Q summed over a kv group)."""
+    args = check_attention(q, k, k, scale=scale, causal=False, mask=None, dropout_p=0.0, seed=0)
+    shape = args.q.shape[:3] + (args.k.shape[2],)
+    dscores = check_like("dscores", dscores, shape, args.q, "(B, Hq, L, S)")
+    return reference.attention_scores_backward(dscores, args.q, args.k, scale=args.scale)
+
+
+def softmax_rows(scores: np.ndarray) -> np.ndarray:
+    """Row softmax over the keys; rows that are entirely -inf give 0, not NaN."""
+    return reference.softmax_rows(check_float_array("scores", scores, "(B, Hq, L, S)"))
+
+
+def softmax_rows_backward(dweights: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """dscores = weights * (dweights - rowsum(dweights * weights))."""
+    weights = check_float_array("weights", weights, "(B, Hq, L, S)")
+    dweights = check_like("dweights", dweights, weights.shape, weights, "weights.shape", "weights")
+    return reference.softmax_rows_backward(dweights, weights)
+
+
+def attention_dropout(weights: np.ndarray, *, dropout_p: float = 0.0, seed: int = 0) -> np.ndarray:
+    """weights * keep / (1 - p), with the same keep mask as the fused kernels."""
+    dropout_p, seed = check_dropout(dropout_p, seed)
+    weights = check_float_array("weights", weights, "(B, Hq, L, S)")
+    return reference.attention_dropout(weights, dropout_p=dropout_p, seed=seed)
+
+
+def attention_dropout_backward(
+    ddropped: np.ndarray, *, dropout_p: float = 0.0, seed: int = 0
+) -> np.ndarray:
+    """ddropped * keep / (1 - p)."""
+    dropout_p, seed = check_dropout(dropout_p, seed)
+    ddropped = check_float_array("ddropped", ddropped, "(B, Hq, L, S)")
+    return reference.attention_dropout_backward(ddropped, dropout_p=dropout_p, seed=seed)
+
+
+def weighted_sum(weights: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """out = weights V: weights (B, Hq, L, S), v (B, Hkv, S, Dv) -> (B, Hq, L, Dv)."""
+    weights, v = check_weights_v(weights, v)
+    return reference.weighted_sum(weights, v)
+
+
+def weighted_sum_backward(
+    dout: np.ndarray, weights: np.ndarray, v: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """(dweights, dv) = (dout V^T, weights^T dout summed over a kv group)."""
+    weights, v = check_weights_v(weights, v)
+    dout = check_like(
+        "dout", dout, weights.shape[:3] + (v.shape[3],), weights, "(B, Hq, L, Dv)", "weights"
+    )
+    return reference.weighted_sum_backward(dout, weights, v)

@@ -1,0 +1,219 @@
+"""Checks and normalisation at the Python boundary of the attention kernels.
+
+Every public kernel function calls these before anything else runs. numba does
+no bounds checking, so nothing reaches a compiled kernel unless it went through
+here: shapes agree, dtypes are float32/float64 and equal, arrays are
+C-contiguous, the mask has one of the few forms the kernels index, and the
+scalars are in range. Errors name the argument, what was expected and what came.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+
+FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+_MASK_POLARITY = (
+    "a bool mask (True = the key takes part, the scaled_dot_product_attention "
+    "polarity) or a floating mask added to the scores"
+)
+
+
+@dataclass(frozen=True)
+class AttentionArgs:
+    """Validated, contiguous inputs of one attention call.
+
+    ``mask`` is None or an additive float array of the input dtype and shape
+    ``(Bm, Hm, Lm, S)`` with ``Bm in {1, B}``, ``Hm in {1, Hq}``, ``Lm in {1, L}``.
+    """
+
+    q: np.ndarray
+    k: np.ndarray
+    v: np.ndarray
+    scale: float
+    causal: bool
+    mask: np.ndarray | None
+    dropout_p: float
+    seed: int
+
+    @property
+    def empty(self) -> bool:
+        """True when some dimension is 0, so no kernel needs to run."""
+        return 0 in self.q.shape or 0 in self.k.shape or 0 in self.v.shape
+
+
+def _require_array(name: str, x: object) -> np.ndarray:
+    if not isinstance(x, np.ndarray):
+        raise TypeError(f"{name}: expected a numpy.ndarray, got {type(x).__name__}")
+    return x
+
+
+def _require_float(name: str, x: np.ndarray) -> None:
+    if x.dtype not in FLOAT_DTYPES:
+        hint = (
+            " (float16 is computed in float32: cast before calling)"
+            if x.dtype == np.float16
+            else ""
+        )
+        raise TypeError(f"{name}: expected dtype float32 or float64, got {x.dtype}{hint}")
+
+
+def _require_same_dtype(name: str, x: np.ndarray, ref_name: str, ref: np.ndarray) -> None:
+    if x.dtype != ref.dtype:
+        raise TypeError(
+            f"{name}: dtype {x.dtype} does not match {ref_name} dtype {ref.dtype}; "
+            "all attention inputs must share one dtype"
+        )
+
+
+def check_qkv(q: object, k: object, v: object) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Check the layouts q (B, Hq, L, D), k (B, Hkv, S, D), v (B, Hkv, S, Dv)."""
+    q, k, v = _require_array("q", q), _require_array("k", k), _require_array("v", v)
+    for name, x, layout in (
+        ("q", q, "(B, Hq, L, D)"),
+        ("k", k, "(B, Hkv, S, D)"),
+        ("v", v, "(B, Hkv, S, Dv)"),
+    ):
+        if x.ndim != 4:
+            raise ValueError(f"{name}: expected a 4-d array {layout}, got shape {x.shape}")
+    _require_float("q", q)
+    _require_same_dtype("k", k, "q", q)
+    _require_same_dtype("v", v, "q", q)
+    B, Hq, _, D = q.shape
+    if k.shape[0] != B or k.shape[3] != D:
+        raise ValueError(
+            f"k: expected shape (B={B}, Hkv, S, D={D}) to match q of shape {q.shape}, got {k.shape}"
+        )
+    Hkv = k.shape[1]
+    if Hkv == 0 and Hq != 0 or Hkv != 0 and Hq % Hkv != 0:
+        raise ValueError(
+            f"k: number of key/value heads {Hkv} must divide the number of query heads {Hq} "
+            f"(q shape {q.shape}, k shape {k.shape})"
+        )
+    if v.shape[:3] != k.shape[:3]:
+        raise ValueError(
+            f"v: expected shape (B, Hkv, S, Dv) = {k.shape[:3] + ('Dv',)} to match k of shape "
+            f"{k.shape}, got {v.shape}"
+        )
+    return np.ascontiguousarray(q), np.ascontiguousarray(k), np.ascontiguousarray(v)
+
+
+def normalize_mask(
+    mask: object, shape: tuple[int, int, int, int], dtype: np.dtype
+) -> np.ndarray | None:
+    """Bring ``mask`` to an additive float array ``(Bm, Hm, Lm, S)`` of ``dtype``.
+
+    ``shape`` is the scores shape (B, Hq, L, S). ``mask`` must broadcast to it.
+    Bool masks become ``0`` where True and ``-inf`` where False. The batch, head
+    and query dimensions keep size 1 when they are broadcast (so a key-padding
+    mask (B, 1, 1, S) stays B*S numbers); the key dimension is always expanded.
+    """
+    if mask is None:
+        return None
+    mask = _require_array("mask", mask)
+    if mask.dtype != np.bool_ and not np.issubdtype(mask.dtype, np.floating):
+        raise TypeError(f"mask: expected {_MASK_POLARITY}, got dtype {mask.dtype}")
+    if mask.ndim > 4:
+        raise ValueError(
+            f"mask: expected at most 4 dims broadcastable to the scores shape (B, Hq, L, S) = "
+            f"{shape}, got shape {mask.shape}"
+        )
+    padded = (1,) * (4 - mask.ndim) + mask.shape
+    if any(m not in (1, n) for m, n in zip(padded, shape)):
+        raise ValueError(
+            f"mask: shape {mask.shape} does not broadcast to the scores shape "
+            f"(B, Hq, L, S) = {shape}"
+        )
+    mask = mask.reshape(padded)
+    if mask.dtype == np.bool_:
+        additive = np.where(mask, dtype.type(0), dtype.type(-np.inf))
+    else:
+        additive = mask.astype(dtype, copy=False)
+    target = padded[:3] + (shape[3],)
+    return np.ascontiguousarray(np.broadcast_to(additive, target))
+
+
+def check_scale(scale: object, head_dim: int) -> float:
+    if scale is None:
+        if head_dim == 0:
+            raise ValueError("scale: the default 1/sqrt(D) needs head dim D >= 1, got D = 0")
+        return 1.0 / math.sqrt(head_dim)
+    if isinstance(scale, bool) or not isinstance(scale, numbers.Real):
+        raise TypeError(f"scale: expected a real number or None, got {type(scale).__name__}")
+    if not math.isfinite(float(scale)):
+        raise ValueError(f"scale: expected a finite number, got {scale}")
+    return float(scale)
+
+
+def check_dropout(dropout_p: object, seed: object) -> tuple[float, int]:
+    if isinstance(dropout_p, bool) or not isinstance(dropout_p, numbers.Real):
+        raise TypeError(
+            f"dropout_p: expected a real number in [0, 1], got {type(dropout_p).__name__}"
+        )
+    if not 0.0 <= float(dropout_p) <= 1.0:
+        raise ValueError(f"dropout_p: expected a probability in [0, 1], got {dropout_p}")
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
+        raise TypeError(f"seed: expected an int in [0, 2**64), got {type(seed).__name__}")
+    if not 0 <= int(seed) < 2**64:
+        raise ValueError(f"seed: expected an int in [0, 2**64), got {seed}")
+    return float(dropout_p), int(seed)
+
+
+def check_attention(q, k, v, *, scale, causal, mask, dropout_p, seed) -> AttentionArgs:
+    """Validate the arguments shared by the forward and the backward."""
+    q, k, v = check_qkv(q, k, v)
+    if not isinstance(causal, (bool, np.bool_)):
+        raise TypeError(f"causal: expected a bool, got {type(causal).__name__}")
+    scores_shape = (q.shape[0], q.shape[1], q.shape[2], k.shape[2])
+    dropout_p, seed = check_dropout(dropout_p, seed)
+    return AttentionArgs(
+        q=q,
+        k=k,
+        v=v,
+        scale=check_scale(scale, q.shape[3]),
+        causal=bool(causal),
+        mask=normalize_mask(mask, scores_shape, q.dtype),
+        dropout_p=dropout_p,
+        seed=seed,
+    )
+
+
+def check_like(
+    name: str, x: object, shape: tuple[int, ...], ref: np.ndarray, what: str, ref_name: str = "q"
+) -> np.ndarray:
+    """Check that ``x`` is an array of ``shape`` with the dtype of ``ref``; make it contiguous."""
+    x = _require_array(name, x)
+    _require_float(name, x)
+    _require_same_dtype(name, x, ref_name, ref)
+    if x.shape != shape:
+        raise ValueError(f"{name}: expected shape {what} = {shape}, got {x.shape}")
+    return np.ascontiguousarray(x)
+
+
+def check_float_array(name: str, x: object, layout: str) -> np.ndarray:
+    """Check that ``x`` is a float32/float64 array with one dim per letter group of ``layout``."""
+    x = _require_array(name, x)
+    ndim = layout.count(",") + 1
+    if x.ndim != ndim:
+        raise ValueError(f"{name}: expected a {ndim}-d array {layout}, got shape {x.shape}")
+    _require_float(name, x)
+    return np.ascontiguousarray(x)
+
+
+def check_weights_v(weights: object, v: object) -> tuple[np.ndarray, np.ndarray]:
+    """Check weights (B, Hq, L, S) against v (B, Hkv, S, Dv)."""
+    weights = check_float_array("weights", weights, "(B, Hq, L, S)")
+    v = check_float_array("v", v, "(B, Hkv, S, Dv)")
+    _require_same_dtype("v", v, "weights", weights)
+    B, Hq, _, S = weights.shape
+    Hkv = v.shape[1]
+    if v.shape[0] != B or v.shape[2] != S or (Hkv == 0) != (Hq == 0) or Hkv and Hq % Hkv:
+        raise ValueError(
+            f"v: expected shape (B={B}, Hkv dividing Hq={Hq}, S={S}, Dv) to match weights of "
+            f"shape {weights.shape}, got {v.shape}"
+        )
+    return weights, v

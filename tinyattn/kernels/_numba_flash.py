@@ -1,0 +1,278 @@
+"""Fused flash-attention kernels (numba): forward with online softmax, recomputing backward.
+
+Blocking (the idea of PyTorch's CPU FlashAttentionKernel, written from scratch):
+
+forward, one work item = (b, h, block of ``block_q`` query rows)::
+
+    m = -inf, l = 0, acc = 0                      running max, running sum, unnormalised out
+    for each block of ``block_k`` keys j (only j <= last row if causal):
+        s    = scale * Q_i K_j^T + mask           (block_q x block_k tile, per-thread scratch)
+        m'   = max(m, rowmax(s));  p = exp(s - m')
+        l    = l * exp(m - m') + rowsum(p)
+        acc  = acc * exp(m - m') + dropout(p) V_j
+    out = acc / l,  logsumexp = m + log(l)        (0 and -inf for a fully masked row)
+
+backward, one work item = (b, kv head): for each query head h of its group, for
+each key block j, for each query block i (skipping blocks above the diagonal)::
+
+    p   = exp(scale * Q_i K_j^T + mask - logsumexp_i)      recomputed, never stored
+    dV_j += dropout(p)^T dO_i;  dp = dropout(dO_i V_j^T);  ds = p * (dp - delta_i)
+    dQ_i += scale * ds K_j;     dK_j += scale * ds^T Q_i
+
+Each ``prange`` iteration is one worker that takes every ``n_workers``-th item
+(round robin balances the causal triangle) and uses only its own slice of the
+scratch arrays, allocated once by the launcher. Items write disjoint output
+slices (the backward owns a whole kv head, so GQA needs no reduction across
+workers), so results are bitwise identical run to run.
+
+The launchers ``forward``/``backward`` take checked ``AttentionArgs`` only.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+from numba import njit, prange
+
+from ._boundary import AttentionArgs
+from ._numba_tiles import dropout_row, exp_shifted, gemm, row_dot, row_max, row_sum, scalar_exp
+
+_CONTRACT = {"contract"}
+FORWARD_BLOCKS = (512, 512)  # (block_q, block_k)
+BACKWARD_BLOCKS = (128, 128)
+
+
+@njit(fastmath=_CONTRACT, cache=True)
+def _mask_row(mask, b, h, i):
+    """The additive mask row of (b, h, i), honouring size-1 (broadcast) dimensions."""
+    return mask[
+        b if mask.shape[0] > 1 else 0, h if mask.shape[1] > 1 else 0, i if mask.shape[2] > 1 else 0
+    ]
+
+
+@njit(fastmath=_CONTRACT, cache=True)
+def _scores_tile(q_rows, k_rows, mask, options, b, h, i0, j0, scores):
+    """scores = scale * Q_i K_j^T + mask, -inf where key j0 + c > query i0 + r if causal."""
+    scale, causal, _, _, _, use_blas = options
+    gemm(scale, q_rows, k_rows.T, 0.0, scores, use_blas)
+    n_rows, n_keys = scores.shape
+    neg_inf = scores.dtype.type(-np.inf)
+    for r in range(n_rows):
+        row = scores[r]
+        if mask.shape[0] > 0:
+            mask_row = _mask_row(mask, b, h, i0 + r)
+            for c in range(n_keys):
+                row[c] += mask_row[j0 + c]
+        if causal:
+            for c in range(max(0, i0 + r - j0 + 1), n_keys):
+                row[c] = neg_inf
+
+
+@njit(fastmath=_CONTRACT, cache=True)
+def _forward_rows(q, k, v, mask, options, b, h, i0, i1, block_k, out, logsumexp, scratch):
+    """One work item of the forward: query rows i0:i1 of head (b, h)."""
+    scale, causal, dropout_p, keep_scale, seed, use_blas = options
+    scores_flat, acc_all, stats = scratch
+    L, S = q.shape[2], k.shape[2]
+    n_rows = i1 - i0
+    hk = h // (q.shape[1] // k.shape[1])
+    q_rows = q[b, h, i0:i1]
+    acc = acc_all[:n_rows]
+    running_max, running_sum = stats[0], stats[1]
+    neg_inf = q.dtype.type(-np.inf)
+    for r in range(n_rows):
+        running_max[r] = neg_inf
+        running_sum[r] = 0
+        acc[r] = 0
+    key_end = min(S, i1) if causal else S
+    for j0 in range(0, key_end, block_k):
+        n_keys = min(block_k, key_end - j0)
+        scores = scores_flat[: n_rows * n_keys].reshape((n_rows, n_keys))
+        _scores_tile(q_rows, k[b, hk, j0 : j0 + n_keys], mask, options, b, h, i0, j0, scores)
+        for r in range(n_rows):
+            row = scores[r]
+            new_max = max(running_max[r], row_max(row))
+            if new_max == neg_inf:  # nothing visible yet: this tile adds nothing
+                row[:] = 0
+                continue
+            correction = scalar_exp(running_max[r] - new_max)
+            exp_shifted(row, new_max)
+            running_sum[r] = running_sum[r] * correction + row_sum(row)
+            running_max[r] = new_max
+            if correction != 1:
+                acc_row = acc[r]
+                for c in range(acc_row.shape[0]):
+                    acc_row[c] *= correction
+            if dropout_p > 0:
+                dropout_row(
+                    row, seed, ((b * q.shape[1] + h) * L + i0 + r) * S + j0, dropout_p, keep_scale
+                )
+        gemm(1.0, scores, v[b, hk, j0 : j0 + n_keys], 1.0, acc, use_blas)
+    for r in range(n_rows):
+        out_row = out[b, h, i0 + r]
+        if running_sum[r] > 0:
+            inv = 1 / running_sum[r]
+            for c in range(out_row.shape[0]):
+                out_row[c] = acc[r, c] * inv
+            logsumexp[b, h, i0 + r] = running_max[r] + np.log(running_sum[r])
+        else:  # fully masked row
+            out_row[:] = 0
+            logsumexp[b, h, i0 + r] = neg_inf
+
+
+@njit(parallel=True, nogil=True, fastmath=_CONTRACT, cache=True)
+def _forward_kernel(q, k, v, mask, options, blocks, out, logsumexp, scores_buf, acc_buf, stats_buf):
+    block_q, block_k = blocks
+    B, Hq, L = q.shape[0], q.shape[1], q.shape[2]
+    n_qblocks = (L + block_q - 1) // block_q
+    n_items = B * Hq * n_qblocks
+    n_workers = scores_buf.shape[0]
+    for w in prange(n_workers):
+        for item in range(w, n_items, n_workers):
+            bh, qblock = divmod(item, n_qblocks)
+            b, h = divmod(bh, Hq)
+            i0 = qblock * block_q
+            scratch = (scores_buf[w], acc_buf[w], stats_buf[w])
+            i1 = min(i0 + block_q, L)
+            _forward_rows(q, k, v, mask, options, b, h, i0, i1, block_k, out, logsumexp, scratch)
+
+
+@njit(fastmath=_CONTRACT, cache=True)
+def _backward_tile(inputs, mask, options, b, h, i0, i1, j0, j1, delta, grads, tiles):
+    """Contributions of query rows i0:i1 x keys j0:j1 of head (b, h) to dq, dk, dv."""
+    dout, q, k, v, logsumexp = inputs
+    dq, dk, dv = grads
+    scale, causal, dropout_p, keep_scale, seed, use_blas = options
+    hk = h // (q.shape[1] // k.shape[1])
+    L, S = q.shape[2], k.shape[2]
+    n_rows, n_keys = i1 - i0, j1 - j0
+    size = n_rows * n_keys
+    weights = tiles[0, :size].reshape((n_rows, n_keys))
+    dscores = tiles[1, :size].reshape((n_rows, n_keys))
+    q_rows, dout_rows = q[b, h, i0:i1], dout[b, h, i0:i1]
+    k_rows, v_rows = k[b, hk, j0:j1], v[b, hk, j0:j1]
+    _scores_tile(q_rows, k_rows, mask, options, b, h, i0, j0, weights)
+    for r in range(n_rows):
+        lse = logsumexp[b, h, i0 + r]
+        if lse == -np.inf:  # fully masked row: weights (and so all its gradients) are 0
+            weights[r] = 0
+        else:
+            exp_shifted(weights[r], lse)
+    dropped = weights
+    if dropout_p > 0:
+        keep = tiles[2, :size].reshape((n_rows, n_keys))
+        dropped = tiles[3, :size].reshape((n_rows, n_keys))
+        for r in range(n_rows):
+            keep[r] = 1
+            dropout_row(
+                keep[r], seed, ((b * q.shape[1] + h) * L + i0 + r) * S + j0, dropout_p, keep_scale
+            )
+            for c in range(n_keys):
+                dropped[r, c] = weights[r, c] * keep[r, c]
+    gemm(1.0, dropped.T, dout_rows, 1.0, dv[b, hk, j0:j1], use_blas)
+    gemm(1.0, dout_rows, v_rows.T, 0.0, dscores, use_blas)  # d(dropped)
+    for r in range(n_rows):
+        delta_r = delta[i0 + r]
+        w_row, ds_row = weights[r], dscores[r]
+        if dropout_p > 0:
+            keep_row = tiles[2, r * n_keys : (r + 1) * n_keys]
+            for c in range(n_keys):
+                ds_row[c] = w_row[c] * (ds_row[c] * keep_row[c] - delta_r)
+        else:
+            for c in range(n_keys):
+                ds_row[c] = w_row[c] * (ds_row[c] - delta_r)
+    gemm(scale, dscores, k_rows, 1.0, dq[b, h, i0:i1], use_blas)
+    gemm(scale, dscores.T, q_rows, 1.0, dk[b, hk, j0:j1], use_blas)
+
+
+@njit(parallel=True, nogil=True, fastmath=_CONTRACT, cache=True)
+def _backward_kernel(inputs, out, mask, options, blocks, grads, tiles_buf, delta_buf):
+    """grads = (dq, dk, dv) must arrive zeroed. One item = (b, kv head), all heads of its group."""
+    dout, q, k = inputs[0], inputs[1], inputs[2]
+    causal = options[1]
+    block_q, block_k = blocks
+    B, Hq, L = q.shape[0], q.shape[1], q.shape[2]
+    Hkv, S = k.shape[1], k.shape[2]
+    group = Hq // Hkv
+    n_workers = tiles_buf.shape[0]
+    for w in prange(n_workers):
+        delta = delta_buf[w]
+        for item in range(w, B * Hkv, n_workers):
+            b, hk = divmod(item, Hkv)
+            for h in range(hk * group, (hk + 1) * group):
+                for i in range(L):  # delta_i = rowsum(dO_i * O_i)
+                    delta[i] = row_dot(dout[b, h, i], out[b, h, i])
+                for j0 in range(0, S, block_k):
+                    j1 = min(j0 + block_k, S)
+                    first_row = (j0 // block_q) * block_q if causal else 0
+                    for i0 in range(first_row, L, block_q):
+                        i1 = min(i0 + block_q, L)
+                        _backward_tile(
+                            inputs, mask, options, b, h, i0, i1, j0, j1, delta, grads, tiles_buf[w]
+                        )
+
+
+# --------------------------------------------------------------------------- launchers
+
+
+def _mask_and_options(args: AttentionArgs, use_blas: bool) -> tuple[np.ndarray, tuple]:
+    """The mask (an empty array when absent) and the kernels' options tuple
+    (scale, causal, dropout_p, keep_scale, seed, use_blas) in the types the kernels use."""
+    dtype = args.q.dtype.type
+    mask = args.mask if args.mask is not None else np.zeros((0, 0, 0, 0), args.q.dtype)
+    keep_scale = 0.0 if args.dropout_p >= 1 else 1.0 / (1.0 - args.dropout_p)
+    options = (
+        dtype(args.scale),
+        args.causal,
+        np.float64(args.dropout_p),
+        dtype(keep_scale),
+        np.uint64(args.seed),
+        use_blas,
+    )
+    return mask, options
+
+
+def forward(args: AttentionArgs, use_blas: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Allocate out, logsumexp and per-worker scratch; run the forward kernel."""
+    q, k, v = args.q, args.k, args.v
+    B, Hq, L, _ = q.shape
+    Dv = v.shape[3]
+    block_q, block_k = FORWARD_BLOCKS
+    block_q, block_k = min(block_q, L), min(block_k, k.shape[2])
+    workers = numba.get_num_threads()
+    out = np.empty((B, Hq, L, Dv), q.dtype)
+    logsumexp = np.empty((B, Hq, L), q.dtype)
+    scores_buf = np.empty((workers, block_q * block_k), q.dtype)
+    acc_buf = np.empty((workers, block_q, Dv), q.dtype)
+    stats_buf = np.empty((workers, 2, block_q), q.dtype)
+    mask, options = _mask_and_options(args, use_blas)
+    _forward_kernel(
+        q, k, v, mask, options, (block_q, block_k), out, logsumexp, scores_buf, acc_buf, stats_buf
+    )
+    return out, logsumexp
+
+
+def backward(
+    args: AttentionArgs, dout: np.ndarray, out: np.ndarray, logsumexp: np.ndarray, use_blas: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Allocate zeroed gradients and per-worker scratch; run the backward kernel."""
+    q, k, v = args.q, args.k, args.v
+    L = q.shape[2]
+    block_q, block_k = BACKWARD_BLOCKS
+    block_q, block_k = min(block_q, L), min(block_k, k.shape[2])
+    workers = numba.get_num_threads()
+    dq, dk, dv = np.zeros_like(q), np.zeros_like(k), np.zeros_like(v)
+    tiles_buf = np.empty((workers, 4 if args.dropout_p > 0 else 2, block_q * block_k), q.dtype)
+    delta_buf = np.empty((workers, L), q.dtype)
+    mask, options = _mask_and_options(args, use_blas)
+    _backward_kernel(
+        (dout, q, k, v, logsumexp),
+        out,
+        mask,
+        options,
+        (block_q, block_k),
+        (dq, dk, dv),
+        tiles_buf,
+        delta_buf,
+    )
+    return dq, dk, dv

@@ -1,0 +1,216 @@
+"""NumPy reference twins of the attention kernels: the math, written out.
+
+Shapes: q (B, Hq, L, D), k (B, Hkv, S, D), v (B, Hkv, S, Dv); query head h reads
+key/value head h // (Hq // Hkv). With ``mask`` an additive float array (or a bool
+array, True = takes part) broadcastable to (B, Hq, L, S)::
+
+    scores    = scale * Q K^T + mask            (-inf above the diagonal if causal)
+    logsumexp = log(sum_j exp(scores_ij))        per row i
+    weights   = exp(scores - logsumexp)          = softmax(scores) along keys
+    dropped   = weights * keep / (1 - p)         keep from ``dropout_keep``
+    out       = dropped V
+
+Backward, given dout = dL/dout::
+
+    dV      = dropped^T dout                     (summed over the heads of a kv group)
+    ddropped = dout V^T
+    dweights = ddropped * keep / (1 - p)
+    delta   = rowsum(dout * out)                 = rowsum(dweights * weights)
+    dscores = weights * (dweights - delta)       (= dmask for a float mask)
+    dQ      = scale * dscores K
+    dK      = scale * dscores^T Q                (summed over the heads of a kv group)
+
+A fully masked row (every key blocked) has logsumexp = -inf, weights 0, output 0
+and gradient 0: the -inf - (-inf) = NaN of the textbook formula is replaced by 0.
+
+The functions here have the same signatures and results as the public ones in
+``tinyattn.kernels`` but do no argument checking; they materialise the L x S
+matrices, which is exactly what the fused kernels avoid.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = [
+    "dropout_keep",
+    "flash_attention_forward",
+    "flash_attention_backward",
+    "attention_scores",
+    "attention_scores_backward",
+    "softmax_rows",
+    "softmax_rows_backward",
+    "attention_dropout",
+    "attention_dropout_backward",
+    "weighted_sum",
+    "weighted_sum_backward",
+]
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _splitmix64_mix(z: np.ndarray) -> np.ndarray:
+    """The splitmix64 output function (Steele, Lea, Flood 2014) on uint64 arrays."""
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+def dropout_keep(seed: int, shape: tuple[int, int, int, int], dropout_p: float) -> np.ndarray:
+    """Dropout keep mask over the weights, a pure function of (seed, b, h, i, j).
+
+    Element n = ((b * H + h) * L + i) * S + j of the splitmix64 stream seeded with
+    ``seed``, ``bits = mix(seed + (n + 1) * 0x9E3779B97F4A7C15)`` (mod 2**64), gives
+    ``u = (bits >> 40) * 2**-24`` in [0, 1); the weight is dropped iff ``u < p``.
+    The kernels compute the same bits for the element they touch, so the backward
+    regenerates the forward's mask without storing it.
+    """
+    n = np.arange(int(np.prod(shape)), dtype=np.uint64).reshape(shape)
+    with np.errstate(over="ignore"):
+        bits = _splitmix64_mix(np.uint64(seed) + (n + np.uint64(1)) * _GOLDEN)
+    u = (bits >> np.uint64(40)).astype(np.float64) * 2.0**-24
+    return u >= dropout_p
+
+
+def _keep_scale(
+    seed: int, shape: tuple[int, int, int, int], dropout_p: float, dtype
+) -> np.ndarray | float:
+    """keep / (1 - p) as an array, or 1.0 when there is no dropout (p = 1 drops all)."""
+    if dropout_p == 0.0:
+        return 1.0
+    if dropout_p >= 1.0:
+        return np.zeros(shape, dtype)
+    return dropout_keep(seed, shape, dropout_p).astype(dtype) / dtype.type(1.0 - dropout_p)
+
+
+def _repeat_kv(x: np.ndarray, heads: int) -> np.ndarray:
+    """(B, Hkv, S, E) -> (B, heads, S, E): kv head h // group serves query head h."""
+    return np.repeat(x, heads // x.shape[1], axis=1) if x.shape[1] != heads else x
+
+
+def _sum_kv_groups(x: np.ndarray, kv_heads: int) -> np.ndarray:
+    """(B, Hq, S, E) -> (B, Hkv, S, E): the adjoint of ``_repeat_kv``."""
+    B, Hq, S, E = x.shape
+    return x.reshape(B, kv_heads, Hq // kv_heads, S, E).sum(axis=2)
+
+
+def _additive(mask: np.ndarray | None, dtype) -> np.ndarray | float:
+    if mask is None:
+        return 0.0
+    if mask.dtype == np.bool_:
+        return np.where(mask, dtype.type(0), dtype.type(-np.inf))
+    return mask.astype(dtype, copy=False)
+
+
+def attention_scores(q, k, *, scale=None, causal=False, mask=None) -> np.ndarray:
+    """scores = scale * Q K^T + mask, with -inf where key j > query i if ``causal``.
+
+    q (B, Hq, L, D), k (B, Hkv, S, D) -> scores (B, Hq, L, S).
+    """
+    scale = 1.0 / np.sqrt(q.shape[-1]) if scale is None else scale
+    k = _repeat_kv(k, q.shape[1])
+    scores = q.dtype.type(scale) * (q @ k.swapaxes(-1, -2)) + _additive(mask, q.dtype)
+    if causal:
+        L, S = scores.shape[-2:]
+        visible = np.arange(S)[None, :] <= np.arange(L)[:, None]
+        scores = np.where(visible, scores, q.dtype.type(-np.inf))
+    return scores.astype(q.dtype, copy=False)
+
+
+def attention_scores_backward(dscores, q, k, *, scale=None) -> tuple[np.ndarray, np.ndarray]:
+    """dQ = scale * dscores K,  dK = scale * dscores^T Q (summed over a kv group).
+
+    The mask gradient, if wanted, is ``dscores`` itself (un-broadcast by the caller).
+    """
+    scale = q.dtype.type(1.0 / np.sqrt(q.shape[-1]) if scale is None else scale)
+    dq = scale * (dscores @ _repeat_kv(k, q.shape[1]))
+    dk = _sum_kv_groups(scale * (dscores.swapaxes(-1, -2) @ q), k.shape[1])
+    return dq, dk
+
+
+def softmax_rows(scores: np.ndarray) -> np.ndarray:
+    """weights = exp(scores - max) / sum(exp(scores - max)) along the last axis.
+
+    A row that is entirely -inf (every key blocked) gives weights 0, not NaN.
+    """
+    row_max = scores.max(axis=-1, keepdims=True)
+    safe_max = np.where(np.isneginf(row_max), 0, row_max)
+    exps = np.exp(scores - safe_max)
+    total = exps.sum(axis=-1, keepdims=True)
+    return exps / np.where(total == 0, 1, total)
+
+
+def softmax_rows_backward(dweights: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """dscores = weights * (dweights - rowsum(dweights * weights))."""
+    return weights * (dweights - (dweights * weights).sum(axis=-1, keepdims=True))
+
+
+def attention_dropout(weights: np.ndarray, *, dropout_p: float = 0.0, seed: int = 0) -> np.ndarray:
+    """dropped = weights * keep / (1 - p), keep = ``dropout_keep(seed, weights.shape, p)``."""
+    return weights * _keep_scale(seed, weights.shape, dropout_p, weights.dtype)
+
+
+def attention_dropout_backward(
+    ddropped: np.ndarray, *, dropout_p: float = 0.0, seed: int = 0
+) -> np.ndarray:
+    """dweights = ddropped * keep / (1 - p): dropout is linear in the weights."""
+    return ddropped * _keep_scale(seed, ddropped.shape, dropout_p, ddropped.dtype)
+
+
+def weighted_sum(weights: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """out = weights V: weights (B, Hq, L, S), v (B, Hkv, S, Dv) -> (B, Hq, L, Dv)."""
+    return weights @ _repeat_kv(v, weights.shape[1])
+
+
+def weighted_sum_backward(dout, weights, v) -> tuple[np.ndarray, np.ndarray]:
+    """dweights = dout V^T,  dV = weights^T dout (summed over a kv group)."""
+    dweights = dout @ _repeat_kv(v, weights.shape[1]).swapaxes(-1, -2)
+    dv = _sum_kv_groups(weights.swapaxes(-1, -2) @ dout, v.shape[1])
+    return dweights, dv
+
+
+def _weights_from_logsumexp(scores: np.ndarray, logsumexp: np.ndarray) -> np.ndarray:
+    """weights = exp(scores - logsumexp); rows with logsumexp = -inf are 0."""
+    lse = logsumexp[..., None]
+    blocked = np.isneginf(lse)
+    return np.where(blocked, 0, np.exp(scores - np.where(blocked, 0, lse))).astype(scores.dtype)
+
+
+def flash_attention_forward(
+    q, k, v, *, scale=None, causal=False, mask=None, dropout_p=0.0, seed=0
+) -> tuple[np.ndarray, np.ndarray]:
+    """out = dropout(softmax(scale * Q K^T + mask)) V and the per-row logsumexp.
+
+    Returns out (B, Hq, L, Dv) and logsumexp (B, Hq, L) (-inf on fully masked rows).
+    """
+    scores = attention_scores(q, k, scale=scale, causal=causal, mask=mask)
+    row_max = scores.max(axis=-1, initial=-np.inf)
+    safe_max = np.where(np.isneginf(row_max), 0, row_max)
+    total = np.exp(scores - safe_max[..., None]).sum(axis=-1)
+    with np.errstate(divide="ignore"):
+        logsumexp = (safe_max + np.log(total)).astype(q.dtype)
+    weights = _weights_from_logsumexp(scores, logsumexp)
+    out = weighted_sum(attention_dropout(weights, dropout_p=dropout_p, seed=seed), v)
+    return out.astype(q.dtype, copy=False), logsumexp
+
+
+def flash_attention_backward(
+    dout, q, k, v, out, logsumexp, *, scale=None, causal=False, mask=None, dropout_p=0.0, seed=0
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Gradients (dq, dk, dv) of the forward, recomputing the weights from logsumexp.
+
+    See the module docstring for the formulas.
+    """
+    scores = attention_scores(q, k, scale=scale, causal=causal, mask=mask)
+    weights = _weights_from_logsumexp(scores, logsumexp)
+    dropped = attention_dropout(weights, dropout_p=dropout_p, seed=seed)
+    ddropped, dv = weighted_sum_backward(dout, dropped, v)
+    dweights = attention_dropout_backward(ddropped, dropout_p=dropout_p, seed=seed)
+    delta = (dout * out).sum(axis=-1, keepdims=True)
+    dscores = weights * (dweights - delta)
+    dq, dk = attention_scores_backward(dscores, q, k, scale=scale)
+    return (
+        dq.astype(q.dtype, copy=False),
+        dk.astype(q.dtype, copy=False),
+        dv.astype(q.dtype, copy=False),
+    )
