@@ -15,7 +15,8 @@ Items:
    NumPy) and the growth of the peak RSS over the call (VmHWM reset through
    /proc/self/clear_refs; any allocator, the only measure available for torch).
    Both include the outputs (out, logsumexp, dq, dk, dv); "workspace" subtracts them.
-3. An nn.MultiheadAttention layer: NOT MEASURED YET, see ``bench_mha`` (hook).
+3. One nn.MultiheadAttention(512, 8) layer forward+backward at (B, L) = (8, 128)
+   and (4, 512), with torch's weights loaded; fused (need_weights=False) and not.
 4. Cold start in a fresh subprocess with a warm numba cache: ``import tinyattn``
    time and the first fused forward+backward call.
 """
@@ -34,10 +35,16 @@ import time
 import numpy as np
 
 FULL = dict(
-    sdpa_shapes=[(8, 8, 512, 64), (2, 8, 2048, 64)], memory_shape=(1, 8, 8192, 64), repeats=7
+    sdpa_shapes=[(8, 8, 512, 64), (2, 8, 2048, 64)],
+    memory_shape=(1, 8, 8192, 64),
+    repeats=7,
+    mha_shapes=[(8, 128), (4, 512)],
 )
 QUICK = dict(
-    sdpa_shapes=[(2, 4, 256, 64), (1, 4, 1024, 64)], memory_shape=(1, 4, 2048, 64), repeats=3
+    sdpa_shapes=[(2, 4, 256, 64), (1, 4, 1024, 64)],
+    memory_shape=(1, 4, 2048, 64),
+    repeats=3,
+    mha_shapes=[(2, 64)],
 )
 MIB = 2.0**20
 
@@ -246,13 +253,84 @@ def _torch_missing() -> bool:
     return importlib.util.find_spec("torch") is None
 
 
-def bench_mha() -> dict | None:
-    """Item 3: nn.MultiheadAttention layer (forward+backward) vs torch.
+def _alternate(runs: dict, repeats: int) -> dict:
+    """Median ms per implementation, running them in turn so noise hits all alike."""
+    for _ in range(2):  # warm-up: compile, first-touch, thread pools
+        for run in runs.values():
+            run()
+    times = {name: [] for name in runs}
+    for _ in range(repeats):
+        for name, run in runs.items():
+            start = time.perf_counter()
+            run()
+            times[name].append(time.perf_counter() - start)
+    return {name: 1e3 * statistics.median(t) for name, t in times.items()}
 
-    HOOK: to be written once ``tinyattn.nn`` exists. Return a dict like the rows
-    of ``bench_sdpa`` and call it from ``main``. Not measured, not faked.
+
+def _mha_runs(ours, ref, x: np.ndarray, dout: np.ndarray, need_weights: bool) -> dict:
+    """The tinyattn and torch layer calls (forward+backward) for one configuration."""
+    import tinyattn
+
+    def run_ours():
+        xt = tinyattn.tensor(x, requires_grad=True)
+        out, _ = ours(xt, xt, xt, need_weights=need_weights)
+        out.backward(tinyattn.tensor(dout))
+
+    runs = {"tinyattn": run_ours}
+    if ref is not None:
+        import torch
+
+        def run_torch():
+            xt = torch.from_numpy(x).requires_grad_()
+            out, _ = ref(xt, xt, xt, need_weights=need_weights)
+            out.backward(torch.from_numpy(dout))
+
+        runs["torch"] = run_torch
+    return runs
+
+
+def bench_mha(shapes, repeats: int, embed_dim: int = 512, num_heads: int = 8) -> list[dict]:
+    """Item 3: one nn.MultiheadAttention layer, forward+backward, float32, vs torch.
+
+    Self-attention on (B, L, E) with batch_first=True; torch's weights are loaded
+    into the tinyattn layer. ``need_weights=False`` takes the fused kernels,
+    ``need_weights=True`` the materialised path that also returns the weights.
     """
-    return None
+    import tinyattn
+
+    try:
+        import torch
+    except ImportError:
+        torch = None
+    rows = []
+    for batch, length in shapes:
+        rng = np.random.default_rng(0)
+        x = rng.standard_normal((batch, length, embed_dim), dtype=np.float32)
+        dout = rng.standard_normal((batch, length, embed_dim), dtype=np.float32)
+        ours = tinyattn.nn.MultiheadAttention(embed_dim, num_heads, batch_first=True)
+        ref = None
+        if torch is not None:
+            ref = torch.nn.MultiheadAttention(embed_dim, num_heads, batch_first=True)
+            ours.load_state_dict(ref.state_dict())
+        for need_weights in (False, True):
+            runs = _mha_runs(ours, ref, x, dout, need_weights)
+            medians = _alternate(runs, repeats)
+            row = dict(
+                shape=(batch, length, embed_dim),
+                heads=num_heads,
+                need_weights=need_weights,
+                median_ms=medians,
+            )
+            if "torch" in medians:
+                row["ratio_to_torch"] = medians["tinyattn"] / medians["torch"]
+            rows.append(row)
+            ratio = f"  ratio {row['ratio_to_torch']:.2f}" if "ratio_to_torch" in row else ""
+            cells = "  ".join(f"{n} {t:8.1f} ms" for n, t in medians.items())
+            print(
+                f"(B, L, E)={row['shape']!s:16s} need_weights={need_weights!s:5s} {cells}{ratio}",
+                flush=True,
+            )
+    return rows
 
 
 _COLD_CHILD = r"""
@@ -313,8 +391,10 @@ def main(argv: list[str] | None = None) -> dict:
     sdpa = bench_sdpa(sizes["sdpa_shapes"], sizes["repeats"])
     print(f"\n(2) peak memory, forward+backward at {sizes['memory_shape']}")
     memory = bench_memory(sizes["memory_shape"])
-    print("\n(3) nn.MultiheadAttention: not measured yet (hook: tinyattn.bench.bench_mha)")
-    mha = bench_mha()
+    print(
+        f"\n(3) nn.MultiheadAttention(512, 8) forward+backward, median ms, at {sizes['mha_shapes']}"
+    )
+    mha = bench_mha(sizes["mha_shapes"], sizes["repeats"])
     print("\n(4) cold start")
     cold = bench_cold_start()
     report = dict(

@@ -123,17 +123,31 @@ class ScaledDotProductAttention(Function):
     @staticmethod
     def forward(ctx, q, k, v, mask, *, causal, scale, dropout_p, groups):
         out_dtype = q.dtype
+        fused = _fused_layout(q, k, v, mask, groups, ctx.needs_input_grad)
+        ctx.fused = fused
+        if fused is not None:
+            # numba flash kernels: no L x S matrix is kept; backward recomputes it
+            out, saved = _fused_forward(q, k, v, mask, fused, causal, scale, dropout_p)
+            out = out.astype(out_dtype, copy=False)
+            ctx.save_for_backward(q, k, v, out)  # version-checked, so in-place edits are caught
+            ctx.attention = (saved, scale, dropout_p, groups, causal)
+            return out
         ctx.save_for_backward(q, k, v)  # the inputs themselves, so in-place edits are caught
         q, k, v, mask = _broadcast_inputs(q, k, v, mask, groups)
         out, saved = _sdpa_forward_arrays(
             q, k, v, mask, causal, scale, dropout_p, _numpy_generator(None)
         )
-        ctx.attention = (saved, scale, dropout_p, groups)
+        ctx.attention = (saved, scale, dropout_p, groups, causal)
         return out.astype(out_dtype, copy=False)
 
     @staticmethod
     def backward(ctx, dout):
-        saved, scale, dropout_p, groups = ctx.attention
+        saved, scale, dropout_p, groups, causal = ctx.attention
+        if ctx.fused is not None:
+            q, k, v, out = ctx.saved_tensors
+            dq, dk, dv = _fused_backward(dout, q, k, v, out, saved, ctx.fused, causal, scale,
+                                         dropout_p)
+            return dq, dk, dv, None
         q, k, v, _ = _broadcast_inputs(*ctx.saved_tensors, None, groups)
         dout = dout.astype(q.dtype, copy=False)
         dq, dk, dv, dscores = _sdpa_backward_arrays(dout, q, k, v, saved, scale, dropout_p)
@@ -141,6 +155,76 @@ class ScaledDotProductAttention(Function):
             dk = dk.reshape(dk.shape[:-3] + (-1, groups) + dk.shape[-2:]).sum(axis=-3)
             dv = dv.reshape(dv.shape[:-3] + (-1, groups) + dv.shape[-2:]).sum(axis=-3)
         return dq, dk, dv, (dscores if ctx.needs_input_grad[3] else None)
+
+
+# -- the fused (numba flash-attention) path ---------------------------------------------------
+def _fused_layout(q, k, v, mask, groups, needs_input_grad):
+    """How to view the inputs as the kernels' (B, H, L, D) arrays, or None for the
+    materialised path (leading dims that broadcast, > 4 dims, or a float mask that
+    needs its gradient: the fused kernels never form dS, the mask's gradient)."""
+    if len(needs_input_grad) > 3 and needs_input_grad[3]:
+        return None
+    if not (q.ndim == k.ndim == v.ndim and q.ndim in (3, 4)):
+        return None
+    if q.ndim == 3:
+        if not (q.shape[0] == k.shape[0] == v.shape[0]):
+            return None
+        layout = "BLD"
+        batch_heads = (q.shape[0], 1)
+    else:
+        if not (q.shape[0] == k.shape[0] == v.shape[0] and k.shape[1] == v.shape[1]):
+            return None
+        if q.shape[1] != k.shape[1] * groups:
+            return None
+        layout = "BHLD"
+        batch_heads = q.shape[:2]
+    if mask is not None:
+        m = mask[:, None] if layout == "BLD" and mask.ndim == 3 else mask
+        if m.ndim > 4:
+            return None
+        try:
+            if np.broadcast_shapes(m.shape[:-2], batch_heads) != batch_heads:
+                return None
+        except ValueError:
+            return None
+    return layout
+
+
+def _as_bhld(x, layout):
+    return x[:, None] if layout == "BLD" else x
+
+
+def _fused_forward(q, k, v, mask, layout, causal, scale, dropout_p):
+    from .. import kernels
+
+    work = np.float32 if q.dtype == np.float16 else q.dtype
+    q4, k4, v4 = (_as_bhld(a, layout).astype(work, copy=False) for a in (q, k, v))
+    mask4 = None
+    if mask is not None:
+        mask4 = (mask[:, None] if layout == "BLD" and mask.ndim == 3 else mask).astype(work, copy=False)
+    seed = int(_numpy_generator(None).integers(0, 2**62)) if dropout_p > 0 else 0
+    out4, logsumexp = kernels.flash_attention_forward(
+        q4, k4, v4, scale=scale, causal=causal, mask=mask4, dropout_p=dropout_p, seed=seed
+    )
+    out = out4[:, 0] if layout == "BLD" else out4
+    return out, (logsumexp, mask4, seed)
+
+
+def _fused_backward(dout, q, k, v, out, saved, layout, causal, scale, dropout_p):
+    from .. import kernels
+
+    logsumexp, mask4, seed = saved
+    work = logsumexp.dtype
+    q4, k4, v4, out4, dout4 = (
+        _as_bhld(a, layout).astype(work, copy=False) for a in (q, k, v, out, dout)
+    )
+    dq, dk, dv = kernels.flash_attention_backward(
+        dout4, q4, k4, v4, out4, logsumexp,
+        scale=scale, causal=causal, mask=mask4, dropout_p=dropout_p, seed=seed,
+    )
+    if layout == "BLD":
+        dq, dk, dv = dq[:, 0], dk[:, 0], dv[:, 0]
+    return dq, dk, dv
 
 
 def _broadcast_inputs(q, k, v, mask, groups):

@@ -1,0 +1,116 @@
+"""scaled_dot_product_attention routes to the fused numba kernels when it can.
+
+Fused: 3-D/4-D inputs with equal batch dims (GQA allowed) and a mask that needs
+no gradient. Everything else takes the materialised path. Both must agree.
+"""
+
+import numpy as np
+import pytest
+from harness import run_gradcheck
+
+import tinyattn
+from tinyattn.nn._attention import _fused_layout
+from tinyattn.nn.functional import scaled_dot_product_attention as sdpa
+
+
+def _qkv(shape_q, shape_kv, seed=0, dtype=np.float64, grad=True):
+    rng = np.random.default_rng(seed)
+    q = tinyattn.tensor(rng.standard_normal(shape_q).astype(dtype), requires_grad=grad)
+    k = tinyattn.tensor(rng.standard_normal(shape_kv).astype(dtype), requires_grad=grad)
+    v = tinyattn.tensor(rng.standard_normal(shape_kv).astype(dtype), requires_grad=grad)
+    return q, k, v
+
+
+def _materialised(q, k, v, **kw):
+    """The same call forced onto the materialised path (the mask-gradient route)."""
+    L, S = q.shape[-2], k.shape[-2]
+    zero_mask = tinyattn.zeros(L, S, dtype=q.dtype, requires_grad=True)
+    if kw.pop("is_causal", False):
+        zero_mask = zero_mask + tinyattn.triu(tinyattn.full((L, S), float("-inf")), 1).to(q.dtype)
+    return sdpa(q, k, v, attn_mask=zero_mask, **kw)
+
+
+@pytest.mark.parametrize(
+    "shape_q, shape_kv, kw",
+    [
+        ((2, 3, 5, 4), (2, 3, 7, 4), {}),
+        ((2, 3, 5, 4), (2, 3, 7, 4), {"is_causal": True}),
+        ((2, 6, 4), (2, 6, 4), {"is_causal": True}),
+        ((1, 4, 3, 8), (1, 2, 9, 8), {"enable_gqa": True}),
+        ((2, 2, 1, 3), (2, 2, 1, 3), {"scale": 0.3}),
+    ],
+)
+def test_fused_and_materialised_paths_agree(shape_q, shape_kv, kw):
+    q, k, v = _qkv(shape_q, shape_kv)
+    out = sdpa(q, k, v, **kw)
+    assert out.grad_fn.fused is not None, "expected the fused kernel path"
+    g = np.random.default_rng(1).standard_normal(tuple(out.shape))
+    out.backward(tinyattn.tensor(g))
+    grads = [t.grad.numpy().copy() for t in (q, k, v)]
+    for t in (q, k, v):
+        t.grad = None
+    ref = _materialised(q, k, v, **{key: val for key, val in kw.items()})
+    assert ref.grad_fn.fused is None
+    np.testing.assert_allclose(out.detach().numpy(), ref.detach().numpy(), atol=1e-12)
+    ref.backward(tinyattn.tensor(g))
+    for got, t in zip(grads, (q, k, v)):
+        np.testing.assert_allclose(got, t.grad.numpy(), atol=1e-11)
+
+
+def test_layouts_that_stay_materialised():
+    q, k, v = _qkv((2, 3, 5, 4), (1, 3, 7, 4))  # batch dims broadcast
+    assert sdpa(q, k, v).grad_fn.fused is None
+    q, k, v = _qkv((2, 1, 3, 5, 4), (2, 1, 3, 7, 4))  # 5-D
+    assert sdpa(q, k, v).grad_fn.fused is None
+    q, k, v = _qkv((2, 3, 5, 4), (2, 3, 7, 4))
+    assert sdpa(q, k, v, attn_mask=tinyattn.zeros(5, 7, dtype=tinyattn.float64)).grad_fn.fused
+    mask = tinyattn.zeros(2, 1, 5, 7, dtype=tinyattn.float64, requires_grad=True)
+    assert sdpa(q, k, v, attn_mask=mask).grad_fn.fused is None  # the mask wants dS
+    assert _fused_layout(q._data, k._data, v._data, np.zeros((3, 2, 5, 7)), 1, ()) is None
+
+
+def test_fully_masked_rows_on_the_fused_path_give_zeros_and_finite_grads():
+    q, k, v = _qkv((1, 2, 3, 4), (1, 2, 5, 4))
+    mask = np.ones((3, 5), dtype=bool)
+    mask[1] = False  # query row 1 sees no key
+    out = sdpa(q, k, v, attn_mask=tinyattn.tensor(mask))
+    assert out.grad_fn.fused is not None
+    assert np.all(out.detach().numpy()[:, :, 1] == 0)
+    out.sum().backward()
+    for t in (q, k, v):
+        assert np.all(np.isfinite(t.grad.numpy()))
+    assert np.all(q.grad.numpy()[:, :, 1] == 0)
+
+
+def test_fused_dropout_is_seeded_and_its_backward_matches_finite_differences():
+    q, k, v = _qkv((1, 2, 4, 3), (1, 2, 6, 3))
+
+    def f(lib, q, k, v):
+        lib.manual_seed(7)  # the dropout seed is drawn from tinyattn's generator
+        return sdpa(q, k, v, dropout_p=0.4)
+
+    a, b = f(tinyattn, q, k, v), f(tinyattn, q, k, v)
+    assert a.grad_fn.fused is not None
+    np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
+    tinyattn.manual_seed(8)
+    c = sdpa(q, k, v, dropout_p=0.4)
+    assert not np.array_equal(a.detach().numpy(), c.detach().numpy())
+    run_gradcheck(f, q.detach().numpy(), k.detach().numpy(), v.detach().numpy())
+
+
+def test_in_place_change_of_the_output_is_caught_before_backward():
+    q, k, v = _qkv((1, 1, 3, 2), (1, 1, 4, 2))
+    out = sdpa(q, k, v)
+    out.add_(1.0)  # the fused backward reads the output it saved
+    with pytest.raises(RuntimeError, match="ScaledDotProductAttentionBackward0"):
+        out.sum().backward()
+
+
+def test_float16_goes_through_float32_kernels():
+    q, k, v = _qkv((1, 2, 3, 4), (1, 2, 5, 4), dtype=np.float16)
+    out = sdpa(q, k, v)
+    assert out.dtype == tinyattn.float16 and out.grad_fn.fused is not None
+    ref = sdpa(*(t.detach().float() for t in (q, k, v)))
+    np.testing.assert_allclose(out.detach().float().numpy(), ref.numpy(), atol=2e-3)
+    out.float().sum().backward()
+    assert q.grad.dtype == tinyattn.float16
