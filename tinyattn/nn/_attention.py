@@ -145,8 +145,9 @@ class ScaledDotProductAttention(Function):
         saved, scale, dropout_p, groups, causal = ctx.attention
         if ctx.fused is not None:
             q, k, v, out = ctx.saved_tensors
-            dq, dk, dv = _fused_backward(dout, q, k, v, out, saved, ctx.fused, causal, scale,
-                                         dropout_p)
+            dq, dk, dv = _fused_backward(
+                dout, q, k, v, out, saved, ctx.fused, causal, scale, dropout_p
+            )
             return dq, dk, dv, None
         q, k, v, _ = _broadcast_inputs(*ctx.saved_tensors, None, groups)
         dout = dout.astype(q.dtype, copy=False)
@@ -155,6 +156,43 @@ class ScaledDotProductAttention(Function):
             dk = dk.reshape(dk.shape[:-3] + (-1, groups) + dk.shape[-2:]).sum(axis=-3)
             dv = dv.reshape(dv.shape[:-3] + (-1, groups) + dv.shape[-2:]).sum(axis=-3)
         return dq, dk, dv, (dscores if ctx.needs_input_grad[3] else None)
+
+
+# -- attention weights, materialised (nn.MultiheadAttention with need_weights=True) --------
+class AttentionWeights(Function):
+    """``P = softmax(scale * Q K^T + mask)`` over the keys, kept because the caller wants it.
+
+    ``q (B, H, L, D)``, ``k (B, H, S, D)``, ``mask`` None or additive ``(Bm, Hm, Lm, S)``
+    -> ``P (B, H, L, S)``; a row whose keys are all blocked gives weights 0.
+    Backward (the kernels' materialised path)::
+
+        dS = P * (dP - rowsum(dP * P))      dQ = scale * dS K      dK = scale * dS^T Q
+        dmask = dS  (summed over the dims the mask was broadcast along, by the engine)
+    """
+
+    @staticmethod
+    def forward(ctx, q, k, mask, *, scale):
+        from .. import kernels
+
+        scores = kernels.attention_scores(q, k, scale=scale, mask=mask)
+        weights = kernels.softmax_rows(scores)
+        ctx.scale = scale
+        ctx.save_for_backward(q, k, weights)
+        return weights
+
+    @staticmethod
+    def backward(ctx, dweights):
+        from .. import kernels
+
+        q, k, weights = ctx.saved_tensors
+        dscores = kernels.softmax_rows_backward(dweights.astype(weights.dtype, copy=False), weights)
+        dq, dk = kernels.attention_scores_backward(dscores, q, k, scale=ctx.scale)
+        return dq, dk, (dscores if ctx.needs_input_grad[2] else None)
+
+
+def attention_weights(q: Tensor, k: Tensor, mask: Tensor | None, scale: float) -> Tensor:
+    """Row-softmaxed attention weights ``(B, H, L, S)`` (fully blocked rows give 0)."""
+    return AttentionWeights.apply(q, k, mask, scale=float(scale))
 
 
 # -- the fused (numba flash-attention) path ---------------------------------------------------
@@ -201,7 +239,9 @@ def _fused_forward(q, k, v, mask, layout, causal, scale, dropout_p):
     q4, k4, v4 = (_as_bhld(a, layout).astype(work, copy=False) for a in (q, k, v))
     mask4 = None
     if mask is not None:
-        mask4 = (mask[:, None] if layout == "BLD" and mask.ndim == 3 else mask).astype(work, copy=False)
+        mask4 = (mask[:, None] if layout == "BLD" and mask.ndim == 3 else mask).astype(
+            work, copy=False
+        )
     seed = int(_numpy_generator(None).integers(0, 2**62)) if dropout_p > 0 else 0
     out4, logsumexp = kernels.flash_attention_forward(
         q4, k4, v4, scale=scale, causal=causal, mask=mask4, dropout_p=dropout_p, seed=seed
@@ -219,8 +259,17 @@ def _fused_backward(dout, q, k, v, out, saved, layout, causal, scale, dropout_p)
         _as_bhld(a, layout).astype(work, copy=False) for a in (q, k, v, out, dout)
     )
     dq, dk, dv = kernels.flash_attention_backward(
-        dout4, q4, k4, v4, out4, logsumexp,
-        scale=scale, causal=causal, mask=mask4, dropout_p=dropout_p, seed=seed,
+        dout4,
+        q4,
+        k4,
+        v4,
+        out4,
+        logsumexp,
+        scale=scale,
+        causal=causal,
+        mask=mask4,
+        dropout_p=dropout_p,
+        seed=seed,
     )
     if layout == "BLD":
         dq, dk, dv = dq[:, 0], dk[:, 0], dv[:, 0]

@@ -24,7 +24,7 @@ import numpy as np
 
 from .. import ops
 from ..tensor import Tensor
-from ._attention import _causal_keep, scaled_dot_product_attention
+from ._attention import _causal_keep, attention_weights, scaled_dot_product_attention
 
 _MHA = "multi_head_attention_forward"
 MHA_POLARITY = (
@@ -58,16 +58,6 @@ def _append_unblocked_column(mask: Tensor | None) -> Tensor | None:
         return None
     zeros = Tensor._make(np.zeros(tuple(mask.shape[:-1]) + (1,), dtype=mask._data.dtype))
     return ops.shape.cat([mask, zeros], dim=-1)
-
-
-def _softmax_zero_blocked_rows(scores: Tensor) -> Tensor:
-    """softmax over keys; a row whose keys are all blocked (-inf) gives weights 0, not NaN."""
-    blocked = np.isneginf(scores._data).all(axis=-1, keepdims=True)
-    if not blocked.any():
-        return ops.activation.softmax(scores, -1)
-    rows = Tensor._make(blocked)
-    # Filling the blocked rows with 0 first keeps softmax (and its gradient) finite there.
-    return ops.activation.softmax(scores.masked_fill(rows, 0.0), -1).masked_fill(rows, 0.0)
 
 
 def _check_shapes(query, key, value, key_padding_mask, attn_mask, num_heads) -> bool:
@@ -225,28 +215,8 @@ def multi_head_attention_forward(
     if not training:
         dropout_p = 0.0
 
-    if need_weights:
-        scores = ops.linalg.bmm(q * math.sqrt(1.0 / head_dim), k.transpose(-2, -1))
-        if attn_mask is not None:
-            scores = scores + attn_mask
-        weights = _softmax_zero_blocked_rows(scores)
-        if dropout_p > 0.0:
-            from . import functional as F
-
-            weights = F.dropout(weights, p=dropout_p)
-        out = ops.linalg.bmm(weights, v)  # (N*H, L, head_dim)
-        out = out.transpose(0, 1).reshape(L * N, E)
-        out = _linear(out, out_proj_weight, out_proj_bias).reshape(L, N, E)
-        weights = weights.reshape(N, num_heads, L, S)
-        if average_attn_weights:
-            weights = weights.mean(dim=1)
-        if not batched:
-            out, weights = out.squeeze(1), weights.squeeze(0)
-        return out, weights
-
-    # The fused path: one ScaledDotProductAttention op; its float mask is additive too.
     if attn_mask is not None:
-        # (1 or N*H, L or 1, S) -> (1 or N, 1 or H, L or 1, S), broadcast by the op
+        # (1 or N*H, L or 1, S) -> (1 or N, 1 or H, L or 1, S), broadcast by the attention ops
         rows = attn_mask.shape[1]
         if attn_mask.shape[0] == 1:
             attn_mask = attn_mask.reshape(1, 1, rows, S)
@@ -255,9 +225,22 @@ def multi_head_attention_forward(
     q = q.reshape(N, num_heads, L, head_dim)
     k = k.reshape(N, num_heads, S, head_dim)
     v = v.reshape(N, num_heads, S, head_dim)
-    out = scaled_dot_product_attention(q, k, v, attn_mask, dropout_p)
+    weights = None
+    if need_weights:  # the weights are wanted: materialise them (scores + row softmax)
+        weights = attention_weights(q, k, attn_mask, 1.0 / math.sqrt(head_dim))
+        if dropout_p > 0.0:
+            from . import functional as F
+
+            weights = F.dropout(weights, p=dropout_p)
+        out = ops.linalg.matmul(weights, v)  # (N, H, L, head_dim)
+        if average_attn_weights:
+            weights = weights.mean(dim=1)
+        if not batched:
+            weights = weights.squeeze(0)
+    else:  # the fused path: one ScaledDotProductAttention op, no L x S matrix kept
+        out = scaled_dot_product_attention(q, k, v, attn_mask, dropout_p)
     out = out.permute(2, 0, 1, 3).reshape(N * L, E)
     out = _linear(out, out_proj_weight, out_proj_bias).reshape(L, N, E)
     if not batched:
         out = out.squeeze(1)
-    return out, None
+    return out, weights
