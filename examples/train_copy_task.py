@@ -105,7 +105,7 @@ def progress(step: int, total: int, width: int = 30) -> str:
 
 
 def train(
-    epochs: int = 8,
+    epochs: int = 12,
     seed: int = 0,
     steps_per_epoch: int = 40,
     batch_size: int = 64,
@@ -170,7 +170,7 @@ def train(
 
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--epochs", type=int, default=8)
+    parser.add_argument("--epochs", type=int, default=12)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
         "--quick",
