@@ -96,7 +96,7 @@ inputs = torch.tensor(
 batch = torch.stack((inputs, inputs), dim=0)
 
 
-def _with_torch_weights(model, torch_cls, *args):
+def _with_torch_weights(model, class_name, *args):
     """Copy the initial weights torch draws with seed 123 (the document's numbers)."""
     try:
         import torch as real_torch
@@ -104,7 +104,7 @@ def _with_torch_weights(model, torch_cls, *args):
         print("(torch not installed: using tinyattn's own random weights)")
         return model
     real_torch.manual_seed(123)
-    reference = torch_cls(*args)
+    reference = _torch_twin(class_name)(*args)
     model.load_state_dict(reference.state_dict())
     return model
 
@@ -127,12 +127,7 @@ def main():
     context_length = batch.shape[1]
     d_in, d_out = 3, 2
     mha = MultiHeadAttentionWrapper(d_in, d_out, context_length, 0.0, num_heads=2)
-    try:
-        mha = _with_torch_weights(
-            mha, _torch_twin("MultiHeadAttentionWrapper"), d_in, d_out, context_length, 0.0, 2
-        )
-    except ImportError:
-        pass
+    mha = _with_torch_weights(mha, "MultiHeadAttentionWrapper", d_in, d_out, context_length, 0.0, 2)
     wrapper_vecs = mha(batch)
     print(wrapper_vecs)
     print("context_vecs.shape:", wrapper_vecs.shape)
@@ -141,9 +136,7 @@ def main():
     batch_size, context_length, d_in = batch.shape
     d_out = 2
     mha = MultiHeadAttention(d_in, d_out, context_length, 0.0, num_heads=2)
-    mha = _with_torch_weights(
-        mha, _torch_twin("MultiHeadAttention"), d_in, d_out, context_length, 0.0, 2
-    )
+    mha = _with_torch_weights(mha, "MultiHeadAttention", d_in, d_out, context_length, 0.0, 2)
     context_vecs = mha(batch)
     print(context_vecs)
     print("context_vecs.shape:", context_vecs.shape)

@@ -19,6 +19,12 @@ from ._util import broadcast_error, to_float
 def _promote(a, b, op: str, floating: bool = False):
     """Cast array operands to torch's result dtype (Python scalars stay scalars)."""
     rt = dt.float_result_type(a, b) if floating else dt.result_type(a, b)
+    # NumPy scalars are "strong" under NEP 50 (float32 array / np.float64 -> float64);
+    # torch treats them like Python numbers, so hand NumPy plain Python scalars.
+    if isinstance(a, np.generic):
+        a = a.item()
+    if isinstance(b, np.generic):
+        b = b.item()
     if isinstance(a, np.ndarray) and a.dtype != rt:
         a = a.astype(rt)
     if isinstance(b, np.ndarray) and b.dtype != rt:
