@@ -198,32 +198,28 @@ class Function:
     @classmethod
     def apply(cls, *args, **kwargs):
         """Run ``forward`` on the inputs' arrays and, if any input requires grad, record a node."""
-        # Unwrap tensors (other arguments pass through) and note which want a gradient.
+        # One pass over the inputs: unwrap tensors (other arguments pass through) and,
+        # for each tensor that wants a gradient, note its node and (shape, dtype).
         arrays = list(args)
-        needs = None
+        needs = next_functions = input_meta = None
+        record = is_grad_enabled()
         for i, a in enumerate(args):
             if isinstance(a, Tensor):
-                arrays[i] = a._data
-                if a._requires_grad:
+                data = arrays[i] = a._data
+                if record and a._requires_grad:
                     if needs is None:
                         needs = [False] * len(args)
+                        next_functions = [None] * len(args)
+                        input_meta = [None] * len(args)
                     needs[i] = True
-        if needs is None or not is_grad_enabled():
+                    next_functions[i] = a._grad_node()
+                    input_meta[i] = (data.shape, data.dtype)
+        if needs is None:  # nothing to differentiate (or grad mode off): no graph
             return Tensor._make(_as_array(cls.forward(NoGradContext(), *arrays, **kwargs)))
 
         ctx = Node(cls)
         ctx.needs_input_grad = tuple(needs)
         out = _as_array(cls.forward(ctx, *arrays, **kwargs))
-        # Link to the inputs' nodes and remember their (shape, dtype) for the engine.
-        next_functions = []
-        input_meta = []
-        for a, need in zip(args, needs):
-            if need:
-                next_functions.append(a._grad_node())
-                input_meta.append((a._data.shape, a._data.dtype))
-            else:
-                next_functions.append(None)
-                input_meta.append(None)
         ctx.next_functions = tuple(next_functions)
         ctx.input_meta = tuple(input_meta)
         ctx.output_meta = (out.shape, out.dtype)
