@@ -39,7 +39,9 @@ class Softmax(Function):
     @staticmethod
     def backward(ctx, g):
         (y,) = ctx.saved_tensors
-        return y * (g - np.sum(g * y, axis=ctx.dim, keepdims=True)), None
+        dx = g * y
+        dx -= y * np.sum(dx, axis=ctx.dim, keepdims=True)  # = y * (g - sum(g * y)), in place
+        return dx, None
 
 
 class LogSoftmax(Function):
