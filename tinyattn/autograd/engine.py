@@ -19,6 +19,7 @@ import time
 
 import numpy as np
 
+from . import function
 from .function import AccumulateGrad, Node
 
 # Active ``autograd.trace()`` recorders; each gets one record per node run.
@@ -149,12 +150,10 @@ def _run_hooks(node: Node, grad: np.ndarray) -> np.ndarray:
 
 def _accumulate_into(tensor, grad: np.ndarray) -> None:
     """``tensor.grad += grad`` (a fresh array the first time: never alias graph arrays)."""
-    from ..tensor import Tensor
-
     if tensor.grad is None:
         g = np.array(grad, dtype=tensor._data.dtype, copy=True)
         if g.shape != tensor._data.shape:
             g = np.ascontiguousarray(np.broadcast_to(g, tensor._data.shape))
-        tensor.grad = Tensor._make(g)
+        tensor.grad = function.Tensor._make(g)  # (the Tensor class, set once tensor.py loads)
     else:
         tensor.grad._data += grad
