@@ -107,7 +107,11 @@ def numpy_matmul_softmax():
 
 
 def _interleaved(fns: dict, repeat: int, warmup: int = 3) -> dict:
-    """Seconds per call of each function, timed in turn in each round (None: skipped)."""
+    """Seconds per call of each function, timed in turn in each round (None: skipped).
+
+    Each turn starts with one untimed call: the previous library's worker threads
+    may still be spinning (OpenMP, OpenBLAS) and would slow down the first call.
+    """
     live = {k: f for k, f in fns.items() if f is not None}
     for f in live.values():
         for _ in range(warmup):
@@ -115,6 +119,7 @@ def _interleaved(fns: dict, repeat: int, warmup: int = 3) -> dict:
     times: dict = {k: [] for k in live}
     for _ in range(repeat):
         for k, f in live.items():
+            f()
             t0 = time.perf_counter()
             f()
             times[k].append(time.perf_counter() - t0)
