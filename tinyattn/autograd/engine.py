@@ -19,6 +19,7 @@ import time
 
 import numpy as np
 
+from . import function
 from .function import AccumulateGrad, Node
 
 # Active ``autograd.trace()`` recorders; each gets one record per node run.
@@ -84,7 +85,8 @@ def run_backward(
         node = ready.pop()
         grad = grads.pop(node, None)
         if grad is not None:
-            grad = _run_hooks(node, grad)
+            if node._hooks:
+                grad = _run_hooks(node, grad)
             if node._retained is not None:
                 tensor = node._retained()
                 if tensor is not None and tensor._grad_fn is node:
@@ -96,16 +98,17 @@ def run_backward(
                 _accumulate_into(node.variable, grad)
             continue
 
+        children = node.next_functions
         input_grads = None
-        if grad is not None and any(n is not None for n in node.next_functions):
+        if grad is not None and children.count(None) != len(children):  # some input wants one
             t0 = time.perf_counter() if _tracers else 0.0
             input_grads = node.fn.backward(node, grad)
             if not isinstance(input_grads, tuple):
                 input_grads = (input_grads,)
-            if len(input_grads) != len(node.next_functions):
+            if len(input_grads) != len(children):
                 raise RuntimeError(
                     f"{node.name}: backward returned {len(input_grads)} gradients for "
-                    f"{len(node.next_functions)} inputs"
+                    f"{len(children)} inputs"
                 )
             if _tracers:
                 for tracer in _tracers:
@@ -113,20 +116,22 @@ def run_backward(
         if not retain_graph:
             node.release()
 
-        for i, child in enumerate(node.next_functions):
+        for i, child in enumerate(children):
             if child is None:
                 continue
             g = input_grads[i] if input_grads is not None else None
             if g is not None:
                 shape, dtype = node.input_meta[i]
-                g = np.asarray(g)
+                if type(g) is not np.ndarray:
+                    g = np.asarray(g)
                 if g.shape != shape:
                     g = unbroadcast(g, shape)
                 if g.dtype != dtype:
                     g = g.astype(dtype)
                 grads[child] = grads[child] + g if child in grads else g
-            dependencies[child] -= 1
-            if dependencies[child] == 0:
+            remaining = dependencies[child] - 1
+            dependencies[child] = remaining
+            if remaining == 0:
                 ready.append(child)
     return captured
 
@@ -145,12 +150,10 @@ def _run_hooks(node: Node, grad: np.ndarray) -> np.ndarray:
 
 def _accumulate_into(tensor, grad: np.ndarray) -> None:
     """``tensor.grad += grad`` (a fresh array the first time: never alias graph arrays)."""
-    from ..tensor import Tensor
-
     if tensor.grad is None:
         g = np.array(grad, dtype=tensor._data.dtype, copy=True)
         if g.shape != tensor._data.shape:
             g = np.ascontiguousarray(np.broadcast_to(g, tensor._data.shape))
-        tensor.grad = Tensor._make(g)
+        tensor.grad = function.Tensor._make(g)  # (the Tensor class, set once tensor.py loads)
     else:
         tensor.grad._data += grad

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _dtype
 from .grad_mode import is_grad_enabled
 
 
@@ -55,11 +56,31 @@ class Node:
         The node producing each positional input (None: constant / no grad).
     needs_input_grad : tuple of bool
         Which inputs want a gradient; ``backward`` may skip the others.
+
+    The engine's fields are slots (one node is made per recorded op, so they
+    are kept cheap); whatever an op stores on ``ctx`` (``ctx.dim = ...``) goes
+    to the instance ``__dict__``, which is what ``release`` scans for arrays.
     """
+
+    __slots__ = (
+        "fn",
+        "_name",
+        "next_functions",
+        "needs_input_grad",
+        "input_meta",
+        "output_meta",
+        "_saved",
+        "_saved_versions",
+        "_released",
+        "_hooks",
+        "_retained",
+        "__dict__",
+        "__weakref__",
+    )
 
     def __init__(self, fn: type[Function] | None = None, name: str | None = None) -> None:
         self.fn = fn
-        self.name = name or (fn.__name__ + "Backward0" if fn is not None else "Node")
+        self._name = name  # None: derived from fn when asked (most nodes are never named)
         self.next_functions: tuple = ()
         self.needs_input_grad: tuple = ()
         self.input_meta: tuple = ()  # (shape, np dtype) per input, for unbroadcast and casting
@@ -69,6 +90,12 @@ class Node:
         self._released = False
         self._hooks: list | None = None  # tensor hooks on this node's output
         self._retained = None  # weakref to a tensor whose .grad this node fills (retain_grad)
+
+    @property
+    def name(self) -> str:
+        if self._name is not None:
+            return self._name
+        return self.fn.__name__ + "Backward0" if self.fn is not None else "Node"
 
     # -- what forward keeps for backward -----------------------------------------------
     def save_for_backward(self, *arrays) -> None:
@@ -89,9 +116,10 @@ class Node:
                 raise RuntimeError(
                     "one of the variables needed for gradient computation has been modified "
                     f"by an inplace operation: {self.name} saved its {which}, a "
-                    f"{dtype} tensor of shape {list(shape)}, at version {expected}; it is now "
-                    f"at version {counter.value}. Use an out-of-place op (e.g. x = x * 2 "
-                    "instead of x *= 2) or .clone() the tensor before modifying it."
+                    f"{_dtype.from_numpy_dtype(dtype)} tensor of shape {list(shape)}, at "
+                    f"version {expected}; it is now at version {counter.value}. Use an "
+                    "out-of-place op (e.g. x = x * 2 instead of x *= 2) or .clone() the tensor "
+                    "before modifying it."
                 )
         return self._saved or ()
 
@@ -102,21 +130,20 @@ class Node:
         attributes. Small attributes (axes, shapes, flags) stay, so nodes that saved
         no data (add, sum, ...) can be backpropagated through again.
         """
-        if self._saved is not None or len(self.__dict__) > _NODE_FIELDS:
-            drop = [
-                k
-                for k, v in self.__dict__.items()
-                if k not in _NODE_FIELD_NAMES and isinstance(v, np.ndarray)
-            ]
-            if self._saved is not None or drop:
-                self._released = True
+        if self._saved is not None:
             self._saved = None
-            for key in drop:
-                del self.__dict__[key]
+            self._released = True
+        attrs = self.__dict__  # what the op stored on ctx
+        if attrs:
+            drop = [k for k, v in attrs.items() if isinstance(v, np.ndarray)]
+            if drop:
+                self._released = True
+                for key in drop:
+                    del attrs[key]
 
     def __getattr__(self, name):
         # only reached for missing attributes: explain ones freed by release()
-        if name.startswith("__") or not self.__dict__.get("_released"):
+        if name.startswith("__") or not self._released:
             raise AttributeError(name)
         raise RuntimeError(
             f"Trying to backward through the graph a second time: {self.name} freed its "
@@ -131,10 +158,6 @@ class Node:
 
     def __repr__(self) -> str:
         return f"<{self.name}>"
-
-
-_NODE_FIELD_NAMES = frozenset(Node().__dict__)
-_NODE_FIELDS = len(_NODE_FIELD_NAMES)
 
 
 class AccumulateGrad(Node):
@@ -175,30 +198,32 @@ class Function:
     @classmethod
     def apply(cls, *args, **kwargs):
         """Run ``forward`` on the inputs' arrays and, if any input requires grad, record a node."""
-        arrays = []
-        needs = []
-        record = False
-        for a in args:
+        # One pass over the inputs: unwrap tensors (other arguments pass through) and,
+        # for each tensor that wants a gradient, note its node and (shape, dtype).
+        arrays = list(args)
+        needs = next_functions = input_meta = None
+        record = is_grad_enabled()
+        for i, a in enumerate(args):
             if isinstance(a, Tensor):
-                arrays.append(a._data)
-                need = a._requires_grad
-                needs.append(need)
-                record = record or need
-            else:
-                arrays.append(a)
-                needs.append(False)
-        if not record or not is_grad_enabled():
+                data = arrays[i] = a._data
+                if record and a._requires_grad:
+                    if needs is None:
+                        needs = [False] * len(args)
+                        next_functions = [None] * len(args)
+                        input_meta = [None] * len(args)
+                    needs[i] = True
+                    next_functions[i] = a._grad_node()
+                    input_meta[i] = (data.shape, data.dtype)
+        if needs is None:  # nothing to differentiate (or grad mode off): no graph
             return Tensor._make(_as_array(cls.forward(NoGradContext(), *arrays, **kwargs)))
 
         ctx = Node(cls)
         ctx.needs_input_grad = tuple(needs)
         out = _as_array(cls.forward(ctx, *arrays, **kwargs))
-        ctx.next_functions = tuple(a._grad_node() if need else None for a, need in zip(args, needs))
-        ctx.input_meta = tuple(
-            (a._data.shape, a._data.dtype) if need else None for a, need in zip(args, needs)
-        )
+        ctx.next_functions = tuple(next_functions)
+        ctx.input_meta = tuple(input_meta)
         ctx.output_meta = (out.shape, out.dtype)
-        result = Tensor._make(out, grad_fn=ctx)
+        result = Tensor._make(out, ctx)
         if ctx._saved:
             _record_versions(ctx, args, result)
         return result
@@ -209,16 +234,24 @@ def _as_array(x) -> np.ndarray:
 
 
 def _record_versions(ctx: Node, args, result) -> None:
-    """Remember the version of every input/output whose array forward saved."""
+    """Remember the version of every input/output whose array forward saved.
+
+    Identity checks only: a saved array is the output's or an input's own array,
+    or something derived (a cast copy, a product) that the user cannot modify.
+    """
     records = []
     for saved in ctx._saved:
-        if not isinstance(saved, np.ndarray):
+        if saved is None:
             continue
         if saved is result._data:
             owner, which = result, "output"
         else:
-            owner = next((a for a in args if isinstance(a, Tensor) and a._data is saved), None)
+            for owner in args:
+                if isinstance(owner, Tensor) and owner._data is saved:
+                    break
+            else:
+                continue
             which = "input"
-        if owner is not None:
-            records.append((owner._version, owner._version.value, owner.shape, owner.dtype, which))
+        data = owner._data
+        records.append((owner._version, owner._version.value, data.shape, data.dtype, which))
     ctx._saved_versions = tuple(records)

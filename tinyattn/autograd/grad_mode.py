@@ -5,12 +5,17 @@ from __future__ import annotations
 import functools
 import threading
 
-_state = threading.local()
+
+class _State(threading.local):
+    enabled = True  # a class default, so every thread starts enabled and no lookup fails
+
+
+_state = _State()
 
 
 def is_grad_enabled() -> bool:
     """True when ops on tensors that require grad record a backward graph."""
-    return getattr(_state, "enabled", True)
+    return _state.enabled
 
 
 def _set(enabled: bool) -> None:

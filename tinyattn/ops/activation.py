@@ -30,8 +30,8 @@ class Softmax(Function):
     def forward(ctx, x, dim):
         x = to_float(x)
         with np.errstate(invalid="ignore", over="ignore"):
-            e = np.exp(x - np.max(x, axis=dim, keepdims=True, initial=-np.inf))
-            e /= np.sum(e, axis=dim, keepdims=True)
+            e = np.exp(x - x.max(axis=dim, keepdims=True, initial=-np.inf))
+            e /= e.sum(axis=dim, keepdims=True)
         ctx.dim = dim
         ctx.save_for_backward(e)
         return e
@@ -39,7 +39,9 @@ class Softmax(Function):
     @staticmethod
     def backward(ctx, g):
         (y,) = ctx.saved_tensors
-        return y * (g - np.sum(g * y, axis=ctx.dim, keepdims=True)), None
+        dx = g * y
+        dx -= y * dx.sum(axis=ctx.dim, keepdims=True)  # = y * (g - sum(g * y)), in place
+        return dx, None
 
 
 class LogSoftmax(Function):
@@ -49,8 +51,8 @@ class LogSoftmax(Function):
     def forward(ctx, x, dim):
         x = to_float(x)
         with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-            shifted = x - np.max(x, axis=dim, keepdims=True, initial=-np.inf)
-            y = shifted - np.log(np.sum(np.exp(shifted), axis=dim, keepdims=True))
+            shifted = x - x.max(axis=dim, keepdims=True, initial=-np.inf)
+            y = shifted - np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
         ctx.dim = dim
         ctx.save_for_backward(y)
         return y
@@ -58,7 +60,7 @@ class LogSoftmax(Function):
     @staticmethod
     def backward(ctx, g):
         (y,) = ctx.saved_tensors
-        return g - np.exp(y) * np.sum(g, axis=ctx.dim, keepdims=True), None
+        return g - np.exp(y) * g.sum(axis=ctx.dim, keepdims=True), None
 
 
 def _implicit_dim(ndim: int, op: str) -> int:

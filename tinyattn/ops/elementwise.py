@@ -16,8 +16,21 @@ from ._util import broadcast_error, to_float
 # -- operand handling ------------------------------------------------------------------
 
 
+_PY_NUMBERS = (int, float)  # by exact type: bool (an int subclass) takes the full rules
+
+
 def _promote(a, b, op: str, floating: bool = False):
     """Cast array operands to torch's result dtype (Python scalars stay scalars)."""
+    # Fast paths, no cast needed: two arrays of one dtype, or a float array with a
+    # Python int/float (torch keeps the tensor's float dtype). Else the full rules.
+    if type(a) is np.ndarray:
+        if type(b) is np.ndarray:
+            if a.dtype == b.dtype and (not floating or a.dtype.kind == "f"):
+                return a, b, a.dtype
+        elif type(b) in _PY_NUMBERS and a.dtype.kind == "f":
+            return a, b, a.dtype
+    elif type(b) is np.ndarray and type(a) in _PY_NUMBERS and b.dtype.kind == "f":
+        return a, b, b.dtype
     rt = dt.float_result_type(a, b) if floating else dt.result_type(a, b)
     # NumPy scalars are "strong" under NEP 50 (float32 array / np.float64 -> float64);
     # torch treats them like Python numbers, so hand NumPy plain Python scalars.
@@ -257,14 +270,16 @@ def _unary(name: str, forward, backward, doc: str, saves: str = "input", keep_in
     they are computed in the default float dtype, as torch does for exp, log ...
     """
 
+    save_input, save_output = "input" in saves, "output" in saves
+
     def fwd(ctx, x):
         if not keep_int:
             x = to_float(x)
-        out = np.asarray(forward(x))
+        out = forward(x)
+        if type(out) is not np.ndarray:  # a NumPy scalar from a 0-d input
+            out = np.asarray(out)
         if ctx.needs_input_grad:
-            ctx.save_for_backward(
-                x if "input" in saves else None, out if "output" in saves else None
-            )
+            ctx.save_for_backward(x if save_input else None, out if save_output else None)
         return out
 
     def bwd(ctx, g):

@@ -47,11 +47,11 @@ class Matmul(Function):
             g2 = g2[..., None]
         da = db = None
         if need_a:
-            da = np.matmul(g2, np.swapaxes(b2, -1, -2))
+            da = np.matmul(g2, b2.swapaxes(-1, -2))
             if a.ndim == 1:
                 da = da[..., 0, :]
         if need_b:
-            db = np.matmul(np.swapaxes(a2, -1, -2), g2)
+            db = np.matmul(a2.swapaxes(-1, -2), g2)
             if b.ndim == 1:
                 db = db[..., 0]
         return da, db

@@ -44,8 +44,8 @@ max_return = min_return = values_indices
 
 def _expand(g: np.ndarray, axes, keepdim: bool, shape) -> np.ndarray:
     """g with the reduced axes re-inserted, broadcast to the input shape."""
-    if axes is None:
-        return np.broadcast_to(np.reshape(g, (1,) * len(shape)), shape)
+    if axes is None:  # g is 0-d (or all ones with keepdim): it broadcasts as it is
+        return np.broadcast_to(g, shape)
     if not keepdim:
         g = np.expand_dims(g, axes)
     return np.broadcast_to(g, shape)
@@ -57,7 +57,7 @@ class Sum(Function):
     @staticmethod
     def forward(ctx, x, axes, keepdim, np_dtype):
         ctx.axes, ctx.keepdim, ctx.shape = axes, keepdim, x.shape
-        return np.sum(x, axis=axes, keepdims=keepdim, dtype=np_dtype)
+        return x.sum(axis=axes, keepdims=keepdim, dtype=np_dtype)
 
     @staticmethod
     def backward(ctx, g):
