@@ -150,3 +150,17 @@ def test_mha_weights_path_gradcheck_and_torch_parity():
         )
 
     check_op(f, query, key, in_w, in_b, out_w, out_b, mask)
+
+
+@pytest.mark.parametrize("attn_mask_grad", [False, True])
+def test_backward_frees_the_attention_arrays_unless_retain_graph(attn_mask_grad):
+    q, k, v = _qkv((1, 2, 3, 4), (1, 2, 5, 4))
+    mask = tinyattn.zeros(3, 5, dtype=tinyattn.float64, requires_grad=attn_mask_grad)
+    out = sdpa(q, k, v, attn_mask=mask)
+    node = out.grad_fn
+    out.sum().backward(retain_graph=True)
+    assert "attention" in node.__dict__  # kept for a second backward
+    out.sum().backward()
+    assert "attention" not in node.__dict__  # logsumexp / weights freed
+    with pytest.raises(RuntimeError, match="second time"):
+        out.sum().backward()

@@ -135,7 +135,7 @@ class Node:
             self._released = True
         attrs = self.__dict__  # what the op stored on ctx
         if attrs:
-            drop = [k for k, v in attrs.items() if isinstance(v, np.ndarray)]
+            drop = [k for k, v in attrs.items() if _holds_array(v)]
             if drop:
                 self._released = True
                 for key in drop:
@@ -227,6 +227,15 @@ class Function:
         if ctx._saved:
             _record_versions(ctx, args, result)
         return result
+
+
+def _holds_array(value) -> bool:
+    """An array, or a tuple/list holding one (at any depth): tensor data to free."""
+    if isinstance(value, np.ndarray):
+        return True
+    if isinstance(value, (tuple, list)):
+        return any(_holds_array(v) for v in value)
+    return False
 
 
 def _as_array(x) -> np.ndarray:
