@@ -55,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("selfcheck", help="versions and an attention gradcheck (the default)")
     demo = sub.add_parser("demo", help="train a small attention model and look inside it")
     demo.add_argument("--task", default="reverse", help="reverse (default), copy or rotate")
-    demo.add_argument("--steps", type=int, default=600)
+    demo.add_argument("--steps", type=int, default=300)
     demo.add_argument("--seed", type=int, default=0)
     demo.add_argument("--out", default=None, help="directory for attention.png (needs matplotlib)")
     args = parser.parse_args(argv)

@@ -109,6 +109,7 @@ def run(
     )
 
     losses = []
+    interactive = sys.stdout.isatty()  # a redrawn bar in a terminal, one line per 10% in logs
     for step in range(1, steps + 1):
         x, y = _batch(rng, batch, length, vocab, task)
         logits, _ = model(x)
@@ -117,9 +118,12 @@ def run(
         loss.backward()
         optimizer.step()
         losses.append(loss.item())
-        if step % 10 == 0 or step == steps:
+        if interactive and (step % 10 == 0 or step == steps):
             print(_bar(step, steps, loss.item()), end="", flush=True)
-    print()
+        elif not interactive and (step % max(steps // 10, 1) == 0 or step == steps):
+            print(_bar(step, steps, loss.item()).lstrip("\r"), flush=True)
+    if interactive:
+        print()
     marks = sorted({0, steps // 4, steps // 2, 3 * steps // 4, steps - 1})
     print("  loss curve: " + "  ".join(f"step {i + 1}: {losses[i]:.3f}" for i in marks))
 
@@ -171,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m tinyattn demo", description=__doc__.split("\n\n")[0]
     )
     parser.add_argument("--task", default="reverse", choices=sorted(TASKS))
-    parser.add_argument("--steps", type=int, default=600)
+    parser.add_argument("--steps", type=int, default=300)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
         "--out", default=None, help="directory for attention.png (needs matplotlib)"
