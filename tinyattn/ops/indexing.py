@@ -14,7 +14,7 @@ from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import Tensor
 from ._util import normalize_dim
 from .inplace import check_inplace_allowed
-from .shape import _as_view
+from .views import _as_view
 
 __all__ = [
     "gather",
@@ -244,7 +244,7 @@ def masked_fill_(input: Tensor, mask, value) -> Tensor:
 def masked_select(input: Tensor, mask) -> Tensor:
     m = _mask(mask, input, "masked_select")
     shape = np.broadcast_shapes(m.shape, input.shape)
-    from .shape import expand
+    from .views import expand
 
     x = expand(input, shape) if input.shape != shape else input
     return getitem(x, Tensor._make(np.broadcast_to(m, shape)))

@@ -123,7 +123,7 @@ inner = dot
 
 def outer(input: Tensor, vec2: Tensor) -> Tensor:
     """out[i, j] = input[i] * vec2[j] (a broadcast product, differentiated as one)."""
-    from .shape import unsqueeze
+    from .views import unsqueeze
 
     if input.ndim != 1 or vec2.ndim != 1:
         raise RuntimeError(

@@ -155,7 +155,7 @@ def std(
     input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None
 ) -> Tensor:
     """Standard deviation: ``sqrt(var(...))``."""
-    from .elementwise import sqrt
+    from .unary import sqrt
 
     return sqrt(var(input, dim, unbiased, keepdim, correction=correction))
 
@@ -246,7 +246,7 @@ def _max_min(input, dim, keepdim, other, pick_max: bool):
     if isinstance(dim, Tensor):  # torch.max(a, b): elementwise
         other, dim = dim, None
     if other is not None:
-        from .elementwise import maximum, minimum
+        from .arithmetic import maximum, minimum
 
         return (maximum if pick_max else minimum)(input, other)
     if dim is None:
