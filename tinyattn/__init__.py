@@ -207,7 +207,9 @@ from .ops.views import (
     unsqueeze,
 )
 from .random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
-from .tensor import Size, Tensor, device
+from ._device import device
+from ._size import Size
+from .tensor import Tensor
 from . import optim, utils  # noqa: E402  (need Tensor)
 from .serialization import load, save
 

@@ -13,60 +13,9 @@ import weakref
 import numpy as np
 
 from . import _dtype as dt
+from ._device import _CPU, check_device, device
+from ._size import Size
 from .autograd.function import AccumulateGrad, Function, Node, VersionCounter
-
-
-class Size(tuple):
-    """A tensor's shape: a tuple (sliceable, unpackable) with torch's ``numel``."""
-
-    def numel(self) -> int:
-        n = 1
-        for s in self:
-            n *= s
-        return n
-
-    def __getitem__(self, item):
-        result = tuple.__getitem__(self, item)
-        return Size(result) if isinstance(item, slice) else result
-
-    def __repr__(self) -> str:
-        return f"tinyattn.Size({list(self)})"
-
-
-class device:  # noqa: N801 - torch's name
-    """tinyattn runs on the CPU only; ``device("cpu")`` exists so torch code runs unchanged."""
-
-    def __init__(self, type: str = "cpu", index: int | None = None) -> None:  # noqa: A002
-        if isinstance(type, device):
-            type = type.type  # noqa: A001
-        name = str(type).split(":")[0]
-        if name != "cpu":
-            raise RuntimeError(
-                f"device {type!r} is not available: tinyattn runs on the CPU only (use 'cpu')"
-            )
-        self.type = "cpu"
-        self.index = None
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, (device, str)) and str(other).split(":")[0] == "cpu"
-
-    def __hash__(self) -> int:
-        return hash("cpu")
-
-    def __repr__(self) -> str:
-        return "device(type='cpu')"
-
-    def __str__(self) -> str:
-        return "cpu"
-
-
-_CPU = device("cpu")
-
-
-def check_device(d) -> None:
-    """Accept None, "cpu" or a cpu ``device``; raise a clear error for anything else."""
-    if d is not None:
-        device(d)
 
 
 class Tensor:
