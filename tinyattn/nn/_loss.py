@@ -307,6 +307,13 @@ def mse_loss(
 # -- binary_cross_entropy_with_logits -------------------------------------------------------
 
 
+def _bce_terms(x, t, pos_weight):
+    """``ls = log sigmoid(x)`` (stable for any ``x``) and ``lw = 1 + (pos_weight - 1) t``."""
+    ls = -(np.maximum(-x, 0) + np.log1p(np.exp(-np.abs(x))))
+    lw = 1 + (pos_weight - 1) * t if pos_weight is not None else 1
+    return ls, lw
+
+
 class BceWithLogits(Function):
     """Binary cross entropy on logits, stable form (torch's):
 
@@ -318,8 +325,7 @@ class BceWithLogits(Function):
 
     @staticmethod
     def forward(ctx, x, t, weight, pos_weight):
-        ls = -(np.maximum(-x, 0) + np.log1p(np.exp(-np.abs(x))))
-        lw = 1 + (pos_weight - 1) * t if pos_weight is not None else 1
+        ls, lw = _bce_terms(x, t, pos_weight)
         u = (1 - t) * x - lw * ls
         ctx.save_for_backward(x, t, weight, pos_weight)
         out = u * weight if weight is not None else u
@@ -328,8 +334,7 @@ class BceWithLogits(Function):
     @staticmethod
     def backward(ctx, g):
         x, t, weight, pos_weight = ctx.saved_tensors
-        ls = -(np.maximum(-x, 0) + np.log1p(np.exp(-np.abs(x))))
-        lw = 1 + (pos_weight - 1) * t if pos_weight is not None else 1
+        ls, lw = _bce_terms(x, t, pos_weight)
         gw = g * weight if weight is not None else g
         need = ctx.needs_input_grad
         dx = gw * ((1 - t) - lw * (1 - np.exp(ls))) if need[0] else None
