@@ -12,7 +12,7 @@ import numpy as np
 from .. import _dtype as dt
 from ..autograd.function import Function
 from ..tensor import Tensor
-from ._util import broadcast_error
+from ._util import broadcast_error, gradient_doc
 
 # -- operand handling ------------------------------------------------------------------
 
@@ -213,6 +213,7 @@ def _check_alpha(a, b, alpha, op: str) -> None:
         )
 
 
+@gradient_doc(Add)
 def add(input, other, *, alpha=1) -> Tensor:
     """``input + alpha * other`` with broadcasting."""
     a, b = _operand(input, "add"), _operand(other, "add")
@@ -221,6 +222,7 @@ def add(input, other, *, alpha=1) -> Tensor:
     return Add.apply(a, b, alpha=alpha)
 
 
+@gradient_doc(Sub)
 def sub(input, other, *, alpha=1) -> Tensor:
     """``input - alpha * other`` with broadcasting."""
     a, b = _operand(input, "sub"), _operand(other, "sub")
@@ -232,6 +234,7 @@ def sub(input, other, *, alpha=1) -> Tensor:
 subtract = sub
 
 
+@gradient_doc(Mul)
 def mul(input, other) -> Tensor:
     """Elementwise product with broadcasting."""
     return Mul.apply(_operand(input, "mul"), _operand(other, "mul"))
@@ -240,6 +243,7 @@ def mul(input, other) -> Tensor:
 multiply = mul
 
 
+@gradient_doc(Div)
 def div(input, other, *, rounding_mode=None) -> Tensor:
     """True division (ints give the default float dtype); ``rounding_mode`` 'trunc'/'floor'."""
     return Div.apply(_operand(input, "div"), _operand(other, "div"), rounding_mode=rounding_mode)
@@ -249,6 +253,7 @@ true_divide = divide = div
 
 
 def floor_divide(input, other) -> Tensor:
+    """``floor(input / other)``, as Python's ``//``. Gradient: 0 (piecewise constant), as in torch."""
     return div(input, other, rounding_mode="floor")
 
 
@@ -261,6 +266,7 @@ def remainder(input, other) -> Tensor:
     return Tensor._make(np.asarray(np.mod(a, b)))
 
 
+@gradient_doc(Pow)
 def pow(input, exponent) -> Tensor:  # noqa: A001 - torch's name
     """``input ** exponent`` with broadcasting."""
     return Pow.apply(_operand(input, "pow"), _operand(exponent, "pow"))
@@ -292,7 +298,7 @@ class Where(Function):
 
 
 class Maximum(Function):
-    """out = max(a, b).   Gradient to the larger operand; split in half on ties (as torch)."""
+    """out = max(a, b) (or min).   Gradient to the operand picked; split in half on ties (as torch)."""
 
     @staticmethod
     def forward(ctx, a, b, pick_max=True):
@@ -313,6 +319,7 @@ class Maximum(Function):
         return (g * wa).astype(g.dtype), (g * wb).astype(g.dtype)
 
 
+@gradient_doc(Where)
 def where(condition, input=None, other=None) -> Tensor:
     """``input`` where ``condition`` is True, else ``other`` (broadcast). One argument: nonzero."""
     if input is None and other is None:
@@ -324,11 +331,15 @@ def where(condition, input=None, other=None) -> Tensor:
     )
 
 
+@gradient_doc(Maximum)
 def maximum(input: Tensor, other: Tensor) -> Tensor:
+    """Elementwise max of ``input`` and ``other`` (broadcast)."""
     return Maximum.apply(_tensor(input, "maximum"), _operand(other, "maximum"), pick_max=True)
 
 
+@gradient_doc(Maximum)
 def minimum(input: Tensor, other: Tensor) -> Tensor:
+    """Elementwise min of ``input`` and ``other`` (broadcast)."""
     return Maximum.apply(_tensor(input, "minimum"), _operand(other, "minimum"), pick_max=False)
 
 

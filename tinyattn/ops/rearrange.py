@@ -9,7 +9,7 @@ import numpy as np
 from .. import _dtype as dt
 from ..autograd.function import Function
 from ..tensor import Tensor
-from ._util import normalize_dim, normalize_dims, shape_args
+from ._util import gradient_doc, normalize_dim, normalize_dims, shape_args
 from .views import reshape
 
 __all__ = [
@@ -45,7 +45,9 @@ class Repeat(Function):
         return g, None
 
 
+@gradient_doc(Repeat)
 def repeat(input: Tensor, *sizes) -> Tensor:
+    """Tile ``input`` ``sizes[d]`` times along each dim ``d`` (new leading dims as needed)."""
     reps = shape_args(sizes, "repeat")
     if len(reps) < input.ndim:
         raise RuntimeError(
@@ -80,6 +82,7 @@ class RepeatInterleave(Function):
         return out, None, None
 
 
+@gradient_doc(RepeatInterleave)
 def repeat_interleave(input, repeats=None, dim: int | None = None, *, output_size=None) -> Tensor:
     """Repeat elements (not the whole tensor): [1, 2] with repeats 2 -> [1, 1, 2, 2]."""
     if repeats is None:  # torch.repeat_interleave(repeats_tensor): [2, 1] -> [0, 0, 1]
@@ -138,6 +141,7 @@ def _tensor_list(tensors, op: str) -> list[Tensor]:
     return tensors
 
 
+@gradient_doc(Cat)
 def cat(tensors, dim: int = 0) -> Tensor:
     """Join tensors along an existing dim; other dims must match."""
     tensors = _tensor_list(tensors, "cat")
@@ -180,6 +184,7 @@ class Stack(Function):
         return tuple(np.moveaxis(g, ctx.dim, 0))
 
 
+@gradient_doc(Stack)
 def stack(tensors, dim: int = 0) -> Tensor:
     """Join same-shaped tensors along a new dim."""
     tensors = _tensor_list(tensors, "stack")
@@ -206,6 +211,7 @@ class Flip(Function):
         return np.flip(g, ctx.dims), None
 
 
+@gradient_doc(Flip)
 def flip(input: Tensor, *dims) -> Tensor:
     """Reverse the order of elements along ``dims`` (``flip(0, 1)`` or ``flip((0, 1))``)."""
     if len(dims) == 1 and not isinstance(dims[0], (int, np.integer)):
@@ -228,6 +234,7 @@ class Roll(Function):
         return np.roll(g, back, ctx.dims), None, None
 
 
+@gradient_doc(Roll)
 def roll(input: Tensor, shifts, dims=None) -> Tensor:
     """Shift elements cyclically along ``dims`` (the flattened tensor when dims is None)."""
     if isinstance(shifts, (list, tuple)):
@@ -261,6 +268,7 @@ class Triangle(Function):
         return (np.triu if ctx.upper else np.tril)(g, ctx.diagonal), None, None
 
 
+@gradient_doc(Triangle)
 def triu(input: Tensor, diagonal: int = 0) -> Tensor:
     """Keep the upper triangle (``j - i >= diagonal``) of the last two dims; zero the rest."""
     if input.ndim < 2:
@@ -270,6 +278,7 @@ def triu(input: Tensor, diagonal: int = 0) -> Tensor:
     return Triangle.apply(input, True, int(diagonal))
 
 
+@gradient_doc(Triangle)
 def tril(input: Tensor, diagonal: int = 0) -> Tensor:
     """Keep the lower triangle (``j - i <= diagonal``) of the last two dims; zero the rest."""
     if input.ndim < 2:
@@ -304,7 +313,9 @@ class Diagonal(Function):
         return out, None, None, None
 
 
+@gradient_doc(Diagonal)
 def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    """The diagonal of dims ``(dim1, dim2)`` (shifted by ``offset``) as a new last dim."""
     d1 = normalize_dim(dim1, input.ndim, "diagonal")
     d2 = normalize_dim(dim2, input.ndim, "diagonal")
     return Diagonal.apply(input, int(offset), d1, d2)

@@ -9,7 +9,7 @@ import numpy as np
 from .. import _dtype as dt
 from ..autograd.function import Function
 from ..tensor import Tensor
-from ._util import broadcast_error, to_float
+from ._util import broadcast_error, gradient_doc, to_float
 from .arithmetic import _tensor
 
 # -- unary math ----------------------------------------------------------------------------
@@ -248,19 +248,27 @@ def _rounding(input: Tensor, fn, op: str) -> Tensor:
     return _ZeroGrad.apply(x, fn)
 
 
+@gradient_doc(_ZeroGrad)
 def sign(input: Tensor) -> Tensor:
+    """-1, 0 or 1 by the sign of each element."""
     return _ZeroGrad.apply(_tensor(input, "sign"), np.sign)
 
 
+@gradient_doc(_ZeroGrad)
 def floor(input: Tensor) -> Tensor:
+    """Round down to a whole number."""
     return _rounding(input, np.floor, "floor")
 
 
+@gradient_doc(_ZeroGrad)
 def ceil(input: Tensor) -> Tensor:
+    """Round up to a whole number."""
     return _rounding(input, np.ceil, "ceil")
 
 
+@gradient_doc(_ZeroGrad)
 def round(input: Tensor, decimals: int = 0) -> Tensor:  # noqa: A001
+    """Round half to even, to ``decimals`` decimal places."""
     return _rounding(input, lambda x: np.round(x, decimals), "round")
 
 
@@ -274,6 +282,7 @@ def _bound(v, op: str, name: str):
     )
 
 
+@gradient_doc(Clamp)
 def clamp(input: Tensor, min=None, max=None) -> Tensor:  # noqa: A002
     """Limit values to ``[min, max]``; either may be None, a number or a (broadcast) tensor."""
     if min is None and max is None:
@@ -286,6 +295,7 @@ def clamp(input: Tensor, min=None, max=None) -> Tensor:  # noqa: A002
 clip = clamp
 
 
+@gradient_doc(Cast)
 def cast(input: Tensor, target: dt.dtype, copy: bool = False) -> Tensor:
     """``input`` converted to ``target``; the same tensor when nothing changes."""
     if input._data.dtype == target.np_dtype and not copy:
@@ -295,11 +305,13 @@ def cast(input: Tensor, target: dt.dtype, copy: bool = False) -> Tensor:
     return Cast.apply(input, target.np_dtype, copy=copy)
 
 
+@gradient_doc(Clone)
 def clone(input: Tensor, *, memory_format=None) -> Tensor:
     """A copy with its own memory; gradients flow through unchanged."""
     return Clone.apply(_tensor(input, "clone"))
 
 
+@gradient_doc(Clone)
 def contiguous(input: Tensor, memory_format=None) -> Tensor:
     """``input`` itself if C-contiguous, else a contiguous copy."""
     return input if input._data.flags.c_contiguous else Clone.apply(input, order="C")

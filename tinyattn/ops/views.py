@@ -13,7 +13,7 @@ import numpy as np
 from .. import _dtype as dt
 from ..autograd.function import Function
 from ..tensor import Tensor
-from ._util import normalize_dim, normalize_dims, shape_args
+from ._util import gradient_doc, normalize_dim, normalize_dims, shape_args
 
 __all__ = [
     "view",
@@ -97,6 +97,7 @@ class Reshape(Function):
         return np.reshape(g, ctx.in_shape), None, None
 
 
+@gradient_doc(Reshape)
 def view(input: Tensor, *shape) -> Tensor:
     """A view with a new shape (one size may be -1). Fails when the memory layout forbids it."""
     if len(shape) == 1 and isinstance(shape[0], dt.dtype):
@@ -105,20 +106,26 @@ def view(input: Tensor, *shape) -> Tensor:
     return _as_view(Reshape.apply(input, shape, True), input, shares=True)
 
 
+@gradient_doc(Reshape)
 def reshape(input: Tensor, *shape) -> Tensor:
     """A tensor with a new shape: a view when possible, else a copy."""
     shape = _infer_shape(shape_args(shape, "reshape"), input._data.size, "reshape")
     return _as_view(Reshape.apply(input, shape, False), input)
 
 
+@gradient_doc(Reshape)
 def view_as(input: Tensor, other: Tensor) -> Tensor:
+    """``view(input, other.shape)``."""
     return view(input, other.shape)
 
 
+@gradient_doc(Reshape)
 def reshape_as(input: Tensor, other: Tensor) -> Tensor:
+    """``reshape(input, other.shape)``."""
     return reshape(input, other.shape)
 
 
+@gradient_doc(Reshape)
 def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     """Merge dims ``start_dim..end_dim`` into one."""
     if input.ndim == 0:
@@ -134,12 +141,15 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     )
 
 
+@gradient_doc(Reshape)
 def unflatten(input: Tensor, dim: int, sizes) -> Tensor:
+    """Split dim ``dim`` into the given ``sizes`` (a view)."""
     d = normalize_dim(dim, input.ndim, "unflatten")
     shape = input.shape
     return view(input, shape[:d] + tuple(sizes) + shape[d + 1 :])
 
 
+@gradient_doc(Reshape)
 def squeeze(input: Tensor, dim=None) -> Tensor:
     """Drop size-1 dims (all of them, or the given ones when they have size 1)."""
     shape = input.shape
@@ -151,6 +161,7 @@ def squeeze(input: Tensor, dim=None) -> Tensor:
     return view(input, new)
 
 
+@gradient_doc(Reshape)
 def unsqueeze(input: Tensor, dim: int) -> Tensor:
     """Insert a size-1 dim at ``dim`` (negative counts from the end of the result)."""
     d = normalize_dim(dim, input.ndim + 1, "unsqueeze")
@@ -171,7 +182,9 @@ class Permute(Function):
         return np.transpose(g, np.argsort(ctx.dims)), None
 
 
+@gradient_doc(Permute)
 def permute(input: Tensor, *dims) -> Tensor:
+    """Reorder the dims (a view): ``out.shape[i] = input.shape[dims[i]]``."""
     dims = shape_args(dims, "permute")
     if len(dims) != input.ndim:
         raise RuntimeError(
@@ -184,6 +197,7 @@ def permute(input: Tensor, *dims) -> Tensor:
     return _as_view(Permute.apply(input, dims), input, shares=True)
 
 
+@gradient_doc(Permute)
 def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     """Swap two dims (a view)."""
     n = input.ndim
@@ -198,13 +212,17 @@ def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
 swapaxes = swapdims = transpose
 
 
+@gradient_doc(Permute)
 def t(input: Tensor) -> Tensor:
+    """Transpose a 2-D tensor (0-D and 1-D come back as they are)."""
     if input.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.ndim}D")
     return transpose(input, 0, 1) if input.ndim == 2 else input
 
 
+@gradient_doc(Permute)
 def movedim(input: Tensor, source, destination) -> Tensor:
+    """Move dims ``source`` to positions ``destination`` (a view); the rest keep their order."""
     src = [source] if isinstance(source, int) else list(source)
     dst = [destination] if isinstance(destination, int) else list(destination)
     perm = list(range(input.ndim))
@@ -234,6 +252,7 @@ class Expand(Function):
         return g, None  # the engine sums g back to x's shape
 
 
+@gradient_doc(Expand)
 def expand(input: Tensor, *sizes) -> Tensor:
     """Broadcast to ``sizes`` (-1 keeps a dim) without copying."""
     sizes = shape_args(sizes, "expand")
@@ -260,7 +279,9 @@ def expand(input: Tensor, *sizes) -> Tensor:
     return _as_view(Expand.apply(input, tuple(shape)), input, shares=True)
 
 
+@gradient_doc(Expand)
 def expand_as(input: Tensor, other: Tensor) -> Tensor:
+    """``expand(input, other.shape)``."""
     return expand(input, other.shape)
 
 
@@ -280,7 +301,9 @@ class Narrow(Function):
         return out, None, None, None
 
 
+@gradient_doc(Narrow)
 def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
+    """``length`` entries from ``start`` along ``dim`` (a view)."""
     d = normalize_dim(dim, input.ndim, "narrow")
     size = input.shape[d]
     start = int(start)
@@ -308,7 +331,9 @@ class Select(Function):
         return out, None, None
 
 
+@gradient_doc(Select)
 def select(input: Tensor, dim: int, index: int) -> Tensor:
+    """The slice at ``index`` along ``dim``, dropping that dim (a view)."""
     d = normalize_dim(dim, input.ndim, "select")
     size = input.shape[d]
     if not -size <= index < size:
@@ -318,6 +343,7 @@ def select(input: Tensor, dim: int, index: int) -> Tensor:
     return _as_view(Select.apply(input, d, int(index) % size), input, shares=True)
 
 
+@gradient_doc(Select)
 def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
     """The slices along ``dim`` as a tuple of views."""
     d = normalize_dim(dim, input.ndim, "unbind")
@@ -333,6 +359,7 @@ def _multi_view(views: tuple, name: str) -> tuple:
     return views
 
 
+@gradient_doc(Narrow)
 def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple[Tensor, ...]:
     """Pieces of ``split_size`` along ``dim`` (the last may be smaller), or of the given sizes."""
     d = normalize_dim(dim, tensor.ndim, "split")
@@ -356,6 +383,7 @@ def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple[Tensor,
     return _multi_view(tuple(out), "Split")
 
 
+@gradient_doc(Narrow)
 def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
     """``chunks`` pieces of size ceil(n / chunks) along ``dim`` (fewer if n is small)."""
     if chunks <= 0:
