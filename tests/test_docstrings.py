@@ -1,9 +1,9 @@
 """Every public differentiable op documents its gradient, so ``help(tinyattn.add)`` teaches it.
 
 The ops are found two ways: every public function of ``tinyattn`` that refers to a
-``Function`` subclass (directly or through a closure), and an explicit list of the
-ones built from other ops (``std`` is ``sqrt(var(...))``, ``max`` picks its Function
-at run time ...). A gradient line is ``d<name> = ...`` or the word "Gradient".
+``Function`` subclass (directly, through a closure or a private helper), and an explicit list of the
+ones built from other public ops (``std`` is ``sqrt(var(...))``, ``split`` is
+``narrow`` calls ...). A gradient line is ``d<name> = ...`` or the word "Gradient".
 """
 
 import inspect
@@ -19,19 +19,13 @@ GRADIENT_LINE = re.compile(r"\bd ?[A-Za-z_]\w*(\[[^\]]*\])?\s*=|\b[Gg]radient")
 
 # Differentiable, but composed of other ops, so they name no Function themselves.
 COMPOSED = [
-    "ceil",
     "chunk",
     "flatten",
-    "floor",
     "floor_divide",
     "index_select",
-    "inner",
     "masked_select",
-    "max",
-    "min",
     "movedim",
     "outer",
-    "round",
     "split",
     "squeeze",
     "std",
@@ -46,10 +40,14 @@ COMPOSED = [
 LOSSES = ["nll_loss", "cross_entropy", "kl_div", "mse_loss", "binary_cross_entropy_with_logits"]
 
 
-def _refers_to_a_function(fn) -> bool:
+def _refers_to_a_function(fn, depth: int = 2) -> bool:
+    """Whether ``fn`` names a Function subclass, itself or through its private helpers."""
     refs = inspect.getclosurevars(fn)
     values = [*refs.globals.values(), *refs.nonlocals.values()]
-    return any(isinstance(v, type) and issubclass(v, Function) for v in values)
+    if any(isinstance(v, type) and issubclass(v, Function) for v in values):
+        return True
+    helpers = [v for v in values if inspect.isfunction(v) and v.__name__.startswith("_")]
+    return depth > 0 and any(_refers_to_a_function(h, depth - 1) for h in helpers)
 
 
 def _found_by_reference() -> list[str]:

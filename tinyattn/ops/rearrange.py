@@ -268,24 +268,25 @@ class Triangle(Function):
         return (np.triu if ctx.upper else np.tril)(g, ctx.diagonal), None, None
 
 
+def _triangle(input: Tensor, diagonal: int, upper: bool) -> Tensor:
+    if input.ndim < 2:
+        raise RuntimeError(
+            f"{'triu' if upper else 'tril'}: input tensor must have at least 2 dimensions, "
+            f"got shape {list(input.shape)}"
+        )
+    return Triangle.apply(input, upper, int(diagonal))
+
+
 @gradient_doc(Triangle)
 def triu(input: Tensor, diagonal: int = 0) -> Tensor:
     """Keep the upper triangle (``j - i >= diagonal``) of the last two dims; zero the rest."""
-    if input.ndim < 2:
-        raise RuntimeError(
-            f"triu: input tensor must have at least 2 dimensions, got shape {list(input.shape)}"
-        )
-    return Triangle.apply(input, True, int(diagonal))
+    return _triangle(input, diagonal, upper=True)
 
 
 @gradient_doc(Triangle)
 def tril(input: Tensor, diagonal: int = 0) -> Tensor:
     """Keep the lower triangle (``j - i <= diagonal``) of the last two dims; zero the rest."""
-    if input.ndim < 2:
-        raise RuntimeError(
-            f"tril: input tensor must have at least 2 dimensions, got shape {list(input.shape)}"
-        )
-    return Triangle.apply(input, False, int(diagonal))
+    return _triangle(input, diagonal, upper=False)
 
 
 def triu_(input: Tensor, diagonal: int = 0) -> Tensor:
