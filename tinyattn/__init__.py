@@ -74,28 +74,30 @@ from .ops.creation import (
     zeros,
     zeros_like,
 )
-from .ops.elementwise import (
-    abs,  # noqa: A004
-    absolute,
+from .ops.arithmetic import (
     add,
+    div,
+    divide,
+    floor_divide,
+    maximum,
+    minimum,
+    mul,
+    multiply,
+    pow,  # noqa: A004
+    remainder,
+    sub,
+    subtract,
+    true_divide,
+    where,
+)
+from .ops.compare import (
     allclose,
     bitwise_and,
     bitwise_not,
     bitwise_or,
     bitwise_xor,
-    ceil,
-    clamp,
-    clip,
-    clone,
-    cos,
-    div,
-    divide,
     eq,
     equal,
-    exp,
-    expm1,
-    floor,
-    floor_divide,
     ge,
     greater,
     greater_equal,
@@ -107,26 +109,32 @@ from .ops.elementwise import (
     le,
     less,
     less_equal,
-    log,
-    log1p,
-    log2,
     logical_and,
     logical_not,
     logical_or,
     logical_xor,
     lt,
-    maximum,
-    minimum,
-    mul,
-    multiply,
     ne,
+    not_equal,
+)
+from .ops.unary import (
+    abs,  # noqa: A004
+    absolute,
+    ceil,
+    clamp,
+    clip,
+    clone,
+    cos,
+    exp,
+    expm1,
+    floor,
+    log,
+    log1p,
+    log2,
     neg,
     negative,
-    not_equal,
-    pow,  # noqa: A004
     reciprocal,
     relu,
-    remainder,
     round,  # noqa: A004
     rsqrt,
     sigmoid,
@@ -134,11 +142,7 @@ from .ops.elementwise import (
     sin,
     sqrt,
     square,
-    sub,
-    subtract,
     tanh,
-    true_divide,
-    where,
 )
 from .ops.indexing import (
     argwhere,
@@ -173,35 +177,39 @@ from .ops.reduction import (
     var,
     var_mean,
 )
-from .ops.shape import (
+from .ops.rearrange import (
     cat,
-    chunk,
     concat,
     concatenate,
     diagonal,
-    flatten,
     flip,
+    repeat_interleave,
+    roll,
+    stack,
+    tril,
+    triu,
+)
+from .ops.views import (
+    chunk,
+    flatten,
     movedim,
     narrow,
     permute,
-    repeat_interleave,
     reshape,
-    roll,
     select,
     split,
     squeeze,
-    stack,
     swapaxes,
     t,
     transpose,
-    tril,
-    triu,
     unbind,
     unflatten,
     unsqueeze,
 )
 from .random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
-from .tensor import Size, Tensor, device
+from ._device import device
+from ._size import Size
+from .tensor import Tensor
 from . import optim, utils  # noqa: E402  (need Tensor)
 from .serialization import load, save
 

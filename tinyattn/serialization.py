@@ -52,7 +52,8 @@ from typing import Any
 
 import numpy as np
 
-from .tensor import Tensor, check_device, device
+from ._device import check_device, device
+from .tensor import Tensor
 
 __all__ = ["save", "load", "CheckpointError"]
 

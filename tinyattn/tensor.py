@@ -13,60 +13,9 @@ import weakref
 import numpy as np
 
 from . import _dtype as dt
+from ._device import _CPU, check_device, device
+from ._size import Size
 from .autograd.function import AccumulateGrad, Function, Node, VersionCounter
-
-
-class Size(tuple):
-    """A tensor's shape: a tuple (sliceable, unpackable) with torch's ``numel``."""
-
-    def numel(self) -> int:
-        n = 1
-        for s in self:
-            n *= s
-        return n
-
-    def __getitem__(self, item):
-        result = tuple.__getitem__(self, item)
-        return Size(result) if isinstance(item, slice) else result
-
-    def __repr__(self) -> str:
-        return f"tinyattn.Size({list(self)})"
-
-
-class device:  # noqa: N801 - torch's name
-    """tinyattn runs on the CPU only; ``device("cpu")`` exists so torch code runs unchanged."""
-
-    def __init__(self, type: str = "cpu", index: int | None = None) -> None:  # noqa: A002
-        if isinstance(type, device):
-            type = type.type  # noqa: A001
-        name = str(type).split(":")[0]
-        if name != "cpu":
-            raise RuntimeError(
-                f"device {type!r} is not available: tinyattn runs on the CPU only (use 'cpu')"
-            )
-        self.type = "cpu"
-        self.index = None
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, (device, str)) and str(other).split(":")[0] == "cpu"
-
-    def __hash__(self) -> int:
-        return hash("cpu")
-
-    def __repr__(self) -> str:
-        return "device(type='cpu')"
-
-    def __str__(self) -> str:
-        return "cpu"
-
-
-_CPU = device("cpu")
-
-
-def check_device(d) -> None:
-    """Accept None, "cpu" or a cpu ``device``; raise a clear error for anything else."""
-    if d is not None:
-        device(d)
 
 
 class Tensor:
@@ -243,7 +192,7 @@ class Tensor:
         """The shape, or its length along ``dim``."""
         if dim is None:
             return Size(self._data.shape)
-        return self._data.shape[ops.shape.normalize_dim(dim, self.ndim, "size")]
+        return self._data.shape[ops._util.normalize_dim(dim, self.ndim, "size")]
 
     @property
     def dtype(self) -> dt.dtype:
@@ -334,7 +283,7 @@ class Tensor:
                 check_device(a)
         if target is None:
             return self.clone() if copy else self
-        return ops.elementwise.cast(self, dt.to_dtype(target), copy=copy)
+        return ops.unary.cast(self, dt.to_dtype(target), copy=copy)
 
     def cpu(self) -> Tensor:
         return self
@@ -392,7 +341,7 @@ class Tensor:
     def __iter__(self):
         if self._data.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
-        return iter(ops.shape.unbind(self, 0))
+        return iter(ops.views.unbind(self, 0))
 
     def __bool__(self) -> bool:
         if self._data.size != 1:
@@ -481,55 +430,55 @@ class Tensor:
 
     # -- operators ------------------------------------------------------------------------
     def __add__(self, other):
-        return ops.elementwise.add(self, other)
+        return ops.arithmetic.add(self, other)
 
     def __radd__(self, other):
-        return ops.elementwise.add(other, self)
+        return ops.arithmetic.add(other, self)
 
     def __iadd__(self, other):
         return self.add_(other)
 
     def __sub__(self, other):
-        return ops.elementwise.sub(self, other)
+        return ops.arithmetic.sub(self, other)
 
     def __rsub__(self, other):
-        return ops.elementwise.sub(other, self)
+        return ops.arithmetic.sub(other, self)
 
     def __isub__(self, other):
         return self.sub_(other)
 
     def __mul__(self, other):
-        return ops.elementwise.mul(self, other)
+        return ops.arithmetic.mul(self, other)
 
     def __rmul__(self, other):
-        return ops.elementwise.mul(other, self)
+        return ops.arithmetic.mul(other, self)
 
     def __imul__(self, other):
         return self.mul_(other)
 
     def __truediv__(self, other):
-        return ops.elementwise.div(self, other)
+        return ops.arithmetic.div(self, other)
 
     def __rtruediv__(self, other):
-        return ops.elementwise.div(other, self)
+        return ops.arithmetic.div(other, self)
 
     def __itruediv__(self, other):
         return self.div_(other)
 
     def __floordiv__(self, other):
-        return ops.elementwise.floor_divide(self, other)
+        return ops.arithmetic.floor_divide(self, other)
 
     def __rfloordiv__(self, other):
-        return ops.elementwise.floor_divide(other, self)
+        return ops.arithmetic.floor_divide(other, self)
 
     def __mod__(self, other):
-        return ops.elementwise.remainder(self, other)
+        return ops.arithmetic.remainder(self, other)
 
     def __pow__(self, other):
-        return ops.elementwise.pow(self, other)
+        return ops.arithmetic.pow(self, other)
 
     def __rpow__(self, other):
-        return ops.elementwise.pow(other, self)
+        return ops.arithmetic.pow(other, self)
 
     def __matmul__(self, other):
         return ops.linalg.matmul(self, other)
@@ -538,57 +487,57 @@ class Tensor:
         return ops.linalg.matmul(other, self)
 
     def __neg__(self):
-        return ops.elementwise.neg(self)
+        return ops.unary.neg(self)
 
     def __pos__(self):
         return self
 
     def __abs__(self):
-        return ops.elementwise.abs(self)
+        return ops.unary.abs(self)
 
     def __eq__(self, other):  # type: ignore[override]
-        return ops.elementwise.eq(self, other)
+        return ops.compare.eq(self, other)
 
     def __ne__(self, other):  # type: ignore[override]
-        return ops.elementwise.ne(self, other)
+        return ops.compare.ne(self, other)
 
     def __lt__(self, other):
-        return ops.elementwise.lt(self, other)
+        return ops.compare.lt(self, other)
 
     def __le__(self, other):
-        return ops.elementwise.le(self, other)
+        return ops.compare.le(self, other)
 
     def __gt__(self, other):
-        return ops.elementwise.gt(self, other)
+        return ops.compare.gt(self, other)
 
     def __ge__(self, other):
-        return ops.elementwise.ge(self, other)
+        return ops.compare.ge(self, other)
 
     def __invert__(self):
-        return ops.elementwise.logical_not_or_invert(self)
+        return ops.compare.logical_not_or_invert(self)
 
     def __and__(self, other):
-        return ops.elementwise.bitwise_and(self, other)
+        return ops.compare.bitwise_and(self, other)
 
     __rand__ = __and__
 
     def __or__(self, other):
-        return ops.elementwise.bitwise_or(self, other)
+        return ops.compare.bitwise_or(self, other)
 
     __ror__ = __or__
 
     def __xor__(self, other):
-        return ops.elementwise.bitwise_xor(self, other)
+        return ops.compare.bitwise_xor(self, other)
 
     __rxor__ = __xor__
 
     @property
     def T(self) -> Tensor:  # noqa: N802
-        return ops.shape.permute(self, *range(self.ndim - 1, -1, -1))
+        return ops.views.permute(self, *range(self.ndim - 1, -1, -1))
 
     @property
     def mT(self) -> Tensor:  # noqa: N802
-        return ops.shape.transpose(self, -2, -1)
+        return ops.views.transpose(self, -2, -1)
 
 
 def _method(module_name: str, name: str, op_name: str | None = None):
@@ -606,23 +555,29 @@ def _method(module_name: str, name: str, op_name: str | None = None):
 
 # The tensor API, by op family. Each name resolves to ops.<module>.<name>.
 _METHODS = {
-    "elementwise": (
-        "add sub mul div true_divide pow neg abs exp log log2 log1p expm1 sqrt rsqrt sin cos "
-        "tanh sigmoid relu clamp clip where maximum minimum sign floor ceil round reciprocal "
-        "square floor_divide remainder eq ne lt le gt ge greater less equal logical_not "
-        "logical_and logical_or logical_xor isnan isinf isfinite clone contiguous "
-        "add_ sub_ mul_ div_ pow_ clamp_ clip_ copy_ fill_ zero_ neg_ exp_ relu_ sigmoid_ tanh_ "
-        "sqrt_ abs_ log_ uniform_ normal_ bernoulli_ exponential_ random_"
+    "arithmetic": (
+        "add sub mul div true_divide floor_divide remainder pow maximum minimum where "
+        "add_ sub_ mul_ div_ pow_"
     ).split(),
+    "unary": (
+        "neg abs exp log log2 log1p expm1 sqrt rsqrt sin cos tanh sigmoid relu reciprocal square "
+        "sign floor ceil round clamp clip clone contiguous "
+        "neg_ abs_ exp_ log_ sqrt_ tanh_ sigmoid_ relu_ clamp_ clip_"
+    ).split(),
+    "compare": (
+        "eq ne lt le gt ge greater less equal logical_not logical_and logical_or logical_xor "
+        "isnan isinf isfinite"
+    ).split(),
+    "fill": "fill_ zero_ copy_ uniform_ normal_ bernoulli_ exponential_ random_".split(),
     "reduction": (
         "sum mean var std max min amax amin argmax argmin logsumexp norm prod any all "
         "cumsum count_nonzero"
     ).split(),
-    "shape": (
-        "view view_as reshape reshape_as flatten unflatten squeeze unsqueeze transpose swapaxes "
-        "permute expand expand_as repeat repeat_interleave split chunk unbind narrow select "
-        "t flip roll movedim squeeze_ unsqueeze_ triu tril triu_ tril_ diagonal"
+    "views": (
+        "view view_as reshape reshape_as flatten unflatten squeeze unsqueeze squeeze_ unsqueeze_ "
+        "transpose swapaxes permute t movedim expand expand_as narrow select split chunk unbind"
     ).split(),
+    "rearrange": "repeat repeat_interleave flip roll triu tril triu_ tril_ diagonal".split(),
     "indexing": (
         "gather scatter scatter_ scatter_add scatter_add_ index_select index_fill index_fill_ "
         "masked_fill masked_fill_ masked_select nonzero index_put_ index_add index_add_ "

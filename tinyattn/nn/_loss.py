@@ -13,6 +13,7 @@ import warnings
 import numpy as np
 
 from ..autograd.function import Function
+from ..ops._util import gradient_doc
 from ..ops.activation import log_softmax
 from ..tensor import Tensor
 
@@ -124,6 +125,7 @@ def _check_weight(weight, num_classes: int, op: str):
         )
 
 
+@gradient_doc(NllLoss)
 def nll_loss(
     input: Tensor,
     target: Tensor,
@@ -166,6 +168,12 @@ def cross_entropy(
     by the summed target weights of the non-ignored elements).
     Probability targets (``target`` floating, shaped like ``input``): ``-sum_c w_c t_c logp_c``,
     'mean' divides by the number of elements ``N * d1 * ...`` regardless of weight.
+
+    Gradient (class-index targets, no weight or smoothing, reduction 'sum')::
+
+        d input = g * (softmax(input) - onehot(target))   (0 on ignored rows)
+
+    with weights each row is scaled by ``weight[target]``, and 'mean' divides by their sum.
     """
     _check_reduction(reduction, "cross_entropy")
     if not 0.0 <= label_smoothing <= 1.0:
@@ -247,6 +255,7 @@ class KlDiv(Function):
         return -g * target, dt, None
 
 
+@gradient_doc(KlDiv)
 def kl_div(
     input: Tensor,
     target: Tensor,
@@ -287,7 +296,11 @@ def mse_loss(
     reduction: str = "mean",
     weight=None,
 ) -> Tensor:
-    """Mean squared error ``(input - target)^2``, reduced ('mean' over all elements)."""
+    """Mean squared error ``(input - target)^2``, reduced ('mean' over all elements).
+
+    Gradient: ``d input = 2 g (input - target)`` (times ``weight``; divided by the number of
+    elements for 'mean'),  ``d target = -d input``.
+    """
     _check_reduction(reduction, "mse_loss")
     if tuple(target.shape) != tuple(input.shape):
         warnings.warn(
@@ -307,6 +320,13 @@ def mse_loss(
 # -- binary_cross_entropy_with_logits -------------------------------------------------------
 
 
+def _bce_terms(x, t, pos_weight):
+    """``ls = log sigmoid(x)`` (stable for any ``x``) and ``lw = 1 + (pos_weight - 1) t``."""
+    ls = -(np.maximum(-x, 0) + np.log1p(np.exp(-np.abs(x))))
+    lw = 1 + (pos_weight - 1) * t if pos_weight is not None else 1
+    return ls, lw
+
+
 class BceWithLogits(Function):
     """Binary cross entropy on logits, stable form (torch's):
 
@@ -318,8 +338,7 @@ class BceWithLogits(Function):
 
     @staticmethod
     def forward(ctx, x, t, weight, pos_weight):
-        ls = -(np.maximum(-x, 0) + np.log1p(np.exp(-np.abs(x))))
-        lw = 1 + (pos_weight - 1) * t if pos_weight is not None else 1
+        ls, lw = _bce_terms(x, t, pos_weight)
         u = (1 - t) * x - lw * ls
         ctx.save_for_backward(x, t, weight, pos_weight)
         out = u * weight if weight is not None else u
@@ -328,8 +347,7 @@ class BceWithLogits(Function):
     @staticmethod
     def backward(ctx, g):
         x, t, weight, pos_weight = ctx.saved_tensors
-        ls = -(np.maximum(-x, 0) + np.log1p(np.exp(-np.abs(x))))
-        lw = 1 + (pos_weight - 1) * t if pos_weight is not None else 1
+        ls, lw = _bce_terms(x, t, pos_weight)
         gw = g * weight if weight is not None else g
         need = ctx.needs_input_grad
         dx = gw * ((1 - t) - lw * (1 - np.exp(ls))) if need[0] else None
@@ -341,6 +359,7 @@ class BceWithLogits(Function):
         return dx, dt, dweight, dpos
 
 
+@gradient_doc(BceWithLogits)
 def binary_cross_entropy_with_logits(
     input: Tensor,
     target: Tensor,

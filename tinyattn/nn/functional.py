@@ -14,7 +14,7 @@ import numpy as np
 
 from ..autograd.function import Function
 from ..ops.activation import log_softmax, softmax
-from ..ops.elementwise import relu, sigmoid, tanh
+from ..ops.unary import relu, sigmoid, tanh
 from ..random import _numpy_generator
 from ..tensor import Tensor
 from ._loss import (

@@ -2,11 +2,16 @@
 
 from . import (  # noqa: F401
     activation,
+    arithmetic,
+    compare,
     creation,
-    elementwise,
+    fill,
     indexing,
     inplace,
     linalg,
+    rearrange,
     reduction,
     shape,
+    unary,
+    views,
 )

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import inspect
 import numbers
+import textwrap
 
 import numpy as np
 
@@ -63,3 +65,21 @@ def broadcast_error(op: str, *arrays) -> ValueError:
         f"{op}: shapes {shapes} are not broadcastable (sizes must match or be 1, "
         "aligned from the last dimension)"
     )
+
+
+def gradient_doc(fn_class):
+    """Decorator: append ``fn_class``'s docstring (its forward and gradient formulas) to an op's.
+
+    The formulas are written once, beside the forward and backward code; the
+    public op carries them too, so that ``help(tinyattn.add)`` shows the gradient.
+    """
+
+    def decorate(op):
+        if fn_class.__doc__ is None:  # python -OO strips docstrings
+            return op
+        summary = inspect.cleandoc(op.__doc__) + "\n\n" if op.__doc__ else ""
+        formulas = textwrap.indent(inspect.cleandoc(fn_class.__doc__), "    ")
+        op.__doc__ = f"{summary}Gradient (``{fn_class.__name__}``)::\n\n{formulas}\n"
+        return op
+
+    return decorate

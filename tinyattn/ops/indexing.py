@@ -12,9 +12,9 @@ import numpy as np
 from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import Tensor
-from ._util import normalize_dim
+from ._util import gradient_doc, normalize_dim
 from .inplace import check_inplace_allowed
-from .shape import _as_view
+from .views import _as_view
 
 __all__ = [
     "gather",
@@ -114,6 +114,7 @@ class Index(Function):
         return out, None
 
 
+@gradient_doc(Index)
 def getitem(input: Tensor, index) -> Tensor:
     """``input[index]``: ints, slices (positive steps), None, Ellipsis, int/bool tensors or lists."""
     idx = _convert_index(index, input.shape)
@@ -230,6 +231,7 @@ def _fill_value(value, op: str):
     return value
 
 
+@gradient_doc(MaskedFill)
 def masked_fill(input: Tensor, mask, value) -> Tensor:
     """``value`` where ``mask`` (bool, broadcastable to input) is True, else ``input``."""
     m = _mask(mask, input, "masked_fill")
@@ -241,10 +243,12 @@ def masked_fill_(input: Tensor, mask, value) -> Tensor:
     return input._apply_inplace(MaskedFill, m, _fill_value(value, "masked_fill_"))
 
 
+@gradient_doc(Index)
 def masked_select(input: Tensor, mask) -> Tensor:
+    """The elements of ``input`` where ``mask`` (broadcast) is True, as a 1-D tensor."""
     m = _mask(mask, input, "masked_select")
     shape = np.broadcast_shapes(m.shape, input.shape)
-    from .shape import expand
+    from .views import expand
 
     x = expand(input, shape) if input.shape != shape else input
     return getitem(x, Tensor._make(np.broadcast_to(m, shape)))
@@ -299,7 +303,9 @@ class Gather(Function):
         return out, None, None
 
 
+@gradient_doc(Gather)
 def gather(input: Tensor, dim: int, index, *, sparse_grad: bool = False) -> Tensor:
+    """``out[i][j] = input[index[i][j]][j]`` for ``dim=0`` (likewise for other dims)."""
     d = normalize_dim(dim, input.ndim, "gather")
     idx = _index_tensor(index, "gather")
     _check_gather_shapes(input.shape, idx, d, "gather")
@@ -354,7 +360,9 @@ def _scatter_args(input, dim, index, src, value, op):
     return d, idx, src
 
 
+@gradient_doc(Scatter)
 def scatter(input: Tensor, dim: int, index, src=None, *, value=None, reduce=None) -> Tensor:
+    """A copy of ``input`` with ``src`` (or ``value``) written at ``index`` along ``dim``."""
     d, idx, src = _scatter_args(input, dim, index, src, value, "scatter")
     return Scatter.apply(input, d, idx, src, reduce == "add")
 
@@ -364,7 +372,9 @@ def scatter_(input: Tensor, dim: int, index, src=None, *, value=None, reduce=Non
     return input._apply_inplace(Scatter, d, idx, src, reduce == "add")
 
 
+@gradient_doc(Scatter)
 def scatter_add(input: Tensor, dim: int, index, src) -> Tensor:
+    """A copy of ``input`` with ``src`` added at ``index`` along ``dim`` (repeats add up)."""
     d, idx, src = _scatter_args(input, dim, index, src, None, "scatter_add")
     return Scatter.apply(input, d, idx, src, True)
 
@@ -391,7 +401,9 @@ def _select_index(input, dim, index, op, allow_negative=False):
     return d, idx
 
 
+@gradient_doc(Index)
 def index_select(input: Tensor, dim: int, index) -> Tensor:
+    """The entries at positions ``index`` (1-D) along ``dim``."""
     d, idx = _select_index(input, dim, index, "index_select")
     return getitem(input, (slice(None),) * d + (Tensor._make(idx),))
 
@@ -416,7 +428,9 @@ class IndexFill(Function):
         return gx, None, None, g[ctx.sel[:-1] + (unique,)].sum()
 
 
+@gradient_doc(IndexFill)
 def index_fill(input: Tensor, dim: int, index, value) -> Tensor:
+    """A copy of ``input`` with positions ``index`` along ``dim`` set to ``value``."""
     d, idx = _select_index(input, dim, index, "index_fill", allow_negative=True)
     return IndexFill.apply(input, d, idx, _fill_value(value, "index_fill"))
 
@@ -442,6 +456,7 @@ class IndexAdd(Function):
         return g, None, None, g[ctx.sel] * ctx.alpha, None
 
 
+@gradient_doc(IndexAdd)
 def index_add(input: Tensor, dim: int, index, source, *, alpha=1) -> Tensor:
     """``input`` with ``alpha * source`` added at positions ``index`` along ``dim`` (repeats add up)."""
     d, idx = _select_index(input, dim, index, "index_add")

@@ -13,6 +13,7 @@ import numpy as np
 from .. import _dtype as dt
 from ..autograd.function import Function
 from ..tensor import Tensor
+from ._util import gradient_doc
 
 __all__ = ["matmul", "mm", "bmm", "dot", "outer", "einsum", "inner"]
 
@@ -81,12 +82,14 @@ def _check_matmul(a: Tensor, b: Tensor, op: str) -> None:
     _same_dtype(a._data, b._data, op)
 
 
+@gradient_doc(Matmul)
 def matmul(input: Tensor, other: Tensor) -> Tensor:
     """Matrix product with torch's rules: 1-D vectors, batched and broadcast batch dims."""
     _check_matmul(input, other, "matmul")
     return Matmul.apply(input, other)
 
 
+@gradient_doc(Matmul)
 def mm(input: Tensor, mat2: Tensor) -> Tensor:
     """(n, k) @ (k, m) -> (n, m); both must be 2-D."""
     for name, x in (("input", input), ("mat2", mat2)):
@@ -96,6 +99,7 @@ def mm(input: Tensor, mat2: Tensor) -> Tensor:
     return Matmul.apply(input, mat2)
 
 
+@gradient_doc(Matmul)
 def bmm(input: Tensor, mat2: Tensor) -> Tensor:
     """(b, n, k) @ (b, k, m) -> (b, n, m); both must be 3-D with the same batch size."""
     for name, x in (("input", input), ("mat2", mat2)):
@@ -109,7 +113,9 @@ def bmm(input: Tensor, mat2: Tensor) -> Tensor:
     return Matmul.apply(input, mat2)
 
 
+@gradient_doc(Matmul)
 def dot(input: Tensor, other: Tensor) -> Tensor:
+    """``sum(input * other)`` of two 1-D tensors of the same length."""
     if input.ndim != 1 or other.ndim != 1:
         raise RuntimeError(
             f"dot: 1D tensors expected, but got {input.ndim}D and {other.ndim}D tensors"
@@ -122,8 +128,11 @@ inner = dot
 
 
 def outer(input: Tensor, vec2: Tensor) -> Tensor:
-    """out[i, j] = input[i] * vec2[j] (a broadcast product, differentiated as one)."""
-    from .shape import unsqueeze
+    """out[i, j] = input[i] * vec2[j] (a broadcast product, differentiated as one).
+
+    Gradient: ``d input = g @ vec2``,  ``d vec2 = g^T @ input``.
+    """
+    from .views import unsqueeze
 
     if input.ndim != 1 or vec2.ndim != 1:
         raise RuntimeError(
@@ -341,6 +350,7 @@ def _einsum_grad(g, ctx, operands, i):
     return result
 
 
+@gradient_doc(Einsum)
 def einsum(equation: str, *operands) -> Tensor:
     """Einstein summation, e.g. ``einsum('ibhd,jbhd->ijbh', q, k)`` (ellipsis and repeats allowed)."""
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):

@@ -14,7 +14,7 @@ import numpy as np
 from .. import _dtype as dt
 from ..autograd.function import Function
 from ..tensor import Tensor
-from ._util import normalize_dim, normalize_dims
+from ._util import gradient_doc, normalize_dim, normalize_dims
 
 __all__ = [
     "sum",
@@ -70,6 +70,7 @@ def _sum_dtype(x: np.ndarray, dtype) -> np.dtype:
     return np.dtype(np.int64) if x.dtype.kind in "biu" else x.dtype
 
 
+@gradient_doc(Sum)
 def sum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:  # noqa: A001
     """Sum over ``dim`` (int, tuple, or None for all); ints and bools sum as int64."""
     axes = normalize_dims(dim, input.ndim, "sum")
@@ -93,6 +94,7 @@ class Mean(Function):
         return _expand(g / ctx.n, ctx.axes, ctx.keepdim, ctx.shape), None, None
 
 
+@gradient_doc(Mean)
 def mean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """Mean over ``dim``; the input must be floating (as in torch)."""
     if dtype is not None:
@@ -141,6 +143,7 @@ def _correction(unbiased, correction) -> int:
     return 1 if unbiased in (None, True) else 0
 
 
+@gradient_doc(Var)
 def var(
     input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None
 ) -> Tensor:
@@ -154,17 +157,24 @@ def var(
 def std(
     input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None
 ) -> Tensor:
-    """Standard deviation: ``sqrt(var(...))``."""
-    from .elementwise import sqrt
+    """Standard deviation: ``sqrt(var(...))``.
+
+    Gradient (the chain rule through sqrt and var)::
+
+        dx = g * (x - mean) / ((n - correction) * out)
+    """
+    from .unary import sqrt
 
     return sqrt(var(input, dim, unbiased, keepdim, correction=correction))
 
 
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """``(var(input, ...), mean(input, ...))``. Gradient: the sum of :func:`var`'s and :func:`mean`'s."""
     return var(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
 
 
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """``(std(input, ...), mean(input, ...))``. Gradient: the sum of :func:`std`'s and :func:`mean`'s."""
     return std(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
 
 
@@ -173,7 +183,7 @@ def to_float_tensor(x: Tensor) -> Tensor:
 
 
 class Amax(Function):
-    """out = max over ``dim``.   dx = g split evenly among the elements equal to the max"""
+    """out = max (or min) over ``dim``.   dx = g split evenly among the elements equal to it"""
 
     @staticmethod
     def forward(ctx, x, axes, keepdim, pick_max):
@@ -209,13 +219,17 @@ def _check_nonempty(input, axes, op):
             )
 
 
+@gradient_doc(Amax)
 def amax(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
+    """The max over ``dim`` (all dims when empty), values only."""
     axes = normalize_dims(dim if dim != () else None, input.ndim, "amax")
     _check_nonempty(input, axes, "amax")
     return Amax.apply(input, axes, keepdim, True)
 
 
+@gradient_doc(Amax)
 def amin(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
+    """The min over ``dim`` (all dims when empty), values only."""
     axes = normalize_dims(dim if dim != () else None, input.ndim, "amin")
     _check_nonempty(input, axes, "amin")
     return Amax.apply(input, axes, keepdim, False)
@@ -246,7 +260,7 @@ def _max_min(input, dim, keepdim, other, pick_max: bool):
     if isinstance(dim, Tensor):  # torch.max(a, b): elementwise
         other, dim = dim, None
     if other is not None:
-        from .elementwise import maximum, minimum
+        from .arithmetic import maximum, minimum
 
         return (maximum if pick_max else minimum)(input, other)
     if dim is None:
@@ -269,12 +283,20 @@ def _max_min(input, dim, keepdim, other, pick_max: bool):
 
 
 def max(input: Tensor, dim=None, keepdim: bool = False, *, other=None):  # noqa: A001
-    """Max of all elements; with ``dim``, a ``(values, indices)`` named tuple; with a tensor, elementwise."""
+    """Max of all elements; with ``dim``, a ``(values, indices)`` named tuple; with a tensor, elementwise.
+
+    Gradient: of all elements, ``dx = g`` split evenly among the elements equal to the max
+    (``Amax``); with ``dim``, ``dx = g`` at the returned index, 0 elsewhere (``MaxDim``);
+    with a tensor, see :func:`maximum`.
+    """
     return _max_min(input, dim, keepdim, other, True)
 
 
 def min(input: Tensor, dim=None, keepdim: bool = False, *, other=None):  # noqa: A001
-    """Min of all elements; with ``dim``, a ``(values, indices)`` named tuple; with a tensor, elementwise."""
+    """Min of all elements; with ``dim``, a ``(values, indices)`` named tuple; with a tensor, elementwise.
+
+    Gradient: as :func:`max`, with the min in place of the max.
+    """
     return _max_min(input, dim, keepdim, other, False)
 
 
@@ -315,6 +337,7 @@ class LogSumExp(Function):
         return g * np.exp(x - out), None, None
 
 
+@gradient_doc(LogSumExp)
 def logsumexp(input: Tensor, dim, keepdim: bool = False) -> Tensor:
     """``log(sum(exp(input), dim))`` computed stably."""
     axes = normalize_dims(dim, input.ndim, "logsumexp")
@@ -356,6 +379,7 @@ class Norm(Function):
         return (g * grad).astype(g.dtype), None, None, None
 
 
+@gradient_doc(Norm)
 def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
     """Vector p-norm over ``dim`` (all elements when None); 'fro' is the 2-norm."""
     if p == "fro" and dim is not None and not isinstance(dim, int) and len(dim) > 2:
@@ -403,7 +427,9 @@ class Prod(Function):
         return g * others, None, None
 
 
+@gradient_doc(Prod)
 def prod(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    """The product over ``dim`` (all elements when None)."""
     if dtype is not None:
         input = input.to(dtype)
     axis = None if dim is None else normalize_dim(dim, input.ndim, "prod")
@@ -423,7 +449,9 @@ class Cumsum(Function):
         return np.flip(np.cumsum(np.flip(g, ctx.dim), axis=ctx.dim), ctx.dim), None
 
 
+@gradient_doc(Cumsum)
 def cumsum(input: Tensor, dim: int, *, dtype=None) -> Tensor:
+    """Cumulative sum along ``dim``."""
     if dtype is not None:
         input = input.to(dtype)
     return Cumsum.apply(input, normalize_dim(dim, input.ndim, "cumsum"))

@@ -319,7 +319,7 @@ class Module:
 
     def to(self, *args, **kwargs) -> Module:
         """``to(dtype)`` converts floating parameters and buffers; devices other than cpu raise."""
-        from ...tensor import check_device
+        from ..._device import check_device
 
         target = kwargs.pop("dtype", None)
         check_device(kwargs.pop("device", None))

@@ -18,6 +18,15 @@ def _as_shape(normalized_shape) -> tuple[int, ...]:
     return tuple(int(s) for s in normalized_shape)
 
 
+def _register_affine(module: Module, name: str, wanted: bool, dtype, device) -> None:
+    """``name``: an (uninitialised) ``normalized_shape`` Parameter when wanted, else None."""
+    if wanted:
+        shape = module.normalized_shape
+        setattr(module, name, Parameter(empty(shape, dtype=dtype, device=device)))
+    else:
+        module.register_parameter(name, None)
+
+
 class LayerNorm(Module):
     """y = (x - mean) / sqrt(var + eps) * weight + bias over the last ``len(normalized_shape)`` dims.
 
@@ -37,15 +46,8 @@ class LayerNorm(Module):
         self.normalized_shape = _as_shape(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        if elementwise_affine:
-            self.weight = Parameter(empty(self.normalized_shape, dtype=dtype, device=device))
-            if bias:
-                self.bias = Parameter(empty(self.normalized_shape, dtype=dtype, device=device))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _register_affine(self, "weight", elementwise_affine, dtype, device)
+        _register_affine(self, "bias", elementwise_affine and bias, dtype, device)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -80,10 +82,7 @@ class RMSNorm(Module):
         self.normalized_shape = _as_shape(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        if elementwise_affine:
-            self.weight = Parameter(empty(self.normalized_shape, dtype=dtype, device=device))
-        else:
-            self.register_parameter("weight", None)
+        _register_affine(self, "weight", elementwise_affine, dtype, device)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:

@@ -47,6 +47,40 @@ def _get_clones(module: Module, n: int) -> ModuleList:
     return ModuleList([copy.deepcopy(module) for _ in range(n)])
 
 
+# Sub-blocks shared by the encoder and decoder layers. The layers' constructors keep
+# torch's attribute order: it fixes the parameter order (the state_dict keys, and the
+# random draws of Transformer's re-initialisation).
+
+
+def _attention(d_model, nhead, dropout, bias, batch_first, dtype) -> MultiheadAttention:
+    return MultiheadAttention(
+        d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first, dtype=dtype
+    )
+
+
+def _layer_norm(d_model, layer_norm_eps, bias, dtype) -> LayerNorm:
+    return LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
+
+
+def _attention_block(attn, dropout, x, kv, attn_mask, key_padding_mask, is_causal) -> Tensor:
+    """``dropout(attn(x, kv, kv))``: self-attention when ``kv`` is ``x``, else cross-attention."""
+    x = attn(
+        x,
+        kv,
+        kv,
+        attn_mask=attn_mask,
+        key_padding_mask=key_padding_mask,
+        need_weights=False,
+        is_causal=bool(is_causal),
+    )[0]
+    return dropout(x)
+
+
+def _feed_forward(layer, x: Tensor) -> Tensor:
+    """``linear2(dropout(activation(linear1(x))))`` (the output dropout is the caller's)."""
+    return layer.linear2(layer.dropout(layer.activation(layer.linear1(x))))
+
+
 class TransformerEncoderLayer(Module):
     """Self-attention then a feed-forward block, each with a residual and a LayerNorm.
 
@@ -70,15 +104,13 @@ class TransformerEncoderLayer(Module):
         dtype=None,
     ) -> None:
         super().__init__()
-        self.self_attn = MultiheadAttention(
-            d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first, dtype=dtype
-        )
+        self.self_attn = _attention(d_model, nhead, dropout, bias, batch_first, dtype)
         self.linear1 = Linear(d_model, dim_feedforward, bias=bias, dtype=dtype)
         self.dropout = Dropout(dropout)
         self.linear2 = Linear(dim_feedforward, d_model, bias=bias, dtype=dtype)
         self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
+        self.norm1 = _layer_norm(d_model, layer_norm_eps, bias, dtype)
+        self.norm2 = _layer_norm(d_model, layer_norm_eps, bias, dtype)
         self.dropout1 = Dropout(dropout)
         self.dropout2 = Dropout(dropout)
         self.activation = _get_activation_fn(activation)
@@ -100,20 +132,12 @@ class TransformerEncoderLayer(Module):
         return x
 
     def _sa_block(self, x, attn_mask, key_padding_mask, is_causal) -> Tensor:
-        x = self.self_attn(
-            x,
-            x,
-            x,
-            attn_mask=attn_mask,
-            key_padding_mask=key_padding_mask,
-            need_weights=False,
-            is_causal=bool(is_causal),
-        )[0]
-        return self.dropout1(x)
+        return _attention_block(
+            self.self_attn, self.dropout1, x, x, attn_mask, key_padding_mask, is_causal
+        )
 
     def _ff_block(self, x: Tensor) -> Tensor:
-        x = self.linear2(self.dropout(self.activation(self.linear1(x))))
-        return self.dropout2(x)
+        return self.dropout2(_feed_forward(self, x))
 
 
 class TransformerDecoderLayer(Module):
@@ -138,19 +162,15 @@ class TransformerDecoderLayer(Module):
         dtype=None,
     ) -> None:
         super().__init__()
-        self.self_attn = MultiheadAttention(
-            d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first, dtype=dtype
-        )
-        self.multihead_attn = MultiheadAttention(
-            d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first, dtype=dtype
-        )
+        self.self_attn = _attention(d_model, nhead, dropout, bias, batch_first, dtype)
+        self.multihead_attn = _attention(d_model, nhead, dropout, bias, batch_first, dtype)
         self.linear1 = Linear(d_model, dim_feedforward, bias=bias, dtype=dtype)
         self.dropout = Dropout(dropout)
         self.linear2 = Linear(dim_feedforward, d_model, bias=bias, dtype=dtype)
         self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
-        self.norm3 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
+        self.norm1 = _layer_norm(d_model, layer_norm_eps, bias, dtype)
+        self.norm2 = _layer_norm(d_model, layer_norm_eps, bias, dtype)
+        self.norm3 = _layer_norm(d_model, layer_norm_eps, bias, dtype)
         self.dropout1 = Dropout(dropout)
         self.dropout2 = Dropout(dropout)
         self.dropout3 = Dropout(dropout)
@@ -184,32 +204,17 @@ class TransformerDecoderLayer(Module):
         return x
 
     def _sa_block(self, x, attn_mask, key_padding_mask, is_causal) -> Tensor:
-        x = self.self_attn(
-            x,
-            x,
-            x,
-            attn_mask=attn_mask,
-            key_padding_mask=key_padding_mask,
-            need_weights=False,
-            is_causal=bool(is_causal),
-        )[0]
-        return self.dropout1(x)
+        return _attention_block(
+            self.self_attn, self.dropout1, x, x, attn_mask, key_padding_mask, is_causal
+        )
 
     def _mha_block(self, x, memory, attn_mask, key_padding_mask, is_causal) -> Tensor:
-        x = self.multihead_attn(
-            x,
-            memory,
-            memory,
-            attn_mask=attn_mask,
-            key_padding_mask=key_padding_mask,
-            need_weights=False,
-            is_causal=bool(is_causal),
-        )[0]
-        return self.dropout2(x)
+        return _attention_block(
+            self.multihead_attn, self.dropout2, x, memory, attn_mask, key_padding_mask, is_causal
+        )
 
     def _ff_block(self, x: Tensor) -> Tensor:
-        x = self.linear2(self.dropout(self.activation(self.linear1(x))))
-        return self.dropout3(x)
+        return self.dropout3(_feed_forward(self, x))
 
 
 class TransformerEncoder(Module):
@@ -325,13 +330,13 @@ class Transformer(Module):
             self.encoder = custom_encoder
         else:
             encoder_layer = TransformerEncoderLayer(*layer_args, **layer_kw)
-            encoder_norm = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
+            encoder_norm = _layer_norm(d_model, layer_norm_eps, bias, dtype)
             self.encoder = TransformerEncoder(encoder_layer, num_encoder_layers, encoder_norm)
         if custom_decoder is not None:
             self.decoder = custom_decoder
         else:
             decoder_layer = TransformerDecoderLayer(*layer_args, **layer_kw)
-            decoder_norm = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
+            decoder_norm = _layer_norm(d_model, layer_norm_eps, bias, dtype)
             self.decoder = TransformerDecoder(decoder_layer, num_decoder_layers, decoder_norm)
         self._reset_parameters()
         self.d_model = d_model

@@ -1,0 +1,366 @@
+"""Binary elementwise ops: arithmetic (add, sub, mul, div, pow), maximum/minimum, where.
+
+Operands broadcast and are promoted to torch's result dtype; each ``backward``
+returns gradients of the broadcast shape and the engine sums them back to each
+operand's shape.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _dtype as dt
+from ..autograd.function import Function
+from ..tensor import Tensor
+from ._util import broadcast_error, gradient_doc
+
+# -- operand handling ------------------------------------------------------------------
+
+
+_PY_NUMBERS = (int, float)  # by exact type: bool (an int subclass) takes the full rules
+
+
+def _promote(a, b, op: str, floating: bool = False):
+    """Cast array operands to torch's result dtype (Python scalars stay scalars)."""
+    # Fast paths, no cast needed: two arrays of one dtype, or a float array with a
+    # Python int/float (torch keeps the tensor's float dtype). Else the full rules.
+    if type(a) is np.ndarray:
+        if type(b) is np.ndarray:
+            if a.dtype == b.dtype and (not floating or a.dtype.kind == "f"):
+                return a, b, a.dtype
+        elif type(b) in _PY_NUMBERS and a.dtype.kind == "f":
+            return a, b, a.dtype
+    elif type(b) is np.ndarray and type(a) in _PY_NUMBERS and b.dtype.kind == "f":
+        return a, b, b.dtype
+    rt = dt.float_result_type(a, b) if floating else dt.result_type(a, b)
+    # NumPy scalars are "strong" under NEP 50 (float32 array / np.float64 -> float64);
+    # torch treats them like Python numbers, so hand NumPy plain Python scalars.
+    if isinstance(a, np.generic):
+        a = a.item()
+    if isinstance(b, np.generic):
+        b = b.item()
+    if isinstance(a, np.ndarray) and a.dtype != rt:
+        a = a.astype(rt)
+    if isinstance(b, np.ndarray) and b.dtype != rt:
+        b = b.astype(rt)
+    return a, b, rt
+
+
+def _operand(x, op: str):
+    if isinstance(x, Tensor):
+        return x
+    if isinstance(x, (int, float, bool, np.number, np.bool_)):
+        return x
+    if isinstance(x, np.ndarray):
+        return Tensor._make(x)
+    raise TypeError(f"{op}(): unsupported operand type {type(x).__name__}")
+
+
+def _is_bool(x) -> bool:
+    return isinstance(x, (bool, np.bool_)) or (isinstance(x, np.ndarray) and x.dtype == np.bool_)
+
+
+def _checked(op: str, a, b, fn):
+    try:
+        return fn(a, b)
+    except ValueError:
+        raise broadcast_error(op, a, b) from None
+
+
+def _tensor(x, op: str) -> Tensor:
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{op}(): argument 'input' must be a Tensor, not {type(x).__name__}")
+    return x
+
+
+# -- arithmetic --------------------------------------------------------------------------
+
+
+class Add(Function):
+    """out = a + alpha * b.   da = g,  db = alpha * g"""
+
+    @staticmethod
+    def forward(ctx, a, b, alpha=1):
+        a, b, _ = _promote(a, b, "add")
+        ctx.alpha = alpha
+        if alpha != 1:
+            b = b * alpha
+        return _checked("add", a, b, np.add)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g, (g if ctx.alpha == 1 else g * ctx.alpha)
+
+
+class Sub(Function):
+    """out = a - alpha * b.   da = g,  db = -alpha * g"""
+
+    @staticmethod
+    def forward(ctx, a, b, alpha=1):
+        if _is_bool(a) or _is_bool(b):
+            raise TypeError(
+                "sub: subtraction with a bool operand is not supported (as in torch); to invert "
+                "a mask use ~ or logical_not(), or convert with .int() / .float() first"
+            )
+        a, b, _ = _promote(a, b, "sub")
+        ctx.alpha = alpha
+        if alpha != 1:
+            b = b * alpha
+        return _checked("sub", a, b, np.subtract)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g, -g if ctx.alpha == 1 else g * -ctx.alpha
+
+
+class Mul(Function):
+    """out = a * b.   da = g * b,  db = g * a"""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        a, b, _ = _promote(a, b, "mul")
+        need = ctx.needs_input_grad
+        if need:
+            ctx.save_for_backward(b if need[0] else None, a if need[1] else None)
+        return _checked("mul", a, b, np.multiply)
+
+    @staticmethod
+    def backward(ctx, g):
+        b, a = ctx.saved_tensors
+        return (g * b if b is not None else None), (g * a if a is not None else None)
+
+
+class Div(Function):
+    """out = a / b (true division).   da = g / b,  db = -g * a / b**2 = -g * out / b"""
+
+    @staticmethod
+    def forward(ctx, a, b, rounding_mode=None):
+        if rounding_mode not in (None, "trunc", "floor"):
+            raise ValueError(
+                f"div: rounding_mode must be None, 'trunc' or 'floor', got {rounding_mode!r}"
+            )
+        a, b, rt = _promote(a, b, "div", floating=rounding_mode is None)
+        if rt.kind in "iub" and rounding_mode is not None:
+            if np.any(np.asarray(b) == 0):
+                raise ZeroDivisionError(
+                    f"div(rounding_mode={rounding_mode!r}): integer division by zero"
+                )
+            if rounding_mode == "floor":
+                out = _checked("div", a, b, np.floor_divide)
+            else:  # C-style: round the exact quotient toward zero
+                q = _checked("div", a, b, np.floor_divide)
+                out = np.where((q < 0) & (q * b != a), q + 1, q).astype(rt)
+        else:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                out = _checked("div", a, b, np.true_divide)
+                if rounding_mode == "floor":  # Python's floor division: 1.0 // 0.1 == 9.0
+                    out = _checked("div", a, b, np.floor_divide)
+                elif rounding_mode == "trunc":
+                    out = np.trunc(out)
+        ctx.rounding = rounding_mode is not None
+        if ctx.needs_input_grad:
+            ctx.save_for_backward(b, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        b, out = ctx.saved_tensors
+        if ctx.rounding:
+            return np.zeros_like(g), np.zeros_like(g)
+        da = g / b if ctx.needs_input_grad[0] else None
+        db = -g * out / b if ctx.needs_input_grad[1] else None
+        return da, db
+
+
+class Pow(Function):
+    """out = a ** b.   da = g * b * a**(b-1),  db = g * out * log(a)  (0 where a == 0)"""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        a, b, rt = _promote(a, b, "pow")
+        if rt.kind in "iu" and np.any(np.asarray(b) < 0):
+            raise RuntimeError("pow: integers to negative integer powers are not allowed")
+        out = _checked("pow", a, b, np.power)
+        if ctx.needs_input_grad:
+            ctx.save_for_backward(a, b, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b, out = ctx.saved_tensors
+        da = db = None
+        if ctx.needs_input_grad[0]:
+            if np.isscalar(b) and b == 2:
+                da = g * 2 * a
+            else:
+                da = g * b * np.power(a, b - 1)
+        if len(ctx.needs_input_grad) > 1 and ctx.needs_input_grad[1]:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                db = g * out * np.log(a)
+            db = np.where((a == 0) & (np.asarray(b) >= 0), 0, db)
+        return da, db
+
+
+def _check_alpha(a, b, alpha, op: str) -> None:
+    """torch refuses a float ``alpha`` when both operands are integral (it would truncate)."""
+    if isinstance(alpha, float) and not any(
+        isinstance(x, float) or (isinstance(x, Tensor) and x._data.dtype.kind == "f")
+        for x in (a, b)
+    ):
+        raise RuntimeError(
+            f"{op}(): for integral input tensors, argument alpha must not be a floating point "
+            f"number (got alpha={alpha})"
+        )
+
+
+@gradient_doc(Add)
+def add(input, other, *, alpha=1) -> Tensor:
+    """``input + alpha * other`` with broadcasting."""
+    a, b = _operand(input, "add"), _operand(other, "add")
+    if alpha != 1:
+        _check_alpha(a, b, alpha, "add")
+    return Add.apply(a, b, alpha=alpha)
+
+
+@gradient_doc(Sub)
+def sub(input, other, *, alpha=1) -> Tensor:
+    """``input - alpha * other`` with broadcasting."""
+    a, b = _operand(input, "sub"), _operand(other, "sub")
+    if alpha != 1:
+        _check_alpha(a, b, alpha, "sub")
+    return Sub.apply(a, b, alpha=alpha)
+
+
+subtract = sub
+
+
+@gradient_doc(Mul)
+def mul(input, other) -> Tensor:
+    """Elementwise product with broadcasting."""
+    return Mul.apply(_operand(input, "mul"), _operand(other, "mul"))
+
+
+multiply = mul
+
+
+@gradient_doc(Div)
+def div(input, other, *, rounding_mode=None) -> Tensor:
+    """True division (ints give the default float dtype); ``rounding_mode`` 'trunc'/'floor'."""
+    return Div.apply(_operand(input, "div"), _operand(other, "div"), rounding_mode=rounding_mode)
+
+
+true_divide = divide = div
+
+
+def floor_divide(input, other) -> Tensor:
+    """``floor(input / other)``, as Python's ``//``. Gradient: 0 (piecewise constant), as in torch."""
+    return div(input, other, rounding_mode="floor")
+
+
+def remainder(input, other) -> Tensor:
+    """Python-style modulo (sign of the divisor). Not differentiable."""
+    a, b = _operand(input, "remainder"), _operand(other, "remainder")
+    a = a._data if isinstance(a, Tensor) else a
+    b = b._data if isinstance(b, Tensor) else b
+    a, b, _ = _promote(a, b, "remainder")
+    return Tensor._make(np.asarray(np.mod(a, b)))
+
+
+@gradient_doc(Pow)
+def pow(input, exponent) -> Tensor:  # noqa: A001 - torch's name
+    """``input ** exponent`` with broadcasting."""
+    return Pow.apply(_operand(input, "pow"), _operand(exponent, "pow"))
+
+
+# -- selection ---------------------------------------------------------------------------
+
+
+class Where(Function):
+    """out = a where cond else b.   da = g * cond,  db = g * ~cond"""
+
+    @staticmethod
+    def forward(ctx, cond, a, b):
+        if cond.dtype != np.bool_:
+            cond = cond.astype(bool)
+        a, b, _ = _promote(a, b, "where")
+        try:
+            out = np.where(cond, a, b)
+        except ValueError:
+            raise broadcast_error("where", cond, a, b) from None
+        ctx.save_for_backward(cond)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        (cond,) = ctx.saved_tensors
+        zero = np.zeros((), dtype=g.dtype)
+        return None, np.where(cond, g, zero), np.where(cond, zero, g)
+
+
+class Maximum(Function):
+    """out = max(a, b) (or min).   Gradient to the operand picked; split in half on ties (as torch)."""
+
+    @staticmethod
+    def forward(ctx, a, b, pick_max=True):
+        a, b, _ = _promote(a, b, "maximum" if pick_max else "minimum")
+        fn = np.maximum if pick_max else np.minimum
+        out = _checked("maximum" if pick_max else "minimum", a, b, fn)
+        ctx.save_for_backward(a, b)
+        ctx.pick_max = pick_max
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.saved_tensors
+        first = (a > b) if ctx.pick_max else (a < b)
+        tie = a == b
+        wa = first + 0.5 * tie
+        wb = (~first & ~tie) + 0.5 * tie
+        return (g * wa).astype(g.dtype), (g * wb).astype(g.dtype)
+
+
+@gradient_doc(Where)
+def where(condition, input=None, other=None) -> Tensor:
+    """``input`` where ``condition`` is True, else ``other`` (broadcast). One argument: nonzero."""
+    if input is None and other is None:
+        from .indexing import nonzero
+
+        return nonzero(condition, as_tuple=True)
+    return Where.apply(
+        _operand(condition, "where"), _operand(input, "where"), _operand(other, "where")
+    )
+
+
+@gradient_doc(Maximum)
+def maximum(input: Tensor, other: Tensor) -> Tensor:
+    """Elementwise max of ``input`` and ``other`` (broadcast)."""
+    return Maximum.apply(_tensor(input, "maximum"), _operand(other, "maximum"), pick_max=True)
+
+
+@gradient_doc(Maximum)
+def minimum(input: Tensor, other: Tensor) -> Tensor:
+    """Elementwise min of ``input`` and ``other`` (broadcast)."""
+    return Maximum.apply(_tensor(input, "minimum"), _operand(other, "minimum"), pick_max=False)
+
+
+# -- in-place variants -----------------------------------------------------------------
+
+
+def add_(self: Tensor, other, *, alpha=1) -> Tensor:
+    return self._apply_inplace(Add, _operand(other, "add_"), alpha=alpha)
+
+
+def sub_(self: Tensor, other, *, alpha=1) -> Tensor:
+    return self._apply_inplace(Sub, _operand(other, "sub_"), alpha=alpha)
+
+
+def mul_(self: Tensor, other) -> Tensor:
+    return self._apply_inplace(Mul, _operand(other, "mul_"))
+
+
+def div_(self: Tensor, other, *, rounding_mode=None) -> Tensor:
+    return self._apply_inplace(Div, _operand(other, "div_"), rounding_mode=rounding_mode)
+
+
+def pow_(self: Tensor, exponent) -> Tensor:
+    return self._apply_inplace(Pow, _operand(exponent, "pow_"))

@@ -1,0 +1,99 @@
+"""Comparisons, logical and bitwise ops, and float checks (isnan ...): not differentiable.
+
+Their results are bool (or integer) tensors outside the autograd graph, as in torch.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..tensor import Tensor
+from .arithmetic import _checked, _promote
+
+
+def _compare(np_fn, name):
+    def fn(input, other) -> Tensor:
+        a = input._data if isinstance(input, Tensor) else input
+        b = other._data if isinstance(other, Tensor) else other
+        if isinstance(b, (list, tuple)):
+            b = np.asarray(b)
+        a, b, _ = _promote(a, b, name)
+        return Tensor._make(np.asarray(_checked(name, a, b, np_fn)))
+
+    fn.__name__ = name
+    fn.__doc__ = f"Elementwise ``{name}`` as a bool tensor (not differentiable)."
+    return fn
+
+
+eq = equal_elementwise = _compare(np.equal, "eq")
+ne = not_equal = _compare(np.not_equal, "ne")
+lt = less = _compare(np.less, "lt")
+le = less_equal = _compare(np.less_equal, "le")
+gt = greater = _compare(np.greater, "gt")
+ge = greater_equal = _compare(np.greater_equal, "ge")
+logical_and = _compare(np.logical_and, "logical_and")
+logical_or = _compare(np.logical_or, "logical_or")
+logical_xor = _compare(np.logical_xor, "logical_xor")
+
+
+def equal(input: Tensor, other: Tensor) -> bool:
+    """True if both tensors have the same shape and elements."""
+    return input.shape == other.shape and bool(np.array_equal(input._data, other._data))
+
+
+def _bitwise(np_fn, name):
+    def fn(input, other) -> Tensor:
+        a = input._data if isinstance(input, Tensor) else input
+        b = other._data if isinstance(other, Tensor) else other
+        a, b, rt = _promote(a, b, name)
+        if rt.kind == "f":
+            raise TypeError(f"{name}: only bool and integer tensors are supported, got {rt}")
+        return Tensor._make(np.asarray(_checked(name, a, b, np_fn)))
+
+    fn.__name__ = name
+    return fn
+
+
+bitwise_and = _bitwise(np.bitwise_and, "bitwise_and")
+bitwise_or = _bitwise(np.bitwise_or, "bitwise_or")
+bitwise_xor = _bitwise(np.bitwise_xor, "bitwise_xor")
+
+
+def logical_not(input: Tensor) -> Tensor:
+    return Tensor._make(np.logical_not(input._data))
+
+
+def logical_not_or_invert(input: Tensor) -> Tensor:
+    """``~x``: logical not on bool tensors, bitwise not on integers."""
+    if input._data.dtype.kind == "f":
+        raise TypeError(
+            f"~ (bitwise_not) is only supported for bool and integer tensors, got {input.dtype}"
+        )
+    return Tensor._make(np.invert(input._data))
+
+
+bitwise_not = logical_not_or_invert
+
+
+def isnan(input: Tensor) -> Tensor:
+    return Tensor._make(np.isnan(input._data))
+
+
+def isinf(input: Tensor) -> Tensor:
+    return Tensor._make(np.isinf(input._data))
+
+
+def isfinite(input: Tensor) -> Tensor:
+    return Tensor._make(np.isfinite(input._data))
+
+
+def allclose(input: Tensor, other, rtol: float = 1e-5, atol: float = 1e-8, equal_nan=False) -> bool:
+    b = other._data if isinstance(other, Tensor) else other
+    return bool(np.allclose(input._data, b, rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+
+def isclose(
+    input: Tensor, other, rtol: float = 1e-5, atol: float = 1e-8, equal_nan=False
+) -> Tensor:
+    b = other._data if isinstance(other, Tensor) else other
+    return Tensor._make(np.isclose(input._data, b, rtol=rtol, atol=atol, equal_nan=equal_nan))

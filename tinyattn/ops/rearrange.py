@@ -1,0 +1,322 @@
+"""Shape ops that copy: join (cat, stack), tile (repeat, repeat_interleave), reorder
+(flip, roll) and pick out (triu, tril, diagonal).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _dtype as dt
+from ..autograd.function import Function
+from ..tensor import Tensor
+from ._util import gradient_doc, normalize_dim, normalize_dims, shape_args
+from .views import reshape
+
+__all__ = [
+    "repeat",
+    "repeat_interleave",
+    "cat",
+    "concat",
+    "concatenate",
+    "stack",
+    "flip",
+    "roll",
+    "triu",
+    "tril",
+    "diagonal",
+]
+
+
+class Repeat(Function):
+    """out = x tiled ``reps`` times per dim.   dx = sum of g over the tiles"""
+
+    @staticmethod
+    def forward(ctx, x, reps):
+        in_shape = (1,) * (len(reps) - x.ndim) + x.shape
+        ctx.in_shape, ctx.reps = in_shape, reps
+        return np.tile(x.reshape(in_shape), reps)
+
+    @staticmethod
+    def backward(ctx, g):
+        split = []
+        for r, s in zip(ctx.reps, ctx.in_shape):
+            split += [r, s]
+        g = g.reshape(split).sum(axis=tuple(range(0, len(split), 2)))
+        return g, None
+
+
+@gradient_doc(Repeat)
+def repeat(input: Tensor, *sizes) -> Tensor:
+    """Tile ``input`` ``sizes[d]`` times along each dim ``d`` (new leading dims as needed)."""
+    reps = shape_args(sizes, "repeat")
+    if len(reps) < input.ndim:
+        raise RuntimeError(
+            "repeat: number of repeat dims can not be smaller than number of dimensions of tensor"
+        )
+    return Repeat.apply(input, reps)
+
+
+class RepeatInterleave(Function):
+    """out = each element along ``dim`` repeated ``repeats`` times.   dx = g summed per group"""
+
+    @staticmethod
+    def forward(ctx, x, repeats, dim):
+        ctx.dim, ctx.repeats, ctx.n_in = dim, repeats, x.shape[dim]
+        return np.repeat(x, repeats, axis=dim)
+
+    @staticmethod
+    def backward(ctx, g):
+        repeats = np.asarray(ctx.repeats).reshape(-1)
+        if repeats.size == 1 and ctx.n_in != 1:
+            repeats = np.full(ctx.n_in, int(repeats[0]))
+        starts = np.concatenate(([0], np.cumsum(repeats)[:-1])).astype(np.intp)
+        shape = list(g.shape)
+        shape[ctx.dim] = len(repeats)
+        out = np.zeros(shape, dtype=g.dtype)
+        nonempty = repeats > 0
+        if g.shape[ctx.dim]:
+            sums = np.add.reduceat(g, starts[nonempty], axis=ctx.dim)
+            idx = [slice(None)] * g.ndim
+            idx[ctx.dim] = np.nonzero(nonempty)[0]
+            out[tuple(idx)] = sums
+        return out, None, None
+
+
+@gradient_doc(RepeatInterleave)
+def repeat_interleave(input, repeats=None, dim: int | None = None, *, output_size=None) -> Tensor:
+    """Repeat elements (not the whole tensor): [1, 2] with repeats 2 -> [1, 1, 2, 2]."""
+    if repeats is None:  # torch.repeat_interleave(repeats_tensor): [2, 1] -> [0, 0, 1]
+        counts = input._data.astype(np.int64).reshape(-1)
+        if np.any(counts < 0):
+            raise RuntimeError("repeat_interleave: repeats can not be negative")
+        return Tensor._make(np.repeat(np.arange(len(counts), dtype=np.int64), counts))
+    if dim is None:
+        input = reshape(input, -1)
+        dim = 0
+    dim = normalize_dim(dim, input.ndim, "repeat_interleave")
+    if isinstance(repeats, Tensor):
+        if repeats._data.dtype.kind not in "iu" or repeats.ndim > 1:
+            raise RuntimeError(
+                f"repeat_interleave: repeats must be an int or a 0-d/1-d integer tensor, got "
+                f"{repeats.dtype} of shape {list(repeats.shape)}"
+            )
+        repeats = repeats._data.astype(np.int64)
+        if repeats.size == 1:  # torch broadcasts a one-element repeats tensor
+            repeats = int(repeats.reshape(()))
+        elif repeats.shape[0] != input.shape[dim]:
+            raise RuntimeError(
+                f"repeat_interleave: repeats must have the same size as input along dim {dim}: "
+                f"got {repeats.shape[0]} repeats for size {input.shape[dim]}"
+            )
+    if np.any(np.asarray(repeats) < 0):
+        raise RuntimeError("repeat_interleave: repeats can not be negative")
+    return RepeatInterleave.apply(input, repeats, dim)
+
+
+class Cat(Function):
+    """out = inputs joined along ``dim``.   d input_i = the matching slice of g"""
+
+    @staticmethod
+    def forward(ctx, *xs, dim):
+        rt = dt.result_type(*xs)
+        ctx.dim = dim
+        ctx.sizes = [x.shape[dim] for x in xs]
+        return np.concatenate([x.astype(rt, copy=False) for x in xs], axis=dim)
+
+    @staticmethod
+    def backward(ctx, g):
+        bounds = np.cumsum(ctx.sizes)[:-1]
+        return tuple(np.split(g, bounds, axis=ctx.dim))
+
+
+def _tensor_list(tensors, op: str) -> list[Tensor]:
+    if isinstance(tensors, Tensor):
+        raise TypeError(f"{op}(): expected a sequence of tensors, got a single Tensor")
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError(f"{op}(): expected a non-empty list of Tensors")
+    for i, x in enumerate(tensors):
+        if not isinstance(x, Tensor):
+            raise TypeError(f"{op}(): expected Tensor as element {i}, but got {type(x).__name__}")
+    return tensors
+
+
+@gradient_doc(Cat)
+def cat(tensors, dim: int = 0) -> Tensor:
+    """Join tensors along an existing dim; other dims must match."""
+    tensors = _tensor_list(tensors, "cat")
+    if len(tensors) > 1:  # torch's legacy rule: 1-D empty tensors are skipped
+        kept = [x for x in tensors if x.shape != (0,)]
+        tensors = kept or tensors[:1]
+    ref = tensors[0]
+    nd = ref.ndim
+    for i, x in enumerate(tensors):
+        if x.ndim == 0:
+            raise RuntimeError(
+                f"cat(): zero-dimensional tensor (at position {i}) cannot be concatenated"
+            )
+    d = normalize_dim(dim, nd, "cat")
+    for i, x in enumerate(tensors):
+        if x.ndim != nd or any(
+            a != b for j, (a, b) in enumerate(zip(x.shape, ref.shape)) if j != d
+        ):
+            raise RuntimeError(
+                f"cat(): sizes of tensors must match except in dimension {d}: tensor 0 has shape "
+                f"{list(ref.shape)}, tensor {i} has shape {list(x.shape)}"
+            )
+    return Cat.apply(*tensors, dim=d)
+
+
+concat = concatenate = cat
+
+
+class Stack(Function):
+    """out = inputs stacked along a new ``dim``.   d input_i = g selected at i along dim"""
+
+    @staticmethod
+    def forward(ctx, *xs, dim):
+        rt = dt.result_type(*xs)
+        ctx.dim = dim
+        return np.stack([x.astype(rt, copy=False) for x in xs], axis=dim)
+
+    @staticmethod
+    def backward(ctx, g):
+        return tuple(np.moveaxis(g, ctx.dim, 0))
+
+
+@gradient_doc(Stack)
+def stack(tensors, dim: int = 0) -> Tensor:
+    """Join same-shaped tensors along a new dim."""
+    tensors = _tensor_list(tensors, "stack")
+    for i, x in enumerate(tensors):
+        if x.shape != tensors[0].shape:
+            raise RuntimeError(
+                f"stack expects each tensor to be equal size, but got {list(tensors[0].shape)} "
+                f"at entry 0 and {list(x.shape)} at entry {i}"
+            )
+    d = normalize_dim(dim, tensors[0].ndim + 1, "stack")
+    return Stack.apply(*tensors, dim=d)
+
+
+class Flip(Function):
+    """out = x reversed along ``dims``.   dx = g reversed along ``dims``"""
+
+    @staticmethod
+    def forward(ctx, x, dims):
+        ctx.dims = dims
+        return np.flip(x, dims).copy()
+
+    @staticmethod
+    def backward(ctx, g):
+        return np.flip(g, ctx.dims), None
+
+
+@gradient_doc(Flip)
+def flip(input: Tensor, *dims) -> Tensor:
+    """Reverse the order of elements along ``dims`` (``flip(0, 1)`` or ``flip((0, 1))``)."""
+    if len(dims) == 1 and not isinstance(dims[0], (int, np.integer)):
+        dims = tuple(dims[0])
+    dims = normalize_dims(dims, input.ndim, "flip") or ()
+    return Flip.apply(input, dims)
+
+
+class Roll(Function):
+    """out = x shifted cyclically.   dx = g shifted back"""
+
+    @staticmethod
+    def forward(ctx, x, shifts, dims):
+        ctx.shifts, ctx.dims = shifts, dims
+        return np.roll(x, shifts, dims)
+
+    @staticmethod
+    def backward(ctx, g):
+        back = tuple(-s for s in ctx.shifts) if isinstance(ctx.shifts, tuple) else -ctx.shifts
+        return np.roll(g, back, ctx.dims), None, None
+
+
+@gradient_doc(Roll)
+def roll(input: Tensor, shifts, dims=None) -> Tensor:
+    """Shift elements cyclically along ``dims`` (the flattened tensor when dims is None)."""
+    if isinstance(shifts, (list, tuple)):
+        shifts = tuple(int(s) for s in shifts)
+    if isinstance(dims, (list, tuple)):
+        dims = tuple(normalize_dim(d, input.ndim, "roll") for d in dims)
+    elif dims is not None:
+        dims = normalize_dim(dims, input.ndim, "roll")
+    n_shifts = len(shifts) if isinstance(shifts, tuple) else 1
+    n_dims = len(dims) if isinstance(dims, tuple) else (0 if dims is None else 1)
+    if n_shifts != n_dims and not (dims is None and n_shifts == 1):
+        raise RuntimeError(
+            f"roll(): shifts and dimensions must align: got {n_shifts} shift(s) {shifts} and "
+            f"{n_dims} dim(s) {dims}"
+        )
+    if isinstance(shifts, tuple) and dims is None:
+        shifts = shifts[0]
+    return Roll.apply(input, shifts, dims)
+
+
+class Triangle(Function):
+    """out = triu/tril of the last two dims.   dx = triu/tril of g (same diagonal)"""
+
+    @staticmethod
+    def forward(ctx, x, upper, diagonal):
+        ctx.upper, ctx.diagonal = upper, diagonal
+        return (np.triu if upper else np.tril)(x, diagonal)
+
+    @staticmethod
+    def backward(ctx, g):
+        return (np.triu if ctx.upper else np.tril)(g, ctx.diagonal), None, None
+
+
+def _triangle(input: Tensor, diagonal: int, upper: bool) -> Tensor:
+    if input.ndim < 2:
+        raise RuntimeError(
+            f"{'triu' if upper else 'tril'}: input tensor must have at least 2 dimensions, "
+            f"got shape {list(input.shape)}"
+        )
+    return Triangle.apply(input, upper, int(diagonal))
+
+
+@gradient_doc(Triangle)
+def triu(input: Tensor, diagonal: int = 0) -> Tensor:
+    """Keep the upper triangle (``j - i >= diagonal``) of the last two dims; zero the rest."""
+    return _triangle(input, diagonal, upper=True)
+
+
+@gradient_doc(Triangle)
+def tril(input: Tensor, diagonal: int = 0) -> Tensor:
+    """Keep the lower triangle (``j - i <= diagonal``) of the last two dims; zero the rest."""
+    return _triangle(input, diagonal, upper=False)
+
+
+def triu_(input: Tensor, diagonal: int = 0) -> Tensor:
+    return input._apply_inplace(Triangle, True, int(diagonal))
+
+
+def tril_(input: Tensor, diagonal: int = 0) -> Tensor:
+    return input._apply_inplace(Triangle, False, int(diagonal))
+
+
+class Diagonal(Function):
+    """out = the diagonal of dims (dim1, dim2) as the last dim.   dx = g on that diagonal"""
+
+    @staticmethod
+    def forward(ctx, x, offset, dim1, dim2):
+        ctx.in_shape, ctx.args = x.shape, (offset, dim1, dim2)
+        return np.diagonal(x, offset, dim1, dim2).copy()
+
+    @staticmethod
+    def backward(ctx, g):
+        out = np.zeros(ctx.in_shape, dtype=g.dtype)
+        view = np.diagonal(out, *ctx.args)
+        view.setflags(write=True)
+        view[...] = g
+        return out, None, None, None
+
+
+@gradient_doc(Diagonal)
+def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    """The diagonal of dims ``(dim1, dim2)`` (shifted by ``offset``) as a new last dim."""
+    d1 = normalize_dim(dim1, input.ndim, "diagonal")
+    d2 = normalize_dim(dim2, input.ndim, "diagonal")
+    return Diagonal.apply(input, int(offset), d1, d2)
