@@ -57,7 +57,7 @@ def _append_unblocked_column(mask: Tensor | None) -> Tensor | None:
     if mask is None:
         return None
     zeros = Tensor._make(np.zeros(tuple(mask.shape[:-1]) + (1,), dtype=mask._data.dtype))
-    return ops.shape.cat([mask, zeros], dim=-1)
+    return ops.rearrange.cat([mask, zeros], dim=-1)
 
 
 def _check_shapes(query, key, value, key_padding_mask, attn_mask, num_heads) -> bool:
@@ -191,8 +191,8 @@ def multi_head_attention_forward(
     if bias_k is not None and bias_v is not None:
         if static_k is not None or static_v is not None:
             raise ValueError(f"{_MHA}: bias_k/bias_v cannot be combined with static_k/static_v")
-        k = ops.shape.cat([k, bias_k.repeat(1, N, 1)])
-        v = ops.shape.cat([v, bias_v.repeat(1, N, 1)])
+        k = ops.rearrange.cat([k, bias_k.repeat(1, N, 1)])
+        v = ops.rearrange.cat([v, bias_v.repeat(1, N, 1)])
         attn_mask = _append_unblocked_column(attn_mask)
         key_padding_mask = _append_unblocked_column(key_padding_mask)
     elif (bias_k is None) != (bias_v is None):
@@ -204,7 +204,7 @@ def multi_head_attention_forward(
     v = static_v if static_v is not None else v.reshape(-1, N * num_heads, head_dim).transpose(0, 1)
     if add_zero_attn:
         zeros = Tensor._make(np.zeros((N * num_heads, 1, head_dim), dtype=k._data.dtype))
-        k, v = ops.shape.cat([k, zeros], dim=1), ops.shape.cat([v, zeros], dim=1)
+        k, v = ops.rearrange.cat([k, zeros], dim=1), ops.rearrange.cat([v, zeros], dim=1)
         attn_mask = _append_unblocked_column(attn_mask)
         key_padding_mask = _append_unblocked_column(key_padding_mask)
     S = k.shape[1]

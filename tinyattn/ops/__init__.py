@@ -11,7 +11,6 @@ from . import (  # noqa: F401
     linalg,
     rearrange,
     reduction,
-    shape,
     unary,
     views,
 )
