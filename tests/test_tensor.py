@@ -244,3 +244,12 @@ def test_one_element_number_protocols():
         tinyattn.ones(2).item()
     with pytest.raises(TypeError, match="format"):
         f"{tinyattn.ones(2):.3f}"
+
+
+def test_cuda_namespace_lets_the_device_idiom_pick_cpu():
+    device = tinyattn.device("cuda" if tinyattn.cuda.is_available() else "cpu")
+    assert str(device) == "cpu" and tinyattn.cuda.device_count() == 0
+    x = tinyattn.ones(2).to(device)
+    assert x.device == "cpu"
+    with pytest.raises(RuntimeError, match="CPU only"):
+        tinyattn.ones(2).to("cuda")

@@ -214,7 +214,7 @@ from . import optim, utils  # noqa: E402  (need Tensor)
 from .serialization import load, save
 
 # Subpackages reachable as attributes, as in torch (``tinyattn.nn.functional.softmax``).
-from . import autograd, nn, viz  # noqa: E402  isort: skip
+from . import autograd, cuda, nn, viz  # noqa: E402  isort: skip
 
 inf = _math.inf
 nan = _math.nan
