@@ -35,11 +35,21 @@ import numpy as np
 from numba import njit, prange
 
 from ._boundary import AttentionArgs
-from ._numba_tiles import dropout_row, exp_shifted, gemm, row_dot, row_max, row_sum, scalar_exp
+from ._numba_tiles import (
+    dropout_row,
+    exp_shifted,
+    exp_shifted_sum,
+    gemm,
+    row_dot,
+    row_max,
+    scalar_exp,
+)
 
 _CONTRACT = {"contract"}
 FORWARD_BLOCKS = (512, 512)  # (block_q, block_k)
-BACKWARD_BLOCKS = (128, 128)
+CAUSAL_FORWARD_BLOCKS = (128, 512)  # small query blocks: less of the diagonal tile is wasted
+BACKWARD_BLOCKS = (256, 256)
+DIAGONAL_ROWS = 64  # causal backward: row strip height on the diagonal tiles
 
 
 @njit(fastmath=_CONTRACT, cache=True)
@@ -96,8 +106,7 @@ def _forward_rows(q, k, v, mask, options, b, h, i0, i1, block_k, out, logsumexp,
                 row[:] = 0
                 continue
             correction = scalar_exp(running_max[r] - new_max)
-            exp_shifted(row, new_max)
-            running_sum[r] = running_sum[r] * correction + row_sum(row)
+            running_sum[r] = running_sum[r] * correction + exp_shifted_sum(row, new_max)
             running_max[r] = new_max
             if correction != 1:
                 acc_row = acc[r]
@@ -130,6 +139,11 @@ def _forward_kernel(q, k, v, mask, options, blocks, out, logsumexp, scores_buf, 
     for w in prange(n_workers):
         for item in range(w, n_items, n_workers):
             bh, qblock = divmod(item, n_qblocks)
+            if bh % 2 == 1:
+                # Causal blocks grow with qblock; reversing every other head's order
+                # keeps round-robin workers balanced (else one always gets the odd,
+                # larger, blocks).
+                qblock = n_qblocks - 1 - qblock
             b, h = divmod(bh, Hq)
             i0 = qblock * block_q
             scratch = (scores_buf[w], acc_buf[w], stats_buf[w])
@@ -207,9 +221,27 @@ def _backward_kernel(inputs, out, mask, options, blocks, grads, tiles_buf, delta
                     first_row = (j0 // block_q) * block_q if causal else 0
                     for i0 in range(first_row, L, block_q):
                         i1 = min(i0 + block_q, L)
-                        _backward_tile(
-                            inputs, mask, options, b, h, i0, i1, j0, j1, delta, grads, tiles_buf[w]
-                        )
+                        # A tile crossing the causal diagonal goes in strips of
+                        # DIAGONAL_ROWS rows, each only up to its last visible key.
+                        strip = DIAGONAL_ROWS if causal and i0 < j1 - 1 else i1 - i0
+                        for s0 in range(i0, i1, strip):
+                            s1 = min(s0 + strip, i1)
+                            keys_end = min(j1, s1) if causal else j1
+                            if keys_end > j0:
+                                _backward_tile(
+                                    inputs,
+                                    mask,
+                                    options,
+                                    b,
+                                    h,
+                                    s0,
+                                    s1,
+                                    j0,
+                                    keys_end,
+                                    delta,
+                                    grads,
+                                    tiles_buf[w],
+                                )
 
 
 # --------------------------------------------------------------------------- launchers
@@ -237,7 +269,7 @@ def forward(args: AttentionArgs, use_blas: bool) -> tuple[np.ndarray, np.ndarray
     q, k, v = args.q, args.k, args.v
     B, Hq, L, _ = q.shape
     Dv = v.shape[3]
-    block_q, block_k = FORWARD_BLOCKS
+    block_q, block_k = CAUSAL_FORWARD_BLOCKS if args.causal else FORWARD_BLOCKS
     block_q, block_k = min(block_q, L), min(block_k, k.shape[2])
     workers = numba.get_num_threads()
     out = np.empty((B, Hq, L, Dv), q.dtype)
