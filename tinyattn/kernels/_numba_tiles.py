@@ -168,6 +168,26 @@ def gemm(alpha, a, b, beta, c, use_blas):
         _gemm_loops(alpha, a, b, beta, c)
 
 
+# --------------------------------------------------------------------------- vector width
+
+
+@intrinsic
+def _prefer_wide_vectors(typingctx):
+    """Mark the calling function "prefer-vector-width"="512".
+
+    LLVM keeps to 256-bit vectors on AVX-512 CPUs unless told; for the exp and
+    max loops 512-bit vectors measured 0.34 -> 0.24 ns per element (exp + sum,
+    bitwise identical results). Harmless on CPUs without AVX-512. llvmlite only
+    accepts known attribute names, hence ``set.add`` on its attribute set.
+    """
+
+    def codegen(context, builder, sig, args):
+        set.add(builder.function.attributes, '"prefer-vector-width"="512"')
+        return context.get_dummy_value()
+
+    return types.void(), codegen
+
+
 # --------------------------------------------------------------------------- exp
 
 
@@ -231,6 +251,7 @@ def _exp_overload(x):
 @njit(fastmath=_CONTRACT, cache=True)
 def exp_shifted(row, shift):
     """row[j] = exp(row[j] - shift) in place."""
+    _prefer_wide_vectors()
     for j in range(row.shape[0]):
         row[j] = _exp(row[j] - shift)
 
@@ -238,6 +259,7 @@ def exp_shifted(row, shift):
 @njit(fastmath={"contract", "reassoc"}, cache=True)
 def exp_shifted_sum(row, shift):
     """row[j] = exp(row[j] - shift) in place; returns sum(row) (one pass instead of two)."""
+    _prefer_wide_vectors()
     total = row.dtype.type(0)
     for j in range(row.shape[0]):
         e = _exp(row[j] - shift)
@@ -275,6 +297,7 @@ def _maxnum(typingctx, a, b):
 def row_max(row):
     """max(row), -inf for an empty row (NaN entries are skipped, as by ``maxnum``).
     The maximum is exact, so the vectorised association order does not matter."""
+    _prefer_wide_vectors()
     m = row.dtype.type(-np.inf)
     for j in range(row.shape[0]):
         m = _maxnum(m, row[j])
