@@ -35,11 +35,21 @@ import numpy as np
 from numba import njit, prange
 
 from ._boundary import AttentionArgs
-from ._numba_tiles import dropout_row, exp_shifted, gemm, row_dot, row_max, row_sum, scalar_exp
+from ._numba_tiles import (
+    dropout_row,
+    exp_shifted,
+    exp_shifted_sum,
+    gemm,
+    row_dot,
+    row_max,
+    scalar_exp,
+)
 
 _CONTRACT = {"contract"}
 FORWARD_BLOCKS = (512, 512)  # (block_q, block_k)
-BACKWARD_BLOCKS = (128, 128)
+CAUSAL_FORWARD_BLOCKS = (256, 512)
+BACKWARD_BLOCKS = (256, 256)
+DIAGONAL_ROWS = 64  # causal: row strip height on tiles crossing the diagonal
 
 
 @njit(fastmath=_CONTRACT, cache=True)
@@ -69,14 +79,45 @@ def _scores_tile(q_rows, k_rows, mask, options, b, h, i0, j0, scores):
 
 
 @njit(fastmath=_CONTRACT, cache=True)
+def _forward_tile(q, k, v, mask, options, b, h, i0, r0, r1, j0, j1, acc, stats, scores_flat):
+    """Online-softmax update of rows i0 + r0 : i0 + r1 of head (b, h) with keys j0:j1."""
+    scale, causal, dropout_p, keep_scale, seed, use_blas = options
+    L, S = q.shape[2], k.shape[2]
+    hk = h // (q.shape[1] // k.shape[1])
+    n_rows, n_keys = r1 - r0, j1 - j0
+    running_max, running_sum = stats[0], stats[1]
+    neg_inf = q.dtype.type(-np.inf)
+    scores = scores_flat[: n_rows * n_keys].reshape((n_rows, n_keys))
+    q_rows = q[b, h, i0 + r0 : i0 + r1]
+    _scores_tile(q_rows, k[b, hk, j0:j1], mask, options, b, h, i0 + r0, j0, scores)
+    for t in range(n_rows):
+        r = r0 + t
+        row = scores[t]
+        new_max = max(running_max[r], row_max(row))
+        if new_max == neg_inf:  # nothing visible yet: this tile adds nothing
+            row[:] = 0
+            continue
+        correction = scalar_exp(running_max[r] - new_max)
+        running_sum[r] = running_sum[r] * correction + exp_shifted_sum(row, new_max)
+        running_max[r] = new_max
+        if correction != 1:
+            acc_row = acc[r]
+            for c in range(acc_row.shape[0]):
+                acc_row[c] *= correction
+        if dropout_p > 0:
+            dropout_row(
+                row, seed, ((b * q.shape[1] + h) * L + i0 + r) * S + j0, dropout_p, keep_scale
+            )
+    gemm(1.0, scores, v[b, hk, j0:j1], 1.0, acc[r0:r1], use_blas)
+
+
+@njit(fastmath=_CONTRACT, cache=True)
 def _forward_rows(q, k, v, mask, options, b, h, i0, i1, block_k, out, logsumexp, scratch):
     """One work item of the forward: query rows i0:i1 of head (b, h)."""
-    scale, causal, dropout_p, keep_scale, seed, use_blas = options
+    causal = options[1]
     scores_flat, acc_all, stats = scratch
-    L, S = q.shape[2], k.shape[2]
+    S = k.shape[2]
     n_rows = i1 - i0
-    hk = h // (q.shape[1] // k.shape[1])
-    q_rows = q[b, h, i0:i1]
     acc = acc_all[:n_rows]
     running_max, running_sum = stats[0], stats[1]
     neg_inf = q.dtype.type(-np.inf)
@@ -86,28 +127,17 @@ def _forward_rows(q, k, v, mask, options, b, h, i0, i1, block_k, out, logsumexp,
         acc[r] = 0
     key_end = min(S, i1) if causal else S
     for j0 in range(0, key_end, block_k):
-        n_keys = min(block_k, key_end - j0)
-        scores = scores_flat[: n_rows * n_keys].reshape((n_rows, n_keys))
-        _scores_tile(q_rows, k[b, hk, j0 : j0 + n_keys], mask, options, b, h, i0, j0, scores)
-        for r in range(n_rows):
-            row = scores[r]
-            new_max = max(running_max[r], row_max(row))
-            if new_max == neg_inf:  # nothing visible yet: this tile adds nothing
-                row[:] = 0
-                continue
-            correction = scalar_exp(running_max[r] - new_max)
-            exp_shifted(row, new_max)
-            running_sum[r] = running_sum[r] * correction + row_sum(row)
-            running_max[r] = new_max
-            if correction != 1:
-                acc_row = acc[r]
-                for c in range(acc_row.shape[0]):
-                    acc_row[c] *= correction
-            if dropout_p > 0:
-                dropout_row(
-                    row, seed, ((b * q.shape[1] + h) * L + i0 + r) * S + j0, dropout_p, keep_scale
+        j1 = min(j0 + block_k, key_end)
+        # A tile crossing the causal diagonal goes in strips of DIAGONAL_ROWS
+        # rows, each only up to its last visible key.
+        strip = DIAGONAL_ROWS if causal and j1 - 1 > i0 else n_rows
+        for r0 in range(0, n_rows, strip):
+            r1 = min(r0 + strip, n_rows)
+            keys_end = min(j1, i0 + r1) if causal else j1
+            if keys_end > j0:
+                _forward_tile(
+                    q, k, v, mask, options, b, h, i0, r0, r1, j0, keys_end, acc, stats, scores_flat
                 )
-        gemm(1.0, scores, v[b, hk, j0 : j0 + n_keys], 1.0, acc, use_blas)
     for r in range(n_rows):
         out_row = out[b, h, i0 + r]
         if running_sum[r] > 0:
@@ -130,6 +160,11 @@ def _forward_kernel(q, k, v, mask, options, blocks, out, logsumexp, scores_buf, 
     for w in prange(n_workers):
         for item in range(w, n_items, n_workers):
             bh, qblock = divmod(item, n_qblocks)
+            if bh % 2 == 1:
+                # Causal blocks grow with qblock; reversing every other head's order
+                # keeps round-robin workers balanced (else one always gets the odd,
+                # larger, blocks).
+                qblock = n_qblocks - 1 - qblock
             b, h = divmod(bh, Hq)
             i0 = qblock * block_q
             scratch = (scores_buf[w], acc_buf[w], stats_buf[w])
@@ -207,9 +242,27 @@ def _backward_kernel(inputs, out, mask, options, blocks, grads, tiles_buf, delta
                     first_row = (j0 // block_q) * block_q if causal else 0
                     for i0 in range(first_row, L, block_q):
                         i1 = min(i0 + block_q, L)
-                        _backward_tile(
-                            inputs, mask, options, b, h, i0, i1, j0, j1, delta, grads, tiles_buf[w]
-                        )
+                        # A tile crossing the causal diagonal goes in strips of
+                        # DIAGONAL_ROWS rows, each only up to its last visible key.
+                        strip = DIAGONAL_ROWS if causal and i0 < j1 - 1 else i1 - i0
+                        for s0 in range(i0, i1, strip):
+                            s1 = min(s0 + strip, i1)
+                            keys_end = min(j1, s1) if causal else j1
+                            if keys_end > j0:
+                                _backward_tile(
+                                    inputs,
+                                    mask,
+                                    options,
+                                    b,
+                                    h,
+                                    s0,
+                                    s1,
+                                    j0,
+                                    keys_end,
+                                    delta,
+                                    grads,
+                                    tiles_buf[w],
+                                )
 
 
 # --------------------------------------------------------------------------- launchers
@@ -237,7 +290,7 @@ def forward(args: AttentionArgs, use_blas: bool) -> tuple[np.ndarray, np.ndarray
     q, k, v = args.q, args.k, args.v
     B, Hq, L, _ = q.shape
     Dv = v.shape[3]
-    block_q, block_k = FORWARD_BLOCKS
+    block_q, block_k = CAUSAL_FORWARD_BLOCKS if args.causal else FORWARD_BLOCKS
     block_q, block_k = min(block_q, L), min(block_k, k.shape[2])
     workers = numba.get_num_threads()
     out = np.empty((B, Hq, L, Dv), q.dtype)

@@ -15,13 +15,17 @@ from inside the ``prange`` bodies of ``_numba_flash``; nothing allocates.
   a Cephes-style polynomial that LLVM vectorises (numba has no vector exp here:
   no SVML, and ``math.exp`` is a scalar libm call at ~2.3 ns per element,
   against ~0.3 ns). Max relative error ~5e-7; exp(x) = 0 for x < -87.3.
+- ``exp_shifted_sum``: the same, returning the row sum (the forward's one pass).
 - ``row_max``, ``row_sum``: reductions written so that LLVM vectorises them
-  with a fixed association order (bitwise reproducible run to run).
+  with a fixed association order (bitwise reproducible run to run); the max
+  through ``llvm.maxnum`` (numba's ``max`` keeps the loop scalar: 0.19 against
+  0.08 ns per element measured).
 - ``keep_scale(seed, n, p, inv)``: the dropout factor for element n of the
   (B, Hq, L, S) weights, the same splitmix64 stream as ``reference.dropout_keep``.
 
-fastmath is limited to {"contract"} (fused multiply-add) except in ``row_sum``
-and the loop product's dot form, which add {"reassoc"} to vectorise a sum.
+fastmath is limited to {"contract"} (fused multiply-add) except in ``row_sum``,
+``exp_shifted_sum`` and the loop product's dot form, which add {"reassoc"} to
+vectorise a sum.
 No flag assuming "no NaN / no inf" is used: -inf carries the masking.
 """
 
@@ -164,6 +168,26 @@ def gemm(alpha, a, b, beta, c, use_blas):
         _gemm_loops(alpha, a, b, beta, c)
 
 
+# --------------------------------------------------------------------------- vector width
+
+
+@intrinsic
+def _prefer_wide_vectors(typingctx):
+    """Mark the calling function "prefer-vector-width"="512".
+
+    LLVM keeps to 256-bit vectors on AVX-512 CPUs unless told; for the exp and
+    max loops 512-bit vectors measured 0.34 -> 0.24 ns per element (exp + sum,
+    bitwise identical results). Harmless on CPUs without AVX-512. llvmlite only
+    accepts known attribute names, hence ``set.add`` on its attribute set.
+    """
+
+    def codegen(context, builder, sig, args):
+        set.add(builder.function.attributes, '"prefer-vector-width"="512"')
+        return context.get_dummy_value()
+
+    return types.void(), codegen
+
+
 # --------------------------------------------------------------------------- exp
 
 
@@ -227,8 +251,21 @@ def _exp_overload(x):
 @njit(fastmath=_CONTRACT, cache=True)
 def exp_shifted(row, shift):
     """row[j] = exp(row[j] - shift) in place."""
+    _prefer_wide_vectors()
     for j in range(row.shape[0]):
         row[j] = _exp(row[j] - shift)
+
+
+@njit(fastmath={"contract", "reassoc"}, cache=True)
+def exp_shifted_sum(row, shift):
+    """row[j] = exp(row[j] - shift) in place; returns sum(row) (one pass instead of two)."""
+    _prefer_wide_vectors()
+    total = row.dtype.type(0)
+    for j in range(row.shape[0]):
+        e = _exp(row[j] - shift)
+        row[j] = e
+        total += e
+    return total
 
 
 @njit(cache=True)
@@ -240,26 +277,30 @@ def scalar_exp(x):
 # --------------------------------------------------------------------------- reductions
 
 
+@intrinsic
+def _maxnum(typingctx, a, b):
+    """llvm.maxnum: the larger of two floats (the other one if either is NaN).
+    Unlike numba's ``max``, a loop reducing with it vectorises without fast-math flags."""
+    if a != b or a not in (types.float32, types.float64):
+        return None
+
+    def codegen(context, builder, sig, args):
+        ty = args[0].type
+        name = "llvm.maxnum.f32" if a == types.float32 else "llvm.maxnum.f64"
+        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ty, [ty, ty]), name)
+        return builder.call(fn, args)
+
+    return a(a, b), codegen
+
+
 @njit(cache=True)
 def row_max(row):
-    """max(row), -inf for an empty row. Eight independent running maxima so the
-    loop has no serial dependency and vectorises; the order is fixed."""
-    n = row.shape[0]
-    neg_inf = row.dtype.type(-np.inf)
-    m0 = m1 = m2 = m3 = m4 = m5 = m6 = m7 = neg_inf
-    full = n - n % 8
-    for j in range(0, full, 8):
-        m0 = max(m0, row[j])
-        m1 = max(m1, row[j + 1])
-        m2 = max(m2, row[j + 2])
-        m3 = max(m3, row[j + 3])
-        m4 = max(m4, row[j + 4])
-        m5 = max(m5, row[j + 5])
-        m6 = max(m6, row[j + 6])
-        m7 = max(m7, row[j + 7])
-    m = max(max(max(m0, m1), max(m2, m3)), max(max(m4, m5), max(m6, m7)))
-    for j in range(full, n):
-        m = max(m, row[j])
+    """max(row), -inf for an empty row (NaN entries are skipped, as by ``maxnum``).
+    The maximum is exact, so the vectorised association order does not matter."""
+    _prefer_wide_vectors()
+    m = row.dtype.type(-np.inf)
+    for j in range(row.shape[0]):
+        m = _maxnum(m, row[j])
     return m
 
 
