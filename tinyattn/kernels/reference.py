@@ -32,6 +32,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._matmul import matmul  # batched products that reach BLAS
+
 __all__ = [
     "dropout_keep",
     "flash_attention_forward",
@@ -109,7 +111,7 @@ def attention_scores(q, k, *, scale=None, causal=False, mask=None) -> np.ndarray
     """
     scale = 1.0 / np.sqrt(q.shape[-1]) if scale is None else scale
     k = _repeat_kv(k, q.shape[1])
-    scores = q.dtype.type(scale) * (q @ k.swapaxes(-1, -2)) + _additive(mask, q.dtype)
+    scores = q.dtype.type(scale) * matmul(q, k.swapaxes(-1, -2)) + _additive(mask, q.dtype)
     if causal:
         L, S = scores.shape[-2:]
         visible = np.arange(S)[None, :] <= np.arange(L)[:, None]
@@ -123,8 +125,8 @@ def attention_scores_backward(dscores, q, k, *, scale=None) -> tuple[np.ndarray,
     The mask gradient, if wanted, is ``dscores`` itself (un-broadcast by the caller).
     """
     scale = q.dtype.type(1.0 / np.sqrt(q.shape[-1]) if scale is None else scale)
-    dq = scale * (dscores @ _repeat_kv(k, q.shape[1]))
-    dk = _sum_kv_groups(scale * (dscores.swapaxes(-1, -2) @ q), k.shape[1])
+    dq = scale * matmul(dscores, _repeat_kv(k, q.shape[1]))
+    dk = _sum_kv_groups(scale * matmul(dscores.swapaxes(-1, -2), q), k.shape[1])
     return dq, dk
 
 
@@ -159,13 +161,13 @@ def attention_dropout_backward(
 
 def weighted_sum(weights: np.ndarray, v: np.ndarray) -> np.ndarray:
     """out = weights V: weights (B, Hq, L, S), v (B, Hkv, S, Dv) -> (B, Hq, L, Dv)."""
-    return weights @ _repeat_kv(v, weights.shape[1])
+    return matmul(weights, _repeat_kv(v, weights.shape[1]))
 
 
 def weighted_sum_backward(dout, weights, v) -> tuple[np.ndarray, np.ndarray]:
     """dweights = dout V^T,  dV = weights^T dout (summed over a kv group)."""
-    dweights = dout @ _repeat_kv(v, weights.shape[1]).swapaxes(-1, -2)
-    dv = _sum_kv_groups(weights.swapaxes(-1, -2) @ dout, v.shape[1])
+    dweights = matmul(dout, _repeat_kv(v, weights.shape[1]).swapaxes(-1, -2))
+    dv = _sum_kv_groups(matmul(weights.swapaxes(-1, -2), dout), v.shape[1])
     return dweights, dv
 
 

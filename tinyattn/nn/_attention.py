@@ -27,6 +27,7 @@ import math
 
 import numpy as np
 
+from .._matmul import matmul as matmul_arrays
 from ..autograd.function import Function
 from ..random import _numpy_generator
 from ..tensor import Tensor
@@ -65,7 +66,7 @@ def _sdpa_forward_arrays(
     Returns ``(out, saved)`` where ``saved = (weights, keep)`` is what
     ``_sdpa_backward_arrays`` needs (``keep`` is None without dropout).
     """
-    scores = np.matmul(q, np.swapaxes(k, -1, -2)) * scale
+    scores = matmul_arrays(q, np.swapaxes(k, -1, -2)) * scale
     if mask is not None:
         scores = scores + mask
     if causal:
@@ -76,7 +77,7 @@ def _sdpa_forward_arrays(
     if dropout_p > 0.0:
         keep = rng.random(weights.shape) >= dropout_p
         dropped = weights * keep * _inv_keep(dropout_p, weights.dtype)
-    return np.matmul(dropped, v), (weights, keep)
+    return matmul_arrays(dropped, v), (weights, keep)
 
 
 def _inv_keep(dropout_p: float, dtype) -> np.ndarray:
@@ -99,13 +100,13 @@ def _sdpa_backward_arrays(
         dropped = weights
     else:
         dropped = weights * keep * _inv_keep(dropout_p, weights.dtype)
-    dv = np.matmul(np.swapaxes(dropped, -1, -2), dout)
-    dweights = np.matmul(dout, np.swapaxes(v, -1, -2))
+    dv = matmul_arrays(np.swapaxes(dropped, -1, -2), dout)
+    dweights = matmul_arrays(dout, np.swapaxes(v, -1, -2))
     if keep is not None:
         dweights = dweights * keep * _inv_keep(dropout_p, weights.dtype)
     dscores = weights * (dweights - (dweights * weights).sum(axis=-1, keepdims=True))
-    dq = np.matmul(dscores, k) * scale
-    dk = np.matmul(np.swapaxes(dscores, -1, -2), q) * scale
+    dq = matmul_arrays(dscores, k) * scale
+    dk = matmul_arrays(np.swapaxes(dscores, -1, -2), q) * scale
     return dq, dk, dv, dscores
 
 

@@ -12,6 +12,7 @@ import numbers
 
 import numpy as np
 
+from .._matmul import matmul as matmul_arrays
 from ..autograd.function import Function
 from ..ops.activation import log_softmax, softmax
 from ..ops.unary import relu, sigmoid, tanh
@@ -64,7 +65,7 @@ class Linear(Function):
 
     @staticmethod
     def forward(ctx, x, weight, bias):
-        y = x @ weight.T
+        y = matmul_arrays(x, weight.T)  # one GEMM over all leading dims
         if bias is not None:
             y = y + bias
         ctx.save_for_backward(x, weight)
@@ -74,7 +75,7 @@ class Linear(Function):
     def backward(ctx, g):
         x, weight = ctx.saved_tensors
         need_x, need_w, need_b = ctx.needs_input_grad
-        dx = g @ weight if need_x else None
+        dx = matmul_arrays(g, weight) if need_x else None
         g2 = g.reshape(-1, weight.shape[0])
         dw = g2.T @ x.reshape(-1, weight.shape[1]) if need_w else None
         db = g2.sum(axis=0) if need_b else None

@@ -11,6 +11,8 @@ import string
 import numpy as np
 
 from .. import _dtype as dt
+from .._matmul import matmul as matmul_arrays
+from .._matmul import matmul_sum_batch
 from ..autograd.function import Function
 from ..tensor import Tensor
 from ._util import gradient_doc
@@ -31,7 +33,7 @@ class Matmul(Function):
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
-        return np.matmul(a, b)
+        return matmul_arrays(a, b)
 
     @staticmethod
     def backward(ctx, g):
@@ -48,11 +50,14 @@ class Matmul(Function):
             g2 = g2[..., None]
         da = db = None
         if need_a:
-            da = np.matmul(g2, b2.swapaxes(-1, -2))
+            da = matmul_arrays(g2, b2.swapaxes(-1, -2))
             if a.ndim == 1:
                 da = da[..., 0, :]
         if need_b:
-            db = np.matmul(a2.swapaxes(-1, -2), g2)
+            if b2.ndim == 2 and a2.ndim > 2:  # sum over the leading dims inside one GEMM
+                db = matmul_sum_batch(a2, g2)
+            else:
+                db = matmul_arrays(a2.swapaxes(-1, -2), g2)
             if b.ndim == 1:
                 db = db[..., 0]
         return da, db
@@ -244,7 +249,7 @@ def _parse_einsum(equation: str, shapes: list[tuple[int, ...]]):
 
 
 def _einsum_as_matmul(ta: str, tb: str, out: str, a: np.ndarray, b: np.ndarray):
-    """A two-operand einsum as one batched ``np.matmul`` (BLAS), or None if it doesn't fit.
+    """A two-operand einsum as one batched matrix product (BLAS), or None if it doesn't fit.
 
     Letters are sorted into batch (in a, b and out), left (a and out), right
     (b and out) and contracted (a and b, not out); letters of one operand only
@@ -282,7 +287,7 @@ def _einsum_as_matmul(ta: str, tb: str, out: str, a: np.ndarray, b: np.ndarray):
     b2 = b.transpose([tb.index(c) for c in batch + contracted + right])
     if contracted:
         a2 = a2.reshape(batch_shape + (n_left, n_contracted))
-        result = np.matmul(a2, b2.reshape(batch_shape + (n_contracted, n_right)))
+        result = matmul_arrays(a2, b2.reshape(batch_shape + (n_contracted, n_right)))
     else:  # nothing to contract: a broadcast product, matmul of 1-wide matrices is slow
         result = a2.reshape(batch_shape + (n_left, 1)) * b2.reshape(batch_shape + (1, n_right))
     result = result.reshape(batch_shape + tuple(size[c] for c in left + right))
