@@ -235,3 +235,30 @@ def test_save_to_path_without_npz_suffix_keeps_the_name(tmp_path):
     save([1, 2], tmp_path / "weights.bin")
     assert os.listdir(tmp_path) == ["weights.bin"]
     assert load(str(tmp_path / "weights.bin")) == [1, 2]
+
+
+def test_requires_grad_and_parameter_class_survive_a_round_trip_like_torch(tmp_path):
+    # torch.load gives back Parameters as Parameters and keeps requires_grad; a learner
+    # saving hand-made weights and reloading them must be able to keep training.
+    from tinyattn import nn
+
+    w = tinyattn.randn(3, requires_grad=True)
+    tree = {
+        "w": w,
+        "act": (w * 2).detach().requires_grad_(),
+        "p": nn.Parameter(tinyattn.ones(2)),
+        "frozen": nn.Parameter(tinyattn.ones(2), requires_grad=False),
+        "plain": tinyattn.ones(2),
+    }
+    save(tree, tmp_path / "c.pt")
+    out = load(tmp_path / "c.pt")
+    got = {k: (type(v).__name__, v.requires_grad, v.is_leaf) for k, v in out.items()}
+    assert got == {
+        "w": ("Tensor", True, True),
+        "act": ("Tensor", True, True),
+        "p": ("Parameter", True, True),
+        "frozen": ("Parameter", False, True),
+        "plain": ("Tensor", False, True),
+    }
+    (out["w"] * out["w"]).sum().backward()
+    np.testing.assert_array_equal(out["w"].grad.numpy(), 2 * w.detach().numpy())

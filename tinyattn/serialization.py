@@ -18,8 +18,9 @@ members are:
   stored as a 0-d array), ``list``, ``tuple``, ``dict`` and ``odict``
   (``OrderedDict``; keys are encoded like values, so int keys stay ints).
 
-What comes back: tinyattn Tensors for tensors (``requires_grad=False``, C-contiguous,
-bit-identical data), NumPy arrays for NumPy arrays, NumPy scalars for NumPy
+What comes back: tinyattn Tensors for tensors (leaves, C-contiguous, bit-identical
+data, with the saved ``requires_grad`` and, for ``nn.Parameter``, the Parameter class,
+as torch), NumPy arrays for NumPy arrays, NumPy scalars for NumPy
 scalars, and the same containers. An object appearing twice in the tree (e.g.
 tied weights) is stored once and comes back as one object, but two different
 tensors that share memory (views) come back as independent copies.
@@ -103,7 +104,16 @@ class _Encoder:
         if isinstance(obj, str):
             return {"t": "str", "v": obj}
         if isinstance(obj, Tensor):
-            return {"t": "tensor", "a": self._array(obj, obj._data, path)}
+            node = {"t": "tensor", "a": self._array(obj, obj._data, path)}
+            # torch restores requires_grad and the Parameter class: a learner's
+            # ``W = randn(..., requires_grad=True)`` must keep training after a reload.
+            if obj.requires_grad:
+                node["rg"] = True
+            from .nn.parameter import Parameter  # nn imports the package: import late
+
+            if isinstance(obj, Parameter):
+                node["param"] = True
+            return node
         if isinstance(obj, np.ndarray):
             return {"t": "ndarray", "a": self._array(obj, obj, path)}
         if isinstance(obj, np.generic):
@@ -239,8 +249,9 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
 
     Returns
     -------
-    The saved tree: Tensors (``requires_grad=False``) for tensors, NumPy arrays for
-    arrays, and the same containers and scalars.
+    The saved tree: Tensors for tensors (leaves keeping the saved ``requires_grad``;
+    ``nn.Parameter`` stays a Parameter), NumPy arrays for arrays, and the same
+    containers and scalars.
 
     Raises
     ------
@@ -281,6 +292,16 @@ def _load_zip(fh, name: str):
             f"tinyattn.load: {name!r} is not a readable tinyattn checkpoint (truncated or "
             f"corrupted?): {type(e).__name__}: {e}"
         ) from e
+
+
+def _tensor(arr: np.ndarray, requires_grad: bool, parameter: bool) -> Tensor:
+    """A loaded tensor: a leaf, with the saved ``requires_grad`` and Parameter class."""
+    if parameter:
+        from .nn.parameter import Parameter  # nn imports this module's package: import late
+
+        return Parameter(Tensor._make(arr), requires_grad=requires_grad)
+    t = Tensor._make(arr)
+    return t.requires_grad_(True) if requires_grad else t
 
 
 class _Decoder:
@@ -353,7 +374,7 @@ class _Decoder:
             if key not in self.cache:
                 arr = self.arrays[key]
                 if kind == "tensor":
-                    self.cache[key] = Tensor._make(arr)
+                    self.cache[key] = _tensor(arr, node.get("rg", False), node.get("param", False))
                 elif kind == "ndarray":
                     self.cache[key] = arr
                 else:

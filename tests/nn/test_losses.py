@@ -98,6 +98,23 @@ def test_cross_entropy_all_ignored_is_nan_like_torch():
     assert np.isnan(out.item())
 
 
+@pytest.mark.parametrize("smoothing", [0.0, 0.1])
+def test_cross_entropy_all_ignored_gradient_is_zero_like_torch(smoothing):
+    # A batch made only of padding: the loss is nan (0/0) in both libraries, but
+    # torch's gradient is 0 (ignored rows are never written); it was nan here.
+    torch = pytest.importorskip("torch")
+    x = rand(2, 5, seed=3)
+    grads = []
+    for T in (torch, tinyattn):
+        xt = T.tensor(x, requires_grad=True)
+        loss = _F(T).cross_entropy(xt, T.tensor([3, 3]), ignore_index=3, label_smoothing=smoothing)
+        loss.backward()
+        assert np.isnan(loss.item())
+        grads.append(xt.grad.numpy())
+    np.testing.assert_array_equal(grads[1], grads[0])
+    np.testing.assert_array_equal(grads[1], np.zeros_like(x))
+
+
 def test_cross_entropy_errors():
     x = tinyattn.randn(3, 4)
     with pytest.raises(IndexError, match=r"Target 4 is out of bounds.*for 4 classes"):
