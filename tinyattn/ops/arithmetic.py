@@ -131,7 +131,7 @@ class Mul(Function):
 
 
 class Div(Function):
-    """out = a / b (true division).   da = g / b,  db = -g * a / b**2 = -g * out / b"""
+    """out = a / b (true division).   da = g / b,  db = -g * a / b**2"""
 
     @staticmethod
     def forward(ctx, a, b, rounding_mode=None):
@@ -158,17 +158,27 @@ class Div(Function):
                 elif rounding_mode == "trunc":
                     out = np.trunc(out)
         ctx.rounding = rounding_mode is not None
-        if ctx.needs_input_grad:
-            ctx.save_for_backward(b, out)
+        if ctx.needs_input_grad and not ctx.rounding:
+            # What torch saves, so in-place writes fail backward exactly when torch's do: the
+            # inputs (never the output), and for number / tensor only 1/b, a private array.
+            ctx.number_over_tensor = not isinstance(a, np.ndarray)
+            if ctx.number_over_tensor and ctx.needs_input_grad[1]:
+                with np.errstate(divide="ignore"):
+                    ctx.save_for_backward(np.reciprocal(b), a)
+            else:
+                ctx.save_for_backward(b, a if ctx.needs_input_grad[1] else None)
         return out
 
     @staticmethod
     def backward(ctx, g):
-        b, out = ctx.saved_tensors
         if ctx.rounding:
             return np.zeros_like(g), np.zeros_like(g)
+        if ctx.number_over_tensor and ctx.needs_input_grad[1]:
+            r, a = ctx.saved_tensors
+            return None, -g * a * r * r
+        b, a = ctx.saved_tensors
         da = g / b if ctx.needs_input_grad[0] else None
-        db = -g * out / b if ctx.needs_input_grad[1] else None
+        db = -g * a / (b * b) if ctx.needs_input_grad[1] else None
         return da, db
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..autograd.engine import unbroadcast
 from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import Tensor
@@ -125,12 +126,25 @@ def getitem(input: Tensor, index) -> Tensor:
     return Index.apply(input, idx)
 
 
+def _drop_leading_ones(value):
+    """``value`` without leading size-1 dims: torch lets ``x[mask] = v`` take v of shape
+    (1, n) for an indexed region of shape (n,), NumPy only does so for basic indices."""
+    if isinstance(value, np.ndarray) and value.ndim and value.shape[0] == 1:
+        k = 0
+        while k < value.ndim and value.shape[k] == 1:
+            k += 1
+        return value.reshape(value.shape[k:])
+    return value
+
+
 class IndexPut(Function):
     """out = x with x[index] = value.   dx = g with 0 at index,  dvalue = g[index]"""
 
     @staticmethod
     def forward(ctx, x, value, index):
         out = x.copy() if ctx is not None else x  # ctx None: setitem's no-grad fast path
+        value_shape = np.shape(value)
+        value = _drop_leading_ones(value)
         try:
             out[index] = value
         except IndexError as e:
@@ -142,14 +156,18 @@ class IndexPut(Function):
                 f"indexed region of shape {list(target)} (tensor shape {list(x.shape)})"
             ) from None
         if ctx is not None:
-            ctx.index = index
+            ctx.index, ctx.value_shapes = index, (value_shape, np.shape(value))
         return out
 
     @staticmethod
     def backward(ctx, g):
         gx = g.copy()
         gx[ctx.index] = 0
-        return gx, g[ctx.index], None
+        gv = g[ctx.index]
+        shape, dropped = ctx.value_shapes
+        if shape != dropped:  # sum over the broadcast, then put the leading 1s back
+            gv = unbroadcast(gv, dropped).reshape(shape)
+        return gx, gv, None
 
 
 def setitem(input: Tensor, index, value) -> None:
@@ -183,16 +201,13 @@ def index_put_(input: Tensor, indices, values, accumulate: bool = False) -> Tens
 
 
 class MaskedFill(Function):
-    """out = value where mask else x.   dx = g where ~mask,  dvalue = sum(g[mask])"""
+    """out = value where mask else x (x and mask broadcast together, as in torch).
+    dx = g where ~mask (summed over broadcast dims),  dvalue = sum(g[mask])"""
 
     @staticmethod
     def forward(ctx, x, mask, value):
+        # masked_fill_ rejects a mask wider than x when it writes the result back
         out = np.where(mask, np.asarray(value, dtype=x.dtype), x)
-        if out.shape != x.shape:
-            raise RuntimeError(
-                f"masked_fill: mask of shape {list(mask.shape)} is broadcast beyond the input's "
-                f"shape {list(x.shape)}"
-            )
         ctx.save_for_backward(mask)
         return out
 

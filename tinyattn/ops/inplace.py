@@ -99,7 +99,12 @@ def apply_inplace(t: Tensor, fn: type[Function], *args, **kwargs) -> Tensor:
         )
     result = fn.apply(t, *args, **kwargs)
     node = result._grad_fn
-    if node._saved:  # keep the pre-write values the node saved from t's memory
+    # An operand sharing t's storage (``y.mul_(y)``, ``y[0].mul_(y[1])``) that the node saved
+    # is at an old version after the write: backward must fail the version check, as in
+    # torch. Otherwise the only saved array aliasing t is t's own pre-write value (torch
+    # keeps a copy of it where the formula needs it), so it is copied.
+    other_aliases = any(isinstance(a, Tensor) and a._version is t._version for a in args)
+    if node._saved and not other_aliases:  # keep the pre-write values saved from t's memory
         node._saved = tuple(
             a.copy() if isinstance(a, np.ndarray) and np.shares_memory(a, t._data) else a
             for a in node._saved

@@ -46,7 +46,8 @@ def _as_view(out: Tensor, input: Tensor, shares: bool = False) -> Tensor:
     in-place op changes the base later, the view's ``grad_fn`` is re-derived
     from the base's new one (see ``inplace.refresh_view``), as in torch.
     """
-    if out._data.size and (shares or np.may_share_memory(out._data, input._data)):
+    # an empty view shares no memory, yet it is still a view (in-place rules apply to it)
+    if shares or (out._data.size and np.may_share_memory(out._data, input._data)):
         out._base = input._base if input._base is not None else input
         out._version = input._version
         out._view_version = input._version.value
