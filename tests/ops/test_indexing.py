@@ -424,3 +424,22 @@ def test_setitem_value_with_leading_size_one_dims():
 
     x = np.array([[0.5, -0.3], [0.2, 0.9]])
     check_op(f, x, np.array([[0.7]]))
+
+
+@pytest.mark.parametrize("index", ["0, :, t", "0, None, t", "0, ..., t", "t, :, 0", ":, 0, t"])
+def test_ints_with_tensor_indices_select_first(index):
+    """torch applies ints as select before tensor indices: x[0, :, t] of (3, 4, 5) is (4, 2);
+    NumPy moved the advanced dims to the front, (2, 4)."""
+
+    def get(T, x):
+        return eval(f"x[{index}]", {"x": x, "t": T.tensor([2, 0])})
+
+    def put(T, x, v):
+        ns = {"y": x * 1, "t": T.tensor([2, 0]), "v": v}
+        region = eval(f"y[{index}]", ns)
+        ns["v"] = v[: region.numel()].reshape(region.shape)
+        exec(f"y[{index}] = v", ns)
+        return ns["y"]
+
+    check_op(get, rand(3, 4, 5, seed=9))
+    check_op(put, rand(3, 4, 5, seed=9), rand(40, seed=10))

@@ -256,3 +256,37 @@ def test_div_saves_its_inputs_not_its_output():
         y.add_(1.0)
         with pytest.raises(RuntimeError, match="modified by an inplace operation"):
             q.sum().backward()
+
+
+@pytest.mark.parametrize(
+    "code, raises",
+    [
+        ("y.add_(y.mT)", True),
+        ("y.add_(y[0])", True),
+        ("y.mul_(y[0, 0])", True),
+        ("y.add_(y)", False),
+        ("y[0].add_(y[1])", False),
+        ("y[:, :1].add_(y[:, 1:2])", False),
+    ],
+)
+def test_partially_overlapping_operand(code, raises):
+    """As torch: an operand that partly overlaps the written tensor is refused."""
+    for lib in (torch, tinyattn):
+        ns = {"y": lib.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=lib.float64, requires_grad=True) * 1}
+        if raises:
+            with pytest.raises(RuntimeError, match="refer to a single memory location"):
+                exec(code, ns)
+        else:
+            exec(code, ns)
+
+
+def test_inplace_on_an_empty_view():
+    """An empty view of a non-leaf (even an expanded one) takes an in-place op, as in torch."""
+
+    def f(T, x):
+        y = x * 1
+        y[0].mul_(2.0)
+        return y
+
+    check_op(f, rand(1, 2, 0, seed=11))
+    tinyattn.zeros(1, 0).expand(3, 0).add_(1.0)  # read-only memory, but nothing to write

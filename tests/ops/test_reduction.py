@@ -248,3 +248,7 @@ def test_logsumexp_of_an_empty_dim_is_minus_inf():
     x = tinyattn.zeros(3, 0, requires_grad=True)
     x.logsumexp(dim=1).sum().backward()
     assert x.grad.shape == (3, 0)
+
+
+def test_prod_takes_dim_0_of_a_0d_tensor():
+    check_op(lambda T, x: x.prod(dim=0, keepdim=True), np.array(0.7))

@@ -191,8 +191,8 @@ class Pow(Function):
         if rt.kind in "iu" and np.any(np.asarray(b) < 0):
             raise RuntimeError("pow: integers to negative integer powers are not allowed")
         out = _checked("pow", a, b, np.power)
-        if ctx.needs_input_grad:
-            ctx.save_for_backward(a, b, out)
+        if ctx.needs_input_grad:  # out only for db, as torch (x ** 2 then writing into it is fine)
+            ctx.save_for_backward(a, b, out if ctx.needs_input_grad[1] else None)
         return out
 
     @staticmethod
@@ -322,11 +322,11 @@ class Maximum(Function):
     @staticmethod
     def backward(ctx, g):
         a, b = ctx.saved_tensors
-        first = (a > b) if ctx.pick_max else (a < b)
-        tie = a == b
-        wa = first + 0.5 * tie
-        wb = (~first & ~tie) + 0.5 * tie
-        return (g * wa).astype(g.dtype), (g * wb).astype(g.dtype)
+        # torch's formula, with where (not g * mask): a nan/inf g must not leak to the loser
+        lose_a, lose_b = (a < b, a > b) if ctx.pick_max else (a > b, a < b)
+        shared = np.where(a == b, g / 2, g)
+        zero = np.zeros((), dtype=g.dtype)
+        return np.where(lose_a, zero, shared), np.where(lose_b, zero, shared)
 
 
 @gradient_doc(Where)

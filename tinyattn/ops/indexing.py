@@ -115,6 +115,28 @@ class Index(Function):
         return out, None
 
 
+def _split_ints(idx: tuple):
+    """An advanced index with ints, as (basic index, advanced index) applied one after the other.
+
+    torch applies ints as ``select`` before the tensor indices; NumPy counts an int as an
+    advanced index, which moves the result dims when it is apart from the arrays:
+    ``x[0, :, t]`` of x (3, 4, 5) is (4, 2) in torch, (2, 4) in NumPy. None for no ints.
+    """
+    if not any(type(i) is int or isinstance(i, np.integer) for i in idx):
+        return None
+    first, second = [], []
+    for item in idx:
+        if isinstance(item, np.ndarray):
+            first.extend([slice(None)] * (item.ndim if item.dtype == np.bool_ else 1))
+            second.append(item)
+        elif isinstance(item, (int, np.integer)) and not isinstance(item, bool):
+            first.append(item)  # the dim is gone after the first step
+        else:  # slice, None, Ellipsis, bool
+            first.append(item)
+            second.append(Ellipsis if item is Ellipsis else slice(None))
+    return tuple(first), tuple(second)
+
+
 @gradient_doc(Index)
 def getitem(input: Tensor, index) -> Tensor:
     """``input[index]``: ints, slices (positive steps), None, Ellipsis, int/bool tensors or lists."""
@@ -123,6 +145,9 @@ def getitem(input: Tensor, index) -> Tensor:
         if Ellipsis not in idx:  # NumPy returns a scalar copy for x[i, j]; x[i, j, ...] is a view
             idx = idx + (Ellipsis,)
         return _as_view(Index.apply(input, idx), input, shares=True)
+    split = _split_ints(idx)
+    if split is not None:
+        return Index.apply(getitem(input, split[0]), split[1])
     return Index.apply(input, idx)
 
 
@@ -173,6 +198,10 @@ class IndexPut(Function):
 def setitem(input: Tensor, index, value) -> None:
     """``input[index] = value`` in place (value: a number or a broadcastable tensor)."""
     idx = _convert_index(index, input.shape, "setitem")
+    split = None if _is_basic(idx) else _split_ints(idx)
+    if split is not None:  # ints first, as torch (see _split_ints): write through that view
+        setitem(getitem(input, split[0]), split[1], value)
+        return
     if isinstance(value, (list, tuple)):
         value = Tensor._make(np.asarray(value, dtype=input._data.dtype))
     elif isinstance(value, np.ndarray):

@@ -433,6 +433,8 @@ def prod(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tenso
     if dtype is not None:
         input = input.to(dtype)
     axis = None if dim is None else normalize_dim(dim, input.ndim, "prod")
+    if input.ndim == 0:  # dim 0 / -1 of a 0-d tensor: the product of its one element
+        axis = None
     return Prod.apply(input, axis, keepdim)
 
 
