@@ -308,3 +308,32 @@ def test_python_scalar_keeps_tensor_dtype(value, name):
     x = tinyattn.ones(2, dtype=getattr(tinyattn, name))
     for y in (x + value, value - x, x * value, x / (abs(value) + 1), x**2.0):
         assert y.dtype.name == name
+
+
+# -- found by tests/test_differential.py ----------------------------------------------------
+
+
+@pytest.mark.parametrize("op", ["relu", "maximum", "minimum"])
+def test_a_nan_gradient_does_not_leak_to_the_unselected_side(op):
+    """torch uses where, not g * mask: var() of one element has a nan gradient, and the
+    relu'd-away / losing input still gets exactly 0 (tinyattn gave nan * 0 = nan)."""
+    grads = {}
+    for lib in (torch, tinyattn):
+        x = lib.tensor([-1.3], dtype=lib.float64, requires_grad=True)
+        w = lib.tensor([0.4], dtype=lib.float64, requires_grad=True)
+        y = {"relu": x.relu(), "maximum": lib.maximum(w, x), "minimum": lib.minimum(w, -x)}[op]
+        y.var().backward()
+        grads[lib.__name__] = x.grad.numpy()
+    np.testing.assert_array_equal(grads["tinyattn"], grads["torch"])
+    assert grads["tinyattn"][0] == 0.0
+
+
+def test_pow_by_a_number_does_not_save_its_output():
+    """x ** 2 then writing into the result is fine in torch (PowBackward0 saves only x)."""
+
+    def f(T, x):
+        y = x**2
+        y[0].mul_(2.0)
+        return y
+
+    check_op(f, rand(2, 2, seed=8))

@@ -261,8 +261,8 @@ def test_masked_fill_errors():
         x.masked_fill(tinyattn.ones(2, 3), 1.0)
     with pytest.raises(RuntimeError, match=r"mask of shape \[4\] is not broadcastable.*\[2, 3\]"):
         x.masked_fill(tinyattn.ones(4).bool(), 1.0)
-    with pytest.raises(RuntimeError, match="broadcast beyond the input"):
-        x.masked_fill(tinyattn.ones(2, 2, 3).bool(), 1.0)
+    with pytest.raises(RuntimeError, match=r"doesn't match the broadcast shape \[2, 2, 3\]"):
+        x.masked_fill_(tinyattn.ones(2, 2, 3).bool(), 1.0)
     with pytest.raises(RuntimeError, match="0-dimensional value tensor"):
         x.masked_fill(tinyattn.ones(2, 3).bool(), tinyattn.ones(2))
 
@@ -396,3 +396,50 @@ def test_index_select_fill_add_errors():
         x.index_fill(2, tinyattn.tensor([0]), 1.0)
     with pytest.raises(IndexError, match=r"index_add_\(\): index out of range"):
         x.index_add_(0, tinyattn.tensor([-1]), tinyattn.ones(1, 4))
+
+
+# -- found by tests/test_differential.py ----------------------------------------------------
+
+
+def test_masked_fill_broadcasts_input_to_a_wider_mask():
+    """As torch: out-of-place masked_fill broadcasts input and mask; masked_fill_ can't grow."""
+
+    def f(T, x):
+        mask = T.tensor([[True, False, True], [False, False, True]])
+        return x.masked_fill(mask, -1.0)
+
+    check_op(f, rand(3, seed=4))
+    with pytest.raises(RuntimeError, match=r"output with shape \[3\].*broadcast shape \[2, 3\]"):
+        (tinyattn.ones(3, requires_grad=True) * 1).masked_fill_(tinyattn.ones(2, 3).bool(), 0.0)
+
+
+def test_setitem_value_with_leading_size_one_dims():
+    """torch drops leading 1s of the value (x[mask] = v of shape (1, n)); NumPy raised."""
+
+    def f(T, x, v):
+        y = x * 1
+        y[y > 0] = v
+        y[T.tensor([0])] = v[..., :1]
+        return y
+
+    x = np.array([[0.5, -0.3], [0.2, 0.9]])
+    check_op(f, x, np.array([[0.7]]))
+
+
+@pytest.mark.parametrize("index", ["0, :, t", "0, None, t", "0, ..., t", "t, :, 0", ":, 0, t"])
+def test_ints_with_tensor_indices_select_first(index):
+    """torch applies ints as select before tensor indices: x[0, :, t] of (3, 4, 5) is (4, 2);
+    NumPy moved the advanced dims to the front, (2, 4)."""
+
+    def get(T, x):
+        return eval(f"x[{index}]", {"x": x, "t": T.tensor([2, 0])})
+
+    def put(T, x, v):
+        ns = {"y": x * 1, "t": T.tensor([2, 0]), "v": v}
+        region = eval(f"y[{index}]", ns)
+        ns["v"] = v[: region.numel()].reshape(region.shape)
+        exec(f"y[{index}] = v", ns)
+        return ns["y"]
+
+    check_op(get, rand(3, 4, 5, seed=9))
+    check_op(put, rand(3, 4, 5, seed=9), rand(40, seed=10))

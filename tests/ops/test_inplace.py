@@ -203,3 +203,90 @@ def test_optimizer_style_update_then_view_backward():
         p.sub_(0.5)  # a parameter update; the old view is stale but still a view of p
     (row * 3).sum().backward()
     np.testing.assert_array_equal(p.grad.numpy(), [[0, 0, 0], [3, 3, 3]])
+
+
+# -- found by tests/test_differential.py ----------------------------------------------------
+
+
+def test_inplace_on_an_empty_view_of_a_leaf_raises():
+    """An empty slice is still a view: torch refuses to write through it into a grad leaf."""
+    x = tinyattn.ones(1, 1, requires_grad=True)
+    with pytest.raises(RuntimeError, match="view of a leaf Variable"):
+        x[..., 1:].mul_(2.0)
+
+
+@pytest.mark.parametrize("code", ["y.mul_(y)", "y[0].mul_(y[1])", "y.div_(y)"])
+def test_inplace_with_an_operand_sharing_storage_fails_backward(code):
+    """The saved operand is at an old version after the write: backward raises, as in torch."""
+    for lib in (torch, tinyattn):
+        x = lib.tensor([0.5, 1.5], dtype=lib.float64, requires_grad=True)
+        y = x * 1
+        exec(code)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            y.sum().backward()
+
+
+@pytest.mark.parametrize("code", ["y.add_(y)", "y[0].add_(y[1])", "y.mul_(2.0)"])
+def test_inplace_with_an_operand_sharing_storage_that_is_not_saved(code):
+    def f(T, x):
+        y = x * 1
+        exec(code)
+        return y
+
+    check_op(f, rand(2, seed=5))
+
+
+def test_div_saves_its_inputs_not_its_output():
+    """Writing into ``a / b`` (or into b of ``2 / b``) is fine in torch; Div saved its output."""
+
+    def f(T, x, w):
+        q = x / w
+        q.add_(1.0)  # q was saved: backward raised
+        y = w * 1
+        r = 2.5 / y
+        y.mul_(3.0)  # torch's 2.5 / y saves only 1 / y
+        return q * r
+
+    check_op(f, rand(3, seed=6), rand(3, seed=7) + 2.0)
+
+    for lib in (torch, tinyattn):  # x / y needs y (and x for dy): those writes still fail
+        x = lib.tensor([0.5, 1.5], dtype=lib.float64, requires_grad=True)
+        y = x * 1
+        q = 2.0 * x / y
+        y.add_(1.0)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            q.sum().backward()
+
+
+@pytest.mark.parametrize(
+    "code, raises",
+    [
+        ("y.add_(y.mT)", True),
+        ("y.add_(y[0])", True),
+        ("y.mul_(y[0, 0])", True),
+        ("y.add_(y)", False),
+        ("y[0].add_(y[1])", False),
+        ("y[:, :1].add_(y[:, 1:2])", False),
+    ],
+)
+def test_partially_overlapping_operand(code, raises):
+    """As torch: an operand that partly overlaps the written tensor is refused."""
+    for lib in (torch, tinyattn):
+        ns = {"y": lib.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=lib.float64, requires_grad=True) * 1}
+        if raises:
+            with pytest.raises(RuntimeError, match="refer to a single memory location"):
+                exec(code, ns)
+        else:
+            exec(code, ns)
+
+
+def test_inplace_on_an_empty_view():
+    """An empty view of a non-leaf (even an expanded one) takes an in-place op, as in torch."""
+
+    def f(T, x):
+        y = x * 1
+        y[0].mul_(2.0)
+        return y
+
+    check_op(f, rand(1, 2, 0, seed=11))
+    tinyattn.zeros(1, 0).expand(3, 0).add_(1.0)  # read-only memory, but nothing to write

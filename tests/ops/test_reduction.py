@@ -223,3 +223,32 @@ def test_bad_dims_raise_clear_errors():
         tinyattn.tensor([1, 2]).mean()
     with pytest.raises(TypeError, match="dim must be an int"):
         x.cumsum(dim="a")
+
+
+# -- found by tests/test_differential.py ----------------------------------------------------
+
+
+@pytest.mark.parametrize("op", ["sum", "mean", "amax", "logsumexp", "norm", "var", "cumsum"])
+def test_reductions_take_dim_0_of_a_0d_tensor(op):
+    """torch accepts dim 0 / -1 of a 0-d tensor; tinyattn's NumPy axis 0 raised AxisError."""
+
+    def f(T, x):
+        if op == "cumsum":
+            return x.cumsum(0)  # was shape (1,): must stay 0-d
+        if op == "var":
+            return x.var(dim=-1, correction=0)
+        return getattr(x, op)(dim=0)
+
+    check_op(f, np.array(0.7))
+
+
+def test_logsumexp_of_an_empty_dim_is_minus_inf():
+    out = tinyattn.zeros(2, 0).logsumexp(dim=1)  # was: ValueError from np.max
+    assert out.shape == (2,) and np.all(np.isneginf(out.numpy()))
+    x = tinyattn.zeros(3, 0, requires_grad=True)
+    x.logsumexp(dim=1).sum().backward()
+    assert x.grad.shape == (3, 0)
+
+
+def test_prod_takes_dim_0_of_a_0d_tensor():
+    check_op(lambda T, x: x.prod(dim=0, keepdim=True), np.array(0.7))

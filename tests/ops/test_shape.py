@@ -375,3 +375,17 @@ def test_roll_errors_and_cat_legacy_empty():
     with pytest.raises(IndexError, match=r"roll\(\): dimension out of range"):
         x.roll(1, 2)
     check_op(lambda T, x: T.cat([x, T.tensor([], dtype=x.dtype), x]), rand(2, 3, seed=16))
+
+
+# -- found by tests/test_differential.py ----------------------------------------------------
+
+
+def test_movedim_of_a_0d_tensor():
+    check_op(lambda T, x: x.movedim(0, -1) * 2, np.array(0.7))
+
+
+def test_reshape_of_an_empty_contiguous_tensor_is_a_view():
+    """torch: a view, so writing through it into a grad leaf is refused; was a silent copy."""
+    x = tinyattn.zeros(0, requires_grad=True)
+    with pytest.raises(RuntimeError, match="view of a leaf Variable"):
+        x.reshape(-1)[1:].mul_(2.0)

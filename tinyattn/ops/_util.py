@@ -30,6 +30,10 @@ def normalize_dims(dim, ndim: int, op: str) -> tuple[int, ...] | None:
     """``dim`` (None, int, or a sequence of ints) as a sorted tuple of axes, or None (all)."""
     if dim is None:
         return None
+    if ndim == 0:  # a 0-d tensor takes dim 0 / -1 (torch); reducing over it = over "all"
+        for d in [dim] if isinstance(dim, (int, np.integer)) else dim:
+            normalize_dim(d, ndim, op)
+        return None
     if isinstance(dim, (int, np.integer)):
         return (normalize_dim(dim, ndim, op),)
     dims = tuple(normalize_dim(d, ndim, op) for d in dim)

@@ -131,7 +131,7 @@ class Mul(Function):
 
 
 class Div(Function):
-    """out = a / b (true division).   da = g / b,  db = -g * a / b**2 = -g * out / b"""
+    """out = a / b (true division).   da = g / b,  db = -g * a / b**2"""
 
     @staticmethod
     def forward(ctx, a, b, rounding_mode=None):
@@ -158,17 +158,27 @@ class Div(Function):
                 elif rounding_mode == "trunc":
                     out = np.trunc(out)
         ctx.rounding = rounding_mode is not None
-        if ctx.needs_input_grad:
-            ctx.save_for_backward(b, out)
+        if ctx.needs_input_grad and not ctx.rounding:
+            # What torch saves, so in-place writes fail backward exactly when torch's do: the
+            # inputs (never the output), and for number / tensor only 1/b, a private array.
+            ctx.number_over_tensor = not isinstance(a, np.ndarray)
+            if ctx.number_over_tensor and ctx.needs_input_grad[1]:
+                with np.errstate(divide="ignore"):
+                    ctx.save_for_backward(np.reciprocal(b), a)
+            else:
+                ctx.save_for_backward(b, a if ctx.needs_input_grad[1] else None)
         return out
 
     @staticmethod
     def backward(ctx, g):
-        b, out = ctx.saved_tensors
         if ctx.rounding:
             return np.zeros_like(g), np.zeros_like(g)
+        if ctx.number_over_tensor and ctx.needs_input_grad[1]:
+            r, a = ctx.saved_tensors
+            return None, -g * a * r * r
+        b, a = ctx.saved_tensors
         da = g / b if ctx.needs_input_grad[0] else None
-        db = -g * out / b if ctx.needs_input_grad[1] else None
+        db = -g * a / (b * b) if ctx.needs_input_grad[1] else None
         return da, db
 
 
@@ -181,8 +191,8 @@ class Pow(Function):
         if rt.kind in "iu" and np.any(np.asarray(b) < 0):
             raise RuntimeError("pow: integers to negative integer powers are not allowed")
         out = _checked("pow", a, b, np.power)
-        if ctx.needs_input_grad:
-            ctx.save_for_backward(a, b, out)
+        if ctx.needs_input_grad:  # out only for db, as torch (x ** 2 then writing into it is fine)
+            ctx.save_for_backward(a, b, out if ctx.needs_input_grad[1] else None)
         return out
 
     @staticmethod
@@ -312,11 +322,11 @@ class Maximum(Function):
     @staticmethod
     def backward(ctx, g):
         a, b = ctx.saved_tensors
-        first = (a > b) if ctx.pick_max else (a < b)
-        tie = a == b
-        wa = first + 0.5 * tie
-        wb = (~first & ~tie) + 0.5 * tie
-        return (g * wa).astype(g.dtype), (g * wb).astype(g.dtype)
+        # torch's formula, with where (not g * mask): a nan/inf g must not leak to the loser
+        lose_a, lose_b = (a < b, a > b) if ctx.pick_max else (a > b, a < b)
+        shared = np.where(a == b, g / 2, g)
+        zero = np.zeros((), dtype=g.dtype)
+        return np.where(lose_a, zero, shared), np.where(lose_b, zero, shared)
 
 
 @gradient_doc(Where)

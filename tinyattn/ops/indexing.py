@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..autograd.engine import unbroadcast
 from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import Tensor
@@ -114,6 +115,28 @@ class Index(Function):
         return out, None
 
 
+def _split_ints(idx: tuple):
+    """An advanced index with ints, as (basic index, advanced index) applied one after the other.
+
+    torch applies ints as ``select`` before the tensor indices; NumPy counts an int as an
+    advanced index, which moves the result dims when it is apart from the arrays:
+    ``x[0, :, t]`` of x (3, 4, 5) is (4, 2) in torch, (2, 4) in NumPy. None for no ints.
+    """
+    if not any(type(i) is int or isinstance(i, np.integer) for i in idx):
+        return None
+    first, second = [], []
+    for item in idx:
+        if isinstance(item, np.ndarray):
+            first.extend([slice(None)] * (item.ndim if item.dtype == np.bool_ else 1))
+            second.append(item)
+        elif isinstance(item, (int, np.integer)) and not isinstance(item, bool):
+            first.append(item)  # the dim is gone after the first step
+        else:  # slice, None, Ellipsis, bool
+            first.append(item)
+            second.append(Ellipsis if item is Ellipsis else slice(None))
+    return tuple(first), tuple(second)
+
+
 @gradient_doc(Index)
 def getitem(input: Tensor, index) -> Tensor:
     """``input[index]``: ints, slices (positive steps), None, Ellipsis, int/bool tensors or lists."""
@@ -122,7 +145,21 @@ def getitem(input: Tensor, index) -> Tensor:
         if Ellipsis not in idx:  # NumPy returns a scalar copy for x[i, j]; x[i, j, ...] is a view
             idx = idx + (Ellipsis,)
         return _as_view(Index.apply(input, idx), input, shares=True)
+    split = _split_ints(idx)
+    if split is not None:
+        return Index.apply(getitem(input, split[0]), split[1])
     return Index.apply(input, idx)
+
+
+def _drop_leading_ones(value):
+    """``value`` without leading size-1 dims: torch lets ``x[mask] = v`` take v of shape
+    (1, n) for an indexed region of shape (n,), NumPy only does so for basic indices."""
+    if isinstance(value, np.ndarray) and value.ndim and value.shape[0] == 1:
+        k = 0
+        while k < value.ndim and value.shape[k] == 1:
+            k += 1
+        return value.reshape(value.shape[k:])
+    return value
 
 
 class IndexPut(Function):
@@ -131,6 +168,8 @@ class IndexPut(Function):
     @staticmethod
     def forward(ctx, x, value, index):
         out = x.copy() if ctx is not None else x  # ctx None: setitem's no-grad fast path
+        value_shape = np.shape(value)
+        value = _drop_leading_ones(value)
         try:
             out[index] = value
         except IndexError as e:
@@ -142,19 +181,27 @@ class IndexPut(Function):
                 f"indexed region of shape {list(target)} (tensor shape {list(x.shape)})"
             ) from None
         if ctx is not None:
-            ctx.index = index
+            ctx.index, ctx.value_shapes = index, (value_shape, np.shape(value))
         return out
 
     @staticmethod
     def backward(ctx, g):
         gx = g.copy()
         gx[ctx.index] = 0
-        return gx, g[ctx.index], None
+        gv = g[ctx.index]
+        shape, dropped = ctx.value_shapes
+        if shape != dropped:  # sum over the broadcast, then put the leading 1s back
+            gv = unbroadcast(gv, dropped).reshape(shape)
+        return gx, gv, None
 
 
 def setitem(input: Tensor, index, value) -> None:
     """``input[index] = value`` in place (value: a number or a broadcastable tensor)."""
     idx = _convert_index(index, input.shape, "setitem")
+    split = None if _is_basic(idx) else _split_ints(idx)
+    if split is not None:  # ints first, as torch (see _split_ints): write through that view
+        setitem(getitem(input, split[0]), split[1], value)
+        return
     if isinstance(value, (list, tuple)):
         value = Tensor._make(np.asarray(value, dtype=input._data.dtype))
     elif isinstance(value, np.ndarray):
@@ -183,16 +230,13 @@ def index_put_(input: Tensor, indices, values, accumulate: bool = False) -> Tens
 
 
 class MaskedFill(Function):
-    """out = value where mask else x.   dx = g where ~mask,  dvalue = sum(g[mask])"""
+    """out = value where mask else x (x and mask broadcast together, as in torch).
+    dx = g where ~mask (summed over broadcast dims),  dvalue = sum(g[mask])"""
 
     @staticmethod
     def forward(ctx, x, mask, value):
+        # masked_fill_ rejects a mask wider than x when it writes the result back
         out = np.where(mask, np.asarray(value, dtype=x.dtype), x)
-        if out.shape != x.shape:
-            raise RuntimeError(
-                f"masked_fill: mask of shape {list(mask.shape)} is broadcast beyond the input's "
-                f"shape {list(x.shape)}"
-            )
         ctx.save_for_backward(mask)
         return out
 

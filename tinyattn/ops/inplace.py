@@ -68,6 +68,9 @@ def _write(t: Tensor, values: np.ndarray, op: str) -> None:
             f"{op}: output with shape {list(target.shape)} doesn't match the broadcast shape "
             f"{list(values.shape)}"
         )
+    if not target.size:  # nothing to write (an empty expanded tensor is fine, as in torch)
+        t._version.value += 1
+        return
     if not target.flags.writeable:
         raise RuntimeError(
             f"{op}: this tensor's memory is read-only (it is an expanded/broadcast view, where "
@@ -82,9 +85,46 @@ def _op_name(fn: type[Function]) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", fn.__name__).lower() + "_"
 
 
+def _dense(a: np.ndarray) -> bool:
+    """Elements fill one gap-free memory block (any dim order): torch's non-overlapping-and-dense."""
+    dims = sorted((abs(s), n) for s, n in zip(a.strides, a.shape) if n != 1)
+    expected = a.itemsize
+    for stride, n in dims:
+        if stride != expected:
+            return False
+        expected *= n
+    return True
+
+
+def check_no_partial_overlap(t: Tensor, args, op: str) -> None:
+    """torch refuses an operand that partly overlaps the written tensor (``y.add_(y.mT)``).
+
+    Like torch, only when both are dense (otherwise torch calls it too hard to tell and
+    goes ahead); the very same memory layout (``y.add_(y)``) is fine.
+    """
+    target = t._data
+    for a in args:
+        if not isinstance(a, Tensor) or not a._data.size or not target.size:
+            continue
+        other = a._data
+        same = (
+            other.__array_interface__["data"][0] == target.__array_interface__["data"][0]
+            and other.strides == target.strides
+            and other.shape == target.shape
+        )
+        if not same and _dense(other) and _dense(target) and np.shares_memory(other, target):
+            raise RuntimeError(
+                f"{op}: unsupported operation: some elements of the input tensor and the "
+                "written-to tensor refer to a single memory location. Please clone() the "
+                "tensor before performing the operation."
+            )
+
+
 def apply_inplace(t: Tensor, fn: type[Function], *args, **kwargs) -> Tensor:
     op = _op_name(fn)
     check_inplace_allowed(t, op)
+    if op != "index_put_":  # setitem writes only the indexed region, not all of t
+        check_no_partial_overlap(t, args, op)
     record = is_grad_enabled() and (
         t._requires_grad or any(isinstance(a, Tensor) and a._requires_grad for a in args)
     )
@@ -99,7 +139,12 @@ def apply_inplace(t: Tensor, fn: type[Function], *args, **kwargs) -> Tensor:
         )
     result = fn.apply(t, *args, **kwargs)
     node = result._grad_fn
-    if node._saved:  # keep the pre-write values the node saved from t's memory
+    # An operand sharing t's storage (``y.mul_(y)``, ``y[0].mul_(y[1])``) that the node saved
+    # is at an old version after the write: backward must fail the version check, as in
+    # torch. Otherwise the only saved array aliasing t is t's own pre-write value (torch
+    # keeps a copy of it where the formula needs it), so it is copied.
+    other_aliases = any(isinstance(a, Tensor) and a._version is t._version for a in args)
+    if node._saved and not other_aliases:  # keep the pre-write values saved from t's memory
         node._saved = tuple(
             a.copy() if isinstance(a, np.ndarray) and np.shares_memory(a, t._data) else a
             for a in node._saved
@@ -215,7 +260,9 @@ class ViewOfBase(Node):
 
 def _rebind_base(view: Tensor, base: Tensor, op_node: Node) -> None:
     geometry = _ViewGeometry(view._data, base._data)
-    if any(s == 0 for s, n in zip(view._data.strides, view._data.shape) if n > 1):
+    if view._data.size and any(  # (NumPy may give an empty array 0 strides)
+        s == 0 for s, n in zip(view._data.strides, view._data.shape) if n > 1
+    ):
         raise RuntimeError(
             "unsupported operation: more than one element of the written-to tensor refers to a "
             "single memory location. Please clone() the tensor before performing the operation."

@@ -322,7 +322,7 @@ class LogSumExp(Function):
 
     @staticmethod
     def forward(ctx, x, axes, keepdim):
-        m = np.max(x, axis=axes, keepdims=True)
+        m = np.max(x, axis=axes, keepdims=True, initial=-np.inf)  # empty: -inf, as torch
         m = np.where(np.isfinite(m), m, 0)
         with np.errstate(divide="ignore"):
             out = np.log(np.sum(np.exp(x - m), axis=axes, keepdims=True)) + m
@@ -433,6 +433,8 @@ def prod(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tenso
     if dtype is not None:
         input = input.to(dtype)
     axis = None if dim is None else normalize_dim(dim, input.ndim, "prod")
+    if input.ndim == 0:  # dim 0 / -1 of a 0-d tensor: the product of its one element
+        axis = None
     return Prod.apply(input, axis, keepdim)
 
 
@@ -442,10 +444,12 @@ class Cumsum(Function):
     @staticmethod
     def forward(ctx, x, dim):
         ctx.dim = dim
-        return np.cumsum(x, axis=dim, dtype=_sum_dtype(x, None))
+        return np.cumsum(x, axis=dim, dtype=_sum_dtype(x, None)).reshape(x.shape)  # 0-d stays 0-d
 
     @staticmethod
     def backward(ctx, g):
+        if g.ndim == 0:
+            return g, None
         return np.flip(np.cumsum(np.flip(g, ctx.dim), axis=ctx.dim), ctx.dim), None
 
 

@@ -128,7 +128,7 @@ class Relu(Function):
     @staticmethod
     def backward(ctx, g):
         (out,) = ctx.saved_tensors
-        return g * (out > 0)
+        return np.where(out > 0, g, np.zeros((), dtype=g.dtype))  # not g * mask: nan * 0 = nan
 
 
 class _ZeroGrad(Function):

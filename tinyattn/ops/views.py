@@ -46,7 +46,8 @@ def _as_view(out: Tensor, input: Tensor, shares: bool = False) -> Tensor:
     in-place op changes the base later, the view's ``grad_fn`` is re-derived
     from the base's new one (see ``inplace.refresh_view``), as in torch.
     """
-    if out._data.size and (shares or np.may_share_memory(out._data, input._data)):
+    # an empty view shares no memory, yet it is still a view (in-place rules apply to it)
+    if shares or (out._data.size and np.may_share_memory(out._data, input._data)):
         out._base = input._base if input._base is not None else input
         out._version = input._version
         out._view_version = input._version.value
@@ -110,7 +111,8 @@ def view(input: Tensor, *shape) -> Tensor:
 def reshape(input: Tensor, *shape) -> Tensor:
     """A tensor with a new shape: a view when possible, else a copy."""
     shape = _infer_shape(shape_args(shape, "reshape"), input._data.size, "reshape")
-    return _as_view(Reshape.apply(input, shape, False), input)
+    # a contiguous input always gives a view (also when empty, where memory can't tell)
+    return _as_view(Reshape.apply(input, shape, False), input, input._data.flags.c_contiguous)
 
 
 @gradient_doc(Reshape)
@@ -228,6 +230,8 @@ def movedim(input: Tensor, source, destination) -> Tensor:
     perm = list(range(input.ndim))
     src = [normalize_dim(s, input.ndim, "movedim") for s in src]
     dst = [normalize_dim(d, input.ndim, "movedim") for d in dst]
+    if input.ndim == 0:  # dims 0 / -1 of a 0-d tensor: nothing moves
+        return permute(input)
     rest = [d for d in perm if d not in src]
     result = [None] * input.ndim
     for s, d in zip(src, dst):
