@@ -41,9 +41,8 @@ if ARGS is not None:
     for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ[_var] = str(ARGS.threads)
 
+import tinyattn  # noqa: E402, I001  (before numpy: it sets OpenBLAS's thread spin timeout)
 import numpy as np  # noqa: E402
-
-import tinyattn  # noqa: E402
 
 N_OPS = 1000
 

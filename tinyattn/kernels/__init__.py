@@ -21,8 +21,9 @@ Materialised path (nn.MultiheadAttention with need_weights=True)
 ``attention_scores`` / ``attention_scores_backward``, ``softmax_rows`` /
 ``softmax_rows_backward``, ``attention_dropout`` / ``attention_dropout_backward``,
 ``weighted_sum`` / ``weighted_sum_backward``. Chained they give the same numbers
-as the fused path (same dropout mask for the same seed). They are NumPy in every
-backend: the work is batched matmul, which NumPy already hands to BLAS.
+as the fused path (same dropout mask for the same seed). The row softmax and its
+backward are numba kernels parallel over rows (NumPy with ``TINYATTN_KERNELS=numpy``);
+the rest is batched matmul, handed to BLAS.
 
 Options
 -------
@@ -228,14 +229,31 @@ def attention_scores_backward(
 
 def softmax_rows(scores: np.ndarray) -> np.ndarray:
     """Row softmax over the keys; rows that are entirely -inf give 0, not NaN."""
-    return reference.softmax_rows(check_float_array("scores", scores, "(B, Hq, L, S)"))
+    scores = check_float_array("scores", scores, "(B, Hq, L, S)")
+    if backend() == "numpy" or scores.size == 0:
+        return reference.softmax_rows(scores)
+    from ._numba_softmax import softmax_rows_kernel
+
+    out = np.empty_like(scores)
+    S = scores.shape[-1]
+    softmax_rows_kernel(scores.reshape(-1, S), out.reshape(-1, S))
+    return out
 
 
 def softmax_rows_backward(dweights: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """dscores = weights * (dweights - rowsum(dweights * weights))."""
     weights = check_float_array("weights", weights, "(B, Hq, L, S)")
     dweights = check_like("dweights", dweights, weights.shape, weights, "weights.shape", "weights")
-    return reference.softmax_rows_backward(dweights, weights)
+    if backend() == "numpy" or weights.size == 0:
+        return reference.softmax_rows_backward(dweights, weights)
+    from ._numba_softmax import softmax_rows_backward_kernel
+
+    out = np.empty_like(weights)
+    S = weights.shape[-1]
+    softmax_rows_backward_kernel(
+        dweights.reshape(-1, S), weights.reshape(-1, S), out.reshape(-1, S)
+    )
+    return out
 
 
 def attention_dropout(weights: np.ndarray, *, dropout_p: float = 0.0, seed: int = 0) -> np.ndarray:

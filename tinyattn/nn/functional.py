@@ -12,7 +12,7 @@ import numbers
 
 import numpy as np
 
-from .._matmul import matmul as matmul_arrays
+from .._matmul import rows
 from ..autograd.function import Function
 from ..ops.activation import log_softmax, softmax
 from ..ops.unary import relu, sigmoid, tanh
@@ -65,19 +65,24 @@ class Linear(Function):
 
     @staticmethod
     def forward(ctx, x, weight, bias):
-        y = matmul_arrays(x, weight.T)  # one GEMM over all leading dims
+        # all leading dims folded into rows: one GEMM (a copy if x is a strided view)
+        x2 = np.reshape(x, (rows(x), x.shape[-1]))
+        y = (x2 @ weight.T).reshape(x.shape[:-1] + (weight.shape[0],))
         if bias is not None:
             y = y + bias
-        ctx.save_for_backward(x, weight)
+        # Save x itself when x2 is a view of it (so in-place edits of x are caught);
+        # a strided x was copied into x2 already: keep that copy, not a second one later.
+        ctx.save_for_backward(x if x.flags.c_contiguous else x2, weight)
+        ctx.x_shape = x.shape
         return y
 
     @staticmethod
     def backward(ctx, g):
         x, weight = ctx.saved_tensors
         need_x, need_w, need_b = ctx.needs_input_grad
-        dx = matmul_arrays(g, weight) if need_x else None
-        g2 = g.reshape(-1, weight.shape[0])
-        dw = g2.T @ x.reshape(-1, weight.shape[1]) if need_w else None
+        g2 = np.reshape(g, (rows(g), weight.shape[0]))
+        dx = (g2 @ weight).reshape(ctx.x_shape) if need_x else None
+        dw = g2.T @ np.reshape(x, (rows(x), weight.shape[1])) if need_w else None
         db = g2.sum(axis=0) if need_b else None
         return dx, dw, db
 

@@ -158,7 +158,12 @@ class MultiheadAttention(Module):
                 )
         batched = query.ndim == 3
         if self.batch_first and batched:
-            query, key, value = (x.transpose(1, 0) for x in (query, key, value))
+            # transpose shared inputs once, so self-attention keeps query is key is value
+            # (multi_head_attention_forward then projects them with one packed GEMM)
+            q_t = query.transpose(1, 0)
+            k_t = q_t if key is query else key.transpose(1, 0)
+            v_t = k_t if value is key else q_t if value is query else value.transpose(1, 0)
+            query, key, value = q_t, k_t, v_t
         separate = not self._qkv_same_embed_dim
         out, weights = multi_head_attention_forward(
             query,
