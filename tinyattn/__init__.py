@@ -11,12 +11,13 @@ Importing compiles nothing: numba kernels are compiled on first use (and cached)
 
 import os as _os
 
-# NumPy's OpenBLAS keeps its worker threads spinning ~0.1 s after each product; the
-# numba attention kernels then share 2 cores with them and run ~1.7x slower right after
-# a projection GEMM (28 ms -> 48 ms measured). A short spin (2**10 cycles) removes that
-# and costs the GEMMs nothing. OpenBLAS reads it once, when NumPy loads: it applies when
-# tinyattn is imported before numpy (otherwise set it in the environment yourself).
-_os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "10")
+# NumPy's OpenBLAS keeps its worker threads spinning ~0.1 s (2**28 cycles) after each
+# product; the numba attention kernels then share 2 cores with them and ran ~1.7x slower
+# right after a projection GEMM (28 ms -> 48 ms measured). 2**20 cycles (~0.4 ms) still
+# keeps back-to-back small GEMMs warm (2**10 cost them ~10%) and frees the cores before a
+# kernel. OpenBLAS reads it once, when NumPy loads: it applies when tinyattn is imported
+# before numpy (otherwise set it in the environment yourself).
+_os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "20")
 
 import math as _math  # noqa: E402
 

@@ -13,6 +13,12 @@ import numpy as np
 from . import engine
 
 
+def _norm(g) -> float:
+    """The 2-norm of a gradient, without a float64 copy of it (tracing should stay cheap)."""
+    g = np.asarray(g)
+    return float(np.sqrt(abs(np.vdot(g.ravel(), g.ravel()))))
+
+
 class trace:  # noqa: N801 - used like torch's context managers
     """Context manager recording each backward node run while it is active."""
 
@@ -34,13 +40,8 @@ class trace:  # noqa: N801 - used like torch's context managers
                 "op": node.name,
                 "input_shapes": [meta[0] if meta else None for meta in node.input_meta],
                 "output_shape": tuple(out_shape),
-                "grad_output_norm": float(
-                    np.linalg.norm(np.asarray(grad_output, dtype=np.float64))
-                ),
-                "grad_input_norms": [
-                    None if g is None else float(np.linalg.norm(np.asarray(g, dtype=np.float64)))
-                    for g in input_grads
-                ],
+                "grad_output_norm": _norm(grad_output),
+                "grad_input_norms": [None if g is None else _norm(g) for g in input_grads],
                 "seconds": seconds,
             }
         )
