@@ -87,7 +87,8 @@ class NllLoss(Function):
                 gl = np.broadcast_to(g / ctx.wsum, w.shape)
         # Ignored elements get exactly 0 (torch never writes them), also when every
         # element is ignored and 'mean' makes gl = g / 0 = inf: -0 * inf would be nan.
-        picked = np.where(ctx.valid, -w * gl, np.zeros((), g.dtype))
+        with np.errstate(invalid="ignore"):
+            picked = np.where(ctx.valid, -w * gl, np.zeros((), g.dtype))
         dx = np.zeros((w.shape[0], shape[-1] if squeeze else shape[1], *w.shape[1:]), g.dtype)
         np.put_along_axis(dx, safe[:, None], picked[:, None], axis=1)
         return dx.reshape(shape), None, None, None, None

@@ -177,8 +177,9 @@ class Div(Function):
             r, a = ctx.saved_tensors
             return None, -g * a * r * r
         b, a = ctx.saved_tensors
-        da = g / b if ctx.needs_input_grad[0] else None
-        db = -g * a / (b * b) if ctx.needs_input_grad[1] else None
+        with np.errstate(divide="ignore", invalid="ignore"):  # b = 0 gives inf/nan, as torch
+            da = g / b if ctx.needs_input_grad[0] else None
+            db = -g * a / (b * b) if ctx.needs_input_grad[1] else None
         return da, db
 
 

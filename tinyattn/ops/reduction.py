@@ -127,10 +127,11 @@ class Var(Function):
     @staticmethod
     def backward(ctx, g):
         (centred,) = ctx.saved_tensors
-        with np.errstate(invalid="ignore", divide="ignore"):
+        with np.errstate(invalid="ignore", divide="ignore"):  # n <= correction: nan, as torch
             scale = 2.0 / ctx.denominator if ctx.denominator else np.inf
+            grad = _expand(g, ctx.axes, ctx.keepdim, ctx.shape) * centred * scale
         return (
-            (_expand(g, ctx.axes, ctx.keepdim, ctx.shape) * centred * scale).astype(g.dtype),
+            grad.astype(g.dtype),
             None,
             None,
             None,
