@@ -132,16 +132,7 @@ def bench_sdpa(shapes, repeats: int) -> list[dict]:
                     name: setup(q, k, v, dout)
                     for name, setup in _implementations(causal, backward).items()
                 }
-                for _ in range(3):  # warm-up: compile, first-touch, thread pools
-                    for run in runs.values():
-                        run()
-                times = {name: [] for name in runs}
-                for _ in range(repeats):
-                    for name, run in runs.items():
-                        start = time.perf_counter()
-                        run()
-                        times[name].append(time.perf_counter() - start)
-                medians = {name: 1e3 * statistics.median(t) for name, t in times.items()}
+                medians = _alternate(runs, repeats, warmup=3)
                 row = dict(
                     shape=shape,
                     causal=causal,
@@ -253,9 +244,9 @@ def _torch_missing() -> bool:
     return importlib.util.find_spec("torch") is None
 
 
-def _alternate(runs: dict, repeats: int) -> dict:
+def _alternate(runs: dict, repeats: int, warmup: int = 2) -> dict:
     """Median ms per implementation, running them in turn so noise hits all alike."""
-    for _ in range(2):  # warm-up: compile, first-touch, thread pools
+    for _ in range(warmup):  # warm-up: compile, first-touch, thread pools
         for run in runs.values():
             run()
     times = {name: [] for name in runs}
