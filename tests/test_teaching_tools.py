@@ -77,3 +77,10 @@ def test_attention_map_shades_by_weight(capsys):
         tinyattn.viz.attention_map(np.ones(3))
     with pytest.raises(ValueError, match="labels"):
         tinyattn.viz.attention_map(w, ["a"], ["b", "c"], show=False)
+
+
+def test_attention_map_writes_a_figure_with_matplotlib(tmp_path):
+    pytest.importorskip("matplotlib", reason="the figure needs the viz extra (matplotlib)")
+    path = tmp_path / "map.png"
+    tinyattn.viz.attention_map(np.eye(3), show=False, path=str(path), title="eye")
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.stat().st_size > 1000
