@@ -79,8 +79,16 @@ def _convert_index(index, shape, op: str = "index"):
     return tuple(out)
 
 
-def _index_error(err: IndexError, shape, op: str) -> IndexError:
-    return IndexError(f"{op}: {err} (tensor shape {list(shape)})")
+def _index_error(err: IndexError, shape, index: tuple, op: str) -> IndexError:
+    """NumPy's indexing error in torch's words (dimension, tensors, mask shape) plus the shape."""
+    msg = str(err)
+    if "boolean index did not match" in msg:
+        masks = [list(i.shape) for i in index if isinstance(i, np.ndarray) and i.dtype == np.bool_]
+        msg = (
+            f"the shape of the mask {', '.join(map(str, masks))} does not match the indexed tensor"
+        )
+    msg = msg.replace("for axis", "for dimension").replace("indexing arrays", "indexing tensors")
+    return IndexError(f"{op}: {msg} (tensor shape {list(shape)})")
 
 
 def _is_basic(index: tuple) -> bool:
@@ -102,7 +110,7 @@ class Index(Function):
         try:
             out = x[index]
         except IndexError as e:
-            raise _index_error(e, x.shape, "index") from None
+            raise _index_error(e, x.shape, index, "index") from None
         return out
 
     @staticmethod
@@ -173,7 +181,7 @@ class IndexPut(Function):
         try:
             out[index] = value
         except IndexError as e:
-            raise _index_error(e, x.shape, "index_put") from None
+            raise _index_error(e, x.shape, index, "index_put") from None
         except ValueError:
             target = np.empty(x.shape, dtype=np.bool_)[index].shape
             raise ValueError(

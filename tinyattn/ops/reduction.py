@@ -149,9 +149,13 @@ def var(
     input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None
 ) -> Tensor:
     """Variance over ``dim`` (Bessel-corrected by default, as in torch)."""
+    return _var(input, dim, unbiased, keepdim, correction, "var")
+
+
+def _var(input, dim, unbiased, keepdim, correction, op: str) -> Tensor:
     if isinstance(unbiased, bool) is False and unbiased is not None and dim is None:
         dim, unbiased = unbiased, None
-    axes = normalize_dims(dim, input.ndim, "var")
+    axes = normalize_dims(dim, input.ndim, op)
     return Var.apply(to_float_tensor(input), axes, keepdim, _correction(unbiased, correction))
 
 
@@ -166,17 +170,20 @@ def std(
     """
     from .unary import sqrt
 
-    return sqrt(var(input, dim, unbiased, keepdim, correction=correction))
+    return sqrt(_var(input, dim, unbiased, keepdim, correction, "std"))
 
 
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """``(var(input, ...), mean(input, ...))``. Gradient: the sum of :func:`var`'s and :func:`mean`'s."""
-    return var(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
+    return _var(input, dim, unbiased, keepdim, correction, "var_mean"), mean(input, dim, keepdim)
 
 
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """``(std(input, ...), mean(input, ...))``. Gradient: the sum of :func:`std`'s and :func:`mean`'s."""
-    return std(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
+    from .unary import sqrt
+
+    std = sqrt(_var(input, dim, unbiased, keepdim, correction, "std_mean"))
+    return std, mean(input, dim, keepdim)
 
 
 def to_float_tensor(x: Tensor) -> Tensor:
