@@ -179,7 +179,7 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = Fal
     check_device(device)
     if dtype is None:
         dtype = dt.from_numpy_dtype(_infer_np_dtype(fill_value))
-    shape = shape_args((size,), "full")
+    shape = _sizes((size,), "full")
     return _finish(np.full(shape, fill_value, dtype=dt.to_dtype(dtype).np_dtype), requires_grad)
 
 
@@ -213,6 +213,11 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
     if step == 0:
         raise RuntimeError("arange(): step must be nonzero")
+    if (vals[1] - vals[0]) * vals[2] < 0:
+        raise RuntimeError(
+            f"arange(): upper bound and lower bound inconsistent with step sign: "
+            f"start={vals[0]}, end={vals[1]}, step={vals[2]}"
+        )
     if dtype is None:
         floating = any(isinstance(v, float) for v in vals)
         np_dtype = dt.get_default_dtype().np_dtype if floating else np.int64
@@ -223,6 +228,8 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
 
 def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     check_device(device)
+    if steps < 0:
+        raise RuntimeError(f"linspace(): number of steps must be non-negative, got {steps}")
     return _finish(np.linspace(start, end, steps).astype(_dtype_or_default(dtype)), requires_grad)
 
 
@@ -272,6 +279,8 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
 
 def randperm(n: int, *, generator=None, dtype=None, device=None) -> Tensor:
     d = dt.to_dtype(dtype).np_dtype if dtype is not None else np.int64
+    if n < 0:
+        raise RuntimeError(f"randperm(): n must be non-negative, got {n}")
     return Tensor._make(_numpy_generator(generator).permutation(n).astype(d))
 
 

@@ -508,15 +508,29 @@ class IndexAdd(Function):
         return g, None, None, g[ctx.sel] * ctx.alpha, None
 
 
+def _check_index_add_source(input: Tensor, d: int, idx: np.ndarray, source, op: str) -> None:
+    """source must be input's shape with dim ``d`` replaced by the number of indices."""
+    expected = input.shape[:d] + (idx.size,) + input.shape[d + 1 :] if input.ndim else ()
+    got = tuple(np.shape(source._data if isinstance(source, Tensor) else source))
+    if got != expected:
+        raise RuntimeError(
+            f"{op}(): source of shape {list(got)} does not match: expected "
+            f"{list(expected)} (input shape {list(input.shape)} with dim {d} of size "
+            f"{idx.size}, the number of indices)"
+        )
+
+
 @gradient_doc(IndexAdd)
 def index_add(input: Tensor, dim: int, index, source, *, alpha=1) -> Tensor:
     """``input`` with ``alpha * source`` added at positions ``index`` along ``dim`` (repeats add up)."""
     d, idx = _select_index(input, dim, index, "index_add")
+    _check_index_add_source(input, d, idx, source, "index_add")
     return IndexAdd.apply(input, d, idx, source, alpha)
 
 
 def index_add_(input: Tensor, dim: int, index, source, *, alpha=1) -> Tensor:
     d, idx = _select_index(input, dim, index, "index_add_")
+    _check_index_add_source(input, d, idx, source, "index_add_")
     return input._apply_inplace(IndexAdd, d, idx, source, alpha)
 
 

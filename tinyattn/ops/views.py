@@ -242,8 +242,15 @@ def movedim(input: Tensor, source, destination) -> Tensor:
     src = [source] if isinstance(source, int) else list(source)
     dst = [destination] if isinstance(destination, int) else list(destination)
     perm = list(range(input.ndim))
+    if len(src) != len(dst):
+        raise RuntimeError(
+            f"movedim: source {src} and destination {dst} must have the same number of dims"
+        )
     src = [normalize_dim(s, input.ndim, "movedim") for s in src]
     dst = [normalize_dim(d, input.ndim, "movedim") for d in dst]
+    for name, dims in (("source", src), ("destination", dst)):
+        if len(set(dims)) != len(dims):
+            raise RuntimeError(f"movedim: repeated dim in {name} {dims}")
     if input.ndim == 0:  # dims 0 / -1 of a 0-d tensor: nothing moves
         return permute(input)
     rest = [d for d in perm if d not in src]
