@@ -393,5 +393,14 @@ def binary_cross_entropy_with_logits(
             f"binary_cross_entropy_with_logits: Target size ({list(target.shape)}) must be the "
             f"same as input size ({list(input.shape)})"
         )
+    for name, w in (("weight", weight), ("pos_weight", pos_weight)):
+        if w is not None:
+            try:
+                np.broadcast_shapes(tuple(w.shape), tuple(input.shape))
+            except ValueError:
+                raise ValueError(
+                    f"binary_cross_entropy_with_logits: {name} of shape {list(w.shape)} does "
+                    f"not broadcast to the input shape {list(input.shape)}"
+                ) from None
     loss = BceWithLogits.apply(input, target, weight, pos_weight)
     return _reduce(loss, reduction)
