@@ -396,6 +396,77 @@ def _tensor_cases() -> list[Case]:
     return cases
 
 
+def _second_round_cases() -> list[Case]:
+    """Found after the first table: each of these fell short before it was fixed."""
+    return [
+        Case(
+            "index_add-source-shape",
+            lambda L: _x(L, 2, 3).index_add(1, L.tensor([0, 1]), _x(L, 2, 3)),
+            rf"index_add.*{S(2, 3)}.*{S(2, 2)}",
+        ),
+        Case(
+            "index-broadcast-indices",
+            lambda L: _x(L, 3, 3)[L.tensor([0, 1]), L.tensor([0, 1, 2])],
+            rf"index.*indexing tensors.*{S(2)}.*{S(3)}",
+        ),
+        Case("sum-float-dim", lambda L: L.sum(_x(L, 2, 3), 1.5), r"sum.*dim.*1\.5"),
+        Case("unsqueeze-float-dim", lambda L: _x(L, 2).unsqueeze(0.5), r"unsqueeze.*dim.*0\.5"),
+        Case(
+            "movedim-lengths",
+            lambda L: L.movedim(_x(L, 2, 3), (0, 1), (1,)),
+            r"movedim.*\[0, 1\].*\[1\]",
+        ),
+        Case("norm-p-str", lambda L: L.norm(_x(L, 2), p="bad"), r"norm.*p.*bad"),
+        Case("argmax-empty", lambda L: L.argmax(_x(L, 0)), rf"argmax.*numel.*{S(0)}"),
+        Case("argmin-empty-dim", lambda L: L.argmin(_x(L, 0, 3), 0), rf"argmin.*dim 0.*{S(0, 3)}"),
+        Case("full-negative", lambda L: L.full((2, -1), 1.0), rf"full.*negative.*{S(2, -1)}"),
+        Case("arange-step-sign", lambda L: L.arange(5, 0, 1), r"arange.*start=5.*end=0.*step=1"),
+        Case("linspace-negative", lambda L: L.linspace(0, 1, -1), r"linspace.*-1"),
+        Case("randperm-negative", lambda L: L.randperm(-1), r"randperm.*-1"),
+        Case(
+            "bce-pos_weight-shape",
+            lambda L: L.nn.functional.binary_cross_entropy_with_logits(
+                _x(L, 2, 3), _x(L, 2, 3), pos_weight=_x(L, 4)
+            ),
+            rf"binary_cross_entropy.*pos_weight.*{S(4)}.*{S(2, 3)}",
+        ),
+        Case(
+            "bce-weight-shape",
+            lambda L: L.nn.functional.binary_cross_entropy_with_logits(
+                _x(L, 2, 3), _x(L, 2, 3), weight=_x(L, 4)
+            ),
+            rf"binary_cross_entropy.*weight.*{S(4)}.*{S(2, 3)}",
+        ),
+        Case(
+            "sdpa-scale-str",
+            lambda L: L.nn.functional.scaled_dot_product_attention(
+                _x(L, 1, 3, 2), _x(L, 1, 3, 2), _x(L, 1, 3, 2), scale="a"
+            ),
+            r"scaled_dot_product_attention.*scale.*str",
+        ),
+        Case(
+            "sdpa-mask-enlarges-scores",
+            lambda L: L.nn.functional.scaled_dot_product_attention(
+                _x(L, 1, 3, 2), _x(L, 1, 3, 2), _x(L, 1, 3, 2), attn_mask=L.zeros(1, 1, 1, 3, 3)
+            ),
+            rf"attn_mask.*{S(1, 1, 1, 3, 3)}.*{S(1, 3, 3)}",
+        ),
+        Case(
+            "sdpa-mask-enlarges-batch",
+            lambda L: L.nn.functional.scaled_dot_product_attention(
+                _x(L, 1, 3, 2), _x(L, 1, 3, 2), _x(L, 1, 3, 2), attn_mask=L.zeros(4, 3, 3)
+            ),
+            rf"attn_mask.*{S(4, 3, 3)}.*{S(1, 3, 3)}",
+        ),
+        Case(
+            "Adam-betas-length",
+            lambda L: L.optim.Adam([L.zeros(2, requires_grad=True)], betas=(0.9,)),
+            r"Adam.*betas.*\(0\.9,\)",
+        ),
+        Case("load-path-type", lambda L: L.load(3.5), r"load.*float", torch=False),
+    ]
+
+
 def _nn_cases() -> list[Case]:
     def mha(L, **kw):
         L.manual_seed(0)
@@ -992,7 +1063,13 @@ def _garbage(tmp: str) -> str:
 
 
 _TMP = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"tinyattn_bad_input_{os.getpid()}")
-CASES = _tensor_cases() + _nn_cases() + _kernel_cases() + _optim_serialization_cases(_TMP)
+CASES = (
+    _tensor_cases()
+    + _second_round_cases()
+    + _nn_cases()
+    + _kernel_cases()
+    + _optim_serialization_cases(_TMP)
+)
 
 
 def test_table_is_large_and_ids_unique():
