@@ -171,6 +171,11 @@ def save(obj: Any, f, pickle_module=None, pickle_protocol=None, **kwargs) -> Non
         An object in the tree cannot be saved; the message names its key path
         (e.g. ``obj['state'][0]['fn']``). Nothing is written.
     """
+    if not hasattr(f, "write") and not isinstance(f, (str, bytes, os.PathLike)):
+        raise TypeError(
+            f"save(): f must be a path (str or os.PathLike) or a binary file object, "
+            f"got {type(f).__name__}"
+        )
     encoder = _Encoder()
     root = encoder.encode(obj, "obj")
     index = {
@@ -266,6 +271,11 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     if hasattr(f, "read"):
         name = getattr(f, "name", "<file object>")
         return _load_zip(f, str(name))
+    if not isinstance(f, (str, bytes, os.PathLike)):
+        raise TypeError(
+            f"load(): f must be a path (str or os.PathLike) or a binary file object, "
+            f"got {type(f).__name__}"
+        )
     path = os.fspath(f)
     with open(path, "rb") as fh:
         return _load_zip(fh, path)

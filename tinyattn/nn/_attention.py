@@ -24,6 +24,7 @@ functional form of ``nn.MultiheadAttention``) is in ``_mha.py``.
 from __future__ import annotations
 
 import math
+from numbers import Real
 
 import numpy as np
 
@@ -294,6 +295,25 @@ def _broadcast_inputs(q, k, v, mask, groups):
     return q, k, v, mask
 
 
+def _check_mask_keeps_scores_shape(query, key, value, attn_mask, groups: int) -> None:
+    """The mask broadcasts into the scores (..., L, S) of q, k, v; it may not enlarge them."""
+    lead = [tuple(query.shape[:-2])]
+    for t in (key, value):  # with GQA the key/value head dim counts as the query's
+        lead.append(tuple(t.shape[:-2]) if groups == 1 else t.shape[:-3] + (query.shape[-3],))
+    try:
+        scores = np.broadcast_shapes(*lead) + (query.shape[-2], key.shape[-2])
+    except ValueError:
+        return  # q, k, v themselves do not broadcast: reported with their shapes later
+    mask_shape = tuple(attn_mask.shape)
+    if len(mask_shape) > len(scores) or any(
+        m not in (1, s) for m, s in zip(mask_shape[::-1], scores[::-1])
+    ):
+        raise ValueError(
+            f"{_SDPA}: attn_mask of shape {mask_shape} does not broadcast to the scores "
+            f"shape {scores} of query {tuple(query.shape)} and key {tuple(key.shape)}"
+        )
+
+
 # -- the public function ---------------------------------------------------------------------
 def _check_mask_dtype(mask: Tensor, op: str, polarity: str) -> None:
     if not (mask.dtype.name == "bool" or mask.dtype.is_floating_point):
@@ -369,6 +389,9 @@ def scaled_dot_product_attention(
             f"{_SDPA}: attn_mask and is_causal=True were both given; pass one of them "
             "(build the combined mask yourself if you need both)"
         )
+    for name, number in (("dropout_p", dropout_p), ("scale", scale)):
+        if number is not None and (isinstance(number, bool) or not isinstance(number, Real)):
+            raise TypeError(f"{_SDPA}: {name} must be a float, got {type(number).__name__}")
     if not 0.0 <= dropout_p <= 1.0:
         raise ValueError(f"{_SDPA}: dropout_p must be in [0, 1], got {dropout_p}")
     L, S = query.shape[-2], key.shape[-2]
@@ -399,6 +422,8 @@ def scaled_dot_product_attention(
                 f"value {tuple(value.shape)}"
             )
         groups = hq // hk
+    if attn_mask is not None:
+        _check_mask_keeps_scores_shape(query, key, value, attn_mask, groups)
     if scale is None:
         scale = 1.0 / math.sqrt(query.shape[-1])
     try:

@@ -25,6 +25,16 @@ def _check_reduction(reduction: str, op: str, allowed=_REDUCTIONS) -> None:
         raise ValueError(f"{op}: {reduction!r} is not a valid value for reduction {allowed}")
 
 
+def _check_broadcastable(input: Tensor, target: Tensor, op: str) -> None:
+    try:
+        np.broadcast_shapes(tuple(input.shape), tuple(target.shape))
+    except ValueError:
+        raise ValueError(
+            f"{op}: input of shape {list(input.shape)} and target of shape "
+            f"{list(target.shape)} are not broadcastable"
+        ) from None
+
+
 def _reduce(loss: Tensor, reduction: str) -> Tensor:
     if reduction == "mean":
         return loss.mean()
@@ -284,6 +294,7 @@ def kl_div(
             UserWarning,
             stacklevel=2,
         )
+    _check_broadcastable(input, target, "kl_div")
     loss = KlDiv.apply(input, target, bool(log_target))
     if reduction == "batchmean":
         return loss.sum() / input.shape[0] if input.ndim else loss.sum()
@@ -315,6 +326,7 @@ def mse_loss(
             UserWarning,
             stacklevel=2,
         )
+    _check_broadcastable(input, target, "mse_loss")
     diff = input - target
     loss = diff * diff
     if weight is not None:
@@ -381,5 +393,14 @@ def binary_cross_entropy_with_logits(
             f"binary_cross_entropy_with_logits: Target size ({list(target.shape)}) must be the "
             f"same as input size ({list(input.shape)})"
         )
+    for name, w in (("weight", weight), ("pos_weight", pos_weight)):
+        if w is not None:
+            try:
+                np.broadcast_shapes(tuple(w.shape), tuple(input.shape))
+            except ValueError:
+                raise ValueError(
+                    f"binary_cross_entropy_with_logits: {name} of shape {list(w.shape)} does "
+                    f"not broadcast to the input shape {list(input.shape)}"
+                ) from None
     loss = BceWithLogits.apply(input, target, weight, pos_weight)
     return _reduce(loss, reduction)

@@ -13,6 +13,8 @@ from .. import _dtype as dt
 
 def normalize_dim(dim: int, ndim: int, op: str) -> int:
     """``dim`` as a non-negative axis; IndexError naming the op and the valid range."""
+    if isinstance(dim, (float, np.floating)):  # int() would truncate 0.5 to 0 silently
+        raise TypeError(f"{op}(): dim must be an int, got float {dim}")
     try:
         dim = int(dim)
     except (TypeError, ValueError):
@@ -36,6 +38,10 @@ def normalize_dims(dim, ndim: int, op: str) -> tuple[int, ...] | None:
         return None
     if isinstance(dim, (int, np.integer)):
         return (normalize_dim(dim, ndim, op),)
+    try:
+        dim = tuple(dim)
+    except TypeError:
+        raise TypeError(f"{op}(): dim must be an int or a sequence of ints, got {dim!r}") from None
     dims = tuple(normalize_dim(d, ndim, op) for d in dim)
     if len(set(dims)) != len(dims):
         raise RuntimeError(f"{op}(): dim {tuple(dim)} appears multiple times in the list of dims")

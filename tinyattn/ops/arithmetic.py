@@ -274,7 +274,7 @@ def remainder(input, other) -> Tensor:
     a = a._data if isinstance(a, Tensor) else a
     b = b._data if isinstance(b, Tensor) else b
     a, b, _ = _promote(a, b, "remainder")
-    return Tensor._make(np.asarray(np.mod(a, b)))
+    return Tensor._make(np.asarray(_checked("remainder", a, b, np.mod)))
 
 
 @gradient_doc(Pow)
@@ -337,6 +337,10 @@ def where(condition, input=None, other=None) -> Tensor:
         from .indexing import nonzero
 
         return nonzero(condition, as_tuple=True)
+    if isinstance(condition, Tensor) and condition._data.dtype not in (np.bool_, np.uint8):
+        raise TypeError(
+            f"where(): expected condition to be a bool tensor, got dtype {condition.dtype}"
+        )
     return Where.apply(
         _operand(condition, "where"), _operand(input, "where"), _operand(other, "where")
     )

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import Tensor
+from ._util import broadcast_error
 from .arithmetic import _checked, _promote
 
 
@@ -87,8 +88,16 @@ def isfinite(input: Tensor) -> Tensor:
     return Tensor._make(np.isfinite(input._data))
 
 
+def _check_broadcast(op: str, a, b) -> None:
+    try:
+        np.broadcast_shapes(np.shape(a), np.shape(b))
+    except ValueError:
+        raise broadcast_error(op, a, b) from None
+
+
 def allclose(input: Tensor, other, rtol: float = 1e-5, atol: float = 1e-8, equal_nan=False) -> bool:
     b = other._data if isinstance(other, Tensor) else other
+    _check_broadcast("allclose", input._data, b)
     return bool(np.allclose(input._data, b, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
@@ -96,4 +105,5 @@ def isclose(
     input: Tensor, other, rtol: float = 1e-5, atol: float = 1e-8, equal_nan=False
 ) -> Tensor:
     b = other._data if isinstance(other, Tensor) else other
+    _check_broadcast("isclose", input._data, b)
     return Tensor._make(np.isclose(input._data, b, rtol=rtol, atol=atol, equal_nan=equal_nan))

@@ -139,14 +139,27 @@ def _dtype_or_default(dtype) -> np.dtype:
     return (dt.to_dtype(dtype) if dtype is not None else dt.get_default_dtype()).np_dtype
 
 
+def _sizes(size, name: str) -> tuple[int, ...]:
+    """The shape given as varargs or one sequence; RuntimeError naming ``name`` if negative."""
+    shape = shape_args(size, name)
+    if any(s < 0 for s in shape):
+        raise RuntimeError(
+            f"{name}(): trying to create tensor with negative dimension: {list(shape)}"
+        )
+    return shape
+
+
+def _random_float_dtype(dtype, name: str) -> np.dtype:
+    np_dtype = _dtype_or_default(dtype)
+    if np_dtype.kind != "f":
+        raise TypeError(f"{name}(): expected a floating point dtype, got {dt.to_dtype(dtype)}")
+    return np_dtype
+
+
 def _factory(np_fn, name):
     def fn(*size, dtype=None, device=None, requires_grad: bool = False, out=None) -> Tensor:
         check_device(device)
-        shape = shape_args(size, name)
-        if any(s < 0 for s in shape):
-            raise RuntimeError(
-                f"{name}(): trying to create tensor with negative dimension: {list(shape)}"
-            )
+        shape = _sizes(size, name)
         return _finish(np_fn(shape, dtype=_dtype_or_default(dtype)), requires_grad)
 
     fn.__name__ = name
@@ -166,7 +179,7 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = Fal
     check_device(device)
     if dtype is None:
         dtype = dt.from_numpy_dtype(_infer_np_dtype(fill_value))
-    shape = shape_args((size,), "full")
+    shape = _sizes((size,), "full")
     return _finish(np.full(shape, fill_value, dtype=dt.to_dtype(dtype).np_dtype), requires_grad)
 
 
@@ -200,6 +213,11 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
     if step == 0:
         raise RuntimeError("arange(): step must be nonzero")
+    if (vals[1] - vals[0]) * vals[2] < 0:
+        raise RuntimeError(
+            f"arange(): upper bound and lower bound inconsistent with step sign: "
+            f"start={vals[0]}, end={vals[1]}, step={vals[2]}"
+        )
     if dtype is None:
         floating = any(isinstance(v, float) for v in vals)
         np_dtype = dt.get_default_dtype().np_dtype if floating else np.int64
@@ -210,27 +228,33 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
 
 def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     check_device(device)
+    if steps < 0:
+        raise RuntimeError(f"linspace(): number of steps must be non-negative, got {steps}")
     return _finish(np.linspace(start, end, steps).astype(_dtype_or_default(dtype)), requires_grad)
 
 
 def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     check_device(device)
+    for name, size in (("n", n), ("m", m)):
+        if size is not None and size < 0:
+            raise RuntimeError(f"eye(): {name} must be greater or equal to 0, got {size}")
     return _finish(np.eye(n, m, dtype=_dtype_or_default(dtype)), requires_grad)
 
 
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Uniform samples on [0, 1)."""
     check_device(device)
-    shape = shape_args(size, "rand")
-    data = _numpy_generator(generator).random(shape).astype(_dtype_or_default(dtype))
+    shape = _sizes(size, "rand")
+    data = _numpy_generator(generator).random(shape).astype(_random_float_dtype(dtype, "rand"))
     return _finish(data, requires_grad)
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Standard normal samples."""
     check_device(device)
-    shape = shape_args(size, "randn")
-    data = _numpy_generator(generator).standard_normal(shape).astype(_dtype_or_default(dtype))
+    shape = _sizes(size, "randn")
+    np_dtype = _random_float_dtype(dtype, "randn")
+    data = _numpy_generator(generator).standard_normal(shape).astype(np_dtype)
     return _finish(data, requires_grad)
 
 
@@ -244,13 +268,19 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
             raise TypeError("randint(): missing the 'size' argument")
     if high is None:
         low, high = 0, low
-    shape = shape_args((size,), "randint")
+    shape = _sizes((size,), "randint")
+    if low >= high:
+        raise RuntimeError(
+            f"randint(): expected 'low' to be less than 'high', but got low={low} >= high={high}"
+        )
     d = dt.to_dtype(dtype).np_dtype if dtype is not None else np.int64
     return Tensor._make(_numpy_generator(generator).integers(low, high, shape).astype(d))
 
 
 def randperm(n: int, *, generator=None, dtype=None, device=None) -> Tensor:
     d = dt.to_dtype(dtype).np_dtype if dtype is not None else np.int64
+    if n < 0:
+        raise RuntimeError(f"randperm(): n must be non-negative, got {n}")
     return Tensor._make(_numpy_generator(generator).permutation(n).astype(d))
 
 
@@ -273,6 +303,16 @@ def multinomial(
 ) -> Tensor:
     rng = _numpy_generator(generator)
     probs = np.atleast_2d(input._data).astype(np.float64)
+    if not replacement and num_samples > probs.shape[1]:
+        raise RuntimeError(
+            f"multinomial(): cannot sample num_samples={num_samples} > {probs.shape[1]} "
+            f"categories (input shape {list(input.shape)}) without replacement"
+        )
+    if np.any(probs < 0) or not np.all(np.isfinite(probs)) or np.any(probs.sum(axis=1) <= 0):
+        raise RuntimeError(
+            "multinomial(): probabilities must be finite, non-negative and have a positive sum "
+            f"in every row (input shape {list(input.shape)})"
+        )
     out = np.stack(
         [
             rng.choice(probs.shape[1], size=num_samples, replace=replacement, p=row / row.sum())

@@ -79,8 +79,16 @@ def _convert_index(index, shape, op: str = "index"):
     return tuple(out)
 
 
-def _index_error(err: IndexError, shape, op: str) -> IndexError:
-    return IndexError(f"{op}: {err} (tensor shape {list(shape)})")
+def _index_error(err: IndexError, shape, index: tuple, op: str) -> IndexError:
+    """NumPy's indexing error in torch's words (dimension, tensors, mask shape) plus the shape."""
+    msg = str(err)
+    if "boolean index did not match" in msg:
+        masks = [list(i.shape) for i in index if isinstance(i, np.ndarray) and i.dtype == np.bool_]
+        msg = (
+            f"the shape of the mask {', '.join(map(str, masks))} does not match the indexed tensor"
+        )
+    msg = msg.replace("for axis", "for dimension").replace("indexing arrays", "indexing tensors")
+    return IndexError(f"{op}: {msg} (tensor shape {list(shape)})")
 
 
 def _is_basic(index: tuple) -> bool:
@@ -102,7 +110,7 @@ class Index(Function):
         try:
             out = x[index]
         except IndexError as e:
-            raise _index_error(e, x.shape, "index") from None
+            raise _index_error(e, x.shape, index, "index") from None
         return out
 
     @staticmethod
@@ -173,7 +181,7 @@ class IndexPut(Function):
         try:
             out[index] = value
         except IndexError as e:
-            raise _index_error(e, x.shape, "index_put") from None
+            raise _index_error(e, x.shape, index, "index_put") from None
         except ValueError:
             target = np.empty(x.shape, dtype=np.bool_)[index].shape
             raise ValueError(
@@ -500,15 +508,29 @@ class IndexAdd(Function):
         return g, None, None, g[ctx.sel] * ctx.alpha, None
 
 
+def _check_index_add_source(input: Tensor, d: int, idx: np.ndarray, source, op: str) -> None:
+    """source must be input's shape with dim ``d`` replaced by the number of indices."""
+    expected = input.shape[:d] + (idx.size,) + input.shape[d + 1 :] if input.ndim else ()
+    got = tuple(np.shape(source._data if isinstance(source, Tensor) else source))
+    if got != expected:
+        raise RuntimeError(
+            f"{op}(): source of shape {list(got)} does not match: expected "
+            f"{list(expected)} (input shape {list(input.shape)} with dim {d} of size "
+            f"{idx.size}, the number of indices)"
+        )
+
+
 @gradient_doc(IndexAdd)
 def index_add(input: Tensor, dim: int, index, source, *, alpha=1) -> Tensor:
     """``input`` with ``alpha * source`` added at positions ``index`` along ``dim`` (repeats add up)."""
     d, idx = _select_index(input, dim, index, "index_add")
+    _check_index_add_source(input, d, idx, source, "index_add")
     return IndexAdd.apply(input, d, idx, source, alpha)
 
 
 def index_add_(input: Tensor, dim: int, index, source, *, alpha=1) -> Tensor:
     d, idx = _select_index(input, dim, index, "index_add_")
+    _check_index_add_source(input, d, idx, source, "index_add_")
     return input._apply_inplace(IndexAdd, d, idx, source, alpha)
 
 

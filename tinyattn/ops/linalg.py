@@ -129,7 +129,23 @@ def dot(input: Tensor, other: Tensor) -> Tensor:
     return Matmul.apply(input, other)
 
 
-inner = dot
+def inner(input: Tensor, other: Tensor) -> Tensor:
+    """Products summed over the last dims: ``out[i..., j...] = sum_k input[i..., k] other[j..., k]``.
+
+    Gradient: that of the matmul ``input.reshape(-1, K) @ other.reshape(-1, K).T``.
+    """
+    if input.ndim == 0 or other.ndim == 0:
+        return input * other
+    if input.shape[-1] != other.shape[-1]:
+        raise RuntimeError(
+            "inner: the last dimension must match on both input tensors but got shapes "
+            f"{list(input.shape)} and {list(other.shape)}"
+        )
+    if input.ndim == 1 and other.ndim == 1:
+        return dot(input, other)
+    k = input.shape[-1]
+    out = matmul(input.reshape(-1, k), other.reshape(-1, k).t())
+    return out.reshape(tuple(input.shape[:-1]) + tuple(other.shape[:-1]))
 
 
 def outer(input: Tensor, vec2: Tensor) -> Tensor:

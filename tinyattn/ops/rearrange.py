@@ -51,7 +51,8 @@ def repeat(input: Tensor, *sizes) -> Tensor:
     reps = shape_args(sizes, "repeat")
     if len(reps) < input.ndim:
         raise RuntimeError(
-            "repeat: number of repeat dims can not be smaller than number of dimensions of tensor"
+            "repeat: number of repeat dims can not be smaller than number of dimensions of "
+            f"tensor: repeats {list(reps)}, tensor shape {list(input.shape)}"
         )
     return Repeat.apply(input, reps)
 

@@ -149,9 +149,13 @@ def var(
     input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None
 ) -> Tensor:
     """Variance over ``dim`` (Bessel-corrected by default, as in torch)."""
+    return _var(input, dim, unbiased, keepdim, correction, "var")
+
+
+def _var(input, dim, unbiased, keepdim, correction, op: str) -> Tensor:
     if isinstance(unbiased, bool) is False and unbiased is not None and dim is None:
         dim, unbiased = unbiased, None
-    axes = normalize_dims(dim, input.ndim, "var")
+    axes = normalize_dims(dim, input.ndim, op)
     return Var.apply(to_float_tensor(input), axes, keepdim, _correction(unbiased, correction))
 
 
@@ -166,17 +170,20 @@ def std(
     """
     from .unary import sqrt
 
-    return sqrt(var(input, dim, unbiased, keepdim, correction=correction))
+    return sqrt(_var(input, dim, unbiased, keepdim, correction, "std"))
 
 
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """``(var(input, ...), mean(input, ...))``. Gradient: the sum of :func:`var`'s and :func:`mean`'s."""
-    return var(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
+    return _var(input, dim, unbiased, keepdim, correction, "var_mean"), mean(input, dim, keepdim)
 
 
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """``(std(input, ...), mean(input, ...))``. Gradient: the sum of :func:`std`'s and :func:`mean`'s."""
-    return std(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
+    from .unary import sqrt
+
+    std = sqrt(_var(input, dim, unbiased, keepdim, correction, "std_mean"))
+    return std, mean(input, dim, keepdim)
 
 
 def to_float_tensor(x: Tensor) -> Tensor:
@@ -301,19 +308,37 @@ def min(input: Tensor, dim=None, keepdim: bool = False, *, other=None):  # noqa:
     return _max_min(input, dim, keepdim, other, False)
 
 
+def _arg_reduction_dim(input: Tensor, dim, op: str) -> int | None:
+    """``dim`` normalised (None: flattened); an empty reduction has no argmax/argmin."""
+    if dim is None:
+        if input.numel() == 0:
+            raise IndexError(
+                f"{op}(): Expected reduction dim to be specified for input.numel() == 0 "
+                f"(input shape {list(input.shape)})"
+            )
+        return None
+    d = normalize_dim(dim, input.ndim, op)
+    if input.ndim and input.shape[d] == 0:
+        raise IndexError(
+            f"{op}(): Expected reduction dim {d} to have non-zero size "
+            f"(input shape {list(input.shape)})"
+        )
+    return d
+
+
 def argmax(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     """Index of the max (of the flattened tensor when ``dim`` is None)."""
-    if dim is None:
+    d = _arg_reduction_dim(input, dim, "argmax")
+    if d is None:
         return Tensor._make(np.asarray(np.argmax(input._data), dtype=np.int64))
-    d = normalize_dim(dim, input.ndim, "argmax")
     out = np.argmax(input._data, axis=d, keepdims=keepdim)
     return Tensor._make(np.asarray(out, dtype=np.int64))
 
 
 def argmin(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
-    if dim is None:
+    d = _arg_reduction_dim(input, dim, "argmin")
+    if d is None:
         return Tensor._make(np.asarray(np.argmin(input._data), dtype=np.int64))
-    d = normalize_dim(dim, input.ndim, "argmin")
     out = np.argmin(input._data, axis=d, keepdims=keepdim)
     return Tensor._make(np.asarray(out, dtype=np.int64))
 
@@ -392,6 +417,8 @@ def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) ->
         p = 2
     if p == "nuc":
         raise NotImplementedError("norm(p='nuc') is not supported")
+    if isinstance(p, (str, bool)) or not isinstance(p, (int, float, np.integer, np.floating)):
+        raise ValueError(f"norm(): p must be a number, 'fro' or None, got {p!r}")
     axes = normalize_dims(dim, input.ndim, "norm")
     x = to_float_tensor(input)
     if dtype is not None:

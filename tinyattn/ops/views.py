@@ -135,7 +135,10 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     s = normalize_dim(start_dim, input.ndim, "flatten")
     e = normalize_dim(end_dim, input.ndim, "flatten")
     if s > e:
-        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+        raise RuntimeError(
+            "flatten() has invalid args: start_dim cannot come after end_dim, got "
+            f"start_dim={start_dim}, end_dim={end_dim} for shape {list(input.shape)}"
+        )
     shape = input.shape
     return reshape(
         input,
@@ -148,7 +151,18 @@ def unflatten(input: Tensor, dim: int, sizes) -> Tensor:
     """Split dim ``dim`` into the given ``sizes`` (a view)."""
     d = normalize_dim(dim, input.ndim, "unflatten")
     shape = input.shape
-    return view(input, shape[:d] + tuple(sizes) + shape[d + 1 :])
+    sizes = shape_args((sizes,), "unflatten")
+    known = int(np.prod([s for s in sizes if s != -1]))
+    if -1 in sizes:  # one size inferred: the others must divide the dim
+        fits = sizes.count(-1) == 1 and known > 0 and shape[d] % known == 0
+    else:
+        fits = known == shape[d]
+    if not fits:
+        raise RuntimeError(
+            f"unflatten: provided sizes {list(sizes)} don't multiply up to the size of dim {dim} "
+            f"({shape[d]}) in the input tensor of shape {list(shape)}"
+        )
+    return view(input, shape[:d] + sizes + shape[d + 1 :])
 
 
 @gradient_doc(Reshape)
@@ -228,8 +242,15 @@ def movedim(input: Tensor, source, destination) -> Tensor:
     src = [source] if isinstance(source, int) else list(source)
     dst = [destination] if isinstance(destination, int) else list(destination)
     perm = list(range(input.ndim))
+    if len(src) != len(dst):
+        raise RuntimeError(
+            f"movedim: source {src} and destination {dst} must have the same number of dims"
+        )
     src = [normalize_dim(s, input.ndim, "movedim") for s in src]
     dst = [normalize_dim(d, input.ndim, "movedim") for d in dst]
+    for name, dims in (("source", src), ("destination", dst)):
+        if len(set(dims)) != len(dims):
+            raise RuntimeError(f"movedim: repeated dim in {name} {dims}")
     if input.ndim == 0:  # dims 0 / -1 of a 0-d tensor: nothing moves
         return permute(input)
     rest = [d for d in perm if d not in src]
@@ -263,7 +284,8 @@ def expand(input: Tensor, *sizes) -> Tensor:
     if len(sizes) < input.ndim:
         raise RuntimeError(
             f"expand: the number of sizes provided ({len(sizes)}) must be greater or equal to "
-            f"the number of dimensions in the tensor ({input.ndim})"
+            f"the number of dimensions in the tensor ({input.ndim}): sizes {list(sizes)}, "
+            f"tensor shape {list(input.shape)}"
         )
     lead = len(sizes) - input.ndim
     shape = []

@@ -82,6 +82,8 @@ class Adam(Optimizer):
             raise ValueError(f"{name}: invalid learning rate lr={lr} (expected >= 0)")
         if not 0.0 <= eps:
             raise ValueError(f"{name}: invalid epsilon value eps={eps} (expected >= 0)")
+        if len(betas) != 2:
+            raise ValueError(f"{name}: betas must be a pair (beta1, beta2), got {betas!r}")
         for i, beta in enumerate(betas):
             if not 0.0 <= beta < 1.0:
                 raise ValueError(

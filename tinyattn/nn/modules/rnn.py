@@ -310,6 +310,14 @@ class RNNCellBase(Module):
             hx = (h0,) * n_states
         else:
             hx = tuple(hx) if n_states == 2 else (hx,)
+            expected = (input.shape[0], self.hidden_size) if batched else (self.hidden_size,)
+            for i, h in enumerate(hx):
+                if tuple(h.shape) != expected:
+                    arg = f"hx[{i}]" if n_states == 2 else "hx"
+                    raise ValueError(
+                        f"{name}: expected hidden state {arg} of shape {expected}, "
+                        f"got {tuple(h.shape)}"
+                    )
             if not batched:
                 hx = tuple(h.unsqueeze(0) for h in hx)
         x_gates = F.linear(input, self.weight_ih, self.bias_ih)
