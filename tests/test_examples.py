@@ -22,7 +22,12 @@ import tinyattn
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 SCRIPTS = sorted(p.name for p in EXAMPLES.glob("*.py"))
-HAVE_TORCH = importlib.util.find_spec("torch") is not None
+try:
+    import torch  # noqa: F401
+
+    HAVE_TORCH = True
+except ImportError:
+    HAVE_TORCH = False
 
 
 def load(name: str):

@@ -318,14 +318,15 @@ def test_a_nan_gradient_does_not_leak_to_the_unselected_side(op):
     """torch uses where, not g * mask: var() of one element has a nan gradient, and the
     relu'd-away / losing input still gets exactly 0 (tinyattn gave nan * 0 = nan)."""
     grads = {}
-    for lib in (torch, tinyattn):
+    for lib in (tinyattn,) if torch is None else (tinyattn, torch):
         x = lib.tensor([-1.3], dtype=lib.float64, requires_grad=True)
         w = lib.tensor([0.4], dtype=lib.float64, requires_grad=True)
         y = {"relu": x.relu(), "maximum": lib.maximum(w, x), "minimum": lib.minimum(w, -x)}[op]
         y.var().backward()
         grads[lib.__name__] = x.grad.numpy()
-    np.testing.assert_array_equal(grads["tinyattn"], grads["torch"])
     assert grads["tinyattn"][0] == 0.0
+    if torch is not None:
+        np.testing.assert_array_equal(grads["tinyattn"], grads["torch"])
 
 
 def test_pow_by_a_number_does_not_save_its_output():
