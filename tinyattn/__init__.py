@@ -219,7 +219,7 @@ from .ops.views import (
 from .random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 from ._device import device
 from ._size import Size
-from .tensor import Tensor
+from ._tensor import Tensor
 from . import optim, utils  # noqa: E402  (need Tensor)
 from .serialization import load, save
 

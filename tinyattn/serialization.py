@@ -54,7 +54,7 @@ from typing import Any
 import numpy as np
 
 from ._device import check_device, device
-from .tensor import Tensor
+from ._tensor import Tensor
 
 __all__ = ["save", "load", "CheckpointError"]
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from .autograd.function import AccumulateGrad
-from .tensor import Tensor
+from ._tensor import Tensor
 
 _SHADES = " ░▒▓█"
 

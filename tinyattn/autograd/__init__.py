@@ -31,7 +31,7 @@ def _as_list(x) -> list:
 
 
 def _root_grads(outputs, grad_outputs, op: str) -> list[np.ndarray]:
-    from ..tensor import Tensor
+    from .._tensor import Tensor
 
     grads = []
     for i, out in enumerate(outputs):
@@ -103,7 +103,7 @@ def grad(
     materialize_grads: bool = False,
 ) -> tuple:
     """Gradients of ``outputs`` with respect to ``inputs``, returned (``.grad`` is untouched)."""
-    from ..tensor import Tensor
+    from .._tensor import Tensor
 
     if create_graph:
         raise NotImplementedError("create_graph=True (higher-order gradients) is not supported")

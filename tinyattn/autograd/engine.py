@@ -139,7 +139,7 @@ def run_backward(
 def _run_hooks(node: Node, grad: np.ndarray) -> np.ndarray:
     if not node._hooks:
         return grad
-    from ..tensor import Tensor
+    from .._tensor import Tensor
 
     for hook in node._hooks:
         result = hook(Tensor._make(grad))
@@ -154,6 +154,6 @@ def _accumulate_into(tensor, grad: np.ndarray) -> None:
         g = np.array(grad, dtype=tensor._data.dtype, copy=True)
         if g.shape != tensor._data.shape:
             g = np.ascontiguousarray(np.broadcast_to(g, tensor._data.shape))
-        tensor.grad = function.Tensor._make(g)  # (the Tensor class, set once tensor.py loads)
+        tensor.grad = function.Tensor._make(g)  # (the Tensor class, set once _tensor.py loads)
     else:
         tensor.grad._data += grad

@@ -181,7 +181,7 @@ class NoGradContext:
         pass
 
 
-Tensor = None  # set by tinyattn.tensor once the class exists (avoids a circular import)
+Tensor = None  # set by tinyattn._tensor once the class exists (avoids a circular import)
 
 
 class Function:

@@ -17,7 +17,7 @@ class GradcheckError(RuntimeError):
 
 
 def _outputs(fn, inputs) -> list:
-    from ..tensor import Tensor
+    from .._tensor import Tensor
 
     out = fn(*inputs)
     outs = list(out) if isinstance(out, (tuple, list)) else [out]
@@ -67,7 +67,7 @@ def gradcheck(
     ``raise_exception=False``) naming the input, the element, the analytic and
     numeric values and the error of the worst mismatch.
     """
-    from ..tensor import Tensor
+    from .._tensor import Tensor
     from . import grad as autograd_grad
 
     inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)

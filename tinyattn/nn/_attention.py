@@ -31,7 +31,7 @@ import numpy as np
 from .._matmul import matmul as matmul_arrays
 from ..autograd.function import Function
 from ..random import _numpy_generator
-from ..tensor import Tensor
+from .._tensor import Tensor
 
 _SDPA = "scaled_dot_product_attention"
 

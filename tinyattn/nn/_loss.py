@@ -15,7 +15,7 @@ import numpy as np
 from ..autograd.function import Function
 from ..ops._util import gradient_doc
 from ..ops.activation import log_softmax
-from ..tensor import Tensor
+from .._tensor import Tensor
 
 _REDUCTIONS = ("none", "mean", "sum")
 

@@ -23,7 +23,7 @@ import math
 import numpy as np
 
 from .. import ops
-from ..tensor import Tensor
+from .._tensor import Tensor
 from ._attention import _causal_keep, attention_weights, scaled_dot_product_attention
 
 _MHA = "multi_head_attention_forward"

@@ -17,7 +17,7 @@ from ..autograd.function import Function
 from ..ops.activation import log_softmax, softmax
 from ..ops.unary import relu, sigmoid, tanh
 from ..random import _numpy_generator
-from ..tensor import Tensor
+from .._tensor import Tensor
 from ._loss import (
     binary_cross_entropy_with_logits,
     cross_entropy,

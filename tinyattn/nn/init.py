@@ -15,7 +15,7 @@ import numpy as np
 
 from ..autograd.grad_mode import no_grad
 from ..random import _numpy_generator
-from ..tensor import Tensor
+from .._tensor import Tensor
 
 __all__ = [
     "calculate_gain",

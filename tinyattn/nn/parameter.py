@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..tensor import Tensor
+from .._tensor import Tensor
 
 
 class Parameter(Tensor):

@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import _dtype as dt
 from ..autograd.function import Function
-from ..tensor import Tensor
+from .._tensor import Tensor
 from ._util import normalize_dim, to_float
 
 __all__ = ["softmax", "log_softmax"]

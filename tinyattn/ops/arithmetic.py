@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import _dtype as dt
 from ..autograd.function import Function
-from ..tensor import Tensor
+from .._tensor import Tensor
 from ._util import broadcast_error, gradient_doc
 
 # -- operand handling ------------------------------------------------------------------

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..tensor import Tensor
+from .._tensor import Tensor
 from ._util import broadcast_error
 from .arithmetic import _checked, _promote
 

@@ -9,7 +9,7 @@ import numpy as np
 from .. import _dtype as dt
 from .._device import check_device
 from ..random import _numpy_generator
-from ..tensor import Tensor
+from .._tensor import Tensor
 from ._util import shape_args
 
 __all__ = [

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..autograd.function import Function
-from ..tensor import Tensor
+from .._tensor import Tensor
 
 
 class Fill(Function):

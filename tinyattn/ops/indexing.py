@@ -12,7 +12,7 @@ import numpy as np
 from ..autograd.engine import unbroadcast
 from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled
-from ..tensor import Tensor
+from .._tensor import Tensor
 from ._util import gradient_doc, normalize_dim
 from .inplace import check_inplace_allowed
 from .views import _as_view

@@ -27,7 +27,7 @@ import numpy as np
 
 from ..autograd.function import Function, Node, NoGradContext, _as_array
 from ..autograd.grad_mode import is_grad_enabled
-from ..tensor import Tensor
+from .._tensor import Tensor
 
 
 def check_inplace_allowed(t: Tensor, op: str) -> None:

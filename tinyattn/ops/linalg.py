@@ -14,7 +14,7 @@ from .. import _dtype as dt
 from .._matmul import matmul as matmul_arrays
 from .._matmul import matmul_sum_batch
 from ..autograd.function import Function
-from ..tensor import Tensor
+from .._tensor import Tensor
 from ._util import gradient_doc
 
 __all__ = ["matmul", "mm", "bmm", "dot", "outer", "einsum", "inner"]

@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import _dtype as dt
 from ..autograd.function import Function
-from ..tensor import Tensor
+from .._tensor import Tensor
 from ._util import gradient_doc, normalize_dim, normalize_dims, shape_args
 
 __all__ = [

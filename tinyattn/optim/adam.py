@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable
 import numpy as np
 
 from ..autograd.grad_mode import no_grad
-from ..tensor import Tensor
+from .._tensor import Tensor
 from .optimizer import Optimizer, _check_no_unsupported, _write
 
 

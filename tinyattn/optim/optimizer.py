@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from ..autograd.grad_mode import enable_grad
-from ..tensor import Tensor
+from .._tensor import Tensor
 
 
 class _RequiredParameter:

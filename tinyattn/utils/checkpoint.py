@@ -53,7 +53,7 @@ import numpy as np
 from .. import random as _random
 from ..autograd.function import Function
 from ..autograd.grad_mode import enable_grad, is_grad_enabled, no_grad
-from ..tensor import Tensor
+from .._tensor import Tensor
 
 __all__ = ["checkpoint", "Checkpoint"]
 

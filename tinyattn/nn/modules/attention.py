@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ...ops.creation import empty
-from ...tensor import Tensor
+from ..._tensor import Tensor
 from .. import init
 from .._mha import multi_head_attention_forward
 from ..parameter import Parameter

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numbers
 
-from ...tensor import Tensor
+from ..._tensor import Tensor
 from .. import functional as F
 from .module import Module
 

@@ -6,7 +6,7 @@ import math
 
 from ... import _dtype as dt
 from ...ops.creation import empty
-from ...tensor import Tensor
+from ..._tensor import Tensor
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter, UninitializedParameter

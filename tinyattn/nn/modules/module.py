@@ -15,7 +15,7 @@ import numpy as np
 
 from ... import _dtype as dt
 from ...autograd.grad_mode import no_grad
-from ...tensor import Tensor
+from ..._tensor import Tensor
 from ..parameter import Parameter
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numbers
 
 from ...ops.creation import empty
-from ...tensor import Tensor
+from ..._tensor import Tensor
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter

@@ -20,7 +20,7 @@ import math
 
 from ... import ops
 from ...ops.creation import empty, zeros
-from ...tensor import Tensor
+from ..._tensor import Tensor
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter

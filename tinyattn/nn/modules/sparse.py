@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ...autograd.grad_mode import no_grad
 from ...ops.creation import empty
-from ...tensor import Tensor
+from ..._tensor import Tensor
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter

@@ -21,7 +21,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ...tensor import Tensor
+from ..._tensor import Tensor
 from .. import functional as F
 from .. import init
 from .attention import MultiheadAttention

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from ...tensor import Tensor
+from ..._tensor import Tensor
 
 
 def _grads(parameters) -> list[Tensor]:
