@@ -40,6 +40,7 @@ class AlignModel(nn.Module):
 
     def __init__(self, vocab: int, length: int, d_model: int = 32, heads: int = 1) -> None:
         super().__init__()
+        self.vocab, self.length = vocab, length
         self.embed = nn.Embedding(vocab, d_model)
         self.position = nn.Embedding(length, d_model)
         self.queries = nn.Parameter(tinyattn.randn(length, d_model) * 0.5)
@@ -85,29 +86,10 @@ def _gradcheck_attention(model: AlignModel, rng) -> tuple[bool, str]:
         return False, f"FAIL: {err}"
 
 
-def run(
-    task: str = "reverse",
-    steps: int = 600,
-    seed: int = 0,
-    out: str | None = None,
-    length: int = 8,
-    vocab: int = 10,
-    batch: int = 64,
-    target: float = 0.95,
-) -> int:
-    """Train, evaluate, show the attention map and gradient-check; return an exit code."""
-    if task not in TASKS:
-        raise ValueError(f"demo: unknown task {task!r}; choose one of {sorted(TASKS)}")
-    t_start = time.perf_counter()
-    tinyattn.manual_seed(seed)
-    rng = np.random.default_rng(seed)
-    model = AlignModel(vocab, length)
+def _train(model: AlignModel, task: str, steps: int, batch: int, rng) -> list[float]:
+    """Adam on cross-entropy over fresh random batches; prints a progress bar."""
+    length, vocab = model.length, model.vocab
     optimizer = tinyattn.optim.Adam(model.parameters(), lr=1e-2)
-    print(
-        f"task: {task} sequences of {length} digits; model: {sum(p.numel() for p in model.parameters())} "
-        f"parameters, one attention layer; {steps} steps of batch {batch}"
-    )
-
     losses = []
     interactive = sys.stdout.isatty()  # a redrawn bar in a terminal, one line per 10% in logs
     for step in range(1, steps + 1):
@@ -126,10 +108,14 @@ def run(
         print()
     marks = sorted({0, steps // 4, steps // 2, 3 * steps // 4, steps - 1})
     print("  loss curve: " + "  ".join(f"step {i + 1}: {losses[i]:.3f}" for i in marks))
+    return losses
 
+
+def _evaluate(model: AlignModel, task: str, seed: int):
+    """Exact-match and per-token accuracy on 500 unseen sequences; returns (exact, x, weights)."""
     model.eval()
     with tinyattn.no_grad():
-        x, y = _batch(np.random.default_rng(seed + 1), 500, length, vocab, task)
+        x, y = _batch(np.random.default_rng(seed + 1), 500, model.length, model.vocab, task)
         logits, weights = model(x)
         pred = logits.argmax(-1)
         exact = (pred == y).all(dim=-1).float().mean().item()
@@ -137,28 +123,58 @@ def run(
     print(
         f"held-out accuracy (500 unseen sequences): exact match {exact:.1%}, per token {per_token:.1%}"
     )
+    return exact, x, weights
 
+
+def _show_attention(x, weights, task: str, out: str | None) -> None:
+    """The first held-out sequence's attention map in the terminal (and as a PNG with ``out``)."""
     sample = x[0].tolist()
+    x_labels = [str(t) for t in sample]
+    y_labels = [f"out{i}" for i in range(len(sample))]
     print(f"\nattention of output positions (rows) over input positions (columns), input {sample}:")
-    tinyattn.viz.attention_map(
-        weights[0], x_labels=[str(t) for t in sample], y_labels=[f"out{i}" for i in range(length)]
-    )
-    if out is not None:
-        Path(out).mkdir(parents=True, exist_ok=True)
-        png = Path(out) / "attention.png"
-        try:
-            tinyattn.viz.attention_map(
-                weights[0],
-                [str(t) for t in sample],
-                [f"out{i}" for i in range(length)],
-                show=False,
-                path=str(png),
-                title=f"{task}: attention weights",
-            )
-            print(f"wrote {png}")
-        except RuntimeError as err:
-            print(f"(no figure: {err})")
+    tinyattn.viz.attention_map(weights[0], x_labels=x_labels, y_labels=y_labels)
+    if out is None:
+        return
+    Path(out).mkdir(parents=True, exist_ok=True)
+    png = Path(out) / "attention.png"
+    try:
+        tinyattn.viz.attention_map(
+            weights[0],
+            x_labels,
+            y_labels,
+            show=False,
+            path=str(png),
+            title=f"{task}: attention weights",
+        )
+        print(f"wrote {png}")
+    except RuntimeError as err:
+        print(f"(no figure: {err})")
 
+
+def run(
+    task: str = "reverse",
+    steps: int = 600,
+    seed: int = 0,
+    out: str | None = None,
+    length: int = 8,
+    vocab: int = 10,
+    batch: int = 64,
+    target: float = 0.95,
+) -> int:
+    """Train, evaluate, show the attention map and gradient-check; return an exit code."""
+    if task not in TASKS:
+        raise ValueError(f"demo: unknown task {task!r}; choose one of {sorted(TASKS)}")
+    t_start = time.perf_counter()
+    tinyattn.manual_seed(seed)
+    rng = np.random.default_rng(seed)
+    model = AlignModel(vocab, length)
+    print(
+        f"task: {task} sequences of {length} digits; model: {sum(p.numel() for p in model.parameters())} "
+        f"parameters, one attention layer; {steps} steps of batch {batch}"
+    )
+    _train(model, task, steps, batch, rng)
+    exact, x, weights = _evaluate(model, task, seed)
+    _show_attention(x, weights, task, out)
     ok, report = _gradcheck_attention(model, rng)
     print(
         f"\ngradient check of the trained attention layer (float64, finite differences): {report}"
