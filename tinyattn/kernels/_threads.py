@@ -7,9 +7,8 @@ Threading layer
     order tbb > omp > workqueue), because it is process-wide and may be the
     user's. ``tbb`` and ``omp`` may be entered from several Python threads at
     once. ``workqueue`` (what numba falls back to without OpenMP and TBB) may
-    not: two concurrent launches abort the process ("Terminating: Nested
-    parallel kernel launch detected, the workqueue threading layer does not
-    supported nested parallelism"). So launches take a process-wide lock unless
+    not: two concurrent launches abort the process (SIGABRT, "Numba workqueue
+    threading layer is terminating: Concurrent access has been detected"). So launches take a process-wide lock unless
     the layer in use is known to be thread-safe. Before the first parallel
     launch of the process numba cannot tell the layer; those launches take the
     lock too.
