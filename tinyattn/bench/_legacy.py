@@ -1,4 +1,4 @@
-"""Attention benchmark: ``python -m tinyattn.bench [--quick] [--json PATH]``.
+"""In-process attention report: ``python -m tinyattn.bench --legacy [--quick]``.
 
 Measures, side by side in one process, the tinyattn fused kernel, the tinyattn
 NumPy reference twin and (when installed) torch's ``scaled_dot_product_attention``
