@@ -8,19 +8,23 @@ Threading layer
     user's. ``tbb`` and ``omp`` may be entered from several Python threads at
     once. ``workqueue`` (what numba falls back to without OpenMP and TBB) may
     not: two concurrent launches abort the process (SIGABRT, "Numba workqueue
-    threading layer is terminating: Concurrent access has been detected"). So launches take a process-wide lock unless
-    the layer in use is known to be thread-safe. Before the first parallel
+    threading layer is terminating: Concurrent access has been detected").
+    So launches take a process-wide lock unless the layer in use is known to
+    be thread-safe. Before the first parallel
     launch of the process numba cannot tell the layer; those launches take the
     lock too.
 Spin and wait
     numba's ``omp`` layer runs on GNU OpenMP, whose idle workers spin for
-    GOMP_SPINCOUNT (300,000 polls, about a millisecond) and then sleep; tbb's
-    workers spin briefly and sleep; workqueue's sleep at once. None of them
-    keeps a core busy long after a kernel returns, so tinyattn sets nothing
-    here (``OMP_WAIT_POLICY`` would also change torch's OpenMP in the same
-    process). NumPy's OpenBLAS keeps its idle threads spinning for 2**28 cycles
-    by default (~0.1 s); ``tinyattn/__init__.py`` lowers that to 2**20 cycles
-    through ``OPENBLAS_THREAD_TIMEOUT`` when tinyattn is imported before NumPy.
+    GOMP_SPINCOUNT polls after each parallel region (300,000 by default, about
+    a millisecond or more) before they sleep; on a small machine that spinning
+    slowed a NumPy product right after a kernel by 1.16-1.25x. ``tinyattn``
+    sets ``GOMP_SPINCOUNT=10000`` (if unset) when imported: a kernel is one
+    coarse parallel region, so it loses nothing by its workers sleeping sooner.
+    tbb's workers spin briefly and sleep; workqueue's sleep at once. NumPy's
+    OpenBLAS keeps its idle threads spinning 2**28 cycles (~0.1 s) by default;
+    ``tinyattn`` lowers that to 2**20 cycles (``OPENBLAS_THREAD_TIMEOUT=20``).
+    Both are environment variables read when the library loads, so they apply
+    when tinyattn is imported before NumPy, torch and the first kernel.
 BLAS threads
     Inside a kernel the tile products run single-threaded (one parallel level:
     numba's threads); ``_blas.single_threaded_blas`` sets the library to one
