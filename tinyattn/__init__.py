@@ -18,6 +18,15 @@ import os as _os
 # kernel. OpenBLAS reads it once, when NumPy loads: it applies when tinyattn is imported
 # before numpy (otherwise set it in the environment yourself).
 _os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "20")
+# numba's default threading layer (omp) runs on GNU OpenMP, whose idle workers spin for
+# GOMP_SPINCOUNT = 300,000 polls after every parallel region before they sleep. A NumPy
+# 512^3 matmul right after an attention kernel ran 1.16-1.25x slower than after a 10 ms
+# pause; with 10,000 polls (tens of microseconds) 0.94-1.07x (4 runs each, loaded 2-core
+# machine, /tmp probe; see tinyattn/kernels/_threads.py and the benchmark's interference
+# suite). Read once, when a libgomp loads. Imported before torch, torch's own copy is
+# loaded (and reads it) too; when a kernel runs before torch is imported, torch reuses
+# numba's libgomp (same soname), so the two share one OpenMP pool.
+_os.environ.setdefault("GOMP_SPINCOUNT", "10000")
 
 import math as _math  # noqa: E402
 

@@ -52,8 +52,8 @@ weights 0, gradients 0, everything finite.
 Backends
 --------
 ``TINYATTN_KERNELS`` (read at every call, see ``backend()``): ``numba`` (default:
-fused numba kernels; tile products through scipy's BLAS when scipy is importable,
-plain loops otherwise), ``numba-loops`` (fused kernels, always plain loops), or
+fused numba kernels; tile products through NumPy's bundled BLAS, else scipy's,
+else plain loops: ``blas_backend()``, ``TINYATTN_BLAS``), ``numba-loops`` (fused kernels, always plain loops), or
 ``numpy`` (the reference twins in ``tinyattn.kernels.reference``). Importing
 this package imports neither numba nor scipy; kernels compile on first use and
 are cached on disk. Calls with a zero-sized dimension use the twins.
@@ -81,6 +81,7 @@ from .reference import dropout_keep
 
 __all__ = [
     "backend",
+    "blas_backend",
     "flash_attention_forward",
     "flash_attention_backward",
     "attention_scores",
@@ -106,19 +107,38 @@ def backend() -> str:
     return name
 
 
-def _use_blas(name: str) -> bool:
-    from ._blas import scipy_available
-
-    return name == "numba" and scipy_available()
+# ---- kernel launch hook (owned by the speed work: BLAS choice, threads; see _threads.py)
 
 
-def _run_fused(launch, use_blas: bool, *args):
-    if not use_blas:
-        return launch(*args, False)
-    from ._blas import single_threaded_blas
+def blas_backend() -> str:
+    """The BLAS the fused kernels call on tiles: "numpy", "scipy" or "loops" (see ``_blas``)."""
+    from ._blas import blas_backend
 
-    with single_threaded_blas():
-        return launch(*args, True)
+    return blas_backend()
+
+
+def _use_blas(name: str) -> int:
+    """The kernels' ``use_blas`` code: 0 loops, 1 NumPy's CBLAS, 2 scipy's BLAS."""
+    from ._blas import tile_blas_code
+
+    return tile_blas_code() if name == "numba" else 0
+
+
+def _run_fused(launch, use_blas: int, *args):
+    from ._threads import kernel_launch
+
+    with kernel_launch(blas=bool(use_blas)):
+        return launch(*args, use_blas)
+
+
+def _launch(kernel, *args) -> None:
+    from ._threads import kernel_launch
+
+    with kernel_launch():
+        kernel(*args)
+
+
+# ---- end of the kernel launch hook
 
 
 def flash_attention_forward(
@@ -236,7 +256,7 @@ def softmax_rows(scores: np.ndarray) -> np.ndarray:
 
     out = np.empty_like(scores)
     S = scores.shape[-1]
-    softmax_rows_kernel(scores.reshape(-1, S), out.reshape(-1, S))
+    _launch(softmax_rows_kernel, scores.reshape(-1, S), out.reshape(-1, S))
     return out
 
 
@@ -250,8 +270,11 @@ def softmax_rows_backward(dweights: np.ndarray, weights: np.ndarray) -> np.ndarr
 
     out = np.empty_like(weights)
     S = weights.shape[-1]
-    softmax_rows_backward_kernel(
-        dweights.reshape(-1, S), weights.reshape(-1, S), out.reshape(-1, S)
+    _launch(
+        softmax_rows_backward_kernel,
+        dweights.reshape(-1, S),
+        weights.reshape(-1, S),
+        out.reshape(-1, S),
     )
     return out
 

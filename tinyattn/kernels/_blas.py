@@ -1,19 +1,37 @@
-"""Whether the kernels may call BLAS on tiles, and keeping that BLAS single-threaded.
+"""Which BLAS the kernels call on tiles, how they reach it, and its thread count.
 
-numba's ``np.dot`` (and our ``gemm`` intrinsic, which goes through the same
-``numba_xxgemm`` helper) calls the ``sgemm``/``dgemm`` that scipy exports in
-``scipy.linalg.cython_blas``; without scipy that call aborts the process, so
-the caller checks ``scipy_available()`` at call time and otherwise selects the
-pure-loop tile products.
+Backends, in the order ``blas_backend()`` tries them (``TINYATTN_BLAS`` forces one):
 
-The kernels call BLAS from inside a ``prange`` over (batch, head) work items,
-with one BLAS call per tile. scipy's OpenBLAS is a pthreads build: for a tile
-product with m * n * k above 4 * 65536 it would start its own threads from each
-numba thread (oversubscription, and its level-3 lock serialises the callers).
-``single_threaded_blas()`` sets OpenBLAS to 1 thread for the duration of a
-kernel call and restores the previous count afterwards. The library is found
-among the shared objects mapped into this process (Linux /proc/self/maps); where
-it cannot be found the context manager does nothing.
+``numpy``
+    The OpenBLAS that NumPy's wheels bundle (``numpy.libs/libscipy_openblas64_*``
+    on Linux, ``numpy/.dylibs`` on macOS, ``numpy.libs`` on Windows). It exports
+    the CBLAS interface with 64-bit integers (ILP64): ``scipy_cblas_sgemm64_``
+    (NumPy 2) or ``cblas_sgemm64_`` (NumPy 1.2x wheels). We load it with ctypes
+    and give the address of ``sgemm``/``dgemm`` to LLVM under fixed names
+    (``tinyattn_cblas_sgemm64`` / ``_dgemm64``, ``llvmlite.binding.add_symbol``):
+    the compiled kernels call those names, so they stay cacheable (the address
+    is resolved when the cached code is loaded, not baked into it). One library,
+    one thread pool: the one NumPy's own ``matmul`` uses.
+``scipy``
+    ``scipy.linalg.cython_blas`` through numba's ``numba_xxgemm`` helper (what
+    ``np.dot`` uses inside numba). Used when NumPy's BLAS is not reachable:
+    NumPy built against Accelerate (macOS arm64 wheels of NumPy >= 2.0 for
+    macOS >= 14), MKL or a system CBLAS with 32-bit integers (conda, distros).
+``loops``
+    Plain numba loops (``_numba_tiles._gemm_loops``), always available.
+
+``tile_blas_code()`` is the number the kernels receive (``use_blas`` in their
+options): 0 loops, 1 NumPy's CBLAS, 2 scipy.
+
+Thread policy: the kernels are parallel over (batch, head) items and call BLAS
+from inside their ``prange``, one small product per tile. OpenBLAS is a
+pthreads build; left alone it would start its own threads from each numba
+thread for tiles above 4 * 65536 multiply-adds (oversubscription, and its
+level-3 lock serialises the callers). ``single_threaded_blas()`` sets the
+library the kernels use to one thread for the duration of a kernel call and
+restores the previous count afterwards (re-entrant, counted across Python
+threads). A NumPy ``matmul`` in another Python thread during that window runs
+single-threaded too.
 """
 
 from __future__ import annotations
@@ -21,34 +39,157 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import functools
+import glob
 import importlib.util
+import os
+import sys
 import threading
 from collections.abc import Iterator
+
+BACKENDS = ("numpy", "scipy", "loops")
+CODES = {"loops": 0, "numpy": 1, "scipy": 2}
+SYMBOLS = {"float32": "tinyattn_cblas_sgemm64", "float64": "tinyattn_cblas_dgemm64"}
+_GEMM_NAMES = {  # (sgemm, dgemm, set_num_threads, get_num_threads) by library generation
+    "scipy_openblas64": (
+        "scipy_cblas_sgemm64_",
+        "scipy_cblas_dgemm64_",
+        "scipy_openblas_set_num_threads64_",
+        "scipy_openblas_get_num_threads64_",
+    ),
+    "openblas64": (
+        "cblas_sgemm64_",
+        "cblas_dgemm64_",
+        "openblas_set_num_threads64_",
+        "openblas_get_num_threads64_",
+    ),
+}
 
 _lock = threading.Lock()
 _depth = 0
 _saved_threads = 0
 
 
+# --------------------------------------------------------------------------- discovery
+
+
+def _numpy_library_candidates() -> list[str]:
+    """Paths of the OpenBLAS shared libraries shipped inside the installed NumPy wheel."""
+    import numpy
+
+    package = os.path.dirname(numpy.__file__)
+    patterns = [
+        os.path.join(package + ".libs", "*openblas*"),  # Linux (auditwheel), Windows (delvewheel)
+        os.path.join(package, ".dylibs", "*openblas*"),  # macOS (delocate)
+    ]
+    return sorted(path for pattern in patterns for path in glob.glob(pattern))
+
+
+@functools.cache
+def numpy_blas() -> dict | None:
+    """NumPy's bundled ILP64 CBLAS as {path, sgemm, dgemm, set_threads, get_threads},
+    or None where it is not reachable (see the module docstring). Loaded once."""
+    if os.environ.get("TINYATTN_NO_NUMPY_BLAS"):  # lets tests see the fallback
+        return None
+    import numpy  # noqa: F401  (maps the library first, so CDLL finds it already loaded)
+
+    for path in _numpy_library_candidates():
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError:
+            continue
+        for sgemm, dgemm, setter, getter in _GEMM_NAMES.values():
+            if not all(hasattr(lib, name) for name in (sgemm, dgemm, setter, getter)):
+                continue
+            set_threads, get_threads = getattr(lib, setter), getattr(lib, getter)
+            set_threads.argtypes, set_threads.restype = [ctypes.c_int], None
+            get_threads.argtypes, get_threads.restype = [], ctypes.c_int
+            address = {
+                dtype: ctypes.cast(getattr(lib, name), ctypes.c_void_p).value
+                for dtype, name in (("float32", sgemm), ("float64", dgemm))
+            }
+            return dict(
+                path=path,
+                library=lib,
+                address=address,
+                set_threads=set_threads,
+                get_threads=get_threads,
+            )
+    return None
+
+
 def scipy_available() -> bool:
     """True if ``scipy.linalg.cython_blas`` can be imported (checked at each call)."""
     try:
         return importlib.util.find_spec("scipy.linalg.cython_blas") is not None
-    except ModuleNotFoundError:
+    except ImportError:  # scipy missing, or a scipy that fails to import
         return False
 
 
+def blas_backend() -> str:
+    """The BLAS the fused kernels call on tiles now: ``"numpy"``, ``"scipy"`` or ``"loops"``.
+
+    ``TINYATTN_BLAS`` (read at each call) may name one; an unavailable choice
+    raises. Unset (or ``auto``): NumPy's bundled BLAS, else scipy's, else loops.
+    """
+    wanted = os.environ.get("TINYATTN_BLAS", "auto").strip().lower() or "auto"
+    available = {"numpy": numpy_blas() is not None, "scipy": scipy_available(), "loops": True}
+    if wanted == "auto":
+        return next(name for name in BACKENDS if available[name])
+    if wanted not in BACKENDS:
+        raise ValueError(f"TINYATTN_BLAS: expected 'auto' or one of {BACKENDS}, got {wanted!r}")
+    if not available[wanted]:
+        raise RuntimeError(f"TINYATTN_BLAS={wanted!r}, but that BLAS is not reachable here")
+    return wanted
+
+
+def tile_blas_code() -> int:
+    """``blas_backend()`` as the integer the kernels branch on (0 loops, 1 numpy, 2 scipy)."""
+    return CODES[blas_backend()]
+
+
+# --------------------------------------------------------------------------- linking
+
+
+def _unreachable_gemm(*args) -> None:  # pragma: no cover - only a link-time placeholder
+    raise RuntimeError("tinyattn: NumPy's BLAS was called but not found")
+
+
+_PLACEHOLDER = ctypes.CFUNCTYPE(None)(_unreachable_gemm)
+
+
 @functools.cache
-def _openblas_thread_functions() -> tuple | None:
+def register_symbols() -> bool:
+    """Give LLVM the addresses behind ``SYMBOLS`` (before any kernel is compiled or loaded).
+
+    Without NumPy's BLAS the names point at a placeholder that the kernels never
+    call (they branch on ``tile_blas_code()``), so code compiled on one machine
+    still links on another. Returns whether NumPy's BLAS is behind them.
+    """
+    from llvmlite import binding
+
+    found = numpy_blas()
+    placeholder = ctypes.cast(_PLACEHOLDER, ctypes.c_void_p).value
+    for dtype, symbol in SYMBOLS.items():
+        binding.add_symbol(symbol, found["address"][dtype] if found else placeholder)
+    return found is not None
+
+
+# --------------------------------------------------------------------------- threads
+
+
+@functools.cache
+def _scipy_thread_functions() -> tuple | None:
     """(get_num_threads, set_num_threads) of the OpenBLAS that scipy loaded, or None."""
     import scipy.linalg.cython_blas  # noqa: F401  (maps the library into the process)
 
+    if not sys.platform.startswith("linux"):
+        return None
     try:
         with open("/proc/self/maps") as maps:
             paths = {line.split()[-1] for line in maps if "openblas" in line.lower()}
     except OSError:
         return None
-    for path in sorted(p for p in paths if "scipy" in p):
+    for path in sorted(p for p in paths if "scipy" in p and "numpy" not in p):
         lib = ctypes.CDLL(path)
         for prefix in ("scipy_openblas", "openblas"):
             getter = getattr(lib, f"{prefix}_get_num_threads", None)
@@ -60,11 +201,20 @@ def _openblas_thread_functions() -> tuple | None:
     return None
 
 
+def _thread_functions(backend: str) -> tuple | None:
+    if backend == "numpy":
+        found = numpy_blas()
+        return (found["get_threads"], found["set_threads"]) if found else None
+    if backend == "scipy":
+        return _scipy_thread_functions()
+    return None
+
+
 @contextlib.contextmanager
-def single_threaded_blas() -> Iterator[None]:
-    """Run the body with scipy's OpenBLAS limited to one thread (re-entrant)."""
+def single_threaded_blas(backend: str | None = None) -> Iterator[None]:
+    """Run the body with the kernels' BLAS (``blas_backend()``) at one thread (re-entrant)."""
     global _depth, _saved_threads
-    functions = _openblas_thread_functions()
+    functions = _thread_functions(backend or blas_backend())
     if functions is None:
         yield
         return

@@ -4,10 +4,11 @@ Everything here works on one tile (a few dozen rows of a head) and is called
 from inside the ``prange`` bodies of ``_numba_flash``; nothing allocates.
 
 - ``gemm(alpha, a, b, beta, c, use_blas)``: ``c = alpha * a @ b + beta * c`` on
-  2-d C- or F-contiguous tiles (an F tile is the ``.T`` of a C tile). With
-  ``use_blas`` it calls scipy's BLAS through numba's ``numba_xxgemm`` helper,
-  otherwise plain loops. Both are compiled into the kernel; the flag is read at
-  run time, so the kernels compile (and run the loop path) without scipy.
+  2-d C- or F-contiguous tiles (an F tile is the ``.T`` of a C tile). ``use_blas``
+  picks NumPy's bundled CBLAS (1), scipy's BLAS through numba's ``numba_xxgemm``
+  helper (2) or plain loops (0); see ``_blas``. All three are compiled into the
+  kernel and the code is read at run time, so the kernels compile (and run the
+  loop path) without any BLAS.
   Why BLAS at all: on the 2-core target, one thread, float32 tiles of 64..256
   rows x 64, these loops reach 23-46 GFLOP/s and OpenBLAS 95-145 GFLOP/s, while
   torch's SDPA runs at ~200 GFLOP/s equivalent (``benchmarks/tile_products.py``).
@@ -40,14 +41,19 @@ from numba.core import cgutils
 from numba.extending import intrinsic, overload
 from numba.np.linalg import check_blas_return, get_blas_kind
 
+from . import _blas
+
+_blas.register_symbols()  # before any kernel below is compiled or loaded from the cache
+
 _CONTRACT = {"contract"}
+_CBLAS_ROW_MAJOR, _CBLAS_NO_TRANS, _CBLAS_TRANS = 101, 111, 112
 
 # --------------------------------------------------------------------------- gemm
 
 
 @intrinsic
 def _gemm_blas(typingctx, alpha, a, b, beta, c):
-    """c = alpha * a @ b + beta * c through numba's BLAS helper (scipy's xgemm)."""
+    """c = alpha * a @ b + beta * c through numba's BLAS helper (scipy's cython_blas xgemm)."""
     arrays = (a, b, c)
     if not all(isinstance(x, types.Array) and x.ndim == 2 for x in arrays):
         return None
@@ -132,7 +138,7 @@ def _gemm_blas(typingctx, alpha, a, b, beta, c):
 
 @njit(fastmath={"contract", "reassoc"}, cache=True)
 def _gemm_loops(alpha, a, b, beta, c):
-    """c = alpha * a @ b + beta * c in plain loops (the fallback without scipy)."""
+    """c = alpha * a @ b + beta * c in plain loops (the fallback without any BLAS)."""
     m, k = a.shape
     n = b.shape[1]
     for i in range(m):
@@ -155,13 +161,104 @@ def _gemm_loops(alpha, a, b, beta, c):
                     c_row[j] += a_ip * b_row[j]
 
 
+@intrinsic
+def _gemm_cblas(typingctx, alpha, a, b, beta, c):
+    """c = alpha * a @ b + beta * c through NumPy's bundled CBLAS (ILP64, row-major).
+
+    Calls ``tinyattn_cblas_sgemm64`` / ``_dgemm64``, names that ``_blas.register_symbols``
+    binds to the library's addresses before this module's kernels compile or load.
+    """
+    arrays = (a, b, c)
+    if not all(isinstance(x, types.Array) and x.ndim == 2 for x in arrays):
+        return None
+    if len({x.dtype for x in arrays}) != 1 or a.dtype not in (types.float32, types.float64):
+        return None
+    if a.layout not in "CF" or b.layout not in "CF" or c.layout != "C":
+        return None
+    dtype = c.dtype
+    symbol = _blas.SYMBOLS[str(dtype)]
+
+    def codegen(context, builder, sig, args):
+        alpha_v, a_v, b_v, beta_v, c_v = args
+        arrs = [
+            context.make_array(t)(context, builder, v) for t, v in ((a, a_v), (b, b_v), (c, c_v))
+        ]
+        (m, k), (_, n), _ = [cgutils.unpack_tuple(builder, x.shape) for x in arrs]
+        one = context.get_constant(types.int64, 1)
+        i32 = ir.IntType(32)
+
+        def operand(ty, arr):
+            # An F tile is the transpose of a row-major array: pass it with Trans and
+            # the row length of that array as its leading dimension.
+            rows, cols = cgutils.unpack_tuple(builder, arr.shape)
+            trans = ir.Constant(i32, _CBLAS_NO_TRANS if ty.layout == "C" else _CBLAS_TRANS)
+            lead = cols if ty.layout == "C" else rows
+            lead = builder.select(builder.icmp_signed("<", lead, one), one, lead)
+            return trans, lead, arr.data
+
+        trans_a, ld_a, data_a = operand(a, arrs[0])
+        trans_b, ld_b, data_b = operand(b, arrs[1])
+        _, ld_c, data_c = operand(c, arrs[2])
+        scalar = context.get_value_type(dtype)
+        pointer = scalar.as_pointer()
+        i64 = ir.IntType(64)
+        fnty = ir.FunctionType(
+            ir.VoidType(),
+            [
+                i32,
+                i32,
+                i32,
+                i64,
+                i64,
+                i64,
+                scalar,
+                pointer,
+                i64,
+                pointer,
+                i64,
+                scalar,
+                pointer,
+                i64,
+            ],
+        )
+        fn = cgutils.get_or_insert_function(builder.module, fnty, symbol)
+        builder.call(
+            fn,
+            (
+                ir.Constant(i32, _CBLAS_ROW_MAJOR),
+                trans_a,
+                trans_b,
+                m,
+                n,
+                k,
+                context.cast(builder, alpha_v, sig.args[0], dtype),
+                data_a,
+                ld_a,
+                data_b,
+                ld_b,
+                context.cast(builder, beta_v, sig.args[3], dtype),
+                data_c,
+                ld_c,
+            ),
+        )
+        return context.get_dummy_value()
+
+    return types.void(alpha, a, b, beta, c), codegen
+
+
 @njit(cache=True)
 def gemm(alpha, a, b, beta, c, use_blas):
-    """c = alpha * a @ b + beta * c; a, b C- or F-contiguous 2-d, c C-contiguous."""
+    """c = alpha * a @ b + beta * c; a, b C- or F-contiguous 2-d, c C-contiguous.
+
+    ``use_blas``: 0 plain loops, 1 NumPy's bundled CBLAS, 2 scipy's BLAS
+    (``_blas.tile_blas_code()``; ``True`` counts as 1).
+    """
     if a.shape[0] == 0 or a.shape[1] == 0 or b.shape[1] == 0:
         for i in range(c.shape[0]):
             for j in range(c.shape[1]):
                 c[i, j] = 0 if beta == 0 else beta * c[i, j]
+    elif use_blas == 1:
+        _gemm_cblas(alpha, a, b, beta, c)
     elif use_blas:
         _gemm_blas(alpha, a, b, beta, c)
     else:

@@ -1,4 +1,4 @@
-"""Attention benchmark: ``python -m tinyattn.bench [--quick] [--json PATH]``.
+"""In-process attention report: ``python -m tinyattn.bench --legacy [--quick]``.
 
 Measures, side by side in one process, the tinyattn fused kernel, the tinyattn
 NumPy reference twin and (when installed) torch's ``scaled_dot_product_attention``
@@ -52,8 +52,7 @@ MIB = 2.0**20
 def machine_info() -> dict:
     import numba
 
-    from tinyattn.kernels import backend
-    from tinyattn.kernels._blas import scipy_available
+    from tinyattn.kernels import backend, blas_backend
 
     cpu = platform.processor()
     try:
@@ -70,7 +69,7 @@ def machine_info() -> dict:
         numba=numba.__version__,
         numba_threads=numba.get_num_threads(),
         kernels_backend=backend(),
-        tile_products="scipy BLAS" if backend() == "numba" and scipy_available() else "loops",
+        tile_products=blas_backend() if backend() == "numba" else "n/a",
     )
     try:
         import torch

@@ -1,0 +1,5 @@
+import sys
+
+from ._harness import main
+
+main(sys.argv[1:])

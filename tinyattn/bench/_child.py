@@ -1,0 +1,97 @@
+"""One benchmark process: ``python -m tinyattn.bench._child '<json spec>'``.
+
+spec: {"suite", "frameworks": [...], "quick", "repeats", "threads"}. Prints one JSON
+line: {case: {framework: median ms}}. With two frameworks the timed calls
+alternate (tinyattn, torch, tinyattn, ...): the "same process" measurement.
+Suite ``interference``, frameworks ``["fresh"]`` or ``["after tinyattn"]``: each probe
+(a torch or NumPy product) timed after a 10 ms pause, or right after a tinyattn call.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+import time
+
+PAUSE_S = 0.010
+
+
+def _load(framework: str, threads: int):
+    if framework == "torch":
+        import torch
+
+        torch.set_num_threads(threads)
+        return torch
+    import tinyattn
+
+    return tinyattn
+
+
+def _median_ms(samples: list[float]) -> float:
+    return 1e3 * statistics.median(samples)
+
+
+def run_suite(spec: dict) -> dict:
+    from . import _cases
+
+    libs = {name: _load(name, spec["threads"]) for name in spec["frameworks"]}
+    results = {}
+    for case, setup in _cases.suites(spec["quick"])[spec["suite"]].items():
+        runs = {name: setup(lib) for name, lib in libs.items()}
+        for run in runs.values():  # warm-up: compile, first touch, thread pools
+            run()
+            run()
+        times = {name: [] for name in runs}
+        for _ in range(spec["repeats"]):
+            for name, run in runs.items():
+                start = time.perf_counter()
+                run()
+                times[name].append(time.perf_counter() - start)
+        results[case] = {name: _median_ms(t) for name, t in times.items()}
+    return results
+
+
+def run_interference(spec: dict) -> dict:
+    from . import _cases
+
+    tinyattn = _load("tinyattn", spec["threads"])
+    try:
+        torch = _load("torch", spec["threads"])
+    except ImportError:
+        torch = None
+    (mode,) = spec["frameworks"]
+    before = _cases.tinyattn_call(spec["quick"])(tinyattn) if mode == "after tinyattn" else None
+    results = {}
+    for name, setup in _cases.probes(spec["quick"]).items():
+        if name.startswith("torch") and torch is None:
+            continue
+        probe = setup(torch)
+        for _ in range(2):
+            probe()
+            if before is not None:
+                before()
+        samples = []
+        for _ in range(spec["repeats"]):
+            if before is None:
+                time.sleep(PAUSE_S)  # the probe's own thread pool goes idle, as it would
+            else:
+                before()
+            start = time.perf_counter()
+            probe()
+            samples.append(time.perf_counter() - start)
+        results[name] = {mode: _median_ms(samples)}
+    return results
+
+
+def main(argv: list[str]) -> None:
+    spec = json.loads(argv[0])
+    if spec["suite"] == "interference":
+        results = run_interference(spec)
+    else:
+        results = run_suite(spec)
+    print(json.dumps(results))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,198 @@
+"""The fair benchmark: each framework in its own fresh process, alternating, for several rounds.
+
+Per round and suite: one process runs tinyattn alone, one runs torch alone (the
+order flips every round), and one runs both alternating call by call (the
+"same process" columns: what a user mixing them sees). Each process warms up,
+then times ``repeats`` calls per case and reports their median; the table shows
+the median over rounds, and ratios of those medians (tinyattn / torch).
+
+Suite ``interference`` times torch and NumPy products in a fresh process (after
+a 10 ms pause per call) and right after a tinyattn call (attention fwd+bwd and a
+LayerNorm); "after / fresh" should stay within 1.1.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import platform
+import shlex
+import statistics
+import subprocess
+import sys
+
+SUITES = ("kernels", "layers", "train", "overhead", "interference")
+SAME = "same process"
+
+
+def _child(spec: dict) -> dict:
+    proc = subprocess.run(
+        [sys.executable, "-m", "tinyattn.bench._child", json.dumps(spec)],
+        capture_output=True,
+        text=True,
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(f"benchmark process {spec} failed:\n{proc.stderr[-3000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _torch_available() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("torch") is not None
+
+
+def run_suite(suite: str, rounds: int, repeats: int, quick: bool, threads: int) -> dict:
+    """{case: {column: median ms over rounds}} with columns tinyattn, torch, same process."""
+    spec = dict(suite=suite, quick=quick, repeats=repeats, threads=threads)
+    if suite == "interference":
+        alone = [["fresh"], ["after tinyattn"]]
+        together = None
+    else:
+        alone = [["tinyattn"], ["torch"]] if _torch_available() else [["tinyattn"]]
+        together = ["tinyattn", "torch"] if _torch_available() else None
+    samples: dict = {}
+    for round_ in range(rounds):
+        order = alone if round_ % 2 == 0 else alone[::-1]
+        runs = [(fw, _child(dict(spec, frameworks=fw))) for fw in order]
+        if together:
+            runs.append((together, _child(dict(spec, frameworks=together))))
+        for frameworks, result in runs:
+            for case, times in result.items():
+                for name, ms in times.items():
+                    column = f"{SAME} {name}" if len(frameworks) > 1 else name
+                    samples.setdefault(case, {}).setdefault(column, []).append(ms)
+    return {
+        case: {column: statistics.median(ms) for column, ms in columns.items()}
+        for case, columns in samples.items()
+    }
+
+
+def ratios(row: dict) -> dict:
+    """tinyattn / torch in separate processes and in the same process; after / fresh."""
+    out = {}
+    for key, num, den in (
+        ("tinyattn/torch", "tinyattn", "torch"),
+        (f"{SAME} tinyattn/torch", f"{SAME} tinyattn", f"{SAME} torch"),
+        ("torch same/alone", f"{SAME} torch", "torch"),
+        ("after/fresh", "after tinyattn", "fresh"),
+    ):
+        if num in row and den in row:
+            out[key] = row[num] / row[den]
+    return out
+
+
+def format_table(suite: str, table: dict) -> str:
+    """A Markdown table of one suite (the README's tables are pasted from these)."""
+    if suite == "interference":
+        head = ["probe", "fresh ms", "after tinyattn ms", "after/fresh"]
+        keys = ["fresh", "after tinyattn", "after/fresh"]
+    else:
+        head = [
+            "case",
+            "tinyattn ms",
+            "torch ms",
+            "tinyattn/torch",
+            f"{SAME}: tinyattn ms",
+            "torch ms",
+            "tinyattn/torch",
+        ]
+        keys = [
+            "tinyattn",
+            "torch",
+            "tinyattn/torch",
+            f"{SAME} tinyattn",
+            f"{SAME} torch",
+            f"{SAME} tinyattn/torch",
+        ]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for case, row in table.items():
+        row = dict(row, **ratios(row))
+        cells = []
+        for key in keys:
+            value = row.get(key)
+            if value is None:
+                cells.append("n/a")
+            elif "/" in key:
+                cells.append(f"{value:.2f}x")
+            else:
+                cells.append(f"{value:.2f}" if value < 10 else f"{value:.1f}")
+        lines.append(f"| {case} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def machine_info(threads: int) -> dict:
+    import numba
+    import numpy as np
+
+    from tinyattn.kernels import blas_backend
+
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            cpu = next(line.split(":", 1)[1].strip() for line in cpuinfo if "model name" in line)
+    except (OSError, StopIteration):
+        pass
+    info = dict(
+        date=datetime.date.today().isoformat(),
+        cpu=cpu,
+        logical_cpus=os.cpu_count(),
+        load_average=round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None,
+        python=platform.python_version(),
+        numpy=np.__version__,
+        numba=numba.__version__,
+        threads=threads,
+        tile_blas=blas_backend(),
+    )
+    if _torch_available():
+        import torch
+
+        info["torch"] = torch.__version__
+    return info
+
+
+def main(argv: list[str] | None = None) -> dict:
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="python -m tinyattn.bench", description=__doc__.splitlines()[0]
+    )
+    parser.add_argument(
+        "--suite",
+        default=",".join(SUITES),
+        help=f"comma-separated, from {', '.join(SUITES)} (default: all)",
+    )
+    parser.add_argument("--rounds", type=int, default=5, help="fresh processes per framework")
+    parser.add_argument("--repeats", type=int, default=7, help="timed calls per case per process")
+    parser.add_argument("--threads", type=int, default=os.cpu_count(), help="torch threads")
+    parser.add_argument("--quick", action="store_true", help="tiny shapes: checks the harness")
+    parser.add_argument("--json", metavar="PATH", help="also write the numbers as JSON")
+    parser.add_argument(
+        "--legacy",
+        action="store_true",
+        help="the older in-process report (raw kernels, peak memory, cold start)",
+    )
+    args = parser.parse_args(argv)
+    if args.legacy:
+        from ._legacy import main as legacy_main
+
+        return legacy_main(["--quick"] if args.quick else [])
+    suites = [s.strip() for s in args.suite.split(",") if s.strip()]
+    unknown = sorted(set(suites) - set(SUITES))
+    if unknown:
+        parser.error(f"--suite: unknown {unknown}; expected some of {list(SUITES)}")
+    command = "python -m tinyattn.bench " + shlex.join(argv if argv is not None else sys.argv[1:])
+    info = machine_info(args.threads)
+    print(f"command: {command.strip()}")
+    print("machine: " + ", ".join(f"{k}={v}" for k, v in info.items()))
+    print(f"medians over {args.rounds} rounds of fresh processes, {args.repeats} calls each")
+    report = dict(command=command.strip(), machine=info, suites={})
+    for suite in suites:
+        table = run_suite(suite, args.rounds, args.repeats, args.quick, args.threads)
+        report["suites"][suite] = {case: dict(row, **ratios(row)) for case, row in table.items()}
+        print(f"\n### {suite}\n\n{format_table(suite, table)}", flush=True)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(report, f, indent=2)
+    return report
