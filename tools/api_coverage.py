@@ -48,6 +48,8 @@ from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:  # this checkout's tinyattn, not an installed one
+    sys.path.insert(0, str(ROOT))
 USAGE = ROOT / "tests" / "corpus" / "api_usage.json"
 MANIFEST = ROOT / "tests" / "corpus" / "manifest.json"
 DOC = ROOT / "docs" / "api-coverage.md"
