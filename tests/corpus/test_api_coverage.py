@@ -49,6 +49,7 @@ def test_corpus_records_are_complete():
 
 
 def test_scanner_follows_imports_and_aliases():
+    pytest.importorskip("torch", reason="the scanner reads torch.Tensor's method names")
     src = """
 import torch
 import torch.nn as nn
@@ -87,6 +88,7 @@ torch.onnx.export(M(), None, "m.onnx")
 
 
 def test_d2l_chapter_blocks_are_pytorch_only():
+    pytest.importorskip("torch", reason="the scanner reads torch.Tensor's method names")
     md = (
         "```{.python .input}\n%%tab mxnet\nfrom mxnet import np\nnp.zeros(1)\n```\n"
         "```{.python .input}\n%%tab pytorch\nimport torch\ntorch.zeros(1)\n```\n"
