@@ -46,6 +46,7 @@ from .._matmul import matmul  # batched products that reach BLAS
 
 __all__ = [
     "dropout_keep",
+    "dropout_scale",
     "attention_forward",
     "attention_backward",
     "flash_attention_forward",
@@ -86,7 +87,7 @@ def dropout_keep(seed: int, shape: tuple[int, int, int, int], dropout_p: float) 
     return u >= dropout_p
 
 
-def _keep_scale(
+def dropout_scale(
     seed: int, shape: tuple[int, int, int, int], dropout_p: float, dtype
 ) -> np.ndarray | float:
     """keep / (1 - p) as an array, or 1.0 when there is no dropout (p = 1 drops all)."""
@@ -159,14 +160,14 @@ def softmax_rows_backward(dweights: np.ndarray, weights: np.ndarray) -> np.ndarr
 
 def attention_dropout(weights: np.ndarray, *, dropout_p: float = 0.0, seed: int = 0) -> np.ndarray:
     """dropped = weights * keep / (1 - p), keep = ``dropout_keep(seed, weights.shape, p)``."""
-    return weights * _keep_scale(seed, weights.shape, dropout_p, weights.dtype)
+    return weights * dropout_scale(seed, weights.shape, dropout_p, weights.dtype)
 
 
 def attention_dropout_backward(
     ddropped: np.ndarray, *, dropout_p: float = 0.0, seed: int = 0
 ) -> np.ndarray:
     """dweights = ddropped * keep / (1 - p): dropout is linear in the weights."""
-    return ddropped * _keep_scale(seed, ddropped.shape, dropout_p, ddropped.dtype)
+    return ddropped * dropout_scale(seed, ddropped.shape, dropout_p, ddropped.dtype)
 
 
 def weighted_sum(weights: np.ndarray, v: np.ndarray) -> np.ndarray:
