@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ._numba_tiles import exp_shifted_sum, row_dot, row_max
+from ._numba_tiles import exp_shifted_sum, row_dot, row_max, row_sum
 
 
 @njit(cache=True)
@@ -33,8 +33,14 @@ def nan_count(row):
 @njit(cache=True)
 def poisoned(row, top):
     """True if the row holds a NaN or +inf (``top``: its max, which skips NaN): its
-    softmax is NaN everywhere, as in torch's math path. NaN is never blocking."""
-    return top == np.inf or nan_count(row) > 0
+    softmax is NaN everywhere, as in torch's math path. NaN is never blocking.
+
+    A NaN makes the (vectorised, cheap) row sum NaN; so can partial sums that overflow
+    to +inf next to a -inf, hence the exact count when the sum is NaN."""
+    if top == np.inf:
+        return True
+    total = row_sum(row)
+    return total != total and nan_count(row) > 0
 
 
 @njit(parallel=True, cache=True)
