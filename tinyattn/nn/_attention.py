@@ -287,7 +287,9 @@ def scaled_dot_product_attention(
         dQ = dS K * scale     dK = dS^T Q * scale     d(attn_mask) = dS (a float mask)
 
     Shapes: ``query (..., L, E)``, ``key (..., S, E)``, ``value (..., S, Ev)`` -> ``(..., L, Ev)``;
-    leading dims broadcast (e.g. ``(N, H, L, E)``, ``(N, L, E)`` or ``(L, E)``).
+    leading dims broadcast (e.g. ``(N, H, L, E)``, ``(N, L, E)`` or ``(L, E)``); with
+    ``enable_gqa``, ``key``/``value`` may be ``(N, Hk, S, E)`` for ``query (N, Hq, L, E)``,
+    ``Hq % Hk == 0``. ``attn_mask (L, S)``, ``(N, 1, L, S)``, ... -> ``d(attn_mask)`` its shape.
 
     attn_mask : bool (``True`` = the position TAKES PART, the opposite of
         ``nn.MultiheadAttention``) or float (added to ``S``), broadcastable to ``(..., L, S)``.

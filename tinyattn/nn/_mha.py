@@ -188,8 +188,7 @@ def multi_head_attention_forward(
     q = q.reshape(L, N * H, E // H).transpose(0, 1)
     bias_kv, static_kv = (bias_k, bias_v), (static_k, static_v)
     k, v, masks = _extra_key_columns(k, v, masks, bias_kv, static_kv, add_zero_attn, N, H)
-    S = k.shape[1]
-    mask = _merged_mask(*masks, N, H, S)
+    mask = _merged_mask(*masks, N, H, k.shape[1])
     q, k, v = (x.reshape(N, H, -1, E // H) for x in (q, k, v))
     p = dropout_p if training else 0.0
     out, weights = _attend(q, k, v, mask, p, need_weights, average_attn_weights)
