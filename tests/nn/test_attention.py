@@ -342,3 +342,58 @@ def test_float_attn_mask_gradient_matches_torch(need_weights):
     o(qo, ko, vo, attn_mask=mo, need_weights=need_weights)[0].pow(2).sum().backward()
     t(qt, kt, vt, attn_mask=mt, need_weights=need_weights)[0].pow(2).sum().backward()
     np.testing.assert_allclose(mo.grad.numpy(), mt.grad.numpy(), atol=1e-10, rtol=1e-10)
+
+
+# -- in-place edits between forward and backward ----------------------------------------------
+def test_in_place_change_of_the_float_attn_mask_is_caught_on_the_fused_path():
+    o = nn.MultiheadAttention(E, 2, dtype=tinyattn.float64)
+    q, k, v = (tinyattn.tensor(a, requires_grad=True) for a in inputs())
+    mask = tinyattn.tensor(rand(L, S, seed=5))
+    out, _ = o(q, k, v, attn_mask=mask, need_weights=False)
+    mask.add_(1.0)  # the fused backward would recompute the scores from the edited mask
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        out.sum().backward()
+
+
+def test_returned_weights_backward_does_not_read_the_mask():
+    o = nn.MultiheadAttention(E, 2, dtype=tinyattn.float64)
+    q, k, v = (tinyattn.tensor(a, requires_grad=True) for a in inputs())
+    mask = tinyattn.tensor(rand(L, S, seed=5))
+    out, _ = o(q, k, v, attn_mask=mask)
+    out.sum().backward()
+    expected = [t.grad.numpy().copy() for t in (q, k, v)]
+    for t in (q, k, v):
+        t.grad = None
+    out, _ = o(q, k, v, attn_mask=mask)
+    mask.mul_(3.0)
+    out.sum().backward()
+    for e, t in zip(expected, (q, k, v)):
+        np.testing.assert_array_equal(e, t.grad.numpy())
+
+
+# -- float16: computed in float32, cast back (torch runs it too) ------------------------------
+@pytest.mark.parametrize("need_weights", [True, False])
+def test_float16_multihead_attention_matches_torch(need_weights):
+    t, o = pair(E, 2)
+    with_bias_values(t)
+    o.load_state_dict({k: v.detach().numpy() for k, v in t.state_dict().items()})
+    t, o = t.half(), o.half()
+    args = [a.astype(np.float16) for a in inputs()]
+    ts = [torch.tensor(a, requires_grad=True) for a in args]
+    os_ = [tinyattn.tensor(a, requires_grad=True) for a in args]
+    out_t, w_t = t(*ts, need_weights=need_weights)
+    out_o, w_o = o(*os_, need_weights=need_weights)
+    assert out_o.dtype == tinyattn.float16
+    np.testing.assert_allclose(
+        out_o.detach().float().numpy(), out_t.detach().float().numpy(), atol=3e-3
+    )
+    if need_weights:
+        assert w_o.dtype == tinyattn.float16
+        np.testing.assert_allclose(
+            w_o.detach().float().numpy(), w_t.detach().float().numpy(), atol=2e-3
+        )
+    out_t.float().sum().backward()
+    out_o.float().sum().backward()
+    for a, b in zip(os_, ts):
+        assert a.grad.dtype == tinyattn.float16
+        np.testing.assert_allclose(a.grad.float().numpy(), b.grad.float().numpy(), atol=1e-2)

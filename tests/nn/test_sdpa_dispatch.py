@@ -158,9 +158,44 @@ def test_backward_frees_the_attention_arrays_unless_retain_graph(attn_mask_grad)
     mask = tinyattn.zeros(3, 5, dtype=tinyattn.float64, requires_grad=attn_mask_grad)
     out = sdpa(q, k, v, attn_mask=mask)
     node = out.grad_fn
+    kept = "weights" if attn_mask_grad else "logsumexp"  # stored-weights / fused path
     out.sum().backward(retain_graph=True)
-    assert "attention" in node.__dict__  # kept for a second backward
+    assert kept in node.__dict__  # kept for a second backward
     out.sum().backward()
-    assert "attention" not in node.__dict__  # logsumexp / weights freed
+    assert kept not in node.__dict__  # freed
     with pytest.raises(RuntimeError, match="second time"):
         out.sum().backward()
+
+
+@pytest.mark.parametrize("backend", ["numba", "numpy"])
+@pytest.mark.parametrize("layout", ["BHLD", "BLD"])
+def test_in_place_change_of_a_float_mask_is_caught_at_backward(backend, layout, monkeypatch):
+    """The fused backward recomputes the scores from the mask: an edited mask would give
+    wrong gradients, so the mask is saved (version-checked) and the edit raises."""
+    monkeypatch.setenv("TINYATTN_KERNELS", backend)
+    shape_q, shape_kv = ((1, 2, 3, 4), (1, 2, 5, 4)) if layout == "BHLD" else ((2, 3, 4), (2, 5, 4))
+    q, k, v = _qkv(shape_q, shape_kv)
+    mask = tinyattn.zeros(3, 5, dtype=tinyattn.float64)
+    out = sdpa(q, k, v, attn_mask=mask[None] if layout == "BLD" else mask)  # a view too
+    assert out.grad_fn.fused == layout
+    mask.add_(1.0)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        out.sum().backward()
+
+
+def test_stored_weights_backward_does_not_read_the_mask():
+    """The stored-weights backward uses the weights, not the mask: editing the mask
+    after forward leaves the gradients exact (nothing to detect)."""
+    q, k, v = _qkv((2, 3, 5, 4), (1, 3, 7, 4))  # broadcast: stored-weights path
+    mask = tinyattn.tensor(np.random.default_rng(2).standard_normal((5, 7)))
+    out = sdpa(q, k, v, attn_mask=mask)
+    assert out.grad_fn.fused is None
+    out.sum().backward()
+    expected = [t.grad.numpy().copy() for t in (q, k, v)]
+    for t in (q, k, v):
+        t.grad = None
+    out = sdpa(q, k, v, attn_mask=mask)
+    mask.mul_(3.0)
+    out.sum().backward()
+    for e, t in zip(expected, (q, k, v)):
+        np.testing.assert_array_equal(e, t.grad.numpy())

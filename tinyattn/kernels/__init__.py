@@ -16,14 +16,24 @@ dropout_p=0.0, seed=0) -> (out, logsumexp)``
     The mask gradient is not produced here: when a float mask needs a gradient,
     use the materialised path (its ``dscores`` is the mask gradient).
 
-Materialised path (nn.MultiheadAttention with need_weights=True)
-----------------------------------------------------------------
+Stored-weights path (the L x S weights are kept for the backward)
+-----------------------------------------------------------------
+``attention_forward(q, k, v, *, <same options>) -> (out, weights)`` and
+``attention_backward(dout, q, k, v, weights, *, scale, dropout_p, seed)
+-> (dq, dk, dv, dscores)``: plain NumPy (``reference``); ``dscores`` is the
+gradient of a float mask. ``scaled_dot_product_attention`` runs it whenever the
+fused kernels cannot (see ``tinyattn.nn._attention.ScaledDotProductAttention``).
+
+Steps, for the returned-weights path
+------------------------------------
 ``attention_scores`` / ``attention_scores_backward``, ``softmax_rows`` /
 ``softmax_rows_backward``, ``attention_dropout`` / ``attention_dropout_backward``,
-``weighted_sum`` / ``weighted_sum_backward``. Chained they give the same numbers
-as the fused path (same dropout mask for the same seed). The row softmax and its
-backward are numba kernels parallel over rows (NumPy with ``TINYATTN_KERNELS=numpy``);
-the rest is batched matmul, handed to BLAS.
+``weighted_sum`` / ``weighted_sum_backward``: the steps the two paths above are
+made of. ``nn.MultiheadAttention(need_weights=True)`` chains ``attention_scores``
+and ``softmax_rows`` as one op (its weights are returned to the caller), then
+dropout (the same keep mask as every other path for the same seed) and a matmul.
+The row softmax and its backward are numba kernels parallel over rows (NumPy
+with ``TINYATTN_KERNELS=numpy``); the rest is batched matmul, handed to BLAS.
 
 Options
 -------
@@ -47,7 +57,12 @@ dropout_p, seed
     (seed, b, h, i, j), the backward regenerates it and every backend agrees bit for bit.
 
 Fully masked rows (every key blocked by the mask): output 0, logsumexp -inf,
-weights 0, gradients 0, everything finite.
+weights 0, gradients 0, everything finite (given finite inputs).
+NaN: only a -inf score (a False in a bool mask, the causal mask) blocks a key. A
+NaN or +inf score makes its whole row of weights NaN (logsumexp NaN), and a NaN
+in v reaches every output row through 0 * NaN, exactly as in torch's math path.
+The causal kernels skip the tiles above the diagonal only when the skipped part
+of q, k, v (and dout, out in the backward) is finite, so they agree too.
 
 Backends
 --------
@@ -84,6 +99,8 @@ __all__ = [
     "blas_backend",
     "flash_attention_forward",
     "flash_attention_backward",
+    "attention_forward",
+    "attention_backward",
     "attention_scores",
     "attention_scores_backward",
     "softmax_rows",
@@ -219,7 +236,68 @@ def flash_attention_backward(
     return _run_fused(_numba_flash.backward, _use_blas(name), args, dout, out, logsumexp)
 
 
-# --------------------------------------------------------------------------- materialised path
+# --------------------------------------------------------------------------- stored weights
+
+
+def attention_forward(
+    q: np.ndarray,
+    k: np.ndarray,
+    v: np.ndarray,
+    *,
+    scale: float | None = None,
+    causal: bool = False,
+    mask: np.ndarray | None = None,
+    dropout_p: float = 0.0,
+    seed: int = 0,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Stored-weights attention forward: returns (out (B, Hq, L, Dv), weights (B, Hq, L, S))."""
+    args = check_attention(
+        q, k, v, scale=scale, causal=causal, mask=mask, dropout_p=dropout_p, seed=seed
+    )
+    return reference.attention_forward(
+        args.q,
+        args.k,
+        args.v,
+        scale=args.scale,
+        causal=args.causal,
+        mask=args.mask,
+        dropout_p=args.dropout_p,
+        seed=args.seed,
+    )
+
+
+def attention_backward(
+    dout: np.ndarray,
+    q: np.ndarray,
+    k: np.ndarray,
+    v: np.ndarray,
+    weights: np.ndarray,
+    *,
+    scale: float | None = None,
+    dropout_p: float = 0.0,
+    seed: int = 0,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Stored-weights attention backward: (dq, dk, dv, dscores); dscores = d(float mask)."""
+    args = check_attention(
+        q, k, v, scale=scale, causal=False, mask=None, dropout_p=dropout_p, seed=seed
+    )
+    B, Hq, L, _ = args.q.shape
+    dout = check_like("dout", dout, (B, Hq, L, args.v.shape[3]), args.q, "(B, Hq, L, Dv)")
+    shape = (B, Hq, L, args.k.shape[2])
+    weights = check_like("weights", weights, shape, args.q, "(B, Hq, L, S)")
+    return reference.attention_backward(
+        dout,
+        args.q,
+        args.k,
+        args.v,
+        weights,
+        scale=args.scale,
+        dropout_p=args.dropout_p,
+        seed=args.seed,
+    )
+
+
+# --------------------------------------------------------------------------- steps
 
 
 def attention_scores(

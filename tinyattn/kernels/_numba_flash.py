@@ -10,7 +10,13 @@ forward, one work item = (b, h, block of ``block_q`` query rows)::
         m'   = max(m, rowmax(s));  p = exp(s - m')
         l    = l * exp(m - m') + rowsum(p)
         acc  = acc * exp(m - m') + dropout(p) V_j
-    out = acc / l,  logsumexp = m + log(l)        (0 and -inf for a fully masked row)
+    out = acc / l,  logsumexp = m + log(l)        (acc and -inf for a fully masked row)
+
+A tile row holding a NaN or +inf score is poisoned: its row of weights is NaN in
+torch's math path, so its output and logsumexp are NaN (``_numba_softmax.poisoned``;
+the NaN-skipping ``row_max`` and the float32 exp, which maps NaN to 0, never see it).
+A fully masked row keeps ``acc``, which is 0, or NaN when a value it multiplied by 0
+was NaN or inf (0 * NaN, as in the math path).
 
 backward, one work item = (b, kv head): for each query head h of its group, for
 each key block j, for each query block i (skipping blocks above the diagonal)::
@@ -18,6 +24,14 @@ each key block j, for each query block i (skipping blocks above the diagonal)::
     p   = exp(scale * Q_i K_j^T + mask - logsumexp_i)      recomputed, never stored
     dV_j += dropout(p)^T dO_i;  dp = dropout(dO_i V_j^T);  ds = p * (dp - delta_i)
     dQ_i += scale * ds K_j;     dK_j += scale * ds^T Q_i
+    (a row whose logsumexp is NaN has p = NaN: the forward found it poisoned)
+
+Causal: tiles above the diagonal (every score -inf) are skipped, which is exact
+only when the skipped q, k, v (and dout, out, logsumexp) rows are finite: a NaN
+there reaches every row in the math path (NaN + -inf = NaN, 0 * NaN = NaN). Each
+work item checks that first (a read of O(rows * D), against O(rows * S * D) of
+work) and runs its whole key range when it fails. The causal -inf is added to
+the scores, not written over them, so a NaN score stays NaN.
 
 Each ``prange`` iteration is one worker that takes every ``n_workers``-th item
 (round robin balances the causal triangle) and uses only its own slice of the
@@ -35,6 +49,7 @@ import numpy as np
 from numba import njit, prange
 
 from ._boundary import AttentionArgs
+from ._numba_softmax import nan_count, poisoned
 from ._numba_tiles import (
     dropout_row,
     exp_shifted,
@@ -75,7 +90,7 @@ def _scores_tile(q_rows, k_rows, mask, options, b, h, i0, j0, scores):
                 row[c] += mask_row[j0 + c]
         if causal:
             for c in range(max(0, i0 + r - j0 + 1), n_keys):
-                row[c] = neg_inf
+                row[c] += neg_inf  # added, so that a NaN score stays NaN
 
 
 @njit(fastmath=_CONTRACT, cache=True)
@@ -93,7 +108,12 @@ def _forward_tile(q, k, v, mask, options, b, h, i0, r0, r1, j0, j1, acc, stats, 
     for t in range(n_rows):
         r = r0 + t
         row = scores[t]
-        new_max = max(running_max[r], row_max(row))
+        top = row_max(row)
+        if running_sum[r] != running_sum[r] or poisoned(row, top):
+            running_sum[r] = np.nan  # a NaN row: its output and logsumexp will be NaN
+            row[:] = 0
+            continue
+        new_max = max(running_max[r], top)
         if new_max == neg_inf:  # nothing visible yet: this tile adds nothing
             row[:] = 0
             continue
@@ -111,6 +131,59 @@ def _forward_tile(q, k, v, mask, options, b, h, i0, r0, r1, j0, j1, acc, stats, 
     gemm(1.0, scores, v[b, hk, j0:j1], 1.0, acc[r0:r1], use_blas)
 
 
+@njit(cache=True)
+def _nonfinite_count(rows):
+    """How many entries of a 2-d slice are NaN or +-inf (x - x is NaN exactly for those)."""
+    n = 0
+    for i in range(rows.shape[0]):
+        row = rows[i]
+        for j in range(row.shape[0]):
+            n += (row[j] - row[j]) != 0
+    return n
+
+
+@njit(cache=True)
+def _mask_poisons(mask, b, h, i0, i1):
+    """Whether mask rows i0:i1 of head (b, h) hold a NaN or +inf (-inf only blocks)."""
+    if mask.shape[0] == 0:
+        return False
+    for i in range(i0, i1):
+        row = _mask_row(mask, b, h, i)
+        if poisoned(row, row_max(row)):
+            return True
+    return False
+
+
+@njit(cache=True)
+def _forward_skip_is_exact(q, k, v, mask, b, h, i0, i1):
+    """Causal: may query rows i0:i1 skip keys > i? Yes unless a NaN/inf could cross the
+    diagonal (q rows, the k/v rows after i0, or the mask rows are not finite)."""
+    hk = h // (q.shape[1] // k.shape[1])
+    return (
+        _nonfinite_count(q[b, h, i0:i1]) == 0
+        and _nonfinite_count(k[b, hk, i0 + 1 :]) == 0
+        and _nonfinite_count(v[b, hk, i0 + 1 :]) == 0
+        and not _mask_poisons(mask, b, h, i0, i1)
+    )
+
+
+@njit(cache=True)
+def _backward_skip_is_exact(inputs, out, mask, b, hk, group):
+    """Causal backward of (b, kv head hk): may tiles above the diagonal be skipped? Yes
+    unless some input it reads is not finite (or a logsumexp is NaN: a poisoned row)."""
+    dout, q, k, v, logsumexp = inputs
+    if _nonfinite_count(k[b, hk]) or _nonfinite_count(v[b, hk]):
+        return False
+    for h in range(hk * group, (hk + 1) * group):
+        if _nonfinite_count(q[b, h]) or _nonfinite_count(dout[b, h]):
+            return False
+        if _nonfinite_count(out[b, h]) or nan_count(logsumexp[b, h]):
+            return False
+        if _mask_poisons(mask, b, h, 0, q.shape[2]):
+            return False
+    return True
+
+
 @njit(fastmath=_CONTRACT, cache=True)
 def _forward_rows(q, k, v, mask, options, b, h, i0, i1, block_k, out, logsumexp, scratch):
     """One work item of the forward: query rows i0:i1 of head (b, h)."""
@@ -125,15 +198,16 @@ def _forward_rows(q, k, v, mask, options, b, h, i0, i1, block_k, out, logsumexp,
         running_max[r] = neg_inf
         running_sum[r] = 0
         acc[r] = 0
-    key_end = min(S, i1) if causal else S
+    skip = causal and _forward_skip_is_exact(q, k, v, mask, b, h, i0, i1)
+    key_end = min(S, i1) if skip else S
     for j0 in range(0, key_end, block_k):
         j1 = min(j0 + block_k, key_end)
         # A tile crossing the causal diagonal goes in strips of DIAGONAL_ROWS
         # rows, each only up to its last visible key.
-        strip = DIAGONAL_ROWS if causal and j1 - 1 > i0 else n_rows
+        strip = DIAGONAL_ROWS if skip and j1 - 1 > i0 else n_rows
         for r0 in range(0, n_rows, strip):
             r1 = min(r0 + strip, n_rows)
-            keys_end = min(j1, i0 + r1) if causal else j1
+            keys_end = min(j1, i0 + r1) if skip else j1
             if keys_end > j0:
                 _forward_tile(
                     q, k, v, mask, options, b, h, i0, r0, r1, j0, keys_end, acc, stats, scores_flat
@@ -145,9 +219,12 @@ def _forward_rows(q, k, v, mask, options, b, h, i0, i1, block_k, out, logsumexp,
             for c in range(out_row.shape[0]):
                 out_row[c] = acc[r, c] * inv
             logsumexp[b, h, i0 + r] = running_max[r] + np.log(running_sum[r])
-        else:  # fully masked row
-            out_row[:] = 0
+        elif running_sum[r] == 0:  # fully masked row: acc is 0 (NaN if it met 0 * NaN)
+            out_row[:] = acc[r]
             logsumexp[b, h, i0 + r] = neg_inf
+        else:  # a NaN row
+            out_row[:] = np.nan
+            logsumexp[b, h, i0 + r] = np.nan
 
 
 @njit(parallel=True, nogil=True, fastmath=_CONTRACT, cache=True)
@@ -189,8 +266,10 @@ def _backward_tile(inputs, mask, options, b, h, i0, i1, j0, j1, delta, grads, ti
     _scores_tile(q_rows, k_rows, mask, options, b, h, i0, j0, weights)
     for r in range(n_rows):
         lse = logsumexp[b, h, i0 + r]
-        if lse == -np.inf:  # fully masked row: weights (and so all its gradients) are 0
+        if lse == -np.inf:  # fully masked row: weights 0 (gradients 0 unless 0 * NaN)
             weights[r] = 0
+        elif lse != lse:  # a NaN row (the forward found a NaN or +inf score)
+            weights[r] = np.nan
         else:
             exp_shifted(weights[r], lse)
     dropped = weights
@@ -234,20 +313,21 @@ def _backward_kernel(inputs, out, mask, options, blocks, grads, tiles_buf, delta
         delta = delta_buf[w]
         for item in range(w, B * Hkv, n_workers):
             b, hk = divmod(item, Hkv)
+            skip = causal and _backward_skip_is_exact(inputs, out, mask, b, hk, group)
             for h in range(hk * group, (hk + 1) * group):
                 for i in range(L):  # delta_i = rowsum(dO_i * O_i)
                     delta[i] = row_dot(dout[b, h, i], out[b, h, i])
                 for j0 in range(0, S, block_k):
                     j1 = min(j0 + block_k, S)
-                    first_row = (j0 // block_q) * block_q if causal else 0
+                    first_row = (j0 // block_q) * block_q if skip else 0
                     for i0 in range(first_row, L, block_q):
                         i1 = min(i0 + block_q, L)
                         # A tile crossing the causal diagonal goes in strips of
                         # DIAGONAL_ROWS rows, each only up to its last visible key.
-                        strip = DIAGONAL_ROWS if causal and i0 < j1 - 1 else i1 - i0
+                        strip = DIAGONAL_ROWS if skip and i0 < j1 - 1 else i1 - i0
                         for s0 in range(i0, i1, strip):
                             s1 = min(s0 + strip, i1)
-                            keys_end = min(j1, s1) if causal else j1
+                            keys_end = min(j1, s1) if skip else j1
                             if keys_end > j0:
                                 _backward_tile(
                                     inputs,

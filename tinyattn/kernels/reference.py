@@ -1,10 +1,10 @@
-"""NumPy reference twins of the attention kernels: the math, written out.
+"""NumPy reference twins of the attention kernels: the math, written out once.
 
 Shapes: q (B, Hq, L, D), k (B, Hkv, S, D), v (B, Hkv, S, Dv); query head h reads
 key/value head h // (Hq // Hkv). With ``mask`` an additive float array (or a bool
 array, True = takes part) broadcastable to (B, Hq, L, S)::
 
-    scores    = scale * Q K^T + mask            (-inf above the diagonal if causal)
+    scores    = scale * Q K^T + mask            (+ -inf above the diagonal if causal)
     logsumexp = log(sum_j exp(scores_ij))        per row i
     weights   = exp(scores - logsumexp)          = softmax(scores) along keys
     dropped   = weights * keep / (1 - p)         keep from ``dropout_keep``
@@ -15,27 +15,40 @@ Backward, given dout = dL/dout::
     dV      = dropped^T dout                     (summed over the heads of a kv group)
     ddropped = dout V^T
     dweights = ddropped * keep / (1 - p)
-    delta   = rowsum(dout * out)                 = rowsum(dweights * weights)
+    delta   = rowsum(dweights * weights)         (flash: = rowsum(dout * out))
     dscores = weights * (dweights - delta)       (= dmask for a float mask)
     dQ      = scale * dscores K
     dK      = scale * dscores^T Q                (summed over the heads of a kv group)
 
 A fully masked row (every key blocked) has logsumexp = -inf, weights 0, output 0
 and gradient 0: the -inf - (-inf) = NaN of the textbook formula is replaced by 0.
+NaN is never mistaken for blocking: a NaN (or +inf) score makes its row NaN, and
+the causal mask is *added* (-inf), so NaN + -inf stays NaN as in torch's math path.
+
+Two compositions of the same steps (softmax math from ``tinyattn._softmax_math``):
+
+* ``attention_forward`` / ``attention_backward``: the *stored-weights* path, which
+  keeps ``weights`` (L x S) for the backward;
+* ``flash_attention_forward`` / ``flash_attention_backward``: the *flash twin*,
+  which keeps only ``logsumexp`` and recomputes the weights, like the fused kernels.
 
 The functions here have the same signatures and results as the public ones in
-``tinyattn.kernels`` but do no argument checking; they materialise the L x S
-matrices, which is exactly what the fused kernels avoid.
+``tinyattn.kernels`` but do no argument checking; all of them materialise the
+L x S matrices, which is exactly what the fused kernels avoid.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from .. import _softmax_math as softmax_math
 from .._matmul import matmul  # batched products that reach BLAS
 
 __all__ = [
     "dropout_keep",
+    "dropout_scale",
+    "attention_forward",
+    "attention_backward",
     "flash_attention_forward",
     "flash_attention_backward",
     "attention_scores",
@@ -74,7 +87,7 @@ def dropout_keep(seed: int, shape: tuple[int, int, int, int], dropout_p: float) 
     return u >= dropout_p
 
 
-def _keep_scale(
+def dropout_scale(
     seed: int, shape: tuple[int, int, int, int], dropout_p: float, dtype
 ) -> np.ndarray | float:
     """keep / (1 - p) as an array, or 1.0 when there is no dropout (p = 1 drops all)."""
@@ -105,17 +118,18 @@ def _additive(mask: np.ndarray | None, dtype) -> np.ndarray | float:
 
 
 def attention_scores(q, k, *, scale=None, causal=False, mask=None) -> np.ndarray:
-    """scores = scale * Q K^T + mask, with -inf where key j > query i if ``causal``.
+    """scores = scale * Q K^T + mask, plus -inf where key j > query i if ``causal``.
 
-    q (B, Hq, L, D), k (B, Hkv, S, D) -> scores (B, Hq, L, S).
+    q (B, Hq, L, D), k (B, Hkv, S, D) -> scores (B, Hq, L, S). The causal -inf is
+    added, not written, so a NaN score stays NaN (torch's math path does the same).
     """
     scale = 1.0 / np.sqrt(q.shape[-1]) if scale is None else scale
     k = _repeat_kv(k, q.shape[1])
     scores = q.dtype.type(scale) * matmul(q, k.swapaxes(-1, -2)) + _additive(mask, q.dtype)
     if causal:
         L, S = scores.shape[-2:]
-        visible = np.arange(S)[None, :] <= np.arange(L)[:, None]
-        scores = np.where(visible, scores, q.dtype.type(-np.inf))
+        blocked = np.arange(S)[None, :] > np.arange(L)[:, None]
+        scores = scores + np.where(blocked, q.dtype.type(-np.inf), q.dtype.type(0))
     return scores.astype(q.dtype, copy=False)
 
 
@@ -133,30 +147,27 @@ def attention_scores_backward(dscores, q, k, *, scale=None) -> tuple[np.ndarray,
 def softmax_rows(scores: np.ndarray) -> np.ndarray:
     """weights = exp(scores - max) / sum(exp(scores - max)) along the last axis.
 
-    A row that is entirely -inf (every key blocked) gives weights 0, not NaN.
+    A row that is entirely -inf (every key blocked) gives weights 0, not NaN;
+    a row holding NaN or +inf gives NaN (``_softmax_math.attention_softmax``).
     """
-    row_max = scores.max(axis=-1, keepdims=True)
-    safe_max = np.where(np.isneginf(row_max), 0, row_max)
-    exps = np.exp(scores - safe_max)
-    total = exps.sum(axis=-1, keepdims=True)
-    return exps / np.where(total == 0, 1, total)
+    return softmax_math.attention_softmax(scores)
 
 
 def softmax_rows_backward(dweights: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """dscores = weights * (dweights - rowsum(dweights * weights))."""
-    return weights * (dweights - (dweights * weights).sum(axis=-1, keepdims=True))
+    return softmax_math.softmax_backward(dweights, weights)
 
 
 def attention_dropout(weights: np.ndarray, *, dropout_p: float = 0.0, seed: int = 0) -> np.ndarray:
     """dropped = weights * keep / (1 - p), keep = ``dropout_keep(seed, weights.shape, p)``."""
-    return weights * _keep_scale(seed, weights.shape, dropout_p, weights.dtype)
+    return weights * dropout_scale(seed, weights.shape, dropout_p, weights.dtype)
 
 
 def attention_dropout_backward(
     ddropped: np.ndarray, *, dropout_p: float = 0.0, seed: int = 0
 ) -> np.ndarray:
     """dweights = ddropped * keep / (1 - p): dropout is linear in the weights."""
-    return ddropped * _keep_scale(seed, ddropped.shape, dropout_p, ddropped.dtype)
+    return ddropped * dropout_scale(seed, ddropped.shape, dropout_p, ddropped.dtype)
 
 
 def weighted_sum(weights: np.ndarray, v: np.ndarray) -> np.ndarray:
@@ -171,11 +182,47 @@ def weighted_sum_backward(dout, weights, v) -> tuple[np.ndarray, np.ndarray]:
     return dweights, dv
 
 
+# --------------------------------------------------------------------------- stored weights
+
+
+def attention_forward(
+    q, k, v, *, scale=None, causal=False, mask=None, dropout_p=0.0, seed=0
+) -> tuple[np.ndarray, np.ndarray]:
+    """out = dropout(softmax(scale * Q K^T + mask)) V; returns (out, weights).
+
+    out (B, Hq, L, Dv); weights (B, Hq, L, S), pre-dropout, kept for the backward.
+    """
+    scores = attention_scores(q, k, scale=scale, causal=causal, mask=mask)
+    weights = softmax_rows(scores)
+    out = weighted_sum(attention_dropout(weights, dropout_p=dropout_p, seed=seed), v)
+    return out.astype(q.dtype, copy=False), weights
+
+
+def attention_backward(
+    dout, q, k, v, weights, *, scale=None, dropout_p=0.0, seed=0, delta=None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Gradients (dq, dk, dv, dscores) from the pre-dropout ``weights`` (module docstring).
+
+    ``dscores`` is the gradient of a float mask. ``delta`` = rowsum(dweights * weights)
+    may be given precomputed (the flash twin passes rowsum(dout * out)).
+    """
+    dropped = attention_dropout(weights, dropout_p=dropout_p, seed=seed)
+    ddropped, dv = weighted_sum_backward(dout, dropped, v)
+    dweights = attention_dropout_backward(ddropped, dropout_p=dropout_p, seed=seed)
+    dscores = softmax_math.softmax_backward(dweights, weights, rowsum=delta)
+    dq, dk = attention_scores_backward(dscores, q, k, scale=scale)
+    return tuple(g.astype(q.dtype, copy=False) for g in (dq, dk, dv, dscores))
+
+
+# --------------------------------------------------------------------------- flash twin
+
+
 def _weights_from_logsumexp(scores: np.ndarray, logsumexp: np.ndarray) -> np.ndarray:
-    """weights = exp(scores - logsumexp); rows with logsumexp = -inf are 0."""
+    """weights = exp(scores - logsumexp); rows with logsumexp = -inf are 0, NaN stays NaN."""
     lse = logsumexp[..., None]
     blocked = np.isneginf(lse)
-    return np.where(blocked, 0, np.exp(scores - np.where(blocked, 0, lse))).astype(scores.dtype)
+    with np.errstate(invalid="ignore"):
+        return np.where(blocked, 0, np.exp(scores - np.where(blocked, 0, lse))).astype(scores.dtype)
 
 
 def flash_attention_forward(
@@ -186,11 +233,7 @@ def flash_attention_forward(
     Returns out (B, Hq, L, Dv) and logsumexp (B, Hq, L) (-inf on fully masked rows).
     """
     scores = attention_scores(q, k, scale=scale, causal=causal, mask=mask)
-    row_max = scores.max(axis=-1, initial=-np.inf)
-    safe_max = np.where(np.isneginf(row_max), 0, row_max)
-    total = np.exp(scores - safe_max[..., None]).sum(axis=-1)
-    with np.errstate(divide="ignore"):
-        logsumexp = (safe_max + np.log(total)).astype(q.dtype)
+    logsumexp = softmax_math.logsumexp_rows(scores)
     weights = _weights_from_logsumexp(scores, logsumexp)
     out = weighted_sum(attention_dropout(weights, dropout_p=dropout_p, seed=seed), v)
     return out.astype(q.dtype, copy=False), logsumexp
@@ -201,18 +244,11 @@ def flash_attention_backward(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Gradients (dq, dk, dv) of the forward, recomputing the weights from logsumexp.
 
-    See the module docstring for the formulas.
+    The same backward as ``attention_backward``, with delta = rowsum(dout * out).
     """
     scores = attention_scores(q, k, scale=scale, causal=causal, mask=mask)
     weights = _weights_from_logsumexp(scores, logsumexp)
-    dropped = attention_dropout(weights, dropout_p=dropout_p, seed=seed)
-    ddropped, dv = weighted_sum_backward(dout, dropped, v)
-    dweights = attention_dropout_backward(ddropped, dropout_p=dropout_p, seed=seed)
     delta = (dout * out).sum(axis=-1, keepdims=True)
-    dscores = weights * (dweights - delta)
-    dq, dk = attention_scores_backward(dscores, q, k, scale=scale)
-    return (
-        dq.astype(q.dtype, copy=False),
-        dk.astype(q.dtype, copy=False),
-        dv.astype(q.dtype, copy=False),
-    )
+    options = dict(scale=scale, dropout_p=dropout_p, seed=seed, delta=delta)
+    dq, dk, dv, _ = attention_backward(dout, q, k, v, weights, **options)
+    return dq, dk, dv

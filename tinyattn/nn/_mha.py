@@ -12,8 +12,9 @@ Layout ``(L, N, E)`` (or unbatched ``(L, E)``). Steps, as torch::
 
 Masks use MultiheadAttention's polarity: a bool ``True`` BLOCKS the position;
 a float mask is added to the scores. With ``need_weights=False`` the attention
-runs as the single ``ScaledDotProductAttention`` op (the fused path) and no
-``(L, S)`` weights are returned.
+is one ``ScaledDotProductAttention`` op (fused when it can be); with
+``need_weights=True`` it is the returned-weights path (``AttentionWeights``,
+dropout, matmul). Both draw the same dropout mask for the same seed.
 """
 
 from __future__ import annotations
@@ -24,13 +25,12 @@ import numpy as np
 
 from .. import ops
 from .._tensor import Tensor
-from ._attention import _causal_keep, attention_weights, scaled_dot_product_attention
-
-_MHA = "multi_head_attention_forward"
-MHA_POLARITY = (
-    "In nn.MultiheadAttention (and the Transformer layers) a bool mask is True where the "
-    "position is BLOCKED (the opposite of scaled_dot_product_attention); a float mask is "
-    "added to the scores."
+from . import _checks as checks
+from ._attention import (
+    attention_dropout,
+    attention_weights,
+    causal_keep,
+    scaled_dot_product_attention,
 )
 
 
@@ -40,15 +40,12 @@ def _linear(x: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
     return F.linear(x, weight, bias)
 
 
-def _additive_mask(mask: Tensor, name: str, dtype, op: str) -> Tensor:
+def _additive_mask(mask: Tensor | None, dtype) -> Tensor | None:
     """bool (True = blocked) -> 0 / -inf in ``dtype``; a float mask is used as given."""
+    if mask is None:
+        return None
     if mask.dtype.name == "bool":
         return Tensor._make(np.where(mask._data, -np.inf, 0.0).astype(dtype.np_dtype))
-    if not mask.dtype.is_floating_point:
-        raise TypeError(
-            f"{op}: {name} must be a bool or floating tensor, got dtype {mask.dtype}. "
-            f"{MHA_POLARITY}"
-        )
     return mask if mask.dtype == dtype else mask.to(dtype)
 
 
@@ -60,40 +57,85 @@ def _append_unblocked_column(mask: Tensor | None) -> Tensor | None:
     return ops.rearrange.cat([mask, zeros], dim=-1)
 
 
-def _check_shapes(query, key, value, key_padding_mask, attn_mask, num_heads) -> bool:
-    """Validate the input ranks (torch's ``_mha_shape_check``); return whether batched."""
-    if query.ndim == 3:
-        batched, want_kpm = True, 2
-    elif query.ndim == 2:
-        batched, want_kpm = False, 1
-    else:
-        raise ValueError(
-            f"{_MHA}: query should be (L, N, E) batched or (L, E) unbatched, got shape "
-            f"{tuple(query.shape)}"
-        )
-    for name, t in (("key", key), ("value", value)):
-        if t.ndim != query.ndim:
+def _prepare_masks(attn_mask, key_padding_mask, is_causal, L, S, N, heads, dtype):
+    """Check both masks and make them additive: attn_mask (1 or N*H, L, S), kpm (N, S)."""
+    if attn_mask is None and is_causal:
+        attn_mask = Tensor._make(~causal_keep(L, S))  # tinyattn builds it; torch raises here
+    checks.check_mha_masks(attn_mask, key_padding_mask, L, S, N, heads)
+    attn_mask = _additive_mask(attn_mask, dtype)
+    if attn_mask is not None and attn_mask.ndim == 2:
+        attn_mask = attn_mask.unsqueeze(0)
+    return attn_mask, _additive_mask(key_padding_mask, dtype)
+
+
+def _in_projection(query, key, value, in_proj_weight, in_proj_bias, separate, w_separate):
+    """q, k, v = x W^T + b for each input (one packed GEMM for self-attention)."""
+    if not separate and query is key and key is value and in_proj_weight is not None:
+        # Self-attention: x @ W_in^T with W_in = [W_q; W_k; W_v], then split the output.
+        # Same numbers as three projections, a third of the backward's input products.
+        return _linear(query, in_proj_weight, in_proj_bias).chunk(3, dim=-1)
+    if not separate:
+        if in_proj_weight is None:
             raise ValueError(
-                f"{_MHA}: query is {query.ndim}-D, so {name} should be {query.ndim}-D too, got "
-                f"shape {tuple(t.shape)}"
+                f"{checks.MHA}: in_proj_weight is None with use_separate_proj_weight=False"
             )
-    if key_padding_mask is not None and key_padding_mask.ndim != want_kpm:
-        raise ValueError(
-            f"{_MHA}: key_padding_mask should be {'(N, S)' if batched else '(S,)'} for "
-            f"{query.ndim}-D query, got shape {tuple(key_padding_mask.shape)}"
-        )
-    return batched
+        w_separate = in_proj_weight.chunk(3)
+    elif any(w is None for w in w_separate):
+        raise ValueError(f"{checks.MHA}: use_separate_proj_weight=True needs q/k/v_proj_weight")
+    biases = (None,) * 3 if in_proj_bias is None else in_proj_bias.chunk(3)
+    return tuple(_linear(x, w, b) for x, w, b in zip((query, key, value), w_separate, biases))
 
 
-def _check_attn_mask(attn_mask: Tensor, L: int, S: int, NH: int) -> None:
-    ok = (attn_mask.ndim == 2 and tuple(attn_mask.shape) == (L, S)) or (
-        attn_mask.ndim == 3 and tuple(attn_mask.shape) == (NH, L, S)
+def _extra_key_columns(k, v, masks, bias_kv, static_kv, add_zero_attn, N, heads):
+    """Append bias_k/bias_v (before the head split), split k and v into heads
+    (N*H, S, E/H) unless static, then append a zero column; masks get a free column."""
+    bias_k, bias_v = bias_kv
+    if (bias_k is None) != (bias_v is None):
+        raise ValueError(f"{checks.MHA}: bias_k and bias_v must be given together")
+    if bias_k is not None:
+        if static_kv != (None, None):
+            raise ValueError(
+                f"{checks.MHA}: bias_k/bias_v cannot be combined with static_k/static_v"
+            )
+        k = ops.rearrange.cat([k, bias_k.repeat(1, N, 1)])
+        v = ops.rearrange.cat([v, bias_v.repeat(1, N, 1)])
+        masks = [_append_unblocked_column(m) for m in masks]
+    head_dim = k.shape[-1] // heads
+    k, v = (
+        s if s is not None else x.reshape(-1, N * heads, head_dim).transpose(0, 1)
+        for x, s in zip((k, v), static_kv)
     )
-    if not ok:
-        raise ValueError(
-            f"{_MHA}: attn_mask has shape {tuple(attn_mask.shape)}; expected (L, S) = "
-            f"({L}, {S}) or (N*num_heads, L, S) = ({NH}, {L}, {S})"
-        )
+    if add_zero_attn:
+        zeros = Tensor._make(np.zeros((N * heads, 1, head_dim), dtype=k._data.dtype))
+        k, v = ops.rearrange.cat([k, zeros], dim=1), ops.rearrange.cat([v, zeros], dim=1)
+        masks = [_append_unblocked_column(m) for m in masks]
+    return k, v, masks
+
+
+def _merged_mask(attn_mask, key_padding_mask, N, heads, S):
+    """attn_mask + key_padding_mask as one additive (1 or N, 1 or H, L or 1, S) mask."""
+    if key_padding_mask is not None:
+        kpm = key_padding_mask.reshape(N, 1, 1, S).expand(N, heads, 1, S)
+        kpm = kpm.reshape(N * heads, 1, S)
+        attn_mask = kpm if attn_mask is None else attn_mask + kpm
+    if attn_mask is None:
+        return None
+    rows = attn_mask.shape[1]
+    if attn_mask.shape[0] == 1:
+        return attn_mask.reshape(1, 1, rows, S)
+    return attn_mask.reshape(N, heads, rows, S)
+
+
+def _attend(q, k, v, mask, dropout_p, need_weights, average_attn_weights):
+    """Attention of (N, H, L, D) heads: (out (N, H, L, D), weights or None)."""
+    if not need_weights:  # one ScaledDotProductAttention op: fused when it can be
+        return scaled_dot_product_attention(q, k, v, mask, dropout_p), None
+    # the returned-weights path: the weights are an output, so they are materialised
+    weights = attention_weights(q, k, mask, 1.0 / math.sqrt(q.shape[-1]))
+    if dropout_p > 0.0:
+        weights = attention_dropout(weights, dropout_p)
+    out = ops.linalg.matmul(weights, v)
+    return out, (weights.mean(dim=1) if average_attn_weights else weights)
 
 
 def multi_head_attention_forward(
@@ -123,134 +165,36 @@ def multi_head_attention_forward(
     average_attn_weights: bool = True,
     is_causal: bool = False,
 ) -> tuple[Tensor, Tensor | None]:
-    """Multi-head attention on ``(L, N, E)`` inputs with torch's signature (see module docstring).
+    """Multi-head attention on ``(L, N, E)`` inputs with torch's signature.
 
-    Returns
-    -------
-    (attn_output, attn_weights)
-        ``(L, N, E)``; weights ``(N, L, S)`` averaged over heads, ``(N, H, L, S)`` with
-        ``average_attn_weights=False``, or None when ``need_weights=False``.
-        A query whose keys are all blocked gets output ``out_proj_bias``
-        (attention 0) and weights 0, with finite gradients; torch gives NaN there.
+    The math, gradients and shapes are in ``nn.MultiheadAttention.forward``; the steps in
+    this module's docstring. Returns ``(attn_output (L, N, E), attn_weights)``, weights
+    ``(N, L, S)`` head-averaged, ``(N, H, L, S)`` if not ``average_attn_weights``, or None.
     """
-    batched = _check_shapes(query, key, value, key_padding_mask, attn_mask, num_heads)
+    batched = checks.check_mha_ranks(query, key, value, key_padding_mask)
     if not batched:
         query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
         if key_padding_mask is not None:
             key_padding_mask = key_padding_mask.unsqueeze(0)
-    L, N, E = query.shape
-    S = key.shape[0]
-    if E != embed_dim_to_check:
-        raise ValueError(
-            f"{_MHA}: query embed dim {E} does not match embed_dim {embed_dim_to_check}"
-        )
-    if E % num_heads:
-        raise ValueError(f"{_MHA}: embed_dim {E} is not divisible by num_heads {num_heads}")
-    head_dim = E // num_heads
-    if key.shape[:2] != value.shape[:2]:
-        raise ValueError(
-            f"{_MHA}: key and value must have the same (S, N), got key {tuple(key.shape)} and "
-            f"value {tuple(value.shape)}"
-        )
-    if key.shape[1] != N:
-        raise ValueError(
-            f"{_MHA}: query has batch size {N} but key has {key.shape[1]} "
-            f"(query {tuple(query.shape)}, key {tuple(key.shape)})"
-        )
-
-    # Masks: validate, then turn both into additive float masks (-inf = blocked).
-    dtype = query.dtype
-    if attn_mask is None and is_causal:
-        attn_mask = Tensor._make(~_causal_keep(L, S))  # tinyattn builds it; torch raises here
-    if attn_mask is not None:
-        _check_attn_mask(attn_mask, L, S, N * num_heads)
-        attn_mask = _additive_mask(attn_mask, "attn_mask", dtype, _MHA)
-        if attn_mask.ndim == 2:
-            attn_mask = attn_mask.unsqueeze(0)
-    if key_padding_mask is not None:
-        if tuple(key_padding_mask.shape) != (N, S):
-            raise ValueError(
-                f"{_MHA}: key_padding_mask should have shape (N, S) = ({N}, {S}), got "
-                f"{tuple(key_padding_mask.shape)}"
-            )
-        key_padding_mask = _additive_mask(key_padding_mask, "key_padding_mask", dtype, _MHA)
-
-    # Input projections.
-    if (
-        not use_separate_proj_weight
-        and query is key
-        and key is value
-        and in_proj_weight is not None
-    ):
-        # Self-attention: one packed GEMM (x @ W_in^T, W_in = [W_q; W_k; W_v]), then split the
-        # output. Same numbers as three projections, a third of the backward's input products.
-        q, k, v = _linear(query, in_proj_weight, in_proj_bias).chunk(3, dim=-1)
-    elif not use_separate_proj_weight:
-        if in_proj_weight is None:
-            raise ValueError(f"{_MHA}: in_proj_weight is None with use_separate_proj_weight=False")
-        w_q, w_k, w_v = in_proj_weight.chunk(3)
-        b_q, b_k, b_v = (None,) * 3 if in_proj_bias is None else in_proj_bias.chunk(3)
-        q, k, v = _linear(query, w_q, b_q), _linear(key, w_k, b_k), _linear(value, w_v, b_v)
-    else:
-        if q_proj_weight is None or k_proj_weight is None or v_proj_weight is None:
-            raise ValueError(f"{_MHA}: use_separate_proj_weight=True needs q/k/v_proj_weight")
-        w_q, w_k, w_v = q_proj_weight, k_proj_weight, v_proj_weight
-        b_q, b_k, b_v = (None,) * 3 if in_proj_bias is None else in_proj_bias.chunk(3)
-        q, k, v = _linear(query, w_q, b_q), _linear(key, w_k, b_k), _linear(value, w_v, b_v)
-
-    if bias_k is not None and bias_v is not None:
-        if static_k is not None or static_v is not None:
-            raise ValueError(f"{_MHA}: bias_k/bias_v cannot be combined with static_k/static_v")
-        k = ops.rearrange.cat([k, bias_k.repeat(1, N, 1)])
-        v = ops.rearrange.cat([v, bias_v.repeat(1, N, 1)])
-        attn_mask = _append_unblocked_column(attn_mask)
-        key_padding_mask = _append_unblocked_column(key_padding_mask)
-    elif (bias_k is None) != (bias_v is None):
-        raise ValueError(f"{_MHA}: bias_k and bias_v must be given together")
-
-    # Split heads: (L, N, E) -> (N*H, L, head_dim), row = batch * H + head.
-    q = q.reshape(L, N * num_heads, head_dim).transpose(0, 1)
-    k = static_k if static_k is not None else k.reshape(-1, N * num_heads, head_dim).transpose(0, 1)
-    v = static_v if static_v is not None else v.reshape(-1, N * num_heads, head_dim).transpose(0, 1)
-    if add_zero_attn:
-        zeros = Tensor._make(np.zeros((N * num_heads, 1, head_dim), dtype=k._data.dtype))
-        k, v = ops.rearrange.cat([k, zeros], dim=1), ops.rearrange.cat([v, zeros], dim=1)
-        attn_mask = _append_unblocked_column(attn_mask)
-        key_padding_mask = _append_unblocked_column(key_padding_mask)
-    S = k.shape[1]
-    if key_padding_mask is not None:
-        kpm = key_padding_mask.reshape(N, 1, 1, S).expand(N, num_heads, 1, S)
-        kpm = kpm.reshape(N * num_heads, 1, S)
-        attn_mask = kpm if attn_mask is None else attn_mask + kpm
-    if not training:
-        dropout_p = 0.0
-
-    if attn_mask is not None:
-        # (1 or N*H, L or 1, S) -> (1 or N, 1 or H, L or 1, S), broadcast by the attention ops
-        rows = attn_mask.shape[1]
-        if attn_mask.shape[0] == 1:
-            attn_mask = attn_mask.reshape(1, 1, rows, S)
-        else:
-            attn_mask = attn_mask.reshape(N, num_heads, rows, S)
-    q = q.reshape(N, num_heads, L, head_dim)
-    k = k.reshape(N, num_heads, S, head_dim)
-    v = v.reshape(N, num_heads, S, head_dim)
-    weights = None
-    if need_weights:  # the weights are wanted: materialise them (scores + row softmax)
-        weights = attention_weights(q, k, attn_mask, 1.0 / math.sqrt(head_dim))
-        if dropout_p > 0.0:
-            from . import functional as F
-
-            weights = F.dropout(weights, p=dropout_p)
-        out = ops.linalg.matmul(weights, v)  # (N, H, L, head_dim)
-        if average_attn_weights:
-            weights = weights.mean(dim=1)
-        if not batched:
-            weights = weights.squeeze(0)
-    else:  # the fused path: one ScaledDotProductAttention op, no L x S matrix kept
-        out = scaled_dot_product_attention(q, k, v, attn_mask, dropout_p)
+    checks.check_mha_sizes(query, key, value, embed_dim_to_check, num_heads)
+    (L, N, E), H = query.shape, num_heads
+    masks = _prepare_masks(
+        attn_mask, key_padding_mask, is_causal, L, key.shape[0], N, H, query.dtype
+    )
+    w_separate = (q_proj_weight, k_proj_weight, v_proj_weight)
+    q, k, v = _in_projection(
+        query, key, value, in_proj_weight, in_proj_bias, use_separate_proj_weight, w_separate
+    )
+    q = q.reshape(L, N * H, E // H).transpose(0, 1)
+    bias_kv, static_kv = (bias_k, bias_v), (static_k, static_v)
+    k, v, masks = _extra_key_columns(k, v, masks, bias_kv, static_kv, add_zero_attn, N, H)
+    mask = _merged_mask(*masks, N, H, k.shape[1])
+    q, k, v = (x.reshape(N, H, -1, E // H) for x in (q, k, v))
+    p = dropout_p if training else 0.0
+    out, weights = _attend(q, k, v, mask, p, need_weights, average_attn_weights)
     out = out.permute(2, 0, 1, 3).reshape(N * L, E)
     out = _linear(out, out_proj_weight, out_proj_bias).reshape(L, N, E)
     if not batched:
         out = out.squeeze(1)
+        weights = None if weights is None else weights.squeeze(0)
     return out, weights

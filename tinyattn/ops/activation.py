@@ -7,6 +7,7 @@ log_softmax:  y = x - max - log(sum(exp(x - max)))
 
 A row that is all ``-inf`` gives NaN, exactly as in torch: this is a plain
 tensor op. (The attention APIs treat fully-masked rows specially instead.)
+The softmax math itself lives in ``tinyattn._softmax_math``, shared with attention.
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ import warnings
 import numpy as np
 
 from .. import _dtype as dt
-from ..autograd.function import Function
+from .. import _softmax_math as softmax_math
 from .._tensor import Tensor
+from ..autograd.function import Function
 from ._util import normalize_dim, to_float
 
 __all__ = ["softmax", "log_softmax"]
@@ -28,10 +30,7 @@ class Softmax(Function):
 
     @staticmethod
     def forward(ctx, x, dim):
-        x = to_float(x)
-        with np.errstate(invalid="ignore", over="ignore"):
-            e = np.exp(x - x.max(axis=dim, keepdims=True, initial=-np.inf))
-            e /= e.sum(axis=dim, keepdims=True)
+        e = softmax_math.softmax(to_float(x), axis=dim)
         ctx.dim = dim
         ctx.save_for_backward(e)
         return e
@@ -39,9 +38,7 @@ class Softmax(Function):
     @staticmethod
     def backward(ctx, g):
         (y,) = ctx.saved_tensors
-        dx = g * y
-        dx -= y * dx.sum(axis=ctx.dim, keepdims=True)  # = y * (g - sum(g * y)), in place
-        return dx, None
+        return softmax_math.softmax_backward(g, y, axis=ctx.dim), None
 
 
 class LogSoftmax(Function):

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ...ops.creation import empty
 from ..._tensor import Tensor
+from ...ops.creation import empty
 from .. import init
 from .._mha import multi_head_attention_forward
 from ..parameter import Parameter
@@ -83,34 +83,35 @@ class MultiheadAttention(Module):
         self.dropout = dropout
         self.batch_first = batch_first
         self.head_dim = embed_dim // num_heads
+        self._make_parameters(bias, add_bias_kv, dtype)
+        self.add_zero_attn = add_zero_attn
+        self._reset_parameters()
+
+    def _make_parameters(self, bias: bool, add_bias_kv: bool, dtype) -> None:
+        """Create the parameters (uninitialised) under torch's names and shapes."""
+        E = self.embed_dim
 
         def param(*shape):
             return Parameter(empty(shape, dtype=dtype))
 
         if self._qkv_same_embed_dim:
-            self.in_proj_weight = param(3 * embed_dim, embed_dim)
-            self.register_parameter("q_proj_weight", None)
-            self.register_parameter("k_proj_weight", None)
-            self.register_parameter("v_proj_weight", None)
+            self.in_proj_weight = param(3 * E, E)
+            for name in ("q_proj_weight", "k_proj_weight", "v_proj_weight"):
+                self.register_parameter(name, None)
         else:
-            self.q_proj_weight = param(embed_dim, embed_dim)
-            self.k_proj_weight = param(embed_dim, self.kdim)
-            self.v_proj_weight = param(embed_dim, self.vdim)
+            self.q_proj_weight = param(E, E)
+            self.k_proj_weight = param(E, self.kdim)
+            self.v_proj_weight = param(E, self.vdim)
             self.register_parameter("in_proj_weight", None)
         if bias:
-            self.in_proj_bias = param(3 * embed_dim)
+            self.in_proj_bias = param(3 * E)
         else:
             self.register_parameter("in_proj_bias", None)
-        self.out_proj = NonDynamicallyQuantizableLinear(
-            embed_dim, embed_dim, bias=bias, dtype=dtype
-        )
+        self.out_proj = NonDynamicallyQuantizableLinear(E, E, bias=bias, dtype=dtype)
         if add_bias_kv:
-            self.bias_k = param(1, 1, embed_dim)
-            self.bias_v = param(1, 1, embed_dim)
+            self.bias_k, self.bias_v = param(1, 1, E), param(1, 1, E)
         else:
             self.bias_k = self.bias_v = None
-        self.add_zero_attn = add_zero_attn
-        self._reset_parameters()
 
     def _reset_parameters(self) -> None:
         if self._qkv_same_embed_dim:
@@ -138,58 +139,84 @@ class MultiheadAttention(Module):
         average_attn_weights: bool = True,
         is_causal: bool = False,
     ) -> tuple[Tensor, Tensor | None]:
-        """Attend from ``query`` to ``key``/``value``.
+        """Per head h: ``O_h = softmax(Q_h K_h^T / sqrt(E/H) + mask) V_h``, then ``out_proj``.
 
-        Shapes: ``(L, N, E)``, ``(S, N, kdim)``, ``(S, N, vdim)`` (``(N, L, E)`` ... with
-        ``batch_first``), or unbatched ``(L, E)``, ``(S, kdim)``, ``(S, vdim)``.
+        ``Q = query W_q^T + b_q``, ``K = key W_k^T + b_k``, ``V = value W_v^T + b_v``,
+        split into H heads of size E/H; ``out = concat_h(O_h) W_o^T + b_o``.
+        Gradient of one head, with ``P = softmax(S)``, ``S = Q K^T * scale + mask``::
 
-        Returns
-        -------
-        (attn_output, attn_weights)
-            Output shaped like ``query``; weights ``(N, L, S)`` averaged over heads,
-            ``(N, H, L, S)`` with ``average_attn_weights=False``, None with
-            ``need_weights=False`` (then the fused attention op is used). In training
-            with dropout the weights are the post-dropout ones.
+            dV = P^T dO     dP = dO V^T     dS = P * (dP - rowsum(dP * P))
+            dQ = dS K * scale     dK = dS^T Q * scale     (dmask = dS, a float mask)
+
+        then through the projections: ``dW_q = dQ^T query``, ``dquery = dQ W_q`` (and
+        likewise for k, v, out_proj); dropout multiplies ``dP`` by the same keep mask.
+
+        Shapes (L target length, S source length, N batch, E embed_dim, H num_heads):
+
+        ============================  ===================  ======================  ==========
+        argument                      batch_first=False    batch_first=True        unbatched
+        ============================  ===================  ======================  ==========
+        query                         (L, N, E)            (N, L, E)               (L, E)
+        key / value                   (S, N, kdim/vdim)    (N, S, kdim/vdim)       (S, kdim)
+        key_padding_mask              (N, S)               (N, S)                  (S,)
+        attn_mask                     (L, S) or (N*H, L, S), row ``batch * H + head``
+        attn_output                   (L, N, E)            (N, L, E)               (L, E)
+        attn_weights (averaged)       (N, L, S)            (N, L, S)               (L, S)
+        attn_weights (not averaged)   (N, H, L, S)         (N, H, L, S)            (H, L, S)
+        ============================  ===================  ======================  ==========
+
+        Masks: a bool ``True`` BLOCKS the position; a float mask is added to ``S``.
+        ``need_weights=False`` returns None for the weights and runs the fused kernels;
+        in training with dropout the returned weights are the post-dropout ones.
         """
-        for name, t in (("query", query), ("key", key), ("value", value)):
-            if not isinstance(t, Tensor):
-                raise TypeError(
-                    f"MultiheadAttention: {name} must be a Tensor, got {type(t).__name__}"
-                )
+        _check_tensors(query, key, value)
         batched = query.ndim == 3
         if self.batch_first and batched:
-            # transpose shared inputs once, so self-attention keeps query is key is value
-            # (multi_head_attention_forward then projects them with one packed GEMM)
-            q_t = query.transpose(1, 0)
-            k_t = q_t if key is query else key.transpose(1, 0)
-            v_t = k_t if value is key else q_t if value is query else value.transpose(1, 0)
-            query, key, value = q_t, k_t, v_t
-        separate = not self._qkv_same_embed_dim
-        out, weights = multi_head_attention_forward(
+            query, key, value = _seq_first(query, key, value)
+        out, weights = self._functional(
             query,
             key,
             value,
-            self.embed_dim,
-            self.num_heads,
-            self.in_proj_weight,
-            self.in_proj_bias,
-            self.bias_k,
-            self.bias_v,
-            self.add_zero_attn,
-            self.dropout,
-            self.out_proj.weight,
-            self.out_proj.bias,
-            training=self.training,
-            key_padding_mask=key_padding_mask,
-            need_weights=need_weights,
-            attn_mask=attn_mask,
-            use_separate_proj_weight=separate,
-            q_proj_weight=self.q_proj_weight,
-            k_proj_weight=self.k_proj_weight,
-            v_proj_weight=self.v_proj_weight,
-            average_attn_weights=average_attn_weights,
-            is_causal=is_causal,
+            key_padding_mask,
+            need_weights,
+            attn_mask,
+            average_attn_weights,
+            is_causal,
         )
         if self.batch_first and batched:
             out = out.transpose(1, 0)
         return out, weights
+
+    def _functional(self, query, key, value, *options):
+        """``multi_head_attention_forward`` with this module's parameters."""
+        kpm, need_weights, attn_mask, average, is_causal = options
+        return multi_head_attention_forward(
+            query, key, value, self.embed_dim, self.num_heads,
+            self.in_proj_weight, self.in_proj_bias, self.bias_k, self.bias_v,
+            self.add_zero_attn, self.dropout, self.out_proj.weight, self.out_proj.bias,
+            training=self.training,
+            key_padding_mask=kpm,
+            need_weights=need_weights,
+            attn_mask=attn_mask,
+            use_separate_proj_weight=not self._qkv_same_embed_dim,
+            q_proj_weight=self.q_proj_weight,
+            k_proj_weight=self.k_proj_weight,
+            v_proj_weight=self.v_proj_weight,
+            average_attn_weights=average,
+            is_causal=is_causal,
+        )  # fmt: skip
+
+
+def _seq_first(query: Tensor, key: Tensor, value: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    """(N, L, E) -> (L, N, E), transposing a shared input once, so that self-attention
+    keeps ``query is key is value`` (then projected with one packed GEMM)."""
+    q_t = query.transpose(1, 0)
+    k_t = q_t if key is query else key.transpose(1, 0)
+    v_t = k_t if value is key else q_t if value is query else value.transpose(1, 0)
+    return q_t, k_t, v_t
+
+
+def _check_tensors(query: object, key: object, value: object) -> None:
+    for name, t in (("query", query), ("key", key), ("value", value)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"MultiheadAttention: {name} must be a Tensor, got {type(t).__name__}")
