@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 
 from ... import _dtype as dt
-from ...ops.creation import empty
 from ..._tensor import Tensor
+from ...ops.creation import empty
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter, UninitializedParameter
@@ -85,6 +85,21 @@ class LazyLinear(Linear):
     def reset_parameters(self) -> None:
         if not self.has_uninitialized_params() and self.in_features != 0:
             super().reset_parameters()
+
+    def _check_lazy_load(self, name: str, shape: tuple[int, ...]) -> str | None:
+        """Why a loaded ``name`` of ``shape`` cannot materialise this layer (None if it can)."""
+        if name == "weight":
+            ok = len(shape) == 2 and shape[0] == self.out_features
+            expected = f"[{self.out_features}, in_features]"
+        else:
+            ok = tuple(shape) == (self.out_features,)
+            expected = f"[{self.out_features}]"
+        if ok:
+            return None
+        return (
+            f"copying a param with shape {list(shape)} from checkpoint, the shape in current "
+            f"model is {expected} (LazyLinear with out_features={self.out_features})."
+        )
 
     def has_uninitialized_params(self) -> bool:
         return any(isinstance(p, UninitializedParameter) for p in self._parameters.values())
