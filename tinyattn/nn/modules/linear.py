@@ -10,6 +10,7 @@ from ...ops.creation import empty
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter, UninitializedParameter
+from ._args import size_arg
 from .module import Module
 
 
@@ -24,6 +25,9 @@ class Linear(Module):
         self, in_features: int, out_features: int, bias: bool = True, device=None, dtype=None
     ) -> None:
         super().__init__()
+        name = type(self).__name__
+        in_features = size_arg(name, "in_features", in_features)
+        out_features = size_arg(name, "out_features", out_features)
         self.in_features = in_features
         self.out_features = out_features
         self.weight = Parameter(empty((out_features, in_features), dtype=dtype, device=device))
@@ -74,7 +78,8 @@ class LazyLinear(Linear):
     def __init__(self, out_features: int, bias: bool = True, device=None, dtype=None) -> None:
         Module.__init__(self)
         self.in_features = 0
-        self.out_features = out_features
+        # torch accepts a float here and fails at the first forward: refuse it now.
+        self.out_features = size_arg("LazyLinear", "out_features", out_features)
         self._dtype = dt.to_dtype(dtype) if dtype is not None else None
         self.weight = UninitializedParameter()
         if bias:
