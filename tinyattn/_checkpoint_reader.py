@@ -172,10 +172,7 @@ class _Decoder:
         return arr
 
     # -- step 3: the index --------------------------------------------------------------
-    def read_index(self, infos: dict[str, zipfile.ZipInfo]) -> dict:
-        info = infos[_INDEX + ".npy"]
-        if info.file_size > _NPY_MAX_HEADER + self.size:  # pragma: no cover - bounded above
-            raise self.error("the index is too large")
+    def read_index(self) -> dict:
         fp = io.BytesIO(self.zf.read(_INDEX + ".npy"))
         version = np.lib.format.read_magic(fp)
         if version != (1, 0):
@@ -330,7 +327,7 @@ class _Decoder:
                 "by torch.save use pickle and cannot be read; convert them with torch, e.g. "
                 "to NumPy arrays saved by np.savez, or load their tensors into tinyattn)"
             )
-        index = self.read_index(infos)
+        index = self.read_index()
         arrays = self.check_arrays(index["arrays"], infos)
         paths = self.check_tree(index["root"], arrays)
         self.arrays = {
