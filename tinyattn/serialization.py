@@ -25,13 +25,21 @@ scalars, and the same containers. An object appearing twice in the tree (e.g.
 tied weights) is stored once and comes back as one object, but two different
 tensors that share memory (views) come back as independent copies.
 
-Safety: nothing is ever unpickled. ``load`` reads every member through
-``np.load(..., allow_pickle=False)``, checks each against the index, and refuses
-a file containing an object (pickled) array, an unknown member, or a damaged
-member (the zip CRC is verified), raising :class:`CheckpointError` naming the
-file. ``save`` writes to a temporary file in the target's directory, fsyncs it
-and renames it over the target, so an interrupted or failed save never leaves a
-half-written checkpoint behind, and an existing file survives a failed save.
+Safety: nothing is ever unpickled, and nothing in the file is trusted before it is
+checked. ``load`` first checks the zip directory (every member stored uncompressed, as
+``save`` writes it, so no zip bomb can inflate; member sizes bounded by the file's
+size), then validates the whole JSON index against the schema above (iteratively,
+containers nested at most ``_MAX_DEPTH`` deep; supported dtypes only; every declared
+shape checked against the member's real size before anything is allocated), then reads
+each member (the zip CRC is verified) and checks its ``.npy`` header against the index.
+Every failure raises :class:`CheckpointError` (a ``RuntimeError``, as torch's load
+errors are) naming the file and the entry or index node at fault; no other exception
+type escapes for a bad file, and nothing partial is returned.
+
+``save`` writes to a temporary file beside the target (beside the link's target when
+the path is a symlink: the link is written through, as ``open(path, "wb")`` would),
+fsyncs it and renames it over the target, so an interrupted or failed save never
+leaves a half-written checkpoint behind, and an existing file survives a failed save.
 
 >>> import tinyattn as torch
 >>> import tempfile, os
@@ -43,7 +51,6 @@ half-written checkpoint behind, and an existing file survives a failed save.
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import tempfile
@@ -53,19 +60,19 @@ from typing import Any
 
 import numpy as np
 
+from ._checkpoint_reader import (
+    _ARRAY_DTYPES,
+    _FORMAT,
+    _INDEX,
+    _MAX_DEPTH,
+    _VERSION,
+    CheckpointError,
+    _Decoder,
+)
 from ._device import check_device, device
 from ._tensor import Tensor
 
 __all__ = ["save", "load", "CheckpointError"]
-
-_INDEX = "__tinyattn_index__"
-_FORMAT = "tinyattn.save"
-_VERSION = 1
-_ARRAY_KINDS = "biufcUSmM"  # dtypes np.save writes without pickle (no objects, no void)
-
-
-class CheckpointError(RuntimeError):
-    """A file is not a readable tinyattn checkpoint (corrupted, truncated or unsafe)."""
 
 
 # -- encoding -----------------------------------------------------------------------------
@@ -81,10 +88,12 @@ class _Encoder:
     def _array(self, obj, data: np.ndarray, path: str) -> str:
         if id(obj) in self.memo:
             return self.memo[id(obj)]
-        if data.dtype.kind not in _ARRAY_KINDS:
+        if data.dtype.str not in _ARRAY_DTYPES:
             raise TypeError(
-                f"tinyattn.save: cannot save {path}: arrays of dtype {data.dtype} need pickle, "
-                "which tinyattn never uses (supported: bool, integer, float, complex, string)"
+                f"tinyattn.save: cannot save {path}: arrays of dtype {data.dtype} "
+                f"({data.dtype.str}) are not supported (supported: bool, integer, float and "
+                "complex in the machine's byte order; objects would need pickle, which "
+                "tinyattn never uses)"
             )
         key = f"a{len(self.arrays)}"
         self.arrays[key] = data
@@ -92,7 +101,12 @@ class _Encoder:
         self.keep.append(obj)
         return key
 
-    def encode(self, obj: Any, path: str) -> dict:
+    def encode(self, obj: Any, path: str, depth: int = 0) -> dict:
+        if depth > _MAX_DEPTH:
+            raise ValueError(
+                f"tinyattn.save: cannot save {path}: containers are nested more than "
+                f"{_MAX_DEPTH} deep (tinyattn.load refuses deeper files)"
+            )
         if obj is None:
             return {"t": "none"}
         if isinstance(obj, bool):
@@ -126,11 +140,11 @@ class _Encoder:
                 if isinstance(obj, dict):
                     keys, values = [], []
                     for k, v in obj.items():
-                        keys.append(self._key(k, path))
-                        values.append(self.encode(v, f"{path}[{k!r}]"))
+                        keys.append(self._key(k, path, depth + 1))
+                        values.append(self.encode(v, f"{path}[{k!r}]", depth + 1))
                     kind = "odict" if isinstance(obj, OrderedDict) else "dict"
                     return {"t": kind, "keys": keys, "values": values}
-                items = [self.encode(v, f"{path}[{i}]") for i, v in enumerate(obj)]
+                items = [self.encode(v, f"{path}[{i}]", depth + 1) for i, v in enumerate(obj)]
                 return {"t": "list" if isinstance(obj, list) else "tuple", "items": items}
             finally:
                 self.active.discard(id(obj))
@@ -140,11 +154,16 @@ class _Encoder:
             "dicts/lists/tuples of them; tinyattn does not pickle)"
         )
 
-    def _key(self, key: Any, path: str) -> dict:
+    def _key(self, key: Any, path: str, depth: int) -> dict:
         if key is None or isinstance(key, (bool, int, float, str)):
-            return self.encode(key, path)
+            return self.encode(key, path, depth)
         if isinstance(key, tuple):
-            return {"t": "tuple", "items": [self._key(k, path) for k in key]}
+            if depth > _MAX_DEPTH:
+                raise ValueError(
+                    f"tinyattn.save: cannot save {path}: a dict key is nested more than "
+                    f"{_MAX_DEPTH} deep"
+                )
+            return {"t": "tuple", "items": [self._key(k, path, depth + 1) for k in key]}
         raise TypeError(
             f"tinyattn.save: cannot save {path}: dict key {key!r} of type "
             f"{type(key).__name__} is not supported (use str, int, float, bool, None or tuples)"
@@ -195,6 +214,9 @@ def save(obj: Any, f, pickle_module=None, pickle_protocol=None, **kwargs) -> Non
 
 
 def _atomic_savez(path: str, members: dict[str, np.ndarray]) -> None:
+    # Write through a symlink (to its final target), as open(path, "wb") and torch.save do:
+    # renaming over the link itself would replace it and leave the target stale.
+    path = os.path.realpath(path)
     directory = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=directory)
     try:
@@ -261,8 +283,10 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     Raises
     ------
     CheckpointError
-        The file is truncated, corrupted, not a tinyattn checkpoint, or carries a
-        pickled object. Nothing partial is returned.
+        The file is truncated, corrupted, not a tinyattn checkpoint, malformed, or
+        carries a pickled object; the message names the file and the entry or index
+        node at fault. Nothing partial is returned, and nothing is allocated beyond
+        the file's own size before the index has been validated.
     FileNotFoundError
         No such file.
     """
@@ -278,122 +302,23 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
         )
     path = os.fspath(f)
     with open(path, "rb") as fh:
-        return _load_zip(fh, path)
+        return _load_zip(fh, os.fsdecode(path))
 
 
 def _load_zip(fh, name: str):
     try:
+        start = fh.tell()
+        size = fh.seek(0, os.SEEK_END) - start
+        fh.seek(start)
         with zipfile.ZipFile(fh) as zf:
-            return _Decoder(zf, name).run()
+            return _Decoder(zf, name, size).run()
     except CheckpointError:
         raise
-    except (
-        zipfile.BadZipFile,
-        zipfile.LargeZipFile,
-        EOFError,
-        ValueError,
-        KeyError,
-        OSError,
-        UnicodeDecodeError,
-        TypeError,
-        IndexError,
-    ) as e:
+    except Exception as e:  # noqa: BLE001
+        # zipfile and the .npy header parser raise a zoo of types on damaged bytes
+        # (BadZipFile, EOFError, struct.error, NotImplementedError, ...): the promise is
+        # one exception type for any bad file.
         raise CheckpointError(
             f"tinyattn.load: {name!r} is not a readable tinyattn checkpoint (truncated or "
             f"corrupted?): {type(e).__name__}: {e}"
         ) from e
-
-
-def _tensor(arr: np.ndarray, requires_grad: bool, parameter: bool) -> Tensor:
-    """A loaded tensor: a leaf, with the saved ``requires_grad`` and Parameter class."""
-    if parameter:
-        from .nn.parameter import Parameter  # nn imports this module's package: import late
-
-        return Parameter(Tensor._make(arr), requires_grad=requires_grad)
-    t = Tensor._make(arr)
-    return t.requires_grad_(True) if requires_grad else t
-
-
-class _Decoder:
-    def __init__(self, zf: zipfile.ZipFile, name: str) -> None:
-        self.zf = zf
-        self.name = name
-        self.cache: dict[str, Any] = {}
-
-    def error(self, what: str) -> CheckpointError:
-        return CheckpointError(f"tinyattn.load: {self.name!r}: {what}")
-
-    def member(self, key: str) -> np.ndarray:
-        data = self.zf.read(key + ".npy")  # verifies the member's CRC
-        try:
-            return np.load(io.BytesIO(data), allow_pickle=False)
-        except ValueError as e:
-            if "allow_pickle" in str(e):
-                raise self.error(
-                    f"entry {key!r} is a pickled object array; refusing to load it (tinyattn "
-                    "checkpoints never contain pickled data, and unpickling can run code)"
-                ) from e
-            raise
-
-    def run(self):
-        names = self.zf.namelist()
-        if _INDEX + ".npy" not in names:
-            raise self.error(
-                "no tinyattn index found: not a file written by tinyattn.save (files written "
-                "by torch.save use pickle and cannot be read; convert them with torch, e.g. "
-                "to NumPy arrays saved by np.savez, or load their tensors into tinyattn)"
-            )
-        raw = self.member(_INDEX)
-        if raw.dtype != np.uint8 or raw.ndim != 1:
-            raise self.error(f"the index has dtype {raw.dtype} and shape {raw.shape}")
-        index = json.loads(raw.tobytes().decode("utf-8"))
-        if not isinstance(index, dict) or index.get("format") != _FORMAT:
-            raise self.error("the index does not describe a tinyattn checkpoint")
-        if index.get("version") != _VERSION:
-            raise self.error(
-                f"checkpoint format version {index.get('version')!r} is not supported "
-                f"(this tinyattn reads version {_VERSION})"
-            )
-        expected = set(index["arrays"]) | {_INDEX}
-        unknown = sorted(n for n in names if n[:-4] not in expected or not n.endswith(".npy"))
-        if unknown:
-            raise self.error(f"unexpected entries {unknown} (not listed in the index)")
-        self.arrays = {}
-        for key, meta in index["arrays"].items():
-            arr = self.member(key)
-            if arr.dtype.str != meta["dtype"] or list(arr.shape) != meta["shape"]:
-                raise self.error(
-                    f"entry {key!r} has dtype {arr.dtype.str} and shape {list(arr.shape)}; the "
-                    f"index says {meta['dtype']} and {meta['shape']}"
-                )
-            self.arrays[key] = arr if arr.flags.c_contiguous else arr.copy(order="C")
-        return self.decode(index["root"])
-
-    def decode(self, node: dict):
-        kind = node["t"]
-        if kind == "none":
-            return None
-        if kind in ("bool", "str"):
-            return node["v"]
-        if kind == "int":
-            return int(node["v"])
-        if kind == "float":
-            return float.fromhex(node["v"])
-        if kind in ("tensor", "ndarray", "npscalar"):
-            key = node["a"]
-            if key not in self.cache:
-                arr = self.arrays[key]
-                if kind == "tensor":
-                    self.cache[key] = _tensor(arr, node.get("rg", False), node.get("param", False))
-                elif kind == "ndarray":
-                    self.cache[key] = arr
-                else:
-                    self.cache[key] = arr[()]
-            return self.cache[key]
-        if kind in ("list", "tuple"):
-            items = [self.decode(n) for n in node["items"]]
-            return items if kind == "list" else tuple(items)
-        if kind in ("dict", "odict"):
-            pairs = [(self.decode(k), self.decode(v)) for k, v in zip(node["keys"], node["values"])]
-            return OrderedDict(pairs) if kind == "odict" else dict(pairs)
-        raise self.error(f"unknown node type {kind!r} in the index")

@@ -245,6 +245,7 @@ class KlDiv(Function):
     """Pointwise KL term, ``input`` = log q, ``target`` = p (or log p if log_target).
 
     p given:      l = p (log p - x)   (0 where p = 0)   dx = -g p,     dp = g (log p + 1 - x)
+                  (1 computed as p / p, as torch's xlogy does: dp is NaN at p = 0 and p = inf)
     log p given:  l = e^t (t - x)                       dx = -g e^t,   dt = g e^t (t - x + 1)
     """
 
@@ -265,8 +266,8 @@ class KlDiv(Function):
             p = np.exp(target)
             dt = g * p * (target - x + 1) if ctx.needs_input_grad[1] else None
             return -g * p, dt, None
-        with np.errstate(divide="ignore"):
-            dt = g * (np.log(target) + 1 - x) if ctx.needs_input_grad[1] else None
+        with np.errstate(divide="ignore", invalid="ignore"):
+            dt = g * (np.log(target) + target / target - x) if ctx.needs_input_grad[1] else None
         return -g * target, dt, None
 
 
@@ -349,8 +350,9 @@ class BceWithLogits(Function):
 
     ls = log sigmoid(x) = -(max(-x, 0) + log1p(exp(-|x|))),   lw = 1 + (pos_weight - 1) t
     u = (1 - t) x - lw ls,   l = weight * u
-    dx = g w ((1 - t) - lw (1 - sigmoid(x))),   dt = g w (-x - (pos_weight - 1) ls),
-    dweight = g u,   dpos_weight = -g w t ls
+    dx = g w ((pos_weight t + 1 - t) sigmoid(x) - pos_weight t),   dt = g w (log sigmoid(-x) - pos_weight ls),
+    dweight = g u,   dpos_weight = -g w t ls      (pos_weight = 1 when not given: dt = -g w x)
+    These are torch's arrangements of the formulas, so NaN and inf come out where torch's do.
     """
 
     @staticmethod
@@ -367,10 +369,18 @@ class BceWithLogits(Function):
         ls, lw = _bce_terms(x, t, pos_weight)
         gw = g * weight if weight is not None else g
         need = ctx.needs_input_grad
-        dx = gw * ((1 - t) - lw * (1 - np.exp(ls))) if need[0] else None
-        dt = (
-            gw * (-x - (pos_weight - 1) * ls if pos_weight is not None else -x) if need[1] else None
-        )
+        if pos_weight is None:
+            dx = gw * (np.exp(ls) - t) if need[0] else None
+        elif need[0]:  # lw again, as torch's backward writes it: pos_weight t + 1 - t
+            pt = pos_weight * t
+            dx = gw * ((pt + 1 - t) * np.exp(ls) - pt)
+        else:
+            dx = None
+        if need[1] and pos_weight is not None:
+            ls_neg = -(np.maximum(x, 0) + np.log1p(np.exp(-np.abs(x))))  # log sigmoid(-x)
+            dt = gw * (ls_neg - pos_weight * ls)
+        else:
+            dt = -gw * x if need[1] else None
         dweight = g * ((1 - t) * x - lw * ls) if weight is not None and need[2] else None
         dpos = -gw * t * ls if pos_weight is not None and need[3] else None
         return dx, dt, dweight, dpos

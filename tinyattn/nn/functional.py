@@ -242,6 +242,8 @@ class LayerNorm(Function):
     g' = g * weight:
     dx = rstd (g' - mean(g') - xhat mean(g' xhat)),   dweight = sum(g xhat),   dbias = sum(g)
     (dweight / dbias summed over the leading dims: returned full-size, the engine reduces.)
+    NaN/inf: as torch, except that with an infinite ``weight`` element dx may hold ±inf
+    where torch's fused kernel (the same formula arranged differently) gives NaN.
     """
 
     @staticmethod

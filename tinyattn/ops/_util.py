@@ -93,3 +93,11 @@ def gradient_doc(fn_class):
         return op
 
     return decorate
+
+
+def sgn(x: np.ndarray) -> np.ndarray:
+    """``sign(x)`` with ``sgn(NaN) = 0``: torch's sign, and the derivative of ``|x|`` it uses."""
+    s = np.sign(x)
+    if s.dtype.kind != "f":
+        return s
+    return np.where(np.isnan(s), np.zeros((), s.dtype), s)

@@ -183,6 +183,14 @@ class Div(Function):
         return da, db
 
 
+def _power(a, b):
+    """``a ** b``; torch computes ``x ** -0.5`` as rsqrt, which is NaN (not 0) at -inf."""
+    out = np.power(a, b)
+    if np.ndim(b) == 0 and b == -0.5:
+        out = np.where(np.isneginf(a), np.nan, out).astype(out.dtype, copy=False)
+    return out
+
+
 class Pow(Function):
     """out = a ** b.   da = g * b * a**(b-1),  db = g * out * log(a)  (0 where a == 0)"""
 
@@ -191,7 +199,7 @@ class Pow(Function):
         a, b, rt = _promote(a, b, "pow")
         if rt.kind in "iu" and np.any(np.asarray(b) < 0):
             raise RuntimeError("pow: integers to negative integer powers are not allowed")
-        out = _checked("pow", a, b, np.power)
+        out = _checked("pow", a, b, _power)
         if ctx.needs_input_grad:  # out only for db, as torch (x ** 2 then writing into it is fine)
             ctx.save_for_backward(a, b, out if ctx.needs_input_grad[1] else None)
         return out
@@ -204,7 +212,7 @@ class Pow(Function):
             if np.isscalar(b) and b == 2:
                 da = g * 2 * a
             else:
-                da = g * b * np.power(a, b - 1)
+                da = g * b * _power(a, b - 1)
         if len(ctx.needs_input_grad) > 1 and ctx.needs_input_grad[1]:
             with np.errstate(divide="ignore", invalid="ignore"):
                 db = g * out * np.log(a)

@@ -14,7 +14,7 @@ import numpy as np
 from .. import _dtype as dt
 from ..autograd.function import Function
 from .._tensor import Tensor
-from ._util import gradient_doc, normalize_dim, normalize_dims
+from ._util import gradient_doc, normalize_dim, normalize_dims, sgn
 
 __all__ = [
     "sum",
@@ -191,12 +191,18 @@ def to_float_tensor(x: Tensor) -> Tensor:
 
 
 class Amax(Function):
-    """out = max (or min) over ``dim``.   dx = g split evenly among the elements equal to it"""
+    """out = max (or min) over ``dim``.   dx = g split evenly among the elements equal to it
+
+    A NaN result equals no element, so amax/amin give NaN gradients (torch's); the
+    full ``max()`` / ``min()`` (``nan_is_hit``) split g among the NaN elements instead,
+    as torch's do.
+    """
 
     @staticmethod
-    def forward(ctx, x, axes, keepdim, pick_max):
+    def forward(ctx, x, axes, keepdim, pick_max, nan_is_hit=False):
         fn = np.max if pick_max else np.min
         out = fn(x, axis=axes, keepdims=True)
+        ctx.nan_is_hit = nan_is_hit
         ctx.axes, ctx.keepdim, ctx.shape = axes, keepdim, x.shape
         ctx.save_for_backward(x, out)
         return out if keepdim else (out.reshape(()) if axes is None else np.squeeze(out, axes))
@@ -205,9 +211,11 @@ class Amax(Function):
     def backward(ctx, g):
         x, out = ctx.saved_tensors
         hit = x == out
+        if ctx.nan_is_hit:
+            hit |= np.isnan(x) & np.isnan(out)
         count = hit.sum(axis=ctx.axes, keepdims=True)
         g = _expand(g, ctx.axes, ctx.keepdim, ctx.shape)
-        return (g * hit / count).astype(g.dtype), None, None, None
+        return (g * hit / count).astype(g.dtype), None, None, None, None
 
 
 def _check_nonempty(input, axes, op):
@@ -232,7 +240,7 @@ def amax(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
     """The max over ``dim`` (all dims when empty), values only."""
     axes = normalize_dims(dim if dim != () else None, input.ndim, "amax")
     _check_nonempty(input, axes, "amax")
-    return Amax.apply(input, axes, keepdim, True)
+    return Amax.apply(input, axes, keepdim, True, False)
 
 
 @gradient_doc(Amax)
@@ -240,7 +248,7 @@ def amin(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
     """The min over ``dim`` (all dims when empty), values only."""
     axes = normalize_dims(dim if dim != () else None, input.ndim, "amin")
     _check_nonempty(input, axes, "amin")
-    return Amax.apply(input, axes, keepdim, False)
+    return Amax.apply(input, axes, keepdim, False, False)
 
 
 class MaxDim(Function):
@@ -276,7 +284,7 @@ def _max_min(input, dim, keepdim, other, pick_max: bool):
             raise RuntimeError(
                 f"{name}(): Expected reduction dim to be specified for input.numel() == 0."
             )
-        return Amax.apply(input, None, False, pick_max)
+        return Amax.apply(input, None, False, pick_max, True)
     d = normalize_dim(dim, input.ndim, name)
     if input.ndim == 0:
         return values_indices(input.clone(), Tensor._make(np.asarray(0, dtype=np.int64)))
@@ -394,11 +402,11 @@ class Norm(Function):
         with np.errstate(invalid="ignore", divide="ignore"):
             if p == np.inf:
                 hit = np.abs(x) == out
-                grad = np.sign(x) * hit / hit.sum(axis=ctx.axes, keepdims=True)
+                grad = sgn(x) * hit / hit.sum(axis=ctx.axes, keepdims=True)
             elif p == 2:
                 grad = x / out
             elif p == 1:
-                grad = np.sign(x)
+                grad = sgn(x)  # 0 at a NaN element, as torch
             else:
                 grad = x * np.abs(x) ** (p - 2) / out ** (p - 1)
         grad = np.where(out == 0, 0, grad)
@@ -427,7 +435,11 @@ def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) ->
 
 
 class Prod(Function):
-    """out = product over ``dim``.   dx = g * out / x (computed without dividing by zeros)"""
+    """out = product over ``dim``.   dx = g * out / x (computed without dividing by zeros)
+
+    dx is the product of the other elements; as in torch, which divides out / x when
+    the slice holds no zero, a NaN or infinite element gets a NaN gradient then.
+    """
 
     @staticmethod
     def forward(ctx, x, axis, keepdim):
@@ -452,6 +464,10 @@ class Prod(Function):
         )
         others = left * right
         others = others.reshape(x.shape) if ctx.axis is None else np.moveaxis(others, -1, ctx.axis)
+        nonfinite = ~np.isfinite(x)
+        if nonfinite.any():
+            no_zero = ~(x == 0).any(axis=ctx.axis, keepdims=ctx.axis is not None)
+            others = np.where(nonfinite & no_zero, np.nan, others)
         return g * others, None, None
 
 

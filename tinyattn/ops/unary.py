@@ -9,7 +9,7 @@ import numpy as np
 from .. import _dtype as dt
 from ..autograd.function import Function
 from .._tensor import Tensor
-from ._util import broadcast_error, gradient_doc, to_float
+from ._util import broadcast_error, gradient_doc, sgn, to_float
 from .arithmetic import _tensor
 
 # -- unary math ----------------------------------------------------------------------------
@@ -48,8 +48,8 @@ def _unary(name: str, forward, backward, doc: str, saves: str = "input", keep_in
 
 
 Neg = _unary("Neg", np.negative, lambda g, x, y: -g, "out = -x.   dx = -g", "", keep_int=True)
-Abs = _unary(
-    "Abs", np.abs, lambda g, x, y: g * np.sign(x), "out = |x|.   dx = g * sign(x)", keep_int=True
+Abs = _unary(  # sgn(NaN) = 0, as torch: a NaN element gets gradient 0
+    "Abs", np.abs, lambda g, x, y: g * sgn(x), "out = |x|.   dx = g * sign(x)", keep_int=True
 )
 Exp = _unary("Exp", np.exp, lambda g, x, y: g * y, "out = exp(x).   dx = g * out", "output")
 Expm1 = _unary(
@@ -116,7 +116,7 @@ Sigmoid = _unary(
 
 
 class Relu(Function):
-    """out = max(x, 0).   dx = g * (x > 0)"""
+    """out = max(x, 0).   dx = g * (x > 0)   (g passes at NaN, as torch: only out <= 0 blocks)"""
 
     @staticmethod
     def forward(ctx, x):
@@ -128,7 +128,7 @@ class Relu(Function):
     @staticmethod
     def backward(ctx, g):
         (out,) = ctx.saved_tensors
-        return np.where(out > 0, g, np.zeros((), dtype=g.dtype))  # not g * mask: nan * 0 = nan
+        return np.where(out <= 0, np.zeros((), dtype=g.dtype), g)  # not g * mask: nan * 0 = nan
 
 
 class _ZeroGrad(Function):
@@ -250,8 +250,8 @@ def _rounding(input: Tensor, fn, op: str) -> Tensor:
 
 @gradient_doc(_ZeroGrad)
 def sign(input: Tensor) -> Tensor:
-    """-1, 0 or 1 by the sign of each element."""
-    return _ZeroGrad.apply(_tensor(input, "sign"), np.sign)
+    """-1, 0 or 1 by the sign of each element (0 for NaN, as torch)."""
+    return _ZeroGrad.apply(_tensor(input, "sign"), sgn)
 
 
 @gradient_doc(_ZeroGrad)

@@ -23,8 +23,11 @@ Examples
 
 from __future__ import annotations
 
+import functools
 import math
 import types
+import warnings
+import weakref
 from bisect import bisect_right
 from collections.abc import Callable
 from typing import Any
@@ -39,6 +42,36 @@ __all__ = [
     "LinearLR",
     "SequentialLR",
 ]
+
+
+EPOCH_DEPRECATION_WARNING = (
+    "The epoch parameter in `scheduler.step()` was not necessary and is being deprecated where "
+    "possible. Please use `scheduler.step()` to step the scheduler. During the deprecation, if "
+    "epoch is different from None, the closed form is used instead of the new chainable form, "
+    "where available. Please open an issue if you are unable to replicate your use case: "
+    "https://github.com/pytorch/pytorch/issues/new/choose."
+)
+
+
+def _track_optimizer_steps(optimizer: Optimizer) -> None:
+    """Wrap ``optimizer.step`` once so it records that it ran (``optimizer._opt_called``).
+
+    torch does the same, so that a scheduler stepped before its optimizer can warn:
+    that order skips the first value of the schedule.
+    """
+    step = optimizer.step
+    if hasattr(step, "_wrapped_by_lr_sched") or not hasattr(step, "__func__"):
+        return
+    func, opt_ref = step.__func__, weakref.ref(optimizer)
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        opt = opt_ref()
+        opt._opt_called = True
+        return func.__get__(opt, type(opt))(*args, **kwargs)
+
+    wrapper._wrapped_by_lr_sched = True
+    optimizer.step = wrapper
 
 
 class LRScheduler:
@@ -71,6 +104,7 @@ class LRScheduler:
                     )
         self.base_lrs: list[float] = [group["initial_lr"] for group in optimizer.param_groups]
         self.last_epoch = last_epoch
+        _track_optimizer_steps(optimizer)
         self._initial_step()
 
     def _initial_step(self) -> None:
@@ -91,8 +125,35 @@ class LRScheduler:
         return self._last_lr
 
     def step(self, epoch: int | None = None) -> None:
-        """Advance one epoch (or jump to ``epoch``, using the closed form when there is one)."""
+        """Advance one epoch (or jump to ``epoch``, using the closed form when there is one).
+
+        Warns, with torch's messages, when called before the first ``optimizer.step()``
+        (which skips the schedule's first value) and when ``epoch`` is given.
+        """
+        if self._step_count == 1:
+            if not hasattr(self.optimizer.step, "_wrapped_by_lr_sched"):
+                warnings.warn(
+                    "Seems like `optimizer.step()` has been overridden after learning rate "
+                    "scheduler initialization. Please, make sure to call `optimizer.step()` "
+                    "before `lr_scheduler.step()`. See more details at "
+                    "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate",
+                    UserWarning,
+                    stacklevel=2,
+                )
+            elif not getattr(self.optimizer, "_opt_called", False):
+                warnings.warn(
+                    "Detected call of `lr_scheduler.step()` before `optimizer.step()`. "
+                    "In PyTorch 1.1.0 and later, you should call them in the opposite order: "
+                    "`optimizer.step()` before `lr_scheduler.step()`.  Failure to do this "
+                    "will result in PyTorch skipping the first value of the learning rate "
+                    "schedule. See more details at "
+                    "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate",
+                    UserWarning,
+                    stacklevel=2,
+                )
         self._step_count += 1
+        if epoch is not None:
+            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
         self._update_lr(epoch)
 
     def _update_lr(self, epoch: int | None = None) -> None:

@@ -17,7 +17,11 @@ class Dropout(Module):
 
     def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
         super().__init__()
-        if not isinstance(p, numbers.Real) or not 0.0 <= p <= 1.0:
+        if not isinstance(p, numbers.Real):  # torch: TypeError from comparing p with 0
+            raise TypeError(
+                f"Dropout: p must be a number in [0, 1], got {type(p).__name__} ({p!r})"
+            )
+        if not 0.0 <= p <= 1.0:
             raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
         self.p = p
         self.inplace = inplace

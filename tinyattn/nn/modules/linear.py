@@ -5,11 +5,12 @@ from __future__ import annotations
 import math
 
 from ... import _dtype as dt
-from ...ops.creation import empty
 from ..._tensor import Tensor
+from ...ops.creation import empty
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter, UninitializedParameter
+from ._args import size_arg
 from .module import Module
 
 
@@ -24,6 +25,9 @@ class Linear(Module):
         self, in_features: int, out_features: int, bias: bool = True, device=None, dtype=None
     ) -> None:
         super().__init__()
+        name = type(self).__name__
+        in_features = size_arg(name, "in_features", in_features)
+        out_features = size_arg(name, "out_features", out_features)
         self.in_features = in_features
         self.out_features = out_features
         self.weight = Parameter(empty((out_features, in_features), dtype=dtype, device=device))
@@ -74,7 +78,8 @@ class LazyLinear(Linear):
     def __init__(self, out_features: int, bias: bool = True, device=None, dtype=None) -> None:
         Module.__init__(self)
         self.in_features = 0
-        self.out_features = out_features
+        # torch accepts a float here and fails at the first forward: refuse it now.
+        self.out_features = size_arg("LazyLinear", "out_features", out_features)
         self._dtype = dt.to_dtype(dtype) if dtype is not None else None
         self.weight = UninitializedParameter()
         if bias:
@@ -85,6 +90,21 @@ class LazyLinear(Linear):
     def reset_parameters(self) -> None:
         if not self.has_uninitialized_params() and self.in_features != 0:
             super().reset_parameters()
+
+    def _check_lazy_load(self, name: str, shape: tuple[int, ...]) -> str | None:
+        """Why a loaded ``name`` of ``shape`` cannot materialise this layer (None if it can)."""
+        if name == "weight":
+            ok = len(shape) == 2 and shape[0] == self.out_features
+            expected = f"[{self.out_features}, in_features]"
+        else:
+            ok = tuple(shape) == (self.out_features,)
+            expected = f"[{self.out_features}]"
+        if ok:
+            return None
+        return (
+            f"copying a param with shape {list(shape)} from checkpoint, the shape in current "
+            f"model is {expected} (LazyLinear with out_features={self.out_features})."
+        )
 
     def has_uninitialized_params(self) -> bool:
         return any(isinstance(p, UninitializedParameter) for p in self._parameters.values())

@@ -14,7 +14,6 @@ from collections.abc import Callable, Iterator
 import numpy as np
 
 from ... import _dtype as dt
-from ...autograd.grad_mode import no_grad
 from ..._tensor import Tensor
 from ..parameter import Parameter
 
@@ -34,17 +33,6 @@ class _IncompatibleKeys:
             f"_IncompatibleKeys(missing_keys={self.missing_keys}, "
             f"unexpected_keys={self.unexpected_keys})"
         )
-
-
-def _to_array(value, key: str) -> np.ndarray:
-    if isinstance(value, Tensor):
-        return value._data
-    if hasattr(value, "detach") and hasattr(value, "cpu") and hasattr(value, "numpy"):
-        return value.detach().cpu().numpy()  # a torch tensor
-    try:
-        return np.asarray(value)
-    except Exception as err:  # noqa: BLE001
-        raise TypeError(f"load_state_dict: value for {key!r} is not array-like: {err}") from None
 
 
 class Module:
@@ -373,50 +361,20 @@ class Module:
         return destination
 
     def load_state_dict(self, state_dict, strict: bool = True, assign: bool = False):
-        """Copy values (tinyattn/torch tensors or array-likes) into parameters and buffers.
+        """Load parameters and buffers from ``state_dict`` (tensors, torch tensors or array-likes).
 
-        In strict mode every missing, unexpected and shape-mismatched key is reported
-        in one ``RuntimeError``. Shape mismatches are errors in either mode.
+        Transactional: every value is converted and checked first, and one
+        ``RuntimeError`` lists every problem (missing and unexpected keys in strict
+        mode, size mismatches, values that are not numeric), each naming its key;
+        the module is written only when nothing is wrong, so a failed load leaves
+        it unchanged. ``assign=False`` copies each value into the existing tensor in
+        that tensor's dtype (torch's ``param.copy_``); ``assign=True`` replaces the
+        tensors by the loaded ones, keeping their dtype (parameters stay Parameters
+        with the old ``requires_grad``). Returns ``(missing_keys, unexpected_keys)``.
         """
-        own = self.state_dict(keep_vars=True)
-        missing = [k for k in own if k not in state_dict]
-        unexpected = [k for k in state_dict if k not in own]
-        mismatched, arrays = [], {}
-        for key, target in own.items():
-            if key not in state_dict:
-                continue
-            arr = _to_array(state_dict[key], key)
-            if isinstance(target, Parameter) and type(target).__name__ == "UninitializedParameter":
-                target.materialize(arr.shape, dt.from_numpy_dtype(arr.dtype))
-            if arr.shape != target._data.shape:
-                mismatched.append(
-                    f"size mismatch for {key}: copying a param with shape {list(arr.shape)} from "
-                    f"checkpoint, the shape in current model is {list(target._data.shape)}."
-                )
-            arrays[key] = arr
-        errors = list(mismatched)
-        if strict:
-            if unexpected:
-                errors.insert(
-                    0,
-                    "Unexpected key(s) in state_dict: "
-                    + ", ".join(f'"{k}"' for k in unexpected)
-                    + ".",
-                )
-            if missing:
-                errors.insert(
-                    0, "Missing key(s) in state_dict: " + ", ".join(f'"{k}"' for k in missing) + "."
-                )
-        if errors:
-            raise RuntimeError(
-                f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
-                + "\n\t".join(errors)
-            )
-        with no_grad():
-            for key, arr in arrays.items():
-                target = own[key]
-                target._data[...] = arr.astype(target._data.dtype, copy=False)
-                target._bump_version()
+        from ._state_loading import load_state_dict
+
+        missing, unexpected = load_state_dict(self, state_dict, strict, assign)
         return _IncompatibleKeys(missing, unexpected)
 
     # -- printing and copying -----------------------------------------------------------

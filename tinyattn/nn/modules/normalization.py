@@ -4,18 +4,25 @@ from __future__ import annotations
 
 import numbers
 
-from ...ops.creation import empty
 from ..._tensor import Tensor
+from ...ops.creation import empty
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
+from ._args import size_arg
 from .module import Module
 
 
-def _as_shape(normalized_shape) -> tuple[int, ...]:
+def _as_shape(layer: str, normalized_shape) -> tuple[int, ...]:
+    """An int or a sequence of ints, each >= 0 (a float or str is refused, not rounded)."""
     if isinstance(normalized_shape, numbers.Integral):
-        return (int(normalized_shape),)
-    return tuple(int(s) for s in normalized_shape)
+        return (size_arg(layer, "normalized_shape", normalized_shape),)
+    if isinstance(normalized_shape, (str, bytes)) or not hasattr(normalized_shape, "__iter__"):
+        raise TypeError(
+            f"{layer}: normalized_shape must be an int or a sequence of ints, got "
+            f"{type(normalized_shape).__name__} ({normalized_shape!r})"
+        )
+    return tuple(size_arg(layer, "normalized_shape", s) for s in normalized_shape)
 
 
 def _register_affine(module: Module, name: str, wanted: bool, dtype, device) -> None:
@@ -43,7 +50,7 @@ class LayerNorm(Module):
         dtype=None,
     ) -> None:
         super().__init__()
-        self.normalized_shape = _as_shape(normalized_shape)
+        self.normalized_shape = _as_shape("LayerNorm", normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
         _register_affine(self, "weight", elementwise_affine, dtype, device)
@@ -79,7 +86,7 @@ class RMSNorm(Module):
         dtype=None,
     ) -> None:
         super().__init__()
-        self.normalized_shape = _as_shape(normalized_shape)
+        self.normalized_shape = _as_shape("RMSNorm", normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
         _register_affine(self, "weight", elementwise_affine, dtype, device)

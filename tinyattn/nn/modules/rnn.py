@@ -17,13 +17,16 @@ is what a learner should see unrolled through time. Parameters are
 from __future__ import annotations
 
 import math
+import numbers
+import warnings
 
 from ... import ops
-from ...ops.creation import empty, zeros
 from ..._tensor import Tensor
+from ...ops.creation import empty, zeros
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
+from ._args import size_arg
 from .module import Module
 
 _GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
@@ -58,6 +61,45 @@ def _rnn_step(nonlinearity):
     return step
 
 
+def _check_rnn_args(name, mode, input_size, hidden_size, num_layers, dropout, proj_size) -> None:
+    """torch's RNNBase checks, in torch's order and with its messages (prefixed by the layer)."""
+    for arg, value in (("input_size", input_size), ("hidden_size", hidden_size)):
+        if not isinstance(value, numbers.Integral):
+            raise TypeError(f"{name}: {arg} should be of type int, got: {type(value).__name__}")
+        if value <= 0:
+            raise ValueError(f"{name}: {arg} must be greater than zero, got {value}")
+    if not isinstance(num_layers, numbers.Integral):
+        raise TypeError(
+            f"{name}: num_layers should be of type int, got: {type(num_layers).__name__}"
+        )
+    if num_layers <= 0:
+        raise ValueError(f"{name}: num_layers must be greater than zero, got {num_layers}")
+    if not isinstance(dropout, numbers.Real) or isinstance(dropout, bool) or not 0 <= dropout <= 1:
+        raise ValueError(
+            f"{name}: dropout should be a number in range [0, 1] representing the probability "
+            f"of an element being zeroed, got {dropout!r}"
+        )
+    if dropout > 0 and num_layers == 1:
+        warnings.warn(
+            "dropout option adds dropout after all but last recurrent layer, so non-zero "
+            "dropout expects num_layers greater than 1, but got "
+            f"dropout={dropout} and num_layers={num_layers}",
+            stacklevel=4,
+        )
+    if not isinstance(proj_size, numbers.Integral):
+        raise TypeError(f"{name}: proj_size should be of type int, got: {type(proj_size).__name__}")
+    if proj_size < 0:
+        raise ValueError(
+            f"{name}: proj_size should be a positive integer or zero to disable projections"
+        )
+    if proj_size and mode != "LSTM":
+        raise ValueError(f"{name}: proj_size argument is only supported for LSTM, not RNN or GRU")
+    if proj_size >= hidden_size:
+        raise ValueError(f"{name}: proj_size has to be smaller than hidden_size")
+    if proj_size:
+        raise NotImplementedError(f"{name}: proj_size is not supported by tinyattn")
+
+
 class RNNBase(Module):
     """Shared by RNN, LSTM and GRU: parameters, layouts, layers, directions, dropout."""
 
@@ -77,15 +119,8 @@ class RNNBase(Module):
     ) -> None:
         super().__init__()
         name = type(self).__name__
-        if proj_size:
-            raise NotImplementedError(f"{name}: proj_size is not supported by tinyattn")
-        if not 0.0 <= float(dropout) <= 1.0:
-            raise ValueError(f"{name}: dropout should be a number in [0, 1], got {dropout}")
-        if hidden_size <= 0 or num_layers <= 0:
-            raise ValueError(
-                f"{name}: hidden_size and num_layers must be > 0, got hidden_size={hidden_size}, "
-                f"num_layers={num_layers}"
-            )
+        _check_rnn_args(name, mode, input_size, hidden_size, num_layers, dropout, proj_size)
+        input_size, hidden_size, num_layers = int(input_size), int(hidden_size), int(num_layers)
         self.mode = mode
         self.input_size = input_size
         self.hidden_size = hidden_size
@@ -277,6 +312,9 @@ class RNNCellBase(Module):
         self, input_size: int, hidden_size: int, bias: bool, num_chunks: int, dtype=None
     ) -> None:
         super().__init__()
+        name = type(self).__name__
+        input_size = size_arg(name, "input_size", input_size)
+        hidden_size = size_arg(name, "hidden_size", hidden_size)
         self.input_size = input_size
         self.hidden_size = hidden_size
         self.bias = bias

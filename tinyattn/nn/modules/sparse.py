@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
 from ...ops.creation import empty
-from ..._tensor import Tensor
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
+from ._args import int_arg, size_arg
 from .module import Module
 
 
@@ -33,9 +34,12 @@ class Embedding(Module):
         dtype=None,
     ) -> None:
         super().__init__()
+        num_embeddings = size_arg("Embedding", "num_embeddings", num_embeddings)
+        embedding_dim = size_arg("Embedding", "embedding_dim", embedding_dim)
         self.num_embeddings = num_embeddings
         self.embedding_dim = embedding_dim
         if padding_idx is not None:
+            padding_idx = int_arg("Embedding", "padding_idx", padding_idx)
             if not -num_embeddings <= padding_idx < num_embeddings:
                 raise AssertionError(
                     f"Embedding: padding_idx={padding_idx} must be within "

@@ -24,6 +24,7 @@ import numpy as np
 from ..._tensor import Tensor
 from .. import functional as F
 from .. import init
+from ._args import int_arg, size_arg
 from .attention import MultiheadAttention
 from .container import ModuleList
 from .dropout import Dropout
@@ -81,6 +82,12 @@ def _feed_forward(layer, x: Tensor) -> Tensor:
     return layer.linear2(layer.dropout(layer.activation(layer.linear1(x))))
 
 
+def _check_layer_args(layer: str, d_model, dim_feedforward) -> None:
+    """Sizes are ints: a float would otherwise surface later inside a sub-layer's message."""
+    size_arg(layer, "d_model", d_model)
+    size_arg(layer, "dim_feedforward", dim_feedforward)
+
+
 class TransformerEncoderLayer(Module):
     """Self-attention then a feed-forward block, each with a residual and a LayerNorm.
 
@@ -104,6 +111,7 @@ class TransformerEncoderLayer(Module):
         dtype=None,
     ) -> None:
         super().__init__()
+        _check_layer_args("TransformerEncoderLayer", d_model, dim_feedforward)
         self.self_attn = _attention(d_model, nhead, dropout, bias, batch_first, dtype)
         self.linear1 = Linear(d_model, dim_feedforward, bias=bias, dtype=dtype)
         self.dropout = Dropout(dropout)
@@ -162,6 +170,7 @@ class TransformerDecoderLayer(Module):
         dtype=None,
     ) -> None:
         super().__init__()
+        _check_layer_args("TransformerDecoderLayer", d_model, dim_feedforward)
         self.self_attn = _attention(d_model, nhead, dropout, bias, batch_first, dtype)
         self.multihead_attn = _attention(d_model, nhead, dropout, bias, batch_first, dtype)
         self.linear1 = Linear(d_model, dim_feedforward, bias=bias, dtype=dtype)
@@ -234,6 +243,7 @@ class TransformerEncoder(Module):
         mask_check: bool = True,
     ) -> None:
         super().__init__()
+        int_arg("TransformerEncoder", "num_layers", num_layers)
         self.layers = _get_clones(encoder_layer, num_layers)
         self.num_layers = num_layers
         self.norm = norm
@@ -265,6 +275,7 @@ class TransformerDecoder(Module):
         self, decoder_layer: TransformerDecoderLayer, num_layers: int, norm: Module | None = None
     ) -> None:
         super().__init__()
+        int_arg("TransformerDecoder", "num_layers", num_layers)
         self.layers = _get_clones(decoder_layer, num_layers)
         self.num_layers = num_layers
         self.norm = norm
