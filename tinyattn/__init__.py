@@ -216,6 +216,25 @@ from .ops.views import (
     unflatten,
     unsqueeze,
 )
+
+# -- issue 8: sorting and breadth ops (sorting.py, and additions to the modules above) --
+from .ops.sorting import (
+    argsort,
+    bincount,
+    bucketize,
+    kthvalue,
+    median,
+    mode,
+    msort,
+    nanmedian,
+    searchsorted,
+    sort,
+    topk,
+    unique,
+    unique_consecutive,
+)
+
+# -- end of issue 8 block --
 from .random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 from ._device import device
 from ._size import Size

@@ -11,6 +11,7 @@ from . import (  # noqa: F401
     linalg,
     rearrange,
     reduction,
+    sorting,
     unary,
     views,
 )
