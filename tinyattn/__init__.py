@@ -234,6 +234,8 @@ from .ops.sorting import (
     unique_consecutive,
 )
 
+from .ops.cumulative import cummax, cummin, cumprod
+
 # -- end of issue 8 block --
 from .random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 from ._device import device

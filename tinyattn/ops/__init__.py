@@ -5,6 +5,7 @@ from . import (  # noqa: F401
     arithmetic,
     compare,
     creation,
+    cumulative,
     fill,
     indexing,
     inplace,
