@@ -3,7 +3,6 @@ linalg and elementwise additions. Gradchecks and torch parity via the harness; b
 
 import numpy as np
 import pytest
-from bad_calls import check_bad_call
 from harness import check_op, run_parity, torch
 from hypothesis import given
 from hypothesis import strategies as st

@@ -12,8 +12,8 @@ from collections import namedtuple
 import numpy as np
 
 from .. import _dtype as dt
-from ..autograd.function import Function
 from .._tensor import Tensor
+from ..autograd.function import Function
 from ._util import gradient_doc, normalize_dim, normalize_dims
 from .cumulative import cumsum  # noqa: F401  (a scan; kept reachable as ops.reduction.cumsum)
 
