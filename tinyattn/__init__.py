@@ -235,6 +235,9 @@ from .ops.sorting import (
 )
 
 from .ops.cumulative import cummax, cummin, cumprod
+from .ops.linalg import addbmm, addmm, baddbmm, cross
+from .ops.rearrange import diag, diag_embed, diff, tril_indices, triu_indices
+from .ops.unary import lerp
 
 # -- end of issue 8 block --
 from .random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
@@ -245,7 +248,7 @@ from . import optim, utils  # noqa: E402  (need Tensor)
 from .serialization import load, save
 
 # Subpackages reachable as attributes, as in torch (``tinyattn.nn.functional.softmax``).
-from . import autograd, cuda, nn, viz  # noqa: E402  isort: skip
+from . import autograd, cuda, linalg, nn, viz  # noqa: E402  isort: skip
 
 inf = _math.inf
 nan = _math.nan
