@@ -11,6 +11,7 @@ import tinyattn
 
 X = tinyattn.tensor(np.random.default_rng(0).uniform(-1, 1, (3, 4)))
 I = tinyattn.tensor([1, 0, 3, 1])
+P = X @ X.t()  # (3, 3): the shape of X @ X^T
 
 
 def _equal(a, b):
@@ -43,12 +44,12 @@ def _equal(a, b):
         (lambda: X.diag_embed(), lambda: tinyattn.diag_embed(X)),
         (lambda: X.lerp(X * 2, 0.25), lambda: tinyattn.lerp(X, X * 2, 0.25)),
         (
-            lambda: X.addmm(X, X.t(), beta=0.5, alpha=2),
-            lambda: tinyattn.addmm(X, X, X.t(), beta=0.5, alpha=2),
+            lambda: P.addmm(X, X.t(), beta=0.5, alpha=2),
+            lambda: tinyattn.addmm(P, X, X.t(), beta=0.5, alpha=2),
         ),
         (
-            lambda: X[None].baddbmm(X[None], X.t()[None]),
-            lambda: tinyattn.baddbmm(X[None], X[None], X.t()[None]),
+            lambda: P[None].baddbmm(X[None], X.t()[None]),
+            lambda: tinyattn.baddbmm(P[None], X[None], X.t()[None]),
         ),
         (
             lambda: X[:, :3].cross(X[:, 1:], dim=1),
