@@ -225,6 +225,30 @@ from .ops.views import (
     unflatten,
     unsqueeze,
 )
+
+# -- issue 8: sorting and breadth ops (sorting.py, and additions to the modules above) --
+from .ops.sorting import (
+    argsort,
+    bincount,
+    bucketize,
+    kthvalue,
+    median,
+    mode,
+    msort,
+    nanmedian,
+    searchsorted,
+    sort,
+    topk,
+    unique,
+    unique_consecutive,
+)
+
+from .ops.cumulative import cummax, cummin, cumprod
+from .ops.linalg import addbmm, addmm, baddbmm, cross
+from .ops.rearrange import diag, diag_embed, diff, tril_indices, triu_indices
+from .ops.unary import lerp
+
+# -- end of issue 8 block --
 from .random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 from ._device import device
 from ._size import Size
@@ -233,7 +257,7 @@ from . import optim, utils  # noqa: E402  (need Tensor)
 from .serialization import load, save
 
 # Subpackages reachable as attributes, as in torch (``tinyattn.nn.functional.softmax``).
-from . import autograd, cuda, nn, viz  # noqa: E402  isort: skip
+from . import autograd, cuda, linalg, nn, viz  # noqa: E402  isort: skip
 
 inf = _math.inf
 nan = _math.nan

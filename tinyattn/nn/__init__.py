@@ -37,4 +37,5 @@ from .modules import (
     TransformerEncoder,
     TransformerEncoderLayer,
 )
+from .modules import Fold, Unfold, Upsample
 from .parameter import Buffer, Parameter, UninitializedParameter

@@ -441,57 +441,7 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     return Tensor._make(out)
 
 
-class ConstantPad(Function):
-    """Pad (or crop, for negative amounts) each dim with a constant.
-
-    y[dst] = x[src] and y = value elsewhere.   dx[src] = g[dst], dx = 0 where cropped away
-    """
-
-    @staticmethod
-    def forward(ctx, x, src, dst, out_shape, value):
-        y = np.full(out_shape, value, dtype=x.dtype)
-        y[dst] = x[src]
-        ctx.src, ctx.dst, ctx.in_shape = src, dst, x.shape
-        return y
-
-    @staticmethod
-    def backward(ctx, g):
-        dx = np.zeros(ctx.in_shape, dtype=g.dtype)
-        dx[ctx.src] = g[ctx.dst]
-        return dx, None, None, None, None
-
-
-def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) -> Tensor:
-    """Pad trailing dims: ``pad = (last_lo, last_hi, second_last_lo, second_last_hi, ...)``.
-
-    Negative amounts crop. Only ``mode='constant'`` is supported.
-    """
-    _check_tensor(input, "pad")
-    if mode != "constant":
-        raise NotImplementedError(f"pad: mode {mode!r} is not supported (only 'constant')")
-    pad = tuple(int(p) for p in pad)
-    if len(pad) % 2 or len(pad) // 2 > input.ndim:
-        raise ValueError(
-            f"pad: padding length must be even and at most 2 * input.dim() = {2 * input.ndim}, "
-            f"got {len(pad)} (input shape {list(input.shape)})"
-        )
-    src, dst, out_shape = [], [], []
-    n_padded = len(pad) // 2
-    for d, size in enumerate(input.shape):
-        j = input.ndim - 1 - d  # pad pairs start at the last dim
-        lo, hi = (pad[2 * j], pad[2 * j + 1]) if j < n_padded else (0, 0)
-        new = size + lo + hi
-        if new < 0:
-            raise RuntimeError(
-                f"pad: the input size {size} of dim {d} plus padding ({lo}, {hi}) is negative "
-                f"(input shape {list(input.shape)}, pad {list(pad)})"
-            )
-        length = max(size - max(-lo, 0) - max(-hi, 0), 0)
-        src.append(slice(max(-lo, 0), max(-lo, 0) + length))
-        dst.append(slice(max(lo, 0), max(lo, 0) + length))
-        out_shape.append(new)
-    fill = 0 if value is None else value
-    return ConstantPad.apply(input, tuple(src), tuple(dst), tuple(out_shape), fill)
+from ._spatial import ConstantPad, fold, interpolate, pad, unfold  # noqa: E402, F401
 
 
 # Attention lives in its own modules (they use the functions above).

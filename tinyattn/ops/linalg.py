@@ -13,11 +13,23 @@ import numpy as np
 from .. import _dtype as dt
 from .._matmul import matmul as matmul_arrays
 from .._matmul import matmul_sum_batch
-from ..autograd.function import Function
 from .._tensor import Tensor
-from ._util import gradient_doc
+from ..autograd.function import Function
+from ._util import gradient_doc, normalize_dim
 
-__all__ = ["matmul", "mm", "bmm", "dot", "outer", "einsum", "inner"]
+__all__ = [
+    "matmul",
+    "mm",
+    "bmm",
+    "dot",
+    "outer",
+    "einsum",
+    "inner",
+    "addmm",
+    "baddbmm",
+    "addbmm",
+    "cross",
+]
 
 
 def _same_dtype(a: np.ndarray, b: np.ndarray, op: str):
@@ -164,6 +176,112 @@ def outer(input: Tensor, vec2: Tensor) -> Tensor:
 
 
 ger = outer
+
+
+# -- products added to an input: addmm, baddbmm, addbmm --------------------------------------
+
+
+def _add_scaled(input: Tensor, product: Tensor, beta, alpha, op: str) -> Tensor:
+    """``beta * input + alpha * product``; ``input`` broadcasts to the product's shape only.
+
+    With ``beta = 0`` the input is ignored (NaN and inf in it do not propagate), as in torch.
+    """
+    from .arithmetic import where
+
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{op}(): argument 'input' must be a Tensor, not {type(input).__name__}")
+    try:
+        shape = np.broadcast_shapes(input.shape, product.shape)
+    except ValueError:
+        shape = None
+    if shape != tuple(product.shape):
+        raise RuntimeError(
+            f"{op}(): input of shape {list(input.shape)} cannot be broadcast to the product's "
+            f"shape {list(product.shape)}"
+        )
+    scaled = product if alpha == 1 else product * alpha
+    if beta == 0:
+        ignored = where(Tensor._make(np.zeros((), bool)), input, 0)  # 0, with a 0 gradient
+        return scaled + ignored
+    return scaled + (input if beta == 1 else input * beta)
+
+
+def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:
+    """``beta * input + alpha * (mat1 @ mat2)`` for 2-D ``mat1`` (n, k), ``mat2`` (k, m).
+
+    Gradient: ``d input = beta * g`` (summed over broadcast dims),
+    ``d mat1 = alpha * g @ mat2^T``, ``d mat2 = alpha * mat1^T @ g``.
+    """
+    return _add_scaled(input, mm(mat1, mat2), beta, alpha, "addmm")
+
+
+def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
+    """``beta * input + alpha * bmm(batch1, batch2)``: (b, n, k) @ (b, k, m) -> (b, n, m).
+
+    Gradient: as :func:`addmm`, per batch.
+    """
+    return _add_scaled(input, bmm(batch1, batch2), beta, alpha, "baddbmm")
+
+
+def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
+    """``beta * input + alpha * sum_b batch1[b] @ batch2[b]`` -> (n, m).
+
+    Gradient: as :func:`addmm`; each batch's product receives the same ``alpha * g``.
+    """
+    return _add_scaled(input, bmm(batch1, batch2).sum(0), beta, alpha, "addbmm")
+
+
+class Cross(Function):
+    """out = a x b (3-vectors along ``dim``).   da = b x g,  db = g x a"""
+
+    @staticmethod
+    def forward(ctx, a, b, dim):
+        ctx.dim = dim
+        ctx.save_for_backward(a, b)
+        a, b = np.broadcast_arrays(a, b)
+        return np.cross(a, b, axis=dim)
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.saved_tensors
+        a, b = np.broadcast_arrays(a, b)
+        return np.cross(b, g, axis=ctx.dim), np.cross(g, a, axis=ctx.dim), None
+
+
+@gradient_doc(Cross)
+def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
+    """Cross product of 3-vectors along ``dim`` (None: the first dim of size 3, torch's
+    deprecated default; :func:`tinyattn.linalg.cross` uses -1). Shapes broadcast.
+    """
+    for name, x in (("input", input), ("other", other)):
+        if not isinstance(x, Tensor):
+            raise TypeError(f"cross(): argument '{name}' must be a Tensor, not {type(x).__name__}")
+    if input.ndim != other.ndim:
+        raise RuntimeError(
+            f"linalg.cross: inputs must have the same number of dimensions: input "
+            f"{list(input.shape)}, other {list(other.shape)}"
+        )
+    try:
+        shape = np.broadcast_shapes(input.shape, other.shape)
+    except ValueError:
+        raise RuntimeError(
+            f"linalg.cross: shapes {list(input.shape)} and {list(other.shape)} are not "
+            "broadcastable"
+        ) from None
+    if dim is None:
+        sizes = [d for d, s in enumerate(shape) if s == 3]
+        if not sizes:
+            raise RuntimeError(f"cross(): no dimension of size 3 in input {list(input.shape)}")
+        dim = sizes[0]
+    d = normalize_dim(dim, len(shape), "linalg.cross")
+    if input.shape[d] != 3 or other.shape[d] != 3:
+        raise RuntimeError(
+            f"linalg.cross: inputs dimension {dim} must have length 3. Got "
+            f"{input.shape[d]} and {other.shape[d]} (shapes {list(input.shape)} and "
+            f"{list(other.shape)})"
+        )
+    _same_dtype(input._data, other._data, "linalg.cross")
+    return Cross.apply(input, other, d)
 
 
 # -- einsum --------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 """Shape ops that copy: join (cat, stack), tile (repeat, repeat_interleave), reorder
-(flip, roll) and pick out (triu, tril, diagonal).
+(flip, roll), pick out (triu, tril, diagonal, diag) or lay out (diag_embed), and diff.
 """
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtype as dt
-from ..autograd.function import Function
 from .._tensor import Tensor
+from ..autograd.function import Function
 from ._util import gradient_doc, normalize_dim, normalize_dims, shape_args
 from .views import reshape
 
@@ -24,6 +24,11 @@ __all__ = [
     "triu",
     "tril",
     "diagonal",
+    "diag",
+    "diag_embed",
+    "diff",
+    "tril_indices",
+    "triu_indices",
 ]
 
 
@@ -321,3 +326,115 @@ def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Te
     d1 = normalize_dim(dim1, input.ndim, "diagonal")
     d2 = normalize_dim(dim2, input.ndim, "diagonal")
     return Diagonal.apply(input, int(offset), d1, d2)
+
+
+class DiagEmbed(Function):
+    """out[..., i, i + offset] = x[..., i] on a new pair of dims (dim1, dim2), 0 elsewhere.
+
+    dx = the same diagonal of g
+    """
+
+    @staticmethod
+    def forward(ctx, x, offset, dim1, dim2):
+        m = x.shape[-1] + abs(offset)
+        out = np.zeros(x.shape[:-1] + (m, m), dtype=x.dtype)
+        view = np.diagonal(out, offset, -2, -1)
+        view.setflags(write=True)
+        view[...] = x
+        ctx.args = (offset, dim1, dim2)
+        return np.moveaxis(out, (-2, -1), (dim1, dim2))
+
+    @staticmethod
+    def backward(ctx, g):
+        offset, dim1, dim2 = ctx.args
+        return np.diagonal(np.moveaxis(g, (dim1, dim2), (-2, -1)), offset, -2, -1), None, None, None
+
+
+@gradient_doc(DiagEmbed)
+def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+    """Put the last dim of ``input`` on the diagonal (shifted by ``offset``) of new square
+    dims ``(dim1, dim2)`` of size ``n + |offset|``; the inverse of :func:`diagonal`.
+    """
+    d1 = normalize_dim(dim1, input.ndim + 1, "diag_embed")
+    d2 = normalize_dim(dim2, input.ndim + 1, "diag_embed")
+    if d1 == d2:
+        raise RuntimeError(f"diag_embed(): dim1 and dim2 cannot be identical, got {d1} and {d2}")
+    x = input if input.ndim else input.reshape(1)
+    return DiagEmbed.apply(x, int(offset), d1, d2)
+
+
+def diag(input: Tensor, diagonal: int = 0) -> Tensor:
+    """1-D ``input``: a square matrix with ``input`` on its ``diagonal``-th diagonal;
+    2-D ``input``: its ``diagonal``-th diagonal as a 1-D tensor.
+
+    Gradient: that of :func:`diag_embed` (1-D) or :func:`diagonal` (2-D).
+    """
+    if input.ndim == 1:
+        return diag_embed(input, diagonal)
+    if input.ndim == 2:
+        return globals()["diagonal"](input, diagonal)  # the parameter shadows the op
+    raise RuntimeError(
+        f"diag(): supports 1-D or 2-D tensors, got {input.ndim}-D of shape {list(input.shape)}"
+    )
+
+
+def diff(input: Tensor, n: int = 1, dim: int = -1, prepend=None, append=None) -> Tensor:
+    """n-th forward difference along ``dim``: ``out[i] = x[i + 1] - x[i]``, applied ``n``
+    times, after joining ``prepend`` and ``append`` to ``input`` along ``dim``. Bool
+    tensors give ``x[i + 1] != x[i]``.
+
+    Gradient: that of the slices and subtraction (``dx[i] = g[i - 1] - g[i]`` for n = 1).
+    """
+    from .arithmetic import sub
+    from .compare import ne
+    from .views import narrow
+
+    if input.ndim == 0:
+        raise RuntimeError("diff(): expects input to be at least one-dimensional")
+    n = int(n)
+    if n < 0:
+        raise RuntimeError(f"diff(): order n must be non-negative but got {n}")
+    d = normalize_dim(dim, input.ndim, "diff")
+    parts = []
+    for name, extra in (("prepend", prepend), (None, input), ("append", append)):
+        if extra is None:
+            continue
+        if not isinstance(extra, Tensor):
+            extra = Tensor._make(np.asarray(extra, dtype=input._data.dtype))
+        if name and extra.ndim != input.ndim:
+            raise RuntimeError(
+                f"diff(): {name} must have the same number of dimensions as input: got "
+                f"{name} of shape {list(extra.shape)}, input of shape {list(input.shape)}"
+            )
+        parts.append(extra)
+    x = cat(parts, d) if len(parts) > 1 else input
+    for _ in range(n):
+        size = x.shape[d]
+        if size == 0:
+            break
+        hi, lo = narrow(x, d, 1, size - 1), narrow(x, d, 0, size - 1)
+        x = ne(hi, lo) if x.dtype.name == "bool" else sub(hi, lo)
+    return x
+
+
+def _tri_indices(row: int, col: int, offset: int, upper: bool, dtype, op: str) -> Tensor:
+    row, col, offset = int(row), int(col), int(offset)
+    if row < 0 or col < 0:
+        raise RuntimeError(f"{op}(): row and col must be non-negative, got row={row}, col={col}")
+    if upper:
+        rows, cols = np.triu_indices(row, offset, col)
+    else:
+        rows, cols = np.tril_indices(row, offset, col)
+    np_dtype = np.int64 if dtype is None else dt.to_dtype(dtype).np_dtype
+    return Tensor._make(np.stack([rows, cols]).astype(np_dtype).reshape(2, -1))
+
+
+def tril_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None) -> Tensor:
+    """Coordinates ``(2, N)`` of the lower triangle (``j - i <= offset``) of a row x col
+    matrix, row by row."""
+    return _tri_indices(row, col, offset, False, dtype, "tril_indices")
+
+
+def triu_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None) -> Tensor:
+    """Coordinates ``(2, N)`` of the upper triangle (``j - i >= offset``), row by row."""
+    return _tri_indices(row, col, offset, True, dtype, "triu_indices")

@@ -12,9 +12,10 @@ from collections import namedtuple
 import numpy as np
 
 from .. import _dtype as dt
-from ..autograd.function import Function
 from .._tensor import Tensor
+from ..autograd.function import Function
 from ._util import gradient_doc, normalize_dim, normalize_dims, sgn
+from .cumulative import cumsum  # noqa: F401  (a scan; kept reachable as ops.reduction.cumsum)
 
 __all__ = [
     "sum",
@@ -156,21 +157,39 @@ def _var(input, dim, unbiased, keepdim, correction, op: str) -> Tensor:
     if isinstance(unbiased, bool) is False and unbiased is not None and dim is None:
         dim, unbiased = unbiased, None
     axes = normalize_dims(dim, input.ndim, op)
-    return Var.apply(to_float_tensor(input), axes, keepdim, _correction(unbiased, correction))
+    fn = Std if op.startswith("std") else Var
+    return fn.apply(to_float_tensor(input), axes, keepdim, _correction(unbiased, correction))
 
 
+class Std(Function):
+    """out = sqrt(var(x)).
+
+    dx = g * (x - mean) / ((n - correction) * out), and 0 where out = 0 (all elements
+    equal: torch's choice at the kink, where the plain chain rule gives 0 / 0)
+    """
+
+    @staticmethod
+    def forward(ctx, x, axes, keepdim, correction):
+        var = Var.forward(ctx, x, axes, keepdim, correction)
+        out = np.sqrt(var)
+        ctx.out = out
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        (centred,) = ctx.saved_tensors
+        with np.errstate(invalid="ignore", divide="ignore"):
+            scale = 1.0 / ctx.denominator if ctx.denominator else np.inf
+            spread = np.where(ctx.out == 0, 0, g * scale / ctx.out)
+        return _expand(spread, ctx.axes, ctx.keepdim, ctx.shape) * centred, None, None, None
+
+
+@gradient_doc(Std)
 def std(
     input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None
 ) -> Tensor:
-    """Standard deviation: ``sqrt(var(...))``.
-
-    Gradient (the chain rule through sqrt and var)::
-
-        dx = g * (x - mean) / ((n - correction) * out)
-    """
-    from .unary import sqrt
-
-    return sqrt(_var(input, dim, unbiased, keepdim, correction, "std"))
+    """Standard deviation over ``dim`` (Bessel-corrected by default, as in torch)."""
+    return _var(input, dim, unbiased, keepdim, correction, "std")
 
 
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
@@ -180,10 +199,7 @@ def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """``(std(input, ...), mean(input, ...))``. Gradient: the sum of :func:`std`'s and :func:`mean`'s."""
-    from .unary import sqrt
-
-    std = sqrt(_var(input, dim, unbiased, keepdim, correction, "std_mean"))
-    return std, mean(input, dim, keepdim)
+    return _var(input, dim, unbiased, keepdim, correction, "std_mean"), mean(input, dim, keepdim)
 
 
 def to_float_tensor(x: Tensor) -> Tensor:
@@ -381,14 +397,23 @@ def logsumexp(input: Tensor, dim, keepdim: bool = False) -> Tensor:
 
 
 class Norm(Function):
-    """out = (sum |x|^p)^(1/p).   dx = g * x |x|^(p-2) / out^(p-1)  (p=2: g x / out; 0 at x = 0)"""
+    """out = (sum |x|^p)^(1/p) (p = inf: max |x|; -inf: min |x|; 0: count of x != 0).
+
+    dx = g * x |x|^(p-2) / out^(p-1)   (p=2: g x / out; p=+-inf: g sign(x) split among the
+    extremes; p=0: 0); 0 at x = 0 and wherever out = 0, as in torch
+    """
 
     @staticmethod
     def forward(ctx, x, p, axes, keepdim):
         if p == np.inf:
             out = np.max(np.abs(x), axis=axes, keepdims=True)
+        elif p == -np.inf:
+            out = np.min(np.abs(x), axis=axes, keepdims=True)
+        elif p == 0:  # the count of non-zero elements
+            out = np.sum(x != 0, axis=axes, keepdims=True)
         else:
-            out = np.sum(np.abs(x) ** p, axis=axes, keepdims=True) ** (1.0 / p)
+            with np.errstate(divide="ignore"):  # p < 0 with a zero element: norm 0
+                out = np.sum(np.abs(x) ** p, axis=axes, keepdims=True) ** (1.0 / p)
         out = out.astype(x.dtype, copy=False)
         ctx.p, ctx.axes, ctx.keepdim, ctx.shape = p, axes, keepdim, x.shape
         ctx.save_for_backward(x, out)
@@ -400,15 +425,17 @@ class Norm(Function):
         g = _expand(g if not ctx.keepdim else g, ctx.axes, ctx.keepdim, ctx.shape)
         p = ctx.p
         with np.errstate(invalid="ignore", divide="ignore"):
-            if p == np.inf:
+            if p in (np.inf, -np.inf):
                 hit = np.abs(x) == out
                 grad = sgn(x) * hit / hit.sum(axis=ctx.axes, keepdims=True)
+            elif p == 0:
+                grad = np.zeros_like(x)
             elif p == 2:
                 grad = x / out
             elif p == 1:
                 grad = sgn(x)  # 0 at a NaN element, as torch
-            else:
-                grad = x * np.abs(x) ** (p - 2) / out ** (p - 1)
+            else:  # x |x|^(p-2) is 0 at x = 0 for p > 1, and taken as 0 there for p < 1 (torch)
+                grad = np.where(x == 0, 0, x * np.abs(x) ** (p - 2) / out ** (p - 1))
         grad = np.where(out == 0, 0, grad)
         return (g * grad).astype(g.dtype), None, None, None
 
@@ -480,29 +507,6 @@ def prod(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tenso
     if input.ndim == 0:  # dim 0 / -1 of a 0-d tensor: the product of its one element
         axis = None
     return Prod.apply(input, axis, keepdim)
-
-
-class Cumsum(Function):
-    """out[i] = sum_{k<=i} x[k] along ``dim``.   dx = reverse cumsum of g"""
-
-    @staticmethod
-    def forward(ctx, x, dim):
-        ctx.dim = dim
-        return np.cumsum(x, axis=dim, dtype=_sum_dtype(x, None)).reshape(x.shape)  # 0-d stays 0-d
-
-    @staticmethod
-    def backward(ctx, g):
-        if g.ndim == 0:
-            return g, None
-        return np.flip(np.cumsum(np.flip(g, ctx.dim), axis=ctx.dim), ctx.dim), None
-
-
-@gradient_doc(Cumsum)
-def cumsum(input: Tensor, dim: int, *, dtype=None) -> Tensor:
-    """Cumulative sum along ``dim``."""
-    if dtype is not None:
-        input = input.to(dtype)
-    return Cumsum.apply(input, normalize_dim(dim, input.ndim, "cumsum"))
 
 
 def any(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:  # noqa: A001

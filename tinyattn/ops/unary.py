@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtype as dt
-from ..autograd.function import Function
 from .._tensor import Tensor
+from ..autograd.function import Function
 from ._util import broadcast_error, gradient_doc, sgn, to_float
 from .arithmetic import _tensor
 
@@ -187,6 +187,48 @@ class Clamp(Function):
             above = x > hi
             dhi = np.where(above | (hi < lo) if lo is not None else above, g, zero)
         return dx, dlo, dhi
+
+
+class Lerp(Function):
+    """out = start + weight * (end - start)   (all three broadcast).
+
+    dstart = g * (1 - weight),  dend = g * weight,  dweight = g * (end - start)
+    """
+
+    @staticmethod
+    def forward(ctx, start, end, weight):
+        ctx.save_for_backward(start, end, weight)
+        out = start + weight * (end - start)
+        return np.asarray(out, dtype=start.dtype)
+
+    @staticmethod
+    def backward(ctx, g):
+        start, end, weight = ctx.saved_tensors
+        return g * (1 - weight), g * weight, g * (end - start)
+
+
+@gradient_doc(Lerp)
+def lerp(input: Tensor, end: Tensor, weight) -> Tensor:
+    """Linear interpolation ``input + weight * (end - input)``; ``weight`` is a number or a
+    tensor, and all shapes broadcast. ``input`` and ``end`` must share a floating dtype.
+    """
+    input, end = _tensor(input, "lerp"), _tensor(end, "lerp")
+    if input._data.dtype != end._data.dtype or input._data.dtype.kind != "f":
+        raise RuntimeError(
+            f"lerp(): expected input and end to have the same floating dtype, got "
+            f"{input.dtype} and {end.dtype}"
+        )
+    if isinstance(weight, Tensor):
+        w = weight
+        shapes = (input.shape, end.shape, weight.shape)
+    else:
+        w = np.asarray(_bound(weight, "lerp", "weight"), dtype=input._data.dtype)
+        shapes = (input.shape, end.shape)
+    try:
+        np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise broadcast_error("lerp", *(np.empty(s) for s in shapes)) from None
+    return Lerp.apply(input, end, w)
 
 
 class Cast(Function):

@@ -17,3 +17,4 @@ from .transformer import (
 )
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from .sparse import Embedding
+from .spatial import Fold, Unfold, Upsample

@@ -1,0 +1,22 @@
+"""``tinyattn.linalg``: the subset of ``torch.linalg`` tinyattn provides."""
+
+from __future__ import annotations
+
+from ._tensor import Tensor
+from .ops import linalg as _ops
+from .ops.reduction import norm as _norm
+
+__all__ = ["cross", "vector_norm"]
+
+
+def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
+    """Cross product of 3-vectors along ``dim`` (default -1); shapes broadcast.
+
+    Gradient: ``d input = other x g``, ``d other = g x input``.
+    """
+    return _ops.cross(input, other, dim)
+
+
+def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    """``(sum |x|^ord)^(1/ord)`` over ``dim`` (all elements when None); see :func:`tinyattn.norm`."""
+    return _norm(x, ord, dim, keepdim, dtype=dtype)

@@ -1,0 +1,75 @@
+"""``Unfold``, ``Fold`` and ``Upsample``: module forms of the spatial functions."""
+
+from __future__ import annotations
+
+from ..._tensor import Tensor
+from .. import _spatial
+from .module import Module
+
+
+class Unfold(Module):
+    """Sliding blocks as columns (im2col): ``(N, C, H, W) -> (N, C * kh * kw, L)``."""
+
+    def __init__(self, kernel_size, dilation=1, padding=0, stride=1) -> None:
+        super().__init__()
+        self.kernel_size, self.dilation = kernel_size, dilation
+        self.padding, self.stride = padding, stride
+
+    def forward(self, input: Tensor) -> Tensor:
+        return _spatial.unfold(input, self.kernel_size, self.dilation, self.padding, self.stride)
+
+    def extra_repr(self) -> str:
+        return (
+            f"kernel_size={self.kernel_size}, dilation={self.dilation}, "
+            f"padding={self.padding}, stride={self.stride}"
+        )
+
+
+class Fold(Module):
+    """Columns summed back into an image (col2im): ``(N, C * kh * kw, L) -> (N, C, H, W)``."""
+
+    def __init__(self, output_size, kernel_size, dilation=1, padding=0, stride=1) -> None:
+        super().__init__()
+        self.output_size, self.kernel_size = output_size, kernel_size
+        self.dilation, self.padding, self.stride = dilation, padding, stride
+
+    def forward(self, input: Tensor) -> Tensor:
+        return _spatial.fold(
+            input, self.output_size, self.kernel_size, self.dilation, self.padding, self.stride
+        )
+
+    def extra_repr(self) -> str:
+        return (
+            f"output_size={self.output_size}, kernel_size={self.kernel_size}, "
+            f"dilation={self.dilation}, padding={self.padding}, stride={self.stride}"
+        )
+
+
+class Upsample(Module):
+    """:func:`~tinyattn.nn.functional.interpolate` with fixed ``size`` or ``scale_factor``."""
+
+    def __init__(
+        self,
+        size=None,
+        scale_factor=None,
+        mode: str = "nearest",
+        align_corners: bool | None = None,
+        recompute_scale_factor: bool | None = None,
+    ) -> None:
+        super().__init__()
+        self.size, self.scale_factor, self.mode = size, scale_factor, mode
+        self.align_corners, self.recompute_scale_factor = align_corners, recompute_scale_factor
+
+    def forward(self, input: Tensor) -> Tensor:
+        return _spatial.interpolate(
+            input,
+            self.size,
+            self.scale_factor,
+            self.mode,
+            self.align_corners,
+            recompute_scale_factor=self.recompute_scale_factor,
+        )
+
+    def extra_repr(self) -> str:
+        what = f"size={self.size}" if self.size is not None else f"scale_factor={self.scale_factor}"
+        return f"{what}, mode={self.mode!r}"

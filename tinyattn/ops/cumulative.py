@@ -1,0 +1,142 @@
+"""Scans along one dim: cumsum, cumprod, cummax, cummin.
+
+``cummax`` / ``cummin`` pick input elements, so their values are
+``gather(x, dim, indices)`` and the gradient is gather's (added at repeated indices).
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+
+from .. import _dtype as dt
+from .._tensor import Tensor
+from ..autograd.function import Function
+from ._util import gradient_doc, normalize_dim
+from .indexing import Gather
+
+__all__ = ["cumsum", "cumprod", "cummax", "cummin"]
+
+cummax_return = namedtuple("cummax", ["values", "indices"])
+cummin_return = namedtuple("cummin", ["values", "indices"])
+cummax_return.__module__ = cummin_return.__module__ = "tinyattn.return_types"
+
+
+def _scan_dtype(x: np.ndarray, dtype) -> np.dtype:
+    """torch's rule for cumsum/cumprod: ints and bools accumulate as int64."""
+    if dtype is not None:
+        return dt.to_dtype(dtype).np_dtype
+    return np.dtype(np.int64) if x.dtype.kind in "biu" else x.dtype
+
+
+class Cumsum(Function):
+    """out[i] = sum_{k<=i} x[k] along ``dim``.   dx = reverse cumsum of g"""
+
+    @staticmethod
+    def forward(ctx, x, dim):
+        ctx.dim = dim
+        return np.cumsum(x, axis=dim, dtype=_scan_dtype(x, None)).reshape(x.shape)  # 0-d stays
+
+    @staticmethod
+    def backward(ctx, g):
+        if g.ndim == 0:
+            return g, None
+        return np.flip(np.cumsum(np.flip(g, ctx.dim), axis=ctx.dim), ctx.dim), None
+
+
+@gradient_doc(Cumsum)
+def cumsum(input: Tensor, dim: int, *, dtype=None) -> Tensor:
+    """Cumulative sum along ``dim``."""
+    if dtype is not None:
+        input = input.to(dtype)
+    return Cumsum.apply(input, normalize_dim(dim, input.ndim, "cumsum"))
+
+
+def _reverse_cumsum(a: np.ndarray) -> np.ndarray:
+    return np.flip(np.cumsum(np.flip(a, -1), -1), -1)
+
+
+class Cumprod(Function):
+    """out[i] = prod_{k<=i} x[k] along ``dim``.
+
+    dx[k] = sum_{i>=k} g[i] * prod_{j<=i, j!=k} x[j]. Without zeros this is
+    ``reverse_cumsum(g * out)[k] / x[k]``. With zeros (first one at z) it is computed
+    without dividing by zero, as torch does:
+
+    - k < z:  reverse_cumsum over i < z of g[i] out[i], divided by x[k] (non-zero);
+    - k = z:  prod_{j<z} x[j] * sum_{i>=z} g[i] prod_{z<j<=i} x[j];
+    - k > z:  0 (every product holds x[z] = 0).
+    """
+
+    @staticmethod
+    def forward(ctx, x, dim):
+        ctx.dim = dim
+        out = np.cumprod(x, axis=dim)
+        ctx.save_for_backward(x, out)
+        return out.reshape(x.shape)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, out = ctx.saved_tensors
+        if g.ndim == 0 or g.size == 0:
+            return g, None
+        x, out, g = (np.moveaxis(a, ctx.dim, -1) for a in (x, out, g))
+        j = np.arange(x.shape[-1])
+        zero = x == 0
+        before = np.cumsum(zero, axis=-1) == 0  # strictly before the first zero
+        first = zero & (np.cumsum(zero, axis=-1) == 1)  # the first zero itself
+        z = np.where(zero.any(-1, keepdims=True), np.argmax(zero, -1)[..., None], x.shape[-1])
+        with np.errstate(invalid="ignore", divide="ignore"):
+            dx = _reverse_cumsum(np.where(before, g * out, 0)) / np.where(before, x, 1)
+        dx = np.where(before, dx, 0)
+        prefix = np.prod(np.where(j < z, x, 1), axis=-1, keepdims=True)  # prod_{j<z} x[j]
+        tail = np.cumprod(np.where(j <= z, 1, x), axis=-1)  # prod_{z<j<=i} x[j]
+        at_zero = prefix * np.sum(np.where(j >= z, g * tail, 0), axis=-1, keepdims=True)
+        dx = np.where(first, at_zero, dx)
+        return np.moveaxis(dx, -1, ctx.dim).astype(g.dtype, copy=False), None
+
+
+@gradient_doc(Cumprod)
+def cumprod(input: Tensor, dim: int, *, dtype=None) -> Tensor:
+    """Cumulative product along ``dim`` (ints and bools as int64, as in torch)."""
+    d = normalize_dim(dim, input.ndim, "cumprod")
+    target = _scan_dtype(input._data, dtype)
+    if input._data.dtype != target:
+        input = input.to(dt.from_numpy_dtype(target))
+    return Cumprod.apply(input, d)
+
+
+def _cum_extreme(input: Tensor, dim: int, pick_max: bool, ret, op: str):
+    """values/indices of the running max (min); a tie or NaN moves the index forward."""
+    d = normalize_dim(dim, input.ndim, op)
+    a = input._data if input.ndim else input._data.reshape(1)
+    if a.dtype.kind == "b":
+        a = a.astype(np.uint8)
+    running = (np.maximum if pick_max else np.minimum).accumulate(a, axis=d)
+    hit = a == running
+    if a.dtype.kind == "f":
+        hit |= np.isnan(a)  # NaN propagates: the index follows the latest NaN, as torch
+    shape = [1] * a.ndim
+    shape[d] = a.shape[d]
+    position = np.where(hit, np.arange(a.shape[d]).reshape(shape), 0)
+    indices = np.maximum.accumulate(position, axis=d)
+    x = input if input.ndim else input.reshape(1)
+    values = Gather.apply(x, d, indices.astype(np.intp))
+    if input.ndim == 0:
+        values, indices = values.reshape(()), indices.reshape(())
+    return ret(values, Tensor._make(indices.astype(np.int64)))
+
+
+def cummax(input: Tensor, dim: int):
+    """Running max along ``dim`` and the index where it was reached (the latest on ties),
+    as a ``(values, indices)`` named tuple.
+
+    Gradient: ``dx = g`` added at the returned indices (gather's backward).
+    """
+    return _cum_extreme(input, dim, True, cummax_return, "cummax")
+
+
+def cummin(input: Tensor, dim: int):
+    """Running min along ``dim`` and its index (the latest on ties). Gradient: as cummax."""
+    return _cum_extreme(input, dim, False, cummin_return, "cummin")
