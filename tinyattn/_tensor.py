@@ -15,10 +15,11 @@ import numpy as np
 from . import _dtype as dt
 from ._device import _CPU, check_device, device
 from ._size import Size
-from .autograd.function import AccumulateGrad, Function, Node, VersionCounter
+from .autograd.function import Function, Node, leaf_node
+from .autograd.tensor_base import TensorBase
 
 
-class Tensor:
+class Tensor(TensorBase, op_outputs=True):
     """An n-dimensional array that can record the ops applied to it for backprop.
 
     ``Tensor(data)`` builds a float tensor from data, ``Tensor(2, 3)`` an
@@ -26,18 +27,7 @@ class Tensor:
     :func:`tinyattn.tensor`.
     """
 
-    __slots__ = (
-        "_data",
-        "_grad_fn",
-        "_requires_grad",
-        "grad",
-        "_version",
-        "_base",
-        "_accumulator",
-        "_retains_grad",
-        "__dict__",
-        "__weakref__",
-    )
+    __slots__ = ()
     __array_priority__ = 1000
     __array_ufunc__ = None  # numpy defers to our reflected operators: ndarray * Tensor -> Tensor
 
@@ -53,30 +43,6 @@ class Tensor:
         Tensor._init(self, data, None, False)
         if requires_grad:
             self.requires_grad_(True)
-
-    def _init(self, data: np.ndarray, grad_fn: Node | None, requires_grad: bool) -> None:
-        self._data = data
-        self._grad_fn = grad_fn
-        self._requires_grad = requires_grad or grad_fn is not None
-        self.grad = None
-        self._version = VersionCounter()
-        self._base = None
-        self._accumulator = None
-        self._retains_grad = False
-
-    @classmethod
-    def _make(cls, data: np.ndarray, grad_fn: Node | None = None) -> Tensor:
-        """Wrap an array without copying (the fast constructor every op uses)."""
-        t = object.__new__(Tensor)
-        t._data = data
-        t._grad_fn = grad_fn
-        t._requires_grad = grad_fn is not None
-        t.grad = None
-        t._version = VersionCounter()
-        t._base = None
-        t._accumulator = None
-        t._retains_grad = False
-        return t
 
     # -- autograd attributes --------------------------------------------------------------
     @property
@@ -121,9 +87,7 @@ class Tensor:
             ops.inplace.refresh_view(self)  # the base was written in place since
         if self._grad_fn is not None:
             return self._grad_fn
-        if self._accumulator is None:
-            self._accumulator = AccumulateGrad(self)
-        return self._accumulator
+        return leaf_node(self)
 
     def retain_grad(self) -> None:
         """Fill ``.grad`` of this non-leaf tensor during backward (leaves always get it)."""
@@ -392,8 +356,8 @@ class Tensor:
         new = object.__new__(type(self))
         Tensor._init(new, self._data.copy(), None, self._requires_grad)
         memo[id(self)] = new
-        if self.grad is not None:
-            new.grad = Tensor._make(self.grad._data.copy())
+        if self._grad is not None:
+            new._grad = Tensor._make(self._grad._data.copy())
         import copy
 
         for k, v in self.__dict__.items():
@@ -590,11 +554,6 @@ for _module, _names in _METHODS.items():
     for _name in _names:
         setattr(Tensor, _name, _method(_module, _name))
 del _module, _names, _name
-
-
-from .autograd import function as _function  # noqa: E402
-
-_function.Tensor = Tensor
 
 # Imported last: the op modules import Tensor from this module.
 from . import ops  # noqa: E402

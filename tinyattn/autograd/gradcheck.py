@@ -11,17 +11,17 @@ from __future__ import annotations
 
 import numpy as np
 
+from .tensor_base import TensorBase
+
 
 class GradcheckError(RuntimeError):
     """Raised by ``gradcheck`` with a report of the worst mismatch."""
 
 
 def _outputs(fn, inputs) -> list:
-    from .._tensor import Tensor
-
     out = fn(*inputs)
     outs = list(out) if isinstance(out, (tuple, list)) else [out]
-    return [o for o in outs if isinstance(o, Tensor) and o._data.dtype.kind == "f"]
+    return [o for o in outs if isinstance(o, TensorBase) and o._data.dtype.kind == "f"]
 
 
 def _jacobians_numeric(fn, inputs, eps):
@@ -67,11 +67,10 @@ def gradcheck(
     ``raise_exception=False``) naming the input, the element, the analytic and
     numeric values and the error of the worst mismatch.
     """
-    from .._tensor import Tensor
     from . import grad as autograd_grad
 
     inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
-    diff = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
+    diff = [i for i, x in enumerate(inputs) if isinstance(x, TensorBase) and x.requires_grad]
     if not diff:
         raise ValueError("gradcheck: no input requires grad; nothing to check")
     for i in diff:
