@@ -104,6 +104,8 @@ def _call_backward(node: Node, grad: np.ndarray | None) -> tuple | None:
     inputs = node.next_functions
     if grad is None or inputs.count(None) == len(inputs):
         return None
+    if node._saved_versions:
+        node.check_versions()
     start = time.perf_counter() if _tracers else 0.0
     input_grads = node.fn.backward(node, grad)
     if type(input_grads) is not tuple:

@@ -116,6 +116,14 @@ class Node:
                 "arrays after the first backward. Specify retain_graph=True on the first "
                 "backward() call if you need to backward twice."
             )
+        return self._saved or ()
+
+    def check_versions(self) -> None:
+        """Raise if a tensor whose memory forward kept was modified in place since.
+
+        The engine calls this before ``backward``; it covers what was saved with
+        ``save_for_backward`` and arrays stored on ``ctx`` (``ctx.mask = mask``).
+        """
         for counter, expected, shape, dtype, which in self._saved_versions:
             if counter.value != expected:
                 raise RuntimeError(
@@ -126,7 +134,6 @@ class Node:
                     "out-of-place op (e.g. x = x * 2 instead of x *= 2) or .clone() the tensor "
                     "before modifying it."
                 )
-        return self._saved or ()
 
     def release(self) -> None:
         """Free saved arrays (after a backward without retain_graph).
@@ -136,6 +143,7 @@ class Node:
         no data (add, sum, ...) can be backpropagated through again. A node kept on
         ``ctx`` (``CopySlices`` keeps the in-place op's node) is released with it.
         """
+        self._saved_versions = ()  # nothing left to check: a second backward says "freed"
         if self._saved is not None:
             self._saved = None
             self._released = True
@@ -250,7 +258,7 @@ class Function:
         ctx.input_meta = tuple(input_meta)
         ctx.output_meta = (out.shape, out.dtype)
         result = TensorBase._make(out, ctx)
-        if ctx._saved:
+        if ctx._saved or ctx.__dict__:
             _record_versions(ctx, args, result)
         return result
 
@@ -277,14 +285,25 @@ def _record_versions(ctx: Node, args, result) -> None:
     is fresh memory that the user cannot modify.
     """
     records = []
-    for saved in ctx._saved:
-        owner = _aliased_tensor(saved, args, result) if isinstance(saved, np.ndarray) else None
+    for saved in _kept_arrays(ctx):
+        owner = _aliased_tensor(saved, args, result)
         if owner is None:
             continue
         data = owner._data
         which = "output" if owner is result else "input"
         records.append((owner._version, owner._version.value, data.shape, data.dtype, which))
     ctx._saved_versions = tuple(records)
+
+
+def _kept_arrays(ctx: Node):
+    """The arrays forward kept: saved ones, and any in ``ctx`` attributes (nested in tuples)."""
+    stack = [*(ctx._saved or ()), *ctx.__dict__.values()]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, np.ndarray):
+            yield value
+        elif isinstance(value, (tuple, list)):
+            stack.extend(value)
 
 
 def _aliased_tensor(saved: np.ndarray, args, result) -> TensorBase | None:

@@ -251,6 +251,7 @@ class CopySlices(Function):
         base_buf, view_buf = ctx.geometry.buffers(g.dtype)
         base_buf[...] = g
         op_node = ctx.op_node
+        op_node.check_versions()
         op_grads = op_node.fn.backward(op_node, np.array(view_buf))
         if not isinstance(op_grads, tuple):
             op_grads = (op_grads,)
