@@ -277,39 +277,50 @@ def _as_array(x) -> np.ndarray:
 
 
 def _record_versions(ctx: Node, args, result) -> None:
-    """Remember the version of every input/output whose memory forward saved.
+    """Remember the version of every input/output whose memory forward kept.
 
-    A saved array is checked when it is an input's or the output's array, or a view
-    of one (a reshape, transpose or slice: the same memory, which an in-place op on
-    that tensor would change). Anything else forward saved (a cast copy, a product)
-    is fresh memory that the user cannot modify.
+    A kept array (saved, or stored on ``ctx``) is checked when it is an input's or
+    the output's array, or a view of one (a reshape, transpose or slice: the same
+    memory, which an in-place op on that tensor would change). Anything else
+    forward kept (a cast copy, a product) is fresh memory the user cannot modify.
     """
+    kept = ctx._saved or ()
+    if ctx.__dict__:
+        kept = _with_arrays_on_ctx(kept, ctx.__dict__)
     records = []
-    for saved in _kept_arrays(ctx):
-        owner = _aliased_tensor(saved, args, result)
-        if owner is None:
+    for array in kept:
+        if array is None:
             continue
-        data = owner._data
-        which = "output" if owner is result else "input"
-        records.append((owner._version, owner._version.value, data.shape, data.dtype, which))
+        owner = result if array is result._data else _aliased_tensor(array, args, result)
+        if owner is not None:
+            data = owner._data
+            which = "output" if owner is result else "input"
+            records.append((owner._version, owner._version.value, data.shape, data.dtype, which))
     ctx._saved_versions = tuple(records)
 
 
-def _kept_arrays(ctx: Node):
-    """The arrays forward kept: saved ones, and any in ``ctx`` attributes (nested in tuples)."""
-    stack = [*(ctx._saved or ()), *ctx.__dict__.values()]
+_CONTAINERS = frozenset((np.ndarray, tuple, list))
+
+
+def _with_arrays_on_ctx(saved: tuple, attrs: dict) -> tuple:
+    """``saved`` plus the arrays in ``ctx`` attributes (at any depth in tuples and lists)."""
+    stack = [v for v in attrs.values() if type(v) in _CONTAINERS]
+    if not stack:
+        return saved
+    found = []
     while stack:
         value = stack.pop()
         if isinstance(value, np.ndarray):
-            yield value
+            found.append(value)
         elif isinstance(value, (tuple, list)):
             stack.extend(value)
+    return (*saved, *found)
 
 
-def _aliased_tensor(saved: np.ndarray, args, result) -> TensorBase | None:
+def _aliased_tensor(saved, args, result) -> TensorBase | None:
     """The output or input tensor whose memory ``saved`` is, or is a view of (None: fresh)."""
-    if saved is result._data:
-        return result
+    if not isinstance(saved, np.ndarray):
+        return None
     for a in args:
         if isinstance(a, TensorBase) and a._data is saved:
             return a
