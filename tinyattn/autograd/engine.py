@@ -125,7 +125,8 @@ def _send_to_inputs(node: Node, input_grads, grads: dict, pending: dict, ready: 
         if child is None:
             continue
         if input_grads is not None and input_grads[i] is not None:
-            _sum_into(grads, child, _fit_to_input(input_grads[i], node.input_meta[i]))
+            grad = _fit_to_input(input_grads[i], node.input_meta[i])
+            grads[child] = grads[child] + grad if child in grads else grad  # as _sum_into
         remaining = pending[child] - 1
         pending[child] = remaining
         if remaining == 0:
@@ -134,7 +135,7 @@ def _send_to_inputs(node: Node, input_grads, grads: dict, pending: dict, ready: 
 
 # -- what happens to one gradient ----------------------------------------------------------
 def _sum_into(grads: dict, node: Node, grad: np.ndarray) -> None:
-    """Gradients from several consumers of one node add up."""
+    """Gradients from several consumers of one node add up (inlined in ``_send_to_inputs``)."""
     grads[node] = grads[node] + grad if node in grads else grad
 
 

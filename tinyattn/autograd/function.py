@@ -285,8 +285,12 @@ def _record_versions(ctx: Node, args, result) -> None:
     forward kept (a cast copy, a product) is fresh memory the user cannot modify.
     """
     kept = ctx._saved or ()
-    if ctx.__dict__:
-        kept = _with_arrays_on_ctx(kept, ctx.__dict__)
+    for value in ctx.__dict__.values():  # (most ops keep only numbers here, or nothing)
+        if type(value) in _CONTAINERS:
+            kept = _with_arrays_on_ctx(kept, ctx.__dict__)
+            break
+    if not kept:
+        return
     records = []
     for array in kept:
         if array is None:
@@ -305,8 +309,6 @@ _CONTAINERS = frozenset((np.ndarray, tuple, list))
 def _with_arrays_on_ctx(saved: tuple, attrs: dict) -> tuple:
     """``saved`` plus the arrays in ``ctx`` attributes (at any depth in tuples and lists)."""
     stack = [v for v in attrs.values() if type(v) in _CONTAINERS]
-    if not stack:
-        return saved
     found = []
     while stack:
         value = stack.pop()
