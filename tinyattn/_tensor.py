@@ -1,13 +1,20 @@
 """``Tensor``: a NumPy array plus what autograd needs (grad, grad_fn, version).
 
-The methods here are thin: each differentiable op lives in ``tinyattn/ops/``
-as a ``Function`` with its forward and backward side by side, and the method
-only forwards to it. Attribute look-ups go through the ``ops`` package at call
-time, so this file lists the whole tensor API in one place.
+The methods are thin: each differentiable op lives in ``tinyattn/ops/`` as a
+``Function`` with its forward and backward side by side, and the method only
+forwards to it. The class is assembled from:
+
+- ``TensorBase`` (``tinyattn/autograd/tensor_base.py``): the autograd fields
+  (array, ``grad_fn``, ``.grad``, version counter);
+- ``TensorMathMethods`` and ``TensorShapeMethods`` (``_tensor_methods_*.py``,
+  written by ``tools/gen_tensor_methods.py``): one method per op, with the op's
+  signature;
+- this file: construction, metadata, conversions, Python protocols, operators.
 """
 
 from __future__ import annotations
 
+import numbers
 import weakref
 
 import numpy as np
@@ -15,10 +22,17 @@ import numpy as np
 from . import _dtype as dt
 from ._device import _CPU, check_device, device
 from ._size import Size
-from .autograd.function import AccumulateGrad, Function, Node, VersionCounter
+from ._tensor_methods_math import TensorMathMethods
+from ._tensor_methods_shape import TensorShapeMethods
+from .autograd.function import Function, Node, leaf_node
+from .autograd.tensor_base import TensorBase
+
+# What ``==`` and ``!=`` compare elementwise; anything else (None, a string, a list) is
+# compared by identity, as in torch.
+_COMPARABLE = (TensorBase, numbers.Number, np.ndarray, np.generic)
 
 
-class Tensor:
+class Tensor(TensorMathMethods, TensorShapeMethods, TensorBase, op_outputs=True):
     """An n-dimensional array that can record the ops applied to it for backprop.
 
     ``Tensor(data)`` builds a float tensor from data, ``Tensor(2, 3)`` an
@@ -26,18 +40,7 @@ class Tensor:
     :func:`tinyattn.tensor`.
     """
 
-    __slots__ = (
-        "_data",
-        "_grad_fn",
-        "_requires_grad",
-        "grad",
-        "_version",
-        "_base",
-        "_accumulator",
-        "_retains_grad",
-        "__dict__",
-        "__weakref__",
-    )
+    __slots__ = ()
     __array_priority__ = 1000
     __array_ufunc__ = None  # numpy defers to our reflected operators: ndarray * Tensor -> Tensor
 
@@ -53,30 +56,6 @@ class Tensor:
         Tensor._init(self, data, None, False)
         if requires_grad:
             self.requires_grad_(True)
-
-    def _init(self, data: np.ndarray, grad_fn: Node | None, requires_grad: bool) -> None:
-        self._data = data
-        self._grad_fn = grad_fn
-        self._requires_grad = requires_grad or grad_fn is not None
-        self.grad = None
-        self._version = VersionCounter()
-        self._base = None
-        self._accumulator = None
-        self._retains_grad = False
-
-    @classmethod
-    def _make(cls, data: np.ndarray, grad_fn: Node | None = None) -> Tensor:
-        """Wrap an array without copying (the fast constructor every op uses)."""
-        t = object.__new__(Tensor)
-        t._data = data
-        t._grad_fn = grad_fn
-        t._requires_grad = grad_fn is not None
-        t.grad = None
-        t._version = VersionCounter()
-        t._base = None
-        t._accumulator = None
-        t._retains_grad = False
-        return t
 
     # -- autograd attributes --------------------------------------------------------------
     @property
@@ -121,9 +100,7 @@ class Tensor:
             ops.inplace.refresh_view(self)  # the base was written in place since
         if self._grad_fn is not None:
             return self._grad_fn
-        if self._accumulator is None:
-            self._accumulator = AccumulateGrad(self)
-        return self._accumulator
+        return leaf_node(self)
 
     def retain_grad(self) -> None:
         """Fill ``.grad`` of this non-leaf tensor during backward (leaves always get it)."""
@@ -169,6 +146,7 @@ class Tensor:
         return t
 
     def detach_(self) -> Tensor:
+        """Cut this tensor from the graph in place (it becomes a leaf)."""
         self._grad_fn = None
         self._requires_grad = False
         return self
@@ -211,29 +189,36 @@ class Tensor:
         return self._data.ndim
 
     def dim(self) -> int:
+        """The number of dimensions."""
         return self._data.ndim
 
     ndimension = dim
 
     def numel(self) -> int:
+        """The number of elements."""
         return self._data.size
 
     nelement = numel
 
     def element_size(self) -> int:
+        """Bytes per element."""
         return self._data.itemsize
 
     def is_floating_point(self) -> bool:
+        """Whether the dtype is a floating-point one."""
         return self._data.dtype.kind == "f"
 
     def is_contiguous(self) -> bool:
+        """Whether the elements are laid out in C order without gaps."""
         return self._data.flags.c_contiguous
 
     def stride(self, dim: int | None = None):
+        """Steps (in elements) between neighbours along each dimension, or along ``dim``."""
         strides = tuple(s // self._data.itemsize for s in self._data.strides)
         return strides if dim is None else strides[dim]
 
     def data_ptr(self) -> int:
+        """The address of the first element."""
         return self._data.__array_interface__["data"][0]
 
     @property
@@ -264,16 +249,21 @@ class Tensor:
         return self._data.reshape(()).item()
 
     def tolist(self):
+        """The values as (nested) Python lists of numbers."""
         return self._data.tolist()
 
-    def to(self, *args, **kwargs) -> Tensor:
+    def to(
+        self,
+        *args,
+        dtype=None,
+        device=None,
+        non_blocking: bool = False,
+        copy: bool = False,
+        memory_format=None,
+    ) -> Tensor:
         """``to(dtype)``, ``to("cpu")``, ``to(device, dtype)``, ``to(other)``; copies only if needed."""
-        target = kwargs.pop("dtype", None)
-        check_device(kwargs.pop("device", None))
-        kwargs.pop("non_blocking", None)
-        copy = kwargs.pop("copy", False)
-        if kwargs:
-            raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
+        target = dtype
+        check_device(device)
         for a in args:
             if isinstance(a, Tensor):
                 target = a.dtype
@@ -286,9 +276,11 @@ class Tensor:
         return ops.unary.cast(self, dt.to_dtype(target), copy=copy)
 
     def cpu(self) -> Tensor:
+        """This tensor (tinyattn tensors always live on the CPU)."""
         return self
 
-    def cuda(self, *args, **kwargs) -> Tensor:
+    def cuda(self, device=None, non_blocking: bool = False, memory_format=None) -> Tensor:
+        """Raises: tinyattn runs on the CPU only."""
         raise RuntimeError("tinyattn runs on the CPU only: .cuda() is not available (use .cpu())")
 
     def type(self, dtype=None):
@@ -309,27 +301,35 @@ class Tensor:
         return self.to(dtype)
 
     def type_as(self, other: Tensor) -> Tensor:
+        """``self.to(other.dtype)``."""
         return self.to(other.dtype)
 
     def float(self) -> Tensor:
+        """``self.to(tinyattn.float32)``."""
         return self.to(dt.float32)
 
     def double(self) -> Tensor:
+        """``self.to(tinyattn.float64)``."""
         return self.to(dt.float64)
 
     def half(self) -> Tensor:
+        """``self.to(tinyattn.float16)``."""
         return self.to(dt.float16)
 
     def long(self) -> Tensor:
+        """``self.to(tinyattn.int64)``."""
         return self.to(dt.int64)
 
     def int(self) -> Tensor:
+        """``self.to(tinyattn.int32)``."""
         return self.to(dt.int32)
 
     def bool(self) -> Tensor:
+        """``self.to(tinyattn.bool)``."""
         return self.to(dt.bool_)
 
     def byte(self) -> Tensor:
+        """``self.to(tinyattn.uint8)``."""
         return self.to(dt.uint8)
 
     # -- Python protocols -----------------------------------------------------------------
@@ -392,8 +392,8 @@ class Tensor:
         new = object.__new__(type(self))
         Tensor._init(new, self._data.copy(), None, self._requires_grad)
         memo[id(self)] = new
-        if self.grad is not None:
-            new.grad = Tensor._make(self.grad._data.copy())
+        if self._grad is not None:
+            new._grad = Tensor._make(self._grad._data.copy())
         import copy
 
         for k, v in self.__dict__.items():
@@ -496,9 +496,13 @@ class Tensor:
         return ops.unary.abs(self)
 
     def __eq__(self, other):  # type: ignore[override]
+        if not isinstance(other, _COMPARABLE):
+            return NotImplemented  # as torch: Python then compares identities (t == None: False)
         return ops.compare.eq(self, other)
 
     def __ne__(self, other):  # type: ignore[override]
+        if not isinstance(other, _COMPARABLE):
+            return NotImplemented  # (t != None: True)
         return ops.compare.ne(self, other)
 
     def __lt__(self, other):
@@ -539,62 +543,6 @@ class Tensor:
     def mT(self) -> Tensor:  # noqa: N802
         return ops.views.transpose(self, -2, -1)
 
-
-def _method(module_name: str, name: str, op_name: str | None = None):
-    """A Tensor method forwarding to ``ops.<module>.<op>`` (looked up at call time)."""
-    op_name = op_name or name
-
-    def method(self, *args, **kwargs):
-        return getattr(getattr(ops, module_name), op_name)(self, *args, **kwargs)
-
-    method.__name__ = name
-    method.__qualname__ = f"Tensor.{name}"
-    method.__doc__ = f"See :func:`tinyattn.{op_name}`."
-    return method
-
-
-# The tensor API, by op family. Each name resolves to ops.<module>.<name>.
-_METHODS = {
-    "arithmetic": (
-        "add sub mul div true_divide floor_divide remainder pow maximum minimum where "
-        "add_ sub_ mul_ div_ pow_"
-    ).split(),
-    "unary": (
-        "neg abs exp log log2 log1p expm1 sqrt rsqrt sin cos tanh sigmoid relu reciprocal square "
-        "sign floor ceil round clamp clip clone contiguous "
-        "neg_ abs_ exp_ log_ sqrt_ tanh_ sigmoid_ relu_ clamp_ clip_"
-    ).split(),
-    "compare": (
-        "eq ne lt le gt ge greater less equal logical_not logical_and logical_or logical_xor "
-        "isnan isinf isfinite"
-    ).split(),
-    "fill": "fill_ zero_ copy_ uniform_ normal_ bernoulli_ exponential_ random_".split(),
-    "reduction": (
-        "sum mean var std max min amax amin argmax argmin logsumexp norm prod any all "
-        "cumsum count_nonzero"
-    ).split(),
-    "views": (
-        "view view_as reshape reshape_as flatten unflatten squeeze unsqueeze squeeze_ unsqueeze_ "
-        "transpose swapaxes permute t movedim expand expand_as narrow select split chunk unbind"
-    ).split(),
-    "rearrange": "repeat repeat_interleave flip roll triu tril triu_ tril_ diagonal".split(),
-    "indexing": (
-        "gather scatter scatter_ scatter_add scatter_add_ index_select index_fill index_fill_ "
-        "masked_fill masked_fill_ masked_select nonzero index_put_ index_add index_add_ "
-        "masked_scatter_"
-    ).split(),
-    "linalg": "matmul mm bmm dot outer".split(),
-    "activation": "softmax log_softmax".split(),
-}
-for _module, _names in _METHODS.items():
-    for _name in _names:
-        setattr(Tensor, _name, _method(_module, _name))
-del _module, _names, _name
-
-
-from .autograd import function as _function  # noqa: E402
-
-_function.Tensor = Tensor
 
 # Imported last: the op modules import Tensor from this module.
 from . import ops  # noqa: E402

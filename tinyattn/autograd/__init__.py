@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .engine import run_backward
+from .engine import _accumulate_into, run_backward
 from .function import Function, Node
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .gradcheck import gradcheck
+from .tensor_base import TensorBase
 from .trace import trace
 
 __all__ = [
@@ -31,11 +32,9 @@ def _as_list(x) -> list:
 
 
 def _root_grads(outputs, grad_outputs, op: str) -> list[np.ndarray]:
-    from .._tensor import Tensor
-
     grads = []
     for i, out in enumerate(outputs):
-        if not isinstance(out, Tensor):
+        if not isinstance(out, TensorBase):
             raise TypeError(f"{op}: outputs must be tensors, got {type(out).__name__}")
         if not out._requires_grad:
             raise RuntimeError(
@@ -50,7 +49,7 @@ def _root_grads(outputs, grad_outputs, op: str) -> list[np.ndarray]:
                 )
             grads.append(np.ones(out.shape, dtype=out._data.dtype))
         else:
-            g = g._data if isinstance(g, Tensor) else np.asarray(g, dtype=out._data.dtype)
+            g = g._data if isinstance(g, TensorBase) else np.asarray(g, dtype=out._data.dtype)
             if g.shape != out._data.shape:
                 raise RuntimeError(
                     f"{op}: mismatch in shape: grad_output[{i}] has a shape of {list(g.shape)} "
@@ -83,8 +82,6 @@ def backward(
             capture=dict.fromkeys(t._grad_node() for t in _as_list(inputs)),
             accumulate=False,
         )
-        from .engine import _accumulate_into
-
         for t in _as_list(inputs):
             g = captured.get(t._grad_node())
             if g is not None:
@@ -103,14 +100,12 @@ def grad(
     materialize_grads: bool = False,
 ) -> tuple:
     """Gradients of ``outputs`` with respect to ``inputs``, returned (``.grad`` is untouched)."""
-    from .._tensor import Tensor
-
     if create_graph:
         raise NotImplementedError("create_graph=True (higher-order gradients) is not supported")
     outs = _as_list(outputs)
     ins = _as_list(inputs)
     for i, x in enumerate(ins):
-        if not isinstance(x, Tensor) or not x._requires_grad:
+        if not isinstance(x, TensorBase) or not x._requires_grad:
             raise RuntimeError(f"grad: input {i} does not require grad")
     grads = _root_grads(outs, _as_list(grad_outputs), "grad")
     targets = [x._grad_node() for x in ins]
@@ -126,7 +121,7 @@ def grad(
         g = captured.get(node)
         if g is None:
             if materialize_grads:
-                result.append(Tensor._make(np.zeros_like(x._data)))
+                result.append(TensorBase._make(np.zeros_like(x._data)))
                 continue
             if not allow_unused:
                 raise RuntimeError(
@@ -135,5 +130,5 @@ def grad(
                 )
             result.append(None)
         else:
-            result.append(Tensor._make(np.array(g, dtype=x._data.dtype)))
+            result.append(TensorBase._make(np.array(g, dtype=x._data.dtype)))
     return tuple(result)

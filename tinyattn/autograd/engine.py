@@ -10,20 +10,145 @@
    (``unbroadcast``) and casts it to the input's dtype. This is the one place
    where broadcasting is undone.
 
+Before a node runs, its total incoming gradient meets the tensor hooks, the
+``retain_grad`` of its tensor and ``autograd.grad``'s capture; after it ran,
+its saved arrays are released (unless ``retain_graph``).
+
 The order is deterministic: it depends only on the order of each node's inputs.
+Each operation on one gradient (sum into the dict, unbroadcast, cast, accumulate
+into ``.grad``) is a small helper below, so that making gradients Tensors
+(higher-order gradients) changes those helpers, not the traversal.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 
 import numpy as np
 
-from . import function
+from .. import _dtype
 from .function import AccumulateGrad, Node
+from .tensor_base import TensorBase
 
 # Active ``autograd.trace()`` recorders; each gets one record per node run.
 _tracers: list = []
+
+
+def run_backward(
+    roots: list[Node],
+    root_grads: list[np.ndarray],
+    retain_graph: bool = False,
+    capture: dict[Node, None] | None = None,
+    accumulate: bool = True,
+) -> dict[Node, np.ndarray]:
+    """Propagate ``root_grads`` from ``roots`` through the graph (steps 1-3 above).
+
+    ``capture``: nodes whose incoming gradient is returned (``autograd.grad``).
+    ``accumulate``: whether leaves' ``.grad`` are updated.
+    """
+    pending = _count_consumers(roots)
+    grads: dict[Node, np.ndarray] = {}
+    for node, grad in zip(roots, root_grads):
+        _sum_into(grads, node, grad)
+    ready = [node for node in dict.fromkeys(roots) if not pending.get(node)]
+    captured: dict[Node, np.ndarray] = {}
+    while ready:
+        node = ready.pop()
+        grad = grads.pop(node, None)
+        if grad is not None and (node._hooks or node._retained is not None or capture):
+            grad = _on_arrival(node, grad, capture, captured)
+        if node.__class__ is AccumulateGrad:
+            if grad is not None and accumulate:
+                _accumulate_into(node.variable, grad)
+            continue
+        input_grads = _call_backward(node, grad)
+        if not retain_graph:
+            node.release()
+        _send_to_inputs(node, input_grads, grads, pending, ready)
+    return captured
+
+
+def _count_consumers(roots: list[Node]) -> dict[Node, int]:
+    """For every node reachable from the roots, the number of its consumers in the graph."""
+    consumers: dict[Node, int] = {}
+    seen = set(roots)
+    stack = list(roots)
+    while stack:
+        node = stack.pop()
+        for child in node.next_functions:
+            if child is None:
+                continue
+            consumers[child] = consumers.get(child, 0) + 1
+            if child not in seen:
+                seen.add(child)
+                stack.append(child)
+    return consumers
+
+
+def _on_arrival(node: Node, grad: np.ndarray, capture, captured: dict) -> np.ndarray:
+    """A node's total gradient, before its backward: hooks, ``retain_grad``, capture."""
+    if node._hooks:
+        grad = _run_hooks(node, grad)
+    if node._retained is not None:
+        tensor = node._retained()
+        if tensor is not None and tensor._grad_fn is node:
+            _accumulate_into(tensor, grad)
+    if capture is not None and node in capture:
+        captured[node] = grad
+    return grad
+
+
+def _call_backward(node: Node, grad: np.ndarray | None) -> tuple | None:
+    """The node's gradient for each input (None: no gradient came, or no input wants one)."""
+    inputs = node.next_functions
+    if grad is None or inputs.count(None) == len(inputs):
+        return None
+    if node._saved_versions:
+        node.check_versions()
+    start = time.perf_counter() if _tracers else 0.0
+    input_grads = node.fn.backward(node, grad)
+    if type(input_grads) is not tuple:
+        input_grads = (input_grads,)
+    if len(input_grads) != len(inputs):
+        raise RuntimeError(
+            f"{node.name}: backward returned {len(input_grads)} gradients for {len(inputs)} inputs"
+        )
+    for tracer in _tracers:
+        tracer._record(node, grad, input_grads, time.perf_counter() - start)
+    return input_grads
+
+
+def _send_to_inputs(node: Node, input_grads, grads: dict, pending: dict, ready: list) -> None:
+    """Add each input's gradient to ``grads``; inputs whose consumers all ran become ready."""
+    for i, child in enumerate(node.next_functions):
+        if child is None:
+            continue
+        if input_grads is not None and input_grads[i] is not None:
+            grad = _fit_to_input(input_grads[i], node.input_meta[i])
+            grads[child] = grads[child] + grad if child in grads else grad  # as _sum_into
+        remaining = pending[child] - 1
+        pending[child] = remaining
+        if remaining == 0:
+            ready.append(child)
+
+
+# -- what happens to one gradient ----------------------------------------------------------
+def _sum_into(grads: dict, node: Node, grad: np.ndarray) -> None:
+    """Gradients from several consumers of one node add up (inlined in ``_send_to_inputs``)."""
+    grads[node] = grads[node] + grad if node in grads else grad
+
+
+def _fit_to_input(grad, meta: tuple) -> np.ndarray:
+    """A backward's gradient, summed over broadcast axes and cast to the input's dtype."""
+    shape, dtype = meta
+    if type(grad) is not np.ndarray:
+        grad = np.asarray(grad)
+    if grad.shape != shape:
+        grad = unbroadcast(grad, shape)
+    if grad.dtype != dtype:
+        grad = grad.astype(dtype)
+    return grad
 
 
 def unbroadcast(grad: np.ndarray, shape: tuple) -> np.ndarray:
@@ -45,115 +170,46 @@ def unbroadcast(grad: np.ndarray, shape: tuple) -> np.ndarray:
     return grad.reshape(shape) if extra else grad
 
 
-def _collect(roots: list[Node]) -> dict[Node, int]:
-    """For every node reachable from the roots, the number of its consumers in the graph."""
-    dependencies: dict[Node, int] = {}
-    seen = set(roots)
-    stack = list(roots)
-    while stack:
-        node = stack.pop()
-        for child in node.next_functions:
-            if child is None:
-                continue
-            dependencies[child] = dependencies.get(child, 0) + 1
-            if child not in seen:
-                seen.add(child)
-                stack.append(child)
-    return dependencies
+# One lock for every ``.grad``: accumulation is a read-modify-write, and threads may run
+# backward into the same leaf at once (torch adds their gradients exactly).
+_grad_lock = threading.Lock()
 
 
-def run_backward(
-    roots: list[Node],
-    root_grads: list[np.ndarray],
-    retain_graph: bool = False,
-    capture: dict[Node, None] | None = None,
-    accumulate: bool = True,
-) -> dict[Node, np.ndarray]:
-    """Propagate ``root_grads`` from ``roots`` through the graph.
-
-    ``capture``: nodes whose incoming gradient is returned (``autograd.grad``).
-    ``accumulate``: whether leaves' ``.grad`` are updated.
-    """
-    dependencies = _collect(roots)
-    grads: dict[Node, np.ndarray] = {}
-    for node, g in zip(roots, root_grads):
-        grads[node] = grads[node] + g if node in grads else g
-    ready = [node for node in dict.fromkeys(roots) if dependencies.get(node, 0) == 0]
-    captured: dict[Node, np.ndarray] = {}
-
-    while ready:
-        node = ready.pop()
-        grad = grads.pop(node, None)
-        if grad is not None:
-            if node._hooks:
-                grad = _run_hooks(node, grad)
-            if node._retained is not None:
-                tensor = node._retained()
-                if tensor is not None and tensor._grad_fn is node:
-                    _accumulate_into(tensor, grad)
-            if capture is not None and node in capture:
-                captured[node] = grad
-        if isinstance(node, AccumulateGrad):
-            if grad is not None and accumulate:
-                _accumulate_into(node.variable, grad)
-            continue
-
-        children = node.next_functions
-        input_grads = None
-        if grad is not None and children.count(None) != len(children):  # some input wants one
-            t0 = time.perf_counter() if _tracers else 0.0
-            input_grads = node.fn.backward(node, grad)
-            if not isinstance(input_grads, tuple):
-                input_grads = (input_grads,)
-            if len(input_grads) != len(children):
-                raise RuntimeError(
-                    f"{node.name}: backward returned {len(input_grads)} gradients for "
-                    f"{len(children)} inputs"
-                )
-            if _tracers:
-                for tracer in _tracers:
-                    tracer._record(node, grad, input_grads, time.perf_counter() - t0)
-        if not retain_graph:
-            node.release()
-
-        for i, child in enumerate(children):
-            if child is None:
-                continue
-            g = input_grads[i] if input_grads is not None else None
-            if g is not None:
-                shape, dtype = node.input_meta[i]
-                if type(g) is not np.ndarray:
-                    g = np.asarray(g)
-                if g.shape != shape:
-                    g = unbroadcast(g, shape)
-                if g.dtype != dtype:
-                    g = g.astype(dtype)
-                grads[child] = grads[child] + g if child in grads else g
-            remaining = dependencies[child] - 1
-            dependencies[child] = remaining
-            if remaining == 0:
-                ready.append(child)
-    return captured
+def _accumulate_into(tensor: TensorBase, grad: np.ndarray) -> None:
+    """``tensor.grad += grad``, atomically; the first gradient is copied (never a graph array)."""
+    with _grad_lock:
+        if tensor._grad is None:
+            g = np.array(grad, dtype=tensor._data.dtype, copy=True)
+            if g.shape != tensor._data.shape:
+                g = np.ascontiguousarray(np.broadcast_to(g, tensor._data.shape))
+            tensor._grad = TensorBase._make(g)
+        else:
+            tensor._grad._data += grad
 
 
 def _run_hooks(node: Node, grad: np.ndarray) -> np.ndarray:
-    if not node._hooks:
-        return grad
-    from .._tensor import Tensor
-
+    """Call the tensor hooks in order; each may return a new gradient (same shape and dtype)."""
     for hook in node._hooks:
-        result = hook(Tensor._make(grad))
+        result = hook(TensorBase._make(grad))
         if result is not None:
-            grad = result._data if isinstance(result, Tensor) else np.asarray(result)
+            grad = _checked_hook_result(hook, grad, result)
     return grad
 
 
-def _accumulate_into(tensor, grad: np.ndarray) -> None:
-    """``tensor.grad += grad`` (a fresh array the first time: never alias graph arrays)."""
-    if tensor.grad is None:
-        g = np.array(grad, dtype=tensor._data.dtype, copy=True)
-        if g.shape != tensor._data.shape:
-            g = np.ascontiguousarray(np.broadcast_to(g, tensor._data.shape))
-        tensor.grad = function.Tensor._make(g)  # (the Tensor class, set once _tensor.py loads)
-    else:
-        tensor.grad._data += grad
+def _checked_hook_result(hook, grad: np.ndarray, result) -> np.ndarray:
+    """torch's rule: a hook may change the values of a gradient, not its type or size."""
+    if not isinstance(result, TensorBase):
+        raise TypeError(f"expected Tensor, but hook returned '{type(result).__name__}'")
+    new = result._data
+    name = getattr(hook, "__name__", type(hook).__name__)
+    if new.shape != grad.shape:
+        raise RuntimeError(
+            f"hook '{name}' has changed the size of value (was {list(grad.shape)} got "
+            f"{list(new.shape)})"
+        )
+    if new.dtype != grad.dtype:
+        raise RuntimeError(
+            f"hook '{name}' has changed the type of value (was "
+            f"{_dtype.from_numpy_dtype(grad.dtype)} got {_dtype.from_numpy_dtype(new.dtype)})"
+        )
+    return new

@@ -26,23 +26,26 @@ broadcasting and casts to each input's dtype, so no op repeats that logic.
 ``ctx`` is the :class:`Node` itself (torch's ``grad_fn``): it links to the nodes
 of the inputs (``next_functions``), holds what forward saved, and checks that
 nothing saved was modified in place before backward reads it.
+
+Layering: this module never imports the tensor class. It recognises tensors as
+instances of :class:`~tinyattn.autograd.tensor_base.TensorBase` (the autograd
+fields of a tensor, which ``tinyattn.Tensor`` subclasses) and makes op outputs
+with ``TensorBase._make``, which builds the class that declared itself with
+``class Tensor(..., TensorBase, op_outputs=True)``. Imports point one way:
+``tinyattn._tensor`` and ``tinyattn.ops`` import the autograd layer, not back.
 """
 
 from __future__ import annotations
+
+import threading
 
 import numpy as np
 
 from .. import _dtype
 from .grad_mode import is_grad_enabled
+from .tensor_base import TensorBase, VersionCounter
 
-
-class VersionCounter:
-    """Shared by a tensor, its views and ``detach()``-ed aliases; bumped by in-place ops."""
-
-    __slots__ = ("value",)
-
-    def __init__(self) -> None:
-        self.value = 0
+__all__ = ["AccumulateGrad", "Function", "Node", "NoGradContext", "VersionCounter"]
 
 
 class Node:
@@ -95,7 +98,9 @@ class Node:
     def name(self) -> str:
         if self._name is not None:
             return self._name
-        return self.fn.__name__ + "Backward0" if self.fn is not None else "Node"
+        if self.fn is None:
+            return "Node"
+        return getattr(self.fn, "node_name", None) or self.fn.__name__ + "Backward0"
 
     # -- what forward keeps for backward -----------------------------------------------
     def save_for_backward(self, *arrays) -> None:
@@ -111,6 +116,14 @@ class Node:
                 "arrays after the first backward. Specify retain_graph=True on the first "
                 "backward() call if you need to backward twice."
             )
+        return self._saved or ()
+
+    def check_versions(self) -> None:
+        """Raise if a tensor whose memory forward kept was modified in place since.
+
+        The engine calls this before ``backward``; it covers what was saved with
+        ``save_for_backward`` and arrays stored on ``ctx`` (``ctx.mask = mask``).
+        """
         for counter, expected, shape, dtype, which in self._saved_versions:
             if counter.value != expected:
                 raise RuntimeError(
@@ -121,21 +134,27 @@ class Node:
                     "out-of-place op (e.g. x = x * 2 instead of x *= 2) or .clone() the tensor "
                     "before modifying it."
                 )
-        return self._saved or ()
 
     def release(self) -> None:
         """Free saved arrays (after a backward without retain_graph).
 
         As in torch, only what holds tensor data is freed: saved arrays and array
         attributes. Small attributes (axes, shapes, flags) stay, so nodes that saved
-        no data (add, sum, ...) can be backpropagated through again.
+        no data (add, sum, ...) can be backpropagated through again. A node kept on
+        ``ctx`` (``CopySlices`` keeps the in-place op's node) is released with it.
         """
+        self._saved_versions = ()  # nothing left to check: a second backward says "freed"
         if self._saved is not None:
             self._saved = None
             self._released = True
         attrs = self.__dict__  # what the op stored on ctx
         if attrs:
-            drop = [k for k, v in attrs.items() if _holds_array(v)]
+            drop = []
+            for key, value in attrs.items():
+                if isinstance(value, Node):
+                    value.release()
+                elif _holds_array(value):
+                    drop.append(key)
             if drop:
                 self._released = True
                 for key in drop:
@@ -168,6 +187,24 @@ class AccumulateGrad(Node):
         self.variable = variable
 
 
+_leaf_lock = threading.Lock()
+
+
+def leaf_node(tensor: TensorBase) -> AccumulateGrad:
+    """The leaf's ``AccumulateGrad`` node, made on first use.
+
+    Made once even when threads race to build graphs from the same leaf: a hook
+    registered on the leaf lives on this node, so every graph must share it.
+    """
+    node = tensor._accumulator
+    if node is None:
+        with _leaf_lock:
+            node = tensor._accumulator
+            if node is None:
+                node = tensor._accumulator = AccumulateGrad(tensor)
+    return node
+
+
 class NoGradContext:
     """The ``ctx`` of a forward that records no graph: saving is a no-op.
 
@@ -179,9 +216,6 @@ class NoGradContext:
 
     def save_for_backward(self, *arrays) -> None:
         pass
-
-
-Tensor = None  # set by tinyattn._tensor once the class exists (avoids a circular import)
 
 
 class Function:
@@ -204,7 +238,7 @@ class Function:
         needs = next_functions = input_meta = None
         record = is_grad_enabled()
         for i, a in enumerate(args):
-            if isinstance(a, Tensor):
+            if isinstance(a, TensorBase):
                 data = arrays[i] = a._data
                 if record and a._requires_grad:
                     if needs is None:
@@ -215,7 +249,7 @@ class Function:
                     next_functions[i] = a._grad_node()
                     input_meta[i] = (data.shape, data.dtype)
         if needs is None:  # nothing to differentiate (or grad mode off): no graph
-            return Tensor._make(_as_array(cls.forward(NoGradContext(), *arrays, **kwargs)))
+            return TensorBase._make(_as_array(cls.forward(NoGradContext(), *arrays, **kwargs)))
 
         ctx = Node(cls)
         ctx.needs_input_grad = tuple(needs)
@@ -223,8 +257,8 @@ class Function:
         ctx.next_functions = tuple(next_functions)
         ctx.input_meta = tuple(input_meta)
         ctx.output_meta = (out.shape, out.dtype)
-        result = Tensor._make(out, ctx)
-        if ctx._saved:
+        result = TensorBase._make(out, ctx)
+        if ctx._saved or ctx.__dict__:
             _record_versions(ctx, args, result)
         return result
 
@@ -243,24 +277,58 @@ def _as_array(x) -> np.ndarray:
 
 
 def _record_versions(ctx: Node, args, result) -> None:
-    """Remember the version of every input/output whose array forward saved.
+    """Remember the version of every input/output whose memory forward kept.
 
-    Identity checks only: a saved array is the output's or an input's own array,
-    or something derived (a cast copy, a product) that the user cannot modify.
+    A kept array (saved, or stored on ``ctx``) is checked when it is an input's or
+    the output's array, or a view of one (a reshape, transpose or slice: the same
+    memory, which an in-place op on that tensor would change). Anything else
+    forward kept (a cast copy, a product) is fresh memory the user cannot modify.
     """
+    kept = ctx._saved or ()
+    for value in ctx.__dict__.values():  # (most ops keep only numbers here, or nothing)
+        if type(value) in _CONTAINERS:
+            kept = _with_arrays_on_ctx(kept, ctx.__dict__)
+            break
+    if not kept:
+        return
     records = []
-    for saved in ctx._saved:
-        if saved is None:
+    for array in kept:
+        if array is None:
             continue
-        if saved is result._data:
-            owner, which = result, "output"
-        else:
-            for owner in args:
-                if isinstance(owner, Tensor) and owner._data is saved:
-                    break
-            else:
-                continue
-            which = "input"
-        data = owner._data
-        records.append((owner._version, owner._version.value, data.shape, data.dtype, which))
+        owner = result if array is result._data else _aliased_tensor(array, args, result)
+        if owner is not None:
+            data = owner._data
+            which = "output" if owner is result else "input"
+            records.append((owner._version, owner._version.value, data.shape, data.dtype, which))
     ctx._saved_versions = tuple(records)
+
+
+_CONTAINERS = frozenset((np.ndarray, tuple, list))
+
+
+def _with_arrays_on_ctx(saved: tuple, attrs: dict) -> tuple:
+    """``saved`` plus the arrays in ``ctx`` attributes (at any depth in tuples and lists)."""
+    stack = [v for v in attrs.values() if type(v) in _CONTAINERS]
+    found = []
+    while stack:
+        value = stack.pop()
+        if isinstance(value, np.ndarray):
+            found.append(value)
+        elif isinstance(value, (tuple, list)):
+            stack.extend(value)
+    return (*saved, *found)
+
+
+def _aliased_tensor(saved, args, result) -> TensorBase | None:
+    """The output or input tensor whose memory ``saved`` is, or is a view of (None: fresh)."""
+    if not isinstance(saved, np.ndarray):
+        return None
+    for a in args:
+        if isinstance(a, TensorBase) and a._data is saved:
+            return a
+    if saved.base is None:  # owns its memory: made by forward
+        return None
+    for owner in (result, *args):
+        if isinstance(owner, TensorBase) and np.may_share_memory(saved, owner._data):
+            return owner
+    return None

@@ -11,17 +11,17 @@ from __future__ import annotations
 
 import numpy as np
 
+from .tensor_base import TensorBase
+
 
 class GradcheckError(RuntimeError):
     """Raised by ``gradcheck`` with a report of the worst mismatch."""
 
 
 def _outputs(fn, inputs) -> list:
-    from .._tensor import Tensor
-
     out = fn(*inputs)
     outs = list(out) if isinstance(out, (tuple, list)) else [out]
-    return [o for o in outs if isinstance(o, Tensor) and o._data.dtype.kind == "f"]
+    return [o for o in outs if isinstance(o, TensorBase) and o._data.dtype.kind == "f"]
 
 
 def _jacobians_numeric(fn, inputs, eps):
@@ -51,37 +51,10 @@ def _jacobians_numeric(fn, inputs, eps):
     return base, jac
 
 
-def gradcheck(
-    fn,
-    inputs,
-    eps: float = 1e-6,
-    atol: float = 1e-5,
-    rtol: float = 1e-3,
-    raise_exception: bool = True,
-    **_ignored,
-) -> bool:
-    """Compare backward's gradients of ``fn(*inputs)`` with central finite differences.
-
-    Every element of every input with ``requires_grad=True`` is perturbed. Returns
-    True, or raises ``GradcheckError`` (or returns False with
-    ``raise_exception=False``) naming the input, the element, the analytic and
-    numeric values and the error of the worst mismatch.
-    """
-    from .._tensor import Tensor
+def _worst_mismatch(fn, inputs, diff, eps, atol, rtol):
+    """(excess, input, element, output, output element, analytic, numeric, error), or None."""
     from . import grad as autograd_grad
 
-    inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
-    diff = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
-    if not diff:
-        raise ValueError("gradcheck: no input requires grad; nothing to check")
-    for i in diff:
-        if inputs[i]._data.dtype != np.float64:
-            import warnings
-
-            warnings.warn(
-                f"gradcheck: input {i} is {inputs[i].dtype}, not float64: expect false alarms",
-                stacklevel=2,
-            )
     base, numeric = _jacobians_numeric(fn, inputs, eps)
     worst = None
     for o_idx, out_ref in enumerate(base):
@@ -110,6 +83,38 @@ def gradcheck(
                         excess = err / tol if np.isfinite(err) else np.inf
                         if worst is None or excess > worst[0]:
                             worst = (excess, i, k, o_idx, j, ana, num, err)
+    return worst
+
+
+def gradcheck(
+    fn,
+    inputs,
+    eps: float = 1e-6,
+    atol: float = 1e-5,
+    rtol: float = 1e-3,
+    raise_exception: bool = True,
+    **_ignored,
+) -> bool:
+    """Compare backward's gradients of ``fn(*inputs)`` with central finite differences.
+
+    Every element of every input with ``requires_grad=True`` is perturbed. Returns
+    True, or raises ``GradcheckError`` (or returns False with
+    ``raise_exception=False``) naming the input, the element, the analytic and
+    numeric values and the error of the worst mismatch.
+    """
+    inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
+    diff = [i for i, x in enumerate(inputs) if isinstance(x, TensorBase) and x.requires_grad]
+    if not diff:
+        raise ValueError("gradcheck: no input requires grad; nothing to check")
+    for i in diff:
+        if inputs[i]._data.dtype != np.float64:
+            import warnings
+
+            warnings.warn(
+                f"gradcheck: input {i} is {inputs[i].dtype}, not float64: expect false alarms",
+                stacklevel=2,
+            )
+    worst = _worst_mismatch(fn, inputs, diff, eps, atol, rtol)
     if worst is None:
         return True
     _, i, k, o_idx, j, ana, num, err = worst

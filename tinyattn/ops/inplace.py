@@ -6,15 +6,13 @@ autograd (its ``grad_fn`` becomes the new node). Arrays the node saved that
 alias ``x``'s memory are copied first, so the write cannot corrupt them.
 
 If ``x`` is a view of a base tensor ``b`` (a slice, a transpose, a reshape ...),
-the write also changes ``b``. ``b`` is rebound to a ``CopySlices`` node:
-
-    d b_old = d b_new        outside the viewed region
-    d b_old[region] = d x    where d x = op.backward(d b_new[region])
-
-and ``x`` becomes a view of the new ``b``. This is torch's ``CopySlices``.
-Other views of ``b`` notice the write through the version counter they share
-with ``b``: the next time autograd asks for their node, ``refresh_view``
-re-derives it from ``b``'s new node (torch regenerates view grad_fns the same way).
+the write also changes ``b``. ``b`` is rebound to the node of a ``CopySlices``
+op (``b_new = b_old`` with the region replaced by ``op(x, ...)``, recorded like
+any other op), and ``x`` becomes an ``AsStrided`` view of the new ``b``. This is
+torch's ``CopySlices``. Other views of ``b`` notice the write through the
+version counter they share with ``b``: the next time autograd asks for their
+node, ``refresh_view`` re-derives it as ``AsStrided`` of ``b``'s new node
+(torch regenerates view grad_fns the same way).
 Views are described by their memory geometry (offset and strides within the
 base), so any chain of basic-indexing / transpose / reshape views works.
 """
@@ -25,9 +23,10 @@ import re
 
 import numpy as np
 
-from ..autograd.function import Function, Node, NoGradContext, _as_array
-from ..autograd.grad_mode import is_grad_enabled
 from .._tensor import Tensor
+from ..autograd.engine import unbroadcast
+from ..autograd.function import Function, Node, NoGradContext, _as_array
+from ..autograd.grad_mode import enable_grad, is_grad_enabled
 
 
 def check_inplace_allowed(t: Tensor, op: str) -> None:
@@ -150,13 +149,18 @@ def apply_inplace(t: Tensor, fn: type[Function], *args, **kwargs) -> Tensor:
             for a in node._saved
         )
         node._saved_versions = tuple(r for r in node._saved_versions if r[0] is not t._version)
-    _write(t, result._data, op)
     base = t._base
+    if base is not None:  # before the write: CopySlices's inputs are the op's, pre-write
+        base_new = _copy_slices(t, base, node, args)
+    _write(t, result._data, op)
     if base is None:
         t._grad_fn = node
         t._requires_grad = True
         return t
-    _rebind_base(t, base, node)
+    base._grad_fn = base_new._grad_fn
+    base._requires_grad = True
+    t._grad_fn = _as_strided_node(t, base)
+    t._requires_grad = True
     t._view_version = t._version.value
     return t
 
@@ -172,9 +176,15 @@ def refresh_view(view: Tensor) -> None:
     view._view_version = view._version.value
     if not base._requires_grad or not np.may_share_memory(view._data, base._data):
         return
-    geometry = _ViewGeometry(view._data, base._data)
-    view._grad_fn = ViewOfBase(geometry, base._grad_node(), (base.shape, base._data.dtype))
+    view._grad_fn = _as_strided_node(view, base)
     view._requires_grad = True
+
+
+def _as_strided_node(view: Tensor, base: Tensor) -> Node:
+    """The node of ``view`` as ``AsStrided`` of ``base`` (recorded whatever the grad mode:
+    the view already exists, only its node is re-derived)."""
+    with enable_grad():
+        return AsStrided.apply(base, geometry=_ViewGeometry(view._data, base._data))._grad_fn
 
 
 class _ViewGeometry:
@@ -207,59 +217,71 @@ class _ViewGeometry:
         )
         return base, view
 
+    def view_of(self, base: np.ndarray) -> np.ndarray:
+        """The view's region of ``base`` (an array laid out as at construction)."""
+        as_strided = np.lib.stride_tricks.as_strided
+        flat = as_strided(base, (self.extent,), (self.itemsize,))  # base's memory, in order
+        return as_strided(flat[self.offset :], self.shape, self.strides)
 
-class CopySlices(Node):
-    """Base rebound after an in-place op on one of its views (see module docstring)."""
 
-    def __init__(
-        self, op_node: Node, geometry: _ViewGeometry, base_prev: Node | None, base_meta
-    ) -> None:
-        super().__init__(None, "CopySlices")
-        self.op_node = op_node
-        self.geometry = geometry
-        self.next_functions = (base_prev,) + op_node.next_functions[1:]
-        self.input_meta = (base_meta,) + op_node.input_meta[1:]
-        self.fn = self  # the engine calls self.fn.backward(self, grad)
+class CopySlices(Function):
+    """``base_new = base_old`` with the view's region replaced by ``op(view, *others)``.
+
+    Recorded when an in-place op writes through a view of ``base``; ``op_node``
+    is that op's own node (kept on ctx, and released with this one)::
+
+        d base_old = d base_new            outside the region
+        d base_old[region] = d view        where (d view, d others) = op.backward(d base_new[region])
+        d others = those of op.backward
+
+    ``forward`` returns ``base``'s own array: the op's result is written into it
+    just after this node is recorded.
+    """
+
+    node_name = "CopySlices"  # torch's name for this node
 
     @staticmethod
-    def backward(self, g: np.ndarray):
-        from ..autograd.engine import unbroadcast
+    def forward(ctx, base, *others, op_node: Node, geometry: _ViewGeometry):
+        ctx.op_node = op_node
+        ctx.geometry = geometry
+        return base
 
-        base_buf, view_buf = self.geometry.buffers(g.dtype)
+    @staticmethod
+    def backward(ctx, g: np.ndarray):
+        base_buf, view_buf = ctx.geometry.buffers(g.dtype)
         base_buf[...] = g
-        g_view = np.array(view_buf)  # the view region of the incoming gradient
-        op_grads = self.op_node.fn.backward(self.op_node, g_view)
+        op_node = ctx.op_node
+        op_node.check_versions()
+        op_grads = op_node.fn.backward(op_node, np.array(view_buf))
         if not isinstance(op_grads, tuple):
             op_grads = (op_grads,)
-        g_old_view = op_grads[0]
-        view_buf[...] = (
-            0 if g_old_view is None else unbroadcast(np.asarray(g_old_view), view_buf.shape)
-        )
+        g_view = op_grads[0]
+        view_buf[...] = 0 if g_view is None else unbroadcast(np.asarray(g_view), view_buf.shape)
         return (np.array(base_buf),) + tuple(op_grads[1:])
 
-    def release(self) -> None:
-        self.op_node.release()
 
+class AsStrided(Function):
+    """``view = as_strided(base)``: the view at ``geometry`` (offset, shape, strides) in base.
 
-class ViewOfBase(Node):
-    """A view re-derived from its (rebound) base: scatters the view's gradient into zeros."""
+    How a view's node is re-derived after its base was written in place::
 
-    def __init__(self, geometry: _ViewGeometry, base_node: Node, base_meta) -> None:
-        super().__init__(None, "AsStridedBackward0")
-        self.geometry = geometry
-        self.next_functions = (base_node,)
-        self.input_meta = (base_meta,)
-        self.fn = self
+        d base = zeros, with d view scattered into the view's region
+    """
 
     @staticmethod
-    def backward(self, g: np.ndarray):
-        base_buf, view_buf = self.geometry.buffers(g.dtype)
+    def forward(ctx, base, geometry: _ViewGeometry):
+        ctx.geometry = geometry
+        return geometry.view_of(base)
+
+    @staticmethod
+    def backward(ctx, g: np.ndarray):
+        base_buf, view_buf = ctx.geometry.buffers(g.dtype)
         view_buf[...] = g
-        return (np.array(base_buf),)
+        return np.array(base_buf)
 
 
-def _rebind_base(view: Tensor, base: Tensor, op_node: Node) -> None:
-    geometry = _ViewGeometry(view._data, base._data)
+def _copy_slices(view: Tensor, base: Tensor, op_node: Node, others) -> Tensor:
+    """Record ``CopySlices`` for the write of ``op_node``'s result into ``view``."""
     if view._data.size and any(  # (NumPy may give an empty array 0 strides)
         s == 0 for s, n in zip(view._data.strides, view._data.shape) if n > 1
     ):
@@ -267,10 +289,5 @@ def _rebind_base(view: Tensor, base: Tensor, op_node: Node) -> None:
             "unsupported operation: more than one element of the written-to tensor refers to a "
             "single memory location. Please clone() the tensor before performing the operation."
         )
-    base_meta = (base.shape, base._data.dtype)
-    base_prev = base._grad_node() if base._requires_grad else None
-    copy = CopySlices(op_node, geometry, base_prev, base_meta)
-    base._grad_fn = copy
-    base._requires_grad = True
-    view._grad_fn = ViewOfBase(geometry, copy, base_meta)
-    view._requires_grad = True
+    geometry = _ViewGeometry(view._data, base._data)
+    return CopySlices.apply(base, *others, op_node=op_node, geometry=geometry)
