@@ -6,7 +6,7 @@ forwards to it. The class is assembled from:
 
 - ``TensorBase`` (``tinyattn/autograd/tensor_base.py``): the autograd fields
   (array, ``grad_fn``, ``.grad``, version counter);
-- ``TensorMathMethods`` and ``TensorShapeMethods`` (``_tensor_methods_*.py``,
+- ``TensorMathMethods``, ``TensorShapeMethods`` and ``TensorSelectMethods`` (``_tensor_methods_*.py``,
   written by ``tools/gen_tensor_methods.py``): one method per op, with the op's
   signature;
 - this file: construction, metadata, conversions, Python protocols, operators.
@@ -23,6 +23,7 @@ from . import _dtype as dt
 from ._device import _CPU, check_device, device
 from ._size import Size
 from ._tensor_methods_math import TensorMathMethods
+from ._tensor_methods_select import TensorSelectMethods
 from ._tensor_methods_shape import TensorShapeMethods
 from .autograd.function import Function, Node, leaf_node
 from .autograd.tensor_base import TensorBase
@@ -32,7 +33,9 @@ from .autograd.tensor_base import TensorBase
 _COMPARABLE = (TensorBase, numbers.Number, np.ndarray, np.generic)
 
 
-class Tensor(TensorMathMethods, TensorShapeMethods, TensorBase, op_outputs=True):
+class Tensor(
+    TensorMathMethods, TensorShapeMethods, TensorSelectMethods, TensorBase, op_outputs=True
+):
     """An n-dimensional array that can record the ops applied to it for backprop.
 
     ``Tensor(data)`` builds a float tensor from data, ``Tensor(2, 3)`` an

@@ -183,6 +183,10 @@ class TensorMathMethods:
         """See :func:`tinyattn.ops.unary.contiguous`."""
         return tinyattn.ops.unary.contiguous(self, memory_format)
 
+    def lerp(self, end: Tensor, weight) -> Tensor:
+        """See :func:`tinyattn.lerp`."""
+        return tinyattn.ops.unary.lerp(self, end, weight)
+
     def neg_(self) -> Tensor:
         """See :func:`tinyattn.ops.unary.neg_`."""
         return tinyattn.ops.unary.neg_(self)
@@ -351,10 +355,6 @@ class TensorMathMethods:
         """See :func:`tinyattn.all`."""
         return tinyattn.ops.reduction.all(self, dim, keepdim)
 
-    def cumsum(self, dim: int, *, dtype=None) -> Tensor:
-        """See :func:`tinyattn.cumsum`."""
-        return tinyattn.ops.reduction.cumsum(self, dim, dtype=dtype)
-
     def count_nonzero(self, dim=None) -> Tensor:
         """See :func:`tinyattn.count_nonzero`."""
         return tinyattn.ops.reduction.count_nonzero(self, dim)
@@ -380,6 +380,22 @@ class TensorMathMethods:
     def outer(self, vec2: Tensor) -> Tensor:
         """See :func:`tinyattn.outer`."""
         return tinyattn.ops.linalg.outer(self, vec2)
+
+    def addmm(self, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:
+        """See :func:`tinyattn.addmm`."""
+        return tinyattn.ops.linalg.addmm(self, mat1, mat2, beta=beta, alpha=alpha)
+
+    def baddbmm(self, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
+        """See :func:`tinyattn.baddbmm`."""
+        return tinyattn.ops.linalg.baddbmm(self, batch1, batch2, beta=beta, alpha=alpha)
+
+    def addbmm(self, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
+        """See :func:`tinyattn.addbmm`."""
+        return tinyattn.ops.linalg.addbmm(self, batch1, batch2, beta=beta, alpha=alpha)
+
+    def cross(self, other: Tensor, dim: int | None = None) -> Tensor:
+        """See :func:`tinyattn.cross`."""
+        return tinyattn.ops.linalg.cross(self, other, dim)
 
     # -- activation -----------------------------------------------------------------------------
 

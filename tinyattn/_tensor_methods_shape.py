@@ -183,6 +183,18 @@ class TensorShapeMethods:
         """See :func:`tinyattn.diagonal`."""
         return tinyattn.ops.rearrange.diagonal(self, offset, dim1, dim2)
 
+    def diff(self, n: int = 1, dim: int = -1, prepend=None, append=None) -> Tensor:
+        """See :func:`tinyattn.diff`."""
+        return tinyattn.ops.rearrange.diff(self, n, dim, prepend, append)
+
+    def diag(self, diagonal: int = 0) -> Tensor:
+        """See :func:`tinyattn.diag`."""
+        return tinyattn.ops.rearrange.diag(self, diagonal)
+
+    def diag_embed(self, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+        """See :func:`tinyattn.diag_embed`."""
+        return tinyattn.ops.rearrange.diag_embed(self, offset, dim1, dim2)
+
     # -- indexing -------------------------------------------------------------------------------
 
     def gather(self, dim: int, index, *, sparse_grad: bool = False) -> Tensor:

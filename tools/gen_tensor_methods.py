@@ -25,7 +25,7 @@ FAMILIES = {
     ),
     "unary": (
         "neg abs exp log log2 log1p expm1 sqrt rsqrt sin cos tanh sigmoid relu reciprocal square "
-        "sign floor ceil round clamp clip clone contiguous "
+        "sign floor ceil round clamp clip clone contiguous lerp "
         "neg_ abs_ exp_ log_ sqrt_ tanh_ sigmoid_ relu_ clamp_ clip_"
     ),
     "compare": (
@@ -34,16 +34,22 @@ FAMILIES = {
     ),
     "reduction": (
         "sum mean var std max min amax amin argmax argmin logsumexp norm prod any all "
-        "cumsum count_nonzero"
+        "count_nonzero"
     ),
-    "linalg": "matmul mm bmm dot outer",
+    "linalg": "matmul mm bmm dot outer addmm baddbmm addbmm cross",
+    "sorting": (
+        "sort argsort msort topk kthvalue median nanmedian mode unique unique_consecutive bincount"
+    ),
+    "cumulative": "cumsum cumprod cummax cummin",
     "activation": "softmax log_softmax",
     "fill": "fill_ zero_ copy_ uniform_ normal_ bernoulli_ exponential_ random_",
     "views": (
         "view view_as reshape reshape_as flatten unflatten squeeze unsqueeze squeeze_ unsqueeze_ "
         "transpose swapaxes permute t movedim expand expand_as narrow select split chunk unbind"
     ),
-    "rearrange": "repeat repeat_interleave flip roll triu tril triu_ tril_ diagonal",
+    "rearrange": (
+        "repeat repeat_interleave flip roll triu tril triu_ tril_ diagonal diff diag diag_embed"
+    ),
     "indexing": (
         "gather scatter scatter_ scatter_add scatter_add_ index_select index_fill index_fill_ "
         "masked_fill masked_fill_ masked_select nonzero index_put_ index_add index_add_ "
@@ -72,6 +78,11 @@ MODULES = {
         "TensorShapeMethods",
         "fills, views, rearrangements, indexing",
         ("fill", "views", "rearrange", "indexing"),
+    ),
+    "tinyattn/_tensor_methods_select.py": (
+        "TensorSelectMethods",
+        "sorting, selection and scans",
+        ("sorting", "cumulative"),
     ),
 }
 
