@@ -94,7 +94,7 @@ def _same_sequence(template: collections.abc.Sequence, values: list):
         return values
 
 
-def default_collate(batch: list) -> Any:
+def default_collate(batch: list | tuple) -> Any:
     """Merge a list of samples into a batch (see the module docstring for the rules).
 
     Parameters
@@ -128,11 +128,11 @@ def default_collate(batch: list) -> Any:
     if isinstance(elem, collections.abc.Mapping):
         return _same_mapping(elem, {key: default_collate([d[key] for d in batch]) for key in elem})
     if _is_namedtuple(elem):
-        return type(elem)(*(default_collate(list(samples)) for samples in zip(*batch)))
+        return type(elem)(*(default_collate(samples) for samples in zip(*batch)))
     if isinstance(elem, collections.abc.Sequence):
         if any(len(sample) != len(elem) for sample in batch):
             raise RuntimeError("each element in list of batch should be of equal size")
-        transposed = [default_collate(list(samples)) for samples in zip(*batch)]
+        transposed = [default_collate(samples) for samples in zip(*batch)]
         if isinstance(elem, tuple):
             return transposed
         return _same_sequence(elem, transposed)

@@ -118,7 +118,7 @@ def pack(data):
                 "DataLoader worker: a batch holds a non-leaf tensor that requires grad; "
                 "detach it in the dataset or collate_fn (it cannot leave the worker process)"
             )
-        return _TensorPayload(data.numpy(), data.requires_grad)
+        return _TensorPayload(data.detach().numpy(), data.requires_grad)
     if isinstance(data, tuple) and hasattr(data, "_fields"):
         return type(data)(*(pack(d) for d in data))
     if isinstance(data, (list, tuple)):
