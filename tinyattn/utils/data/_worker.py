@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import os
 import pickle
-import queue
 import random
 import sys
 import traceback
@@ -176,6 +175,8 @@ def worker_loop(
     parent_pid: int,
 ) -> None:
     """Serve tasks from ``index_queue`` until told to stop (``None``) or the parent is gone."""
+    import queue
+
     global _worker_info
     seed = _seed_worker(base_seed, worker_id)
     _worker_info = WorkerInfo(id=worker_id, num_workers=num_workers, seed=seed, dataset=dataset)

@@ -27,10 +27,8 @@ from __future__ import annotations
 import functools
 import itertools
 import math
-import multiprocessing
 import os
 import pickle
-import queue
 import sys
 import time
 import warnings
@@ -91,6 +89,8 @@ def _make_fetcher(iterable: bool, auto_collation, collate_fn, drop_last, dataset
 
 
 def _default_context():
+    import multiprocessing
+
     if sys.platform != "darwin" and "fork" in multiprocessing.get_all_start_methods():
         return multiprocessing.get_context("fork")
     return multiprocessing.get_context()
@@ -327,6 +327,8 @@ class _MultiProcessIter:
         self._timeout = loader.timeout
         self._persistent = loader.persistent_workers
         self._in_order = loader.in_order
+        import multiprocessing  # here, not at import: it costs ~5 ms
+
         ctx = loader.multiprocessing_context
         if ctx is None:
             ctx = _default_context()
@@ -395,6 +397,8 @@ class _MultiProcessIter:
 
     def _get_data(self):
         """The next message from any worker, checking on the workers while waiting."""
+        import queue
+
         start = time.monotonic()
         poll = _worker._POLL_SECONDS
         if self._timeout > 0:
