@@ -276,3 +276,15 @@ def numel(input: Tensor) -> int:
 
 def is_floating_point(input: Tensor) -> bool:
     return input.is_floating_point()
+
+
+# -- CPU shims for GPU-era scripts, data loading and einops (see tinyattn/amp, backends,
+# distributed, _compile, _einops): torch's names, documented as what they do here.
+from . import amp, backends, distributed  # noqa: E402
+from . import _einops  # noqa: E402
+from ._compile import compile  # noqa: E402, A004
+from ._dtype import bfloat16  # noqa: E402
+from .amp import autocast, get_autocast_dtype, is_autocast_enabled  # noqa: E402
+from .backends import get_float32_matmul_precision, set_float32_matmul_precision  # noqa: E402
+
+_einops.install()  # einops finds tinyattn tensors once einops is imported (costs nothing now)

@@ -42,6 +42,36 @@ int64 = dtype("int64", np.int64)
 uint8 = dtype("uint8", np.uint8)
 bool_ = dtype("bool", np.bool_)
 
+
+class _UnsupportedDtype(dtype):
+    """A torch dtype tinyattn names but cannot store: every use as a tensor type raises.
+
+    ``x.dtype == tinyattn.bfloat16`` and ``autocast(dtype=tinyattn.bfloat16)`` work;
+    ``zeros(2, dtype=tinyattn.bfloat16)`` and ``x.to(tinyattn.bfloat16)`` raise TypeError.
+    """
+
+    __slots__ = ("reason",)
+
+    def __init__(self, name: str, itemsize: int, reason: str) -> None:
+        # np_dtype is the property below, so the base __init__ (which sets it) is skipped
+        self.name = name
+        self.is_floating_point = True
+        self.is_signed = True
+        self.itemsize = itemsize
+        self.reason = reason
+
+    @property
+    def np_dtype(self):
+        raise TypeError(self.reason)
+
+
+bfloat16 = _UnsupportedDtype(
+    "bfloat16",
+    2,
+    "tinyattn.bfloat16 cannot be used as a tensor dtype: NumPy has no bfloat16 type, so "
+    "tinyattn cannot store bfloat16 tensors; use tinyattn.float32 (or float16)",
+)
+
 half, float_, double = float16, float32, float64
 short, int_, long = int16, int32, int64
 
@@ -53,7 +83,7 @@ _default_float = float32
 
 
 def _dtype_by_name(name: str) -> dtype:
-    return _BY_NAME[name]
+    return bfloat16 if name == "bfloat16" else _BY_NAME[name]
 
 
 def get_default_dtype() -> dtype:
@@ -81,6 +111,8 @@ def from_numpy_dtype(np_dtype: np.dtype) -> dtype:
 
 def to_dtype(d) -> dtype:
     """Accept a tinyattn dtype, a NumPy dtype/type, or the Python types float/int/bool."""
+    if d is bfloat16 or (isinstance(d, str) and d == "bfloat16"):
+        raise TypeError(bfloat16.reason)
     if isinstance(d, dtype):
         return d
     if d is float:

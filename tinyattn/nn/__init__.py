@@ -39,3 +39,18 @@ from .modules import (
 )
 from .modules import Fold, Unfold, Upsample
 from .parameter import Buffer, Parameter, UninitializedParameter
+
+# -- one-device parallel wrappers and einops layers ------------------------------------------
+from . import parallel  # noqa: E402
+from .parallel import DataParallel  # noqa: E402
+
+_EINOPS_LAYERS = ("Rearrange", "Reduce", "EinMix")
+
+
+def __getattr__(name: str):
+    """``nn.Rearrange`` / ``nn.Reduce`` / ``nn.EinMix``: imported (with einops) on first use."""
+    if name in _EINOPS_LAYERS:
+        from .modules import einops_layers
+
+        return getattr(einops_layers, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

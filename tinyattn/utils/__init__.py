@@ -1,9 +1,21 @@
-"""Utilities (``torch.utils``): activation checkpointing.
+"""Utilities (``torch.utils``): activation checkpointing and data loading.
 
 >>> import tinyattn as torch
 >>> from tinyattn.utils.checkpoint import checkpoint
+>>> from tinyattn.utils.data import DataLoader, TensorDataset
+
+``tinyattn.utils.data`` is imported on first use (``import tinyattn`` does not pay its
+~10 ms); ``tinyattn.utils.data.DataLoader`` works after a plain ``import tinyattn``.
 """
 
 from . import checkpoint
 
-__all__ = ["checkpoint"]
+__all__ = ["checkpoint", "data"]
+
+
+def __getattr__(name: str):
+    if name == "data":
+        import importlib
+
+        return importlib.import_module(".data", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

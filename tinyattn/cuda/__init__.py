@@ -23,3 +23,11 @@ def manual_seed(seed: int) -> None:
 
 def manual_seed_all(seed: int) -> None:
     """Accepted and ignored (there is no CUDA generator)."""
+
+
+def is_bf16_supported(including_emulation: bool = True) -> bool:
+    """False: no CUDA device (and tinyattn has no bfloat16 at all)."""
+    return False
+
+
+from . import amp  # noqa: E402  (torch.cuda.amp)

@@ -1,0 +1,221 @@
+"""Samplers (``torch.utils.data``): which indices of a map-style dataset, in which order.
+
+A sampler is any iterable of indices (a list works); :class:`BatchSampler` groups
+another sampler's indices into lists, one list per batch. Random samplers draw from
+``generator`` when given, so the order depends only on its seed and not on the
+global random state; without one they draw a fresh seed from the global generator
+on each pass (so ``tinyattn.manual_seed`` fixes every epoch's order).
+
+The orders are deterministic but are not the permutations torch draws: tinyattn's
+random streams are NumPy's, not torch's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence, Sized
+
+from ... import _dtype as dt
+from ...ops.creation import as_tensor, multinomial, randint, randperm
+from ...random import Generator, _numpy_generator
+
+__all__ = [
+    "Sampler",
+    "SequentialSampler",
+    "RandomSampler",
+    "SubsetRandomSampler",
+    "WeightedRandomSampler",
+    "BatchSampler",
+]
+
+
+class Sampler:
+    """Base class: subclasses implement ``__iter__`` (indices) and, when known, ``__len__``."""
+
+    def __init__(self, data_source: Sized | None = None) -> None:
+        pass
+
+    def __iter__(self) -> Iterator:
+        raise NotImplementedError
+
+
+def _is_positive_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0
+
+
+def _fresh_generator(generator: Generator | None) -> Generator:
+    """``generator`` itself, or a new one seeded from the global generator (torch's scheme)."""
+    if generator is not None:
+        return generator
+    seed = int(_numpy_generator(None).integers(0, 2**63 - 1))
+    return Generator().manual_seed(seed)
+
+
+class SequentialSampler(Sampler):
+    """Indices ``0, 1, ..., len(data_source) - 1`` in order."""
+
+    def __init__(self, data_source: Sized) -> None:
+        self.data_source = data_source
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(range(len(self.data_source)))
+
+    def __len__(self) -> int:
+        return len(self.data_source)
+
+
+class RandomSampler(Sampler):
+    """Random indices into ``data_source``.
+
+    Without replacement: a random permutation of all indices per ``len(data_source)``
+    samples drawn (``num_samples`` may exceed the length: whole permutations, then the
+    head of one more). With replacement: ``num_samples`` independent uniform draws.
+
+    Parameters
+    ----------
+    data_source : sized dataset
+    replacement : bool
+    num_samples : int, optional
+        Samples per pass, ``len(data_source)`` by default.
+    generator : Generator, optional
+    """
+
+    def __init__(
+        self,
+        data_source: Sized,
+        replacement: bool = False,
+        num_samples: int | None = None,
+        generator: Generator | None = None,
+    ) -> None:
+        self.data_source = data_source
+        self.replacement = replacement
+        self._num_samples = num_samples
+        self.generator = generator
+        if not isinstance(self.replacement, bool):
+            raise TypeError(
+                f"replacement should be a boolean value, but got replacement={self.replacement}"
+            )
+        if not _is_positive_int(self.num_samples):
+            raise ValueError(
+                "num_samples should be a positive integer value, "
+                f"but got num_samples={self.num_samples}"
+            )
+
+    @property
+    def num_samples(self) -> int:
+        return len(self.data_source) if self._num_samples is None else self._num_samples
+
+    def __iter__(self) -> Iterator[int]:
+        n = len(self.data_source)
+        generator = _fresh_generator(self.generator)
+        if self.replacement:
+            for _ in range(self.num_samples // 32):
+                yield from randint(0, n, (32,), generator=generator).tolist()
+            yield from randint(0, n, (self.num_samples % 32,), generator=generator).tolist()
+        else:
+            for _ in range(self.num_samples // n):
+                yield from randperm(n, generator=generator).tolist()
+            yield from randperm(n, generator=generator).tolist()[: self.num_samples % n]
+
+    def __len__(self) -> int:
+        return self.num_samples
+
+
+class SubsetRandomSampler(Sampler):
+    """The given ``indices`` in a random order (a new permutation per pass)."""
+
+    def __init__(self, indices: Sequence[int], generator: Generator | None = None) -> None:
+        self.indices = indices
+        self.generator = generator
+
+    def __iter__(self) -> Iterator[int]:
+        for i in randperm(len(self.indices), generator=self.generator).tolist():
+            yield self.indices[i]
+
+    def __len__(self) -> int:
+        return len(self.indices)
+
+
+class WeightedRandomSampler(Sampler):
+    """``num_samples`` indices drawn with probability proportional to ``weights``.
+
+    Parameters
+    ----------
+    weights : sequence of float, shape (N,)
+        Non-negative, not necessarily summing to one.
+    num_samples : int
+    replacement : bool
+        Without replacement, an index is drawn at most once (``num_samples <= N``).
+    generator : Generator, optional
+    """
+
+    def __init__(
+        self,
+        weights: Sequence[float],
+        num_samples: int,
+        replacement: bool = True,
+        generator: Generator | None = None,
+    ) -> None:
+        if not _is_positive_int(num_samples):
+            raise ValueError(
+                f"num_samples should be a positive integer value, but got num_samples={num_samples}"
+            )
+        if not isinstance(replacement, bool):
+            raise ValueError(
+                f"replacement should be a boolean value, but got replacement={replacement}"
+            )
+        weights_tensor = as_tensor(weights, dtype=dt.float64)
+        if weights_tensor.ndim != 1:
+            raise ValueError(
+                "weights should be a 1d sequence but given weights have shape "
+                f"{tuple(weights_tensor.shape)}"
+            )
+        self.weights = weights_tensor
+        self.num_samples = num_samples
+        self.replacement = replacement
+        self.generator = generator
+
+    def __iter__(self) -> Iterator[int]:
+        draw = multinomial(
+            self.weights, self.num_samples, self.replacement, generator=self.generator
+        )
+        yield from draw.tolist()
+
+    def __len__(self) -> int:
+        return self.num_samples
+
+
+class BatchSampler(Sampler):
+    """Lists of ``batch_size`` indices from ``sampler``; the last may be shorter.
+
+    >>> list(BatchSampler(range(7), batch_size=3, drop_last=False))
+    [[0, 1, 2], [3, 4, 5], [6]]
+    >>> list(BatchSampler(range(7), batch_size=3, drop_last=True))
+    [[0, 1, 2], [3, 4, 5]]
+    """
+
+    def __init__(self, sampler: Iterable[int], batch_size: int, drop_last: bool) -> None:
+        if not _is_positive_int(batch_size):
+            raise ValueError(
+                f"batch_size should be a positive integer value, but got batch_size={batch_size}"
+            )
+        if not isinstance(drop_last, bool):
+            raise ValueError(f"drop_last should be a boolean value, but got drop_last={drop_last}")
+        self.sampler = sampler
+        self.batch_size = batch_size
+        self.drop_last = drop_last
+
+    def __iter__(self) -> Iterator[list[int]]:
+        batch: list[int] = []
+        for idx in self.sampler:
+            batch.append(idx)
+            if len(batch) == self.batch_size:
+                yield batch
+                batch = []
+        if batch and not self.drop_last:
+            yield batch
+
+    def __len__(self) -> int:
+        n = len(self.sampler)  # type: ignore[arg-type]
+        if self.drop_last:
+            return n // self.batch_size
+        return (n + self.batch_size - 1) // self.batch_size
