@@ -23,7 +23,7 @@ import tinyattn.nn as nn
 import tinyattn.nn.functional as F
 
 
-def clones(module, N):  # noqa: N803 - the document's name
+def clones(module, N):
     "Produce N identical layers."
     # deepcopy: four independent Linear layers (same initial values, separate parameters).
     return nn.ModuleList([copy.deepcopy(module) for _ in range(N)])
@@ -62,7 +62,7 @@ class MultiHeadAttention(nn.Module):
         print("Before transform query: " + str(query.size()))  # (batch_size, seq_length, d_model)
 
         # (batch_size, seq_length, d_model), use first 3 self.linears
-        query, key, value = [l(x) for l, x in zip(self.linears, (query, key, value))]  # noqa: E741
+        query, key, value = [l(x) for l, x in zip(self.linears, (query, key, value))]
         query, key, value = [
             x.view(batch_size, -1, self.h, self.d_k).transpose(1, 2) for x in (query, key, value)
         ]  # (batch_size, h, seq_length, d_k)

@@ -10,7 +10,7 @@ import tinyattn as torch
 from tinyattn import nn
 
 
-def SequenceMask(X, X_len, value=-1e6):  # noqa: N802 - the document's name
+def SequenceMask(X, X_len, value=-1e6):
     maxlen = X.size(1)
     mask = torch.arange((maxlen), dtype=torch.float)[None, :] >= X_len[:, None]
     X[mask] = value  # boolean-mask assignment, in place (autograd follows it)

@@ -58,7 +58,7 @@ def file_roundtrip(module: nn.MultiheadAttention, directory: str) -> float:
     return diff
 
 
-def torch_roundtrip(torch) -> dict:  # noqa: ANN001 - the real torch module
+def torch_roundtrip(torch) -> dict:
     """torch weights -> tinyattn (compare outputs), then changed weights tinyattn -> torch."""
 
     def run_torch(module) -> tuple[np.ndarray, np.ndarray]:

@@ -18,7 +18,7 @@ if os.environ.get("TINYATTN_TESTS_WITHOUT_TORCH"):
 
     sys.meta_path.insert(0, _HideTorch())
 
-from hypothesis import settings  # noqa: E402
+from hypothesis import settings
 
 settings.register_profile("ci", max_examples=25, deadline=None)
 settings.register_profile("dev", max_examples=15, deadline=None)

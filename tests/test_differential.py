@@ -106,7 +106,7 @@ class Program:
         for lib, ns in self.ns.items():
             try:
                 exec(line, ns)
-            except Exception as e:  # noqa: BLE001 -- any exception counts as "raised"
+            except Exception as e:
                 errors[lib] = e
         if "torch" in errors and "tinyattn" not in errors:
             self.fail(f"torch raised {errors['torch']!r} but tinyattn did not")
@@ -158,7 +158,7 @@ class Program:
         for lib, ns in self.ns.items():
             try:
                 exec(line, ns)
-            except Exception as e:  # noqa: BLE001
+            except Exception as e:
                 errors[lib] = e
         if set(errors) == {"torch"}:
             self.fail(f"backward: torch raised {errors['torch']!r} but tinyattn did not")

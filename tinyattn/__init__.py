@@ -28,11 +28,11 @@ _os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "20")
 # numba's libgomp (same soname), so the two share one OpenMP pool.
 _os.environ.setdefault("GOMP_SPINCOUNT", "10000")
 
-import math as _math  # noqa: E402
+import math as _math
 
 from . import _dtype
 from ._dtype import (
-    bool_ as bool,  # noqa: A004
+    bool_ as bool,
 )
 from ._dtype import (
     double,
@@ -51,8 +51,8 @@ from ._dtype import (
     short,
     uint8,
 )
-from ._dtype import float_ as float  # noqa: A004
-from ._dtype import int_ as int  # noqa: A004
+from ._dtype import float_ as float
+from ._dtype import int_ as int
 from ._version import __version__
 from .autograd.grad_mode import (
     enable_grad,
@@ -102,7 +102,7 @@ from .ops.arithmetic import (
     minimum,
     mul,
     multiply,
-    pow,  # noqa: A004
+    pow,
     remainder,
     sub,
     subtract,
@@ -137,7 +137,7 @@ from .ops.compare import (
     not_equal,
 )
 from .ops.unary import (
-    abs,  # noqa: A004
+    abs,
     absolute,
     ceil,
     clamp,
@@ -154,7 +154,7 @@ from .ops.unary import (
     negative,
     reciprocal,
     relu,
-    round,  # noqa: A004
+    round,
     rsqrt,
     sigmoid,
     sign,
@@ -176,23 +176,23 @@ from .ops.indexing import (
 )
 from .ops.linalg import bmm, dot, einsum, inner, matmul, mm, outer
 from .ops.reduction import (
-    all,  # noqa: A004
+    all,
     amax,
     amin,
-    any,  # noqa: A004
+    any,
     argmax,
     argmin,
     count_nonzero,
     cumsum,
     logsumexp,
-    max,  # noqa: A004
+    max,
     mean,
-    min,  # noqa: A004
+    min,
     norm,
     prod,
     std,
     std_mean,
-    sum,  # noqa: A004
+    sum,
     var,
     var_mean,
 )
@@ -253,11 +253,11 @@ from .random import Generator, get_rng_state, initial_seed, manual_seed, seed, s
 from ._device import device
 from ._size import Size
 from ._tensor import Tensor
-from . import optim, utils  # noqa: E402  (need Tensor)
+from . import optim, utils
 from .serialization import load, save
 
 # Subpackages reachable as attributes, as in torch (``tinyattn.nn.functional.softmax``).
-from . import autograd, cuda, linalg, nn, viz  # noqa: E402  isort: skip
+from . import autograd, cuda, linalg, nn, viz
 
 inf = _math.inf
 nan = _math.nan
@@ -280,11 +280,11 @@ def is_floating_point(input: Tensor) -> bool:
 
 # -- CPU shims for GPU-era scripts, data loading and einops (see tinyattn/amp, backends,
 # distributed, _compile, _einops): torch's names, documented as what they do here.
-from . import amp, backends, distributed  # noqa: E402
-from . import _einops  # noqa: E402
-from ._compile import compile  # noqa: E402, A004
-from ._dtype import bfloat16  # noqa: E402
-from .amp import autocast, get_autocast_dtype, is_autocast_enabled  # noqa: E402
-from .backends import get_float32_matmul_precision, set_float32_matmul_precision  # noqa: E402
+from . import amp, backends, distributed
+from . import _einops
+from ._compile import compile
+from ._dtype import bfloat16
+from .amp import autocast, get_autocast_dtype, is_autocast_enabled
+from .backends import get_float32_matmul_precision, set_float32_matmul_precision
 
 _einops.install()  # einops finds tinyattn tensors once einops is imported (costs nothing now)

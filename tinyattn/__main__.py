@@ -21,7 +21,7 @@ def selfcheck() -> int:
         from importlib.metadata import version
 
         numba_version = version("numba")
-    except Exception:  # noqa: BLE001 - report, do not fail the self-check on metadata
+    except Exception:
         numba_version = "not installed"
     print(f"tinyattn {tinyattn.__version__}")
     print(f"python   {platform.python_version()} ({platform.machine()})")

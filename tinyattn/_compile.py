@@ -16,7 +16,7 @@ __all__ = ["compile"]
 _MODES = ("default", "lite", "reduce-overhead", "max-autotune-no-cudagraphs", "max-autotune")
 
 
-def compile(  # noqa: A001 - torch's name
+def compile(
     model: Callable | None = None,
     *,
     fullgraph: bool = False,

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 
-class device:  # noqa: N801 - torch's name
+class device:
     """tinyattn runs on the CPU only; ``device("cpu")`` exists so torch code runs unchanged."""
 
-    def __init__(self, type: str = "cpu", index: int | None = None) -> None:  # noqa: A002
+    def __init__(self, type: str = "cpu", index: int | None = None) -> None:
         if isinstance(type, device):
-            type = type.type  # noqa: A001
+            type = type.type
         name = str(type).split(":")[0]
         if name != "cpu":
             raise RuntimeError(

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 
-class dtype:  # noqa: N801 - torch's name
+class dtype:
     """A tensor element type (``tinyattn.float32`` ...), wrapping a NumPy dtype."""
 
     __slots__ = ("name", "np_dtype", "is_floating_point", "is_signed", "itemsize")

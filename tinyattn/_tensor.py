@@ -539,11 +539,11 @@ class Tensor(
     __rxor__ = __xor__
 
     @property
-    def T(self) -> Tensor:  # noqa: N802
+    def T(self) -> Tensor:
         return ops.views.permute(self, *range(self.ndim - 1, -1, -1))
 
     @property
-    def mT(self) -> Tensor:  # noqa: N802
+    def mT(self) -> Tensor:
         return ops.views.transpose(self, -2, -1)
 
 

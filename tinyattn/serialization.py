@@ -314,7 +314,7 @@ def _load_zip(fh, name: str):
             return _Decoder(zf, name, size).run()
     except CheckpointError:
         raise
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         # zipfile and the .npy header parser raise a zoo of types on damaged bytes
         # (BadZipFile, EOFError, struct.error, NotImplementedError, ...): the promise is
         # one exception type for any bad file.

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .autograd.function import AccumulateGrad
 from ._tensor import Tensor
+from .autograd.function import AccumulateGrad
 
 _SHADES = " ░▒▓█"
 

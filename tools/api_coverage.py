@@ -396,7 +396,7 @@ def presence(names: list[str]) -> dict[str, str | None]:
         try:
             resolve(n)
             out[n] = None
-        except Exception as e:  # noqa: BLE001 - the reason is the report
+        except Exception as e:
             out[n] = f"{type(e).__name__}: {str(e).splitlines()[0][:120] if str(e) else ''}"
     return out
 
@@ -489,7 +489,7 @@ def _tested_how(names, present, reg) -> dict[str, str]:
         try:
             with np.errstate(all="ignore"):
                 fns = probe_functions(n)
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:
             out[n] = f"probe failed ({type(e).__name__})"
             continue
         if fns is None:

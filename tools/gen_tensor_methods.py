@@ -33,8 +33,7 @@ FAMILIES = {
         "isnan isinf isfinite"
     ),
     "reduction": (
-        "sum mean var std max min amax amin argmax argmin logsumexp norm prod any all "
-        "count_nonzero"
+        "sum mean var std max min amax amin argmax argmin logsumexp norm prod any all count_nonzero"
     ),
     "linalg": "matmul mm bmm dot outer addmm baddbmm addbmm cross",
     "sorting": (

@@ -198,7 +198,7 @@ def test_gradcheck_helper_rejects_wrong_gradient():
         def backward(ctx, g):
             return g
 
-    with pytest.raises(Exception):  # noqa: B017,PT011
+    with pytest.raises(Exception):  # noqa: B017
         run_gradcheck(lambda T, x: Wrong.apply(x), rand(3, seed=19))
 
 

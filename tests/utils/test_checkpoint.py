@@ -9,7 +9,7 @@ from tinyattn.utils.checkpoint import Checkpoint, checkpoint
 
 try:
     import torch
-    import torch.utils.checkpoint  # noqa: F401  (makes torch.utils.checkpoint an attribute)
+    import torch.utils.checkpoint
 except ImportError:
     torch = None
 

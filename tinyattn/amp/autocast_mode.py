@@ -32,7 +32,7 @@ def is_autocast_enabled(device_type: str | None = None) -> bool:
     return False
 
 
-class autocast:  # noqa: N801 - torch's name
+class autocast:
     """Accepts torch's ``autocast`` arguments and runs the region in full precision.
 
     Parameters

@@ -22,7 +22,7 @@ def _set(enabled: bool) -> None:
     _state.enabled = bool(enabled)
 
 
-class set_grad_enabled:  # noqa: N801 - torch's name
+class set_grad_enabled:
     """Enable or disable gradient recording: a function call, a context manager or a decorator.
 
     ``set_grad_enabled(False)`` takes effect immediately (as in torch); used as a
@@ -73,19 +73,19 @@ class _Mode:
         return wrapper
 
 
-class no_grad(_Mode):  # noqa: N801
+class no_grad(_Mode):
     """Context manager / decorator: ops inside record no graph (inference, parameter updates)."""
 
     mode = False
 
 
-class enable_grad(_Mode):  # noqa: N801
+class enable_grad(_Mode):
     """Context manager / decorator: re-enable recording inside a ``no_grad`` block."""
 
     mode = True
 
 
-class inference_mode(no_grad):  # noqa: N801
+class inference_mode(no_grad):
     """Alias of ``no_grad`` (tinyattn has no separate inference tensors)."""
 
     def __init__(self, mode: bool = True) -> None:

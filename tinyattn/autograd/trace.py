@@ -19,7 +19,7 @@ def _norm(g) -> float:
     return float(np.sqrt(abs(np.vdot(g.ravel(), g.ravel()))))
 
 
-class trace:  # noqa: N801 - used like torch's context managers
+class trace:
     """Context manager recording each backward node run while it is active."""
 
     def __init__(self) -> None:

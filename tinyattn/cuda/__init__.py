@@ -30,4 +30,4 @@ def is_bf16_supported(including_emulation: bool = True) -> bool:
     return False
 
 
-from . import amp  # noqa: E402  (torch.cuda.amp)
+from . import amp

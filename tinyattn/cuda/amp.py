@@ -14,7 +14,7 @@ from .. import amp as _amp
 __all__ = ["GradScaler", "autocast"]
 
 
-class autocast(_amp.autocast):  # noqa: N801 - torch's name
+class autocast(_amp.autocast):
     """``tinyattn.amp.autocast("cuda", ...)``: warns and runs in full precision."""
 
     _stacklevel = 3

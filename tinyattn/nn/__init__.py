@@ -41,8 +41,8 @@ from .modules import Fold, Unfold, Upsample
 from .parameter import Buffer, Parameter, UninitializedParameter
 
 # -- one-device parallel wrappers and einops layers ------------------------------------------
-from . import parallel  # noqa: E402
-from .parallel import DataParallel  # noqa: E402
+from . import parallel
+from .parallel import DataParallel
 
 _EINOPS_LAYERS = ("Rearrange", "Reduce", "EinMix")
 

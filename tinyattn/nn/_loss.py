@@ -12,10 +12,10 @@ import warnings
 
 import numpy as np
 
+from .._tensor import Tensor
 from ..autograd.function import Function
 from ..ops._util import gradient_doc
 from ..ops.activation import log_softmax
-from .._tensor import Tensor
 
 _REDUCTIONS = ("none", "mean", "sum")
 

@@ -418,7 +418,7 @@ def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tenso
             (padding, "padding"),
             (stride, "stride"),
         )
-    ]  # noqa: E501
+    ]
     rows, cols, _ = _patch_grid(x.shape[2:], *args, "unfold")
     out = Unfold.apply(x, rows, cols, args[2])
     return out if input.ndim == 4 else out.squeeze(0)
@@ -441,7 +441,7 @@ def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=
     dil, pad_, stride_ = (
         _pair(v, n, "fold")
         for v, n in ((dilation, "dilation"), (padding, "padding"), (stride, "stride"))
-    )  # noqa: E501
+    )
     per_block = kernel[0] * kernel[1]
     if x.shape[1] % per_block:
         raise RuntimeError(

@@ -13,11 +13,11 @@ import numbers
 import numpy as np
 
 from .._matmul import rows
+from .._tensor import Tensor
 from ..autograd.function import Function
 from ..ops.activation import log_softmax, softmax
 from ..ops.unary import relu, sigmoid, tanh
 from ..random import _numpy_generator
-from .._tensor import Tensor
 from ._loss import (
     binary_cross_entropy_with_logits,
     cross_entropy,
@@ -441,11 +441,9 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     return Tensor._make(out)
 
 
-from ._spatial import ConstantPad, fold, interpolate, pad, unfold  # noqa: E402, F401
-
-
 # Attention lives in its own modules (they use the functions above).
 from ._attention import scaled_dot_product_attention  # noqa: E402
 from ._mha import multi_head_attention_forward  # noqa: E402
+from ._spatial import ConstantPad, fold, interpolate, pad, unfold  # noqa: E402, F401
 
 __all__ += ["scaled_dot_product_attention", "multi_head_attention_forward"]

@@ -13,9 +13,9 @@ import warnings
 
 import numpy as np
 
+from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 from ..random import _numpy_generator
-from .._tensor import Tensor
 
 __all__ = [
     "calculate_gain",

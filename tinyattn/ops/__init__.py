@@ -1,6 +1,6 @@
 """The differentiable ops, one module per concept (each op: forward and backward together)."""
 
-from . import (  # noqa: F401
+from . import (
     activation,
     arithmetic,
     compare,

@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtype as dt
-from ..autograd.function import Function
 from .._tensor import Tensor
+from ..autograd.function import Function
 from ._util import broadcast_error, gradient_doc
 
 # -- operand handling ------------------------------------------------------------------
@@ -286,7 +286,7 @@ def remainder(input, other) -> Tensor:
 
 
 @gradient_doc(Pow)
-def pow(input, exponent) -> Tensor:  # noqa: A001 - torch's name
+def pow(input, exponent) -> Tensor:
     """``input ** exponent`` with broadcasting."""
     return Pow.apply(_operand(input, "pow"), _operand(exponent, "pow"))
 

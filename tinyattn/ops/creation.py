@@ -8,8 +8,8 @@ import numpy as np
 
 from .. import _dtype as dt
 from .._device import check_device
-from ..random import _numpy_generator
 from .._tensor import Tensor
+from ..random import _numpy_generator
 from ._util import shape_args
 
 __all__ = [

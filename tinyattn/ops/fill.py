@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..autograd.function import Function
 from .._tensor import Tensor
+from ..autograd.function import Function
 
 
 class Fill(Function):

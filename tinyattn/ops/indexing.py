@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._tensor import Tensor
 from ..autograd.engine import unbroadcast
 from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled
-from .._tensor import Tensor
 from ._util import gradient_doc, normalize_dim
 from .inplace import check_inplace_allowed
 from .views import _as_view

@@ -15,7 +15,7 @@ from .. import _dtype as dt
 from .._tensor import Tensor
 from ..autograd.function import Function
 from ._util import gradient_doc, normalize_dim, normalize_dims, sgn
-from .cumulative import cumsum  # noqa: F401  (a scan; kept reachable as ops.reduction.cumsum)
+from .cumulative import cumsum
 
 __all__ = [
     "sum",
@@ -72,7 +72,7 @@ def _sum_dtype(x: np.ndarray, dtype) -> np.dtype:
 
 
 @gradient_doc(Sum)
-def sum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:  # noqa: A001
+def sum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """Sum over ``dim`` (int, tuple, or None for all); ints and bools sum as int64."""
     axes = normalize_dims(dim, input.ndim, "sum")
     return Sum.apply(input, axes, keepdim, _sum_dtype(input._data, dtype))
@@ -314,7 +314,7 @@ def _max_min(input, dim, keepdim, other, pick_max: bool):
     return values_indices(values, Tensor._make(ind.astype(np.int64)))
 
 
-def max(input: Tensor, dim=None, keepdim: bool = False, *, other=None):  # noqa: A001
+def max(input: Tensor, dim=None, keepdim: bool = False, *, other=None):
     """Max of all elements; with ``dim``, a ``(values, indices)`` named tuple; with a tensor, elementwise.
 
     Gradient: of all elements, ``dx = g`` split evenly among the elements equal to the max
@@ -324,7 +324,7 @@ def max(input: Tensor, dim=None, keepdim: bool = False, *, other=None):  # noqa:
     return _max_min(input, dim, keepdim, other, True)
 
 
-def min(input: Tensor, dim=None, keepdim: bool = False, *, other=None):  # noqa: A001
+def min(input: Tensor, dim=None, keepdim: bool = False, *, other=None):
     """Min of all elements; with ``dim``, a ``(values, indices)`` named tuple; with a tensor, elementwise.
 
     Gradient: as :func:`max`, with the min in place of the max.
@@ -509,12 +509,12 @@ def prod(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tenso
     return Prod.apply(input, axis, keepdim)
 
 
-def any(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:  # noqa: A001
+def any(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     axes = normalize_dims(dim, input.ndim, "any")
     return Tensor._make(np.asarray(np.any(input._data, axis=axes, keepdims=keepdim)))
 
 
-def all(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:  # noqa: A001
+def all(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     axes = normalize_dims(dim, input.ndim, "all")
     return Tensor._make(np.asarray(np.all(input._data, axis=axes, keepdims=keepdim)))
 

@@ -266,7 +266,7 @@ def _make_unary(cls, name):
 
 
 neg = negative = _make_unary(Neg, "neg")
-abs = absolute = _make_unary(Abs, "abs")  # noqa: A001
+abs = absolute = _make_unary(Abs, "abs")
 exp = _make_unary(Exp, "exp")
 expm1 = _make_unary(Expm1, "expm1")
 log = _make_unary(Log, "log")
@@ -309,7 +309,7 @@ def ceil(input: Tensor) -> Tensor:
 
 
 @gradient_doc(_ZeroGrad)
-def round(input: Tensor, decimals: int = 0) -> Tensor:  # noqa: A001
+def round(input: Tensor, decimals: int = 0) -> Tensor:
     """Round half to even, to ``decimals`` decimal places."""
     return _rounding(input, lambda x: np.round(x, decimals), "round")
 
@@ -325,7 +325,7 @@ def _bound(v, op: str, name: str):
 
 
 @gradient_doc(Clamp)
-def clamp(input: Tensor, min=None, max=None) -> Tensor:  # noqa: A002
+def clamp(input: Tensor, min=None, max=None) -> Tensor:
     """Limit values to ``[min, max]``; either may be None, a number or a (broadcast) tensor."""
     if min is None and max is None:
         raise ValueError("clamp(): at least one of 'min' or 'max' must not be None")
@@ -362,7 +362,7 @@ def contiguous(input: Tensor, memory_format=None) -> Tensor:
 # -- in-place variants -----------------------------------------------------------------
 
 
-def clamp_(self: Tensor, min=None, max=None) -> Tensor:  # noqa: A002
+def clamp_(self: Tensor, min=None, max=None) -> Tensor:
     if min is None and max is None:
         raise ValueError("clamp_(): at least one of 'min' or 'max' must not be None")
     return self._apply_inplace(Clamp, _bound(min, "clamp_", "min"), _bound(max, "clamp_", "max"))

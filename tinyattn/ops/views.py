@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtype as dt
-from ..autograd.function import Function
 from .._tensor import Tensor
+from ..autograd.function import Function
 from ._util import gradient_doc, normalize_dim, normalize_dims, shape_args
 
 __all__ = [

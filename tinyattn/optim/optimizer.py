@@ -38,8 +38,8 @@ from typing import Any
 
 import numpy as np
 
-from ..autograd.grad_mode import enable_grad
 from .._tensor import Tensor
+from ..autograd.grad_mode import enable_grad
 
 
 class _RequiredParameter:

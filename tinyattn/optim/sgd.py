@@ -6,8 +6,8 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 
-from ..autograd.grad_mode import no_grad
 from .._tensor import Tensor
+from ..autograd.grad_mode import no_grad
 from .optimizer import Optimizer, _check_no_unsupported, _write
 
 

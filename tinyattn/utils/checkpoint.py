@@ -51,9 +51,9 @@ from typing import Any
 import numpy as np
 
 from .. import random as _random
+from .._tensor import Tensor
 from ..autograd.function import Function
 from ..autograd.grad_mode import enable_grad, is_grad_enabled, no_grad
-from .._tensor import Tensor
 
 __all__ = ["checkpoint", "Checkpoint"]
 
