@@ -3,7 +3,8 @@
 The numba cache is warmed by one untimed process first, so the figures are what a
 user sees on the second run of a script: import time, and the first
 ``scaled_dot_product_attention`` forward and forward+backward (cache loads, BLAS
-library loading, thread pool start). Medians over ``--runs`` processes.
+library loading, thread pool start). Medians over ``--runs`` processes, wall and CPU
+time (CPU time of the process: less sensitive to a shared machine's load).
 
     python -m benchmarks.cold_start [--runs 5] [--profile]
 """
@@ -18,18 +19,20 @@ import sys
 
 CHILD = r"""
 import sys, time
-start = time.perf_counter()
+clock, cpu = time.perf_counter, time.process_time
+start, start_cpu = clock(), cpu()
 import tinyattn
-imported = time.perf_counter()
+imported, imported_cpu = clock(), cpu()
 numba_at_import = "numba" in sys.modules
 import tinyattn.nn.functional as F
 q = tinyattn.ones(1, 2, 16, 8, requires_grad=True)
-call = time.perf_counter()
+call, call_cpu = clock(), cpu()
 out = F.scaled_dot_product_attention(q, q, q, is_causal=True)
-forward = time.perf_counter()
+forward, forward_cpu = clock(), cpu()
 out.sum().backward()
-done = time.perf_counter()
-print(imported - start, forward - call, done - call, int(numba_at_import))
+done, done_cpu = clock(), cpu()
+print(imported - start, forward - call, done - call, int(numba_at_import),
+      imported_cpu - start_cpu, forward_cpu - call_cpu, done_cpu - call_cpu)
 """
 
 PROFILE = r"""
@@ -61,10 +64,11 @@ def main() -> None:
     samples = [[float(x) for x in run(CHILD, env).split()] for _ in range(args.runs)]
     names = ("import tinyattn", "first SDPA forward", "first SDPA forward+backward")
     for i, name in enumerate(names):
-        values = [s[i] for s in samples]
+        values, cpu = [s[i] for s in samples], [s[4 + i] for s in samples]
         print(
-            f"{name:<30} median {statistics.median(values) * 1e3:7.1f} ms   "
-            f"(min {min(values) * 1e3:.1f}, max {max(values) * 1e3:.1f}; {args.runs} processes)"
+            f"{name:<30} median {statistics.median(values) * 1e3:7.1f} ms wall "
+            f"(min {min(values) * 1e3:.1f}, max {max(values) * 1e3:.1f}), "
+            f"{statistics.median(cpu) * 1e3:7.1f} ms CPU; {args.runs} processes"
         )
     print(f"numba imported by `import tinyattn`: {any(s[3] for s in samples)}")
 
