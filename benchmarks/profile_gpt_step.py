@@ -39,10 +39,26 @@ CATEGORIES = [  # (category, substrings of Function / node names), first match w
     ("embedding", ("embedding", "indexselect", "index_select")),
     ("dropout", ("dropout",)),
     ("residual/elementwise add", ("add",)),
-    ("views/shape (view, split, transpose, contiguous)", (
-        "view", "reshape", "split", "transpose", "permute", "contiguous", "clone",
-        "narrow", "slice", "getitem", "expand", "unsqueeze", "squeeze", "select", "chunk",
-    )),
+    (
+        "views/shape (view, split, transpose, contiguous)",
+        (
+            "view",
+            "reshape",
+            "split",
+            "transpose",
+            "permute",
+            "contiguous",
+            "clone",
+            "narrow",
+            "slice",
+            "getitem",
+            "expand",
+            "unsqueeze",
+            "squeeze",
+            "select",
+            "chunk",
+        ),
+    ),
 ]
 
 
@@ -121,24 +137,30 @@ def main() -> None:
     cpu = []
     fwd_ops = collections.defaultdict(list)
     bwd_ops = collections.defaultdict(list)
+    phases_cpu = collections.defaultdict(list)
     for _ in range(args.steps):
-        c0 = time.process_time()
-        t0 = time.perf_counter()
+        c0, t0 = time.process_time(), time.perf_counter()
         with ForwardTimer() as ft:
             logits = model(idx)
             loss = F.cross_entropy(logits.view(-1, vocab), targets.reshape(-1))
-        t1 = time.perf_counter()
+        c1, t1 = time.process_time(), time.perf_counter()
         optimizer.zero_grad()
-        t2 = time.perf_counter()
+        c2, t2 = time.process_time(), time.perf_counter()
         with tinyattn.autograd.trace() as tr:
             loss.backward()
-        t3 = time.perf_counter()
+        c3, t3 = time.process_time(), time.perf_counter()
         optimizer.step()
-        t4 = time.perf_counter()
-        cpu.append(time.process_time() - c0)
-        for name, value in (("forward", t1 - t0), ("zero_grad", t2 - t1),
-                            ("backward", t3 - t2), ("optimizer", t4 - t3), ("step", t4 - t0)):
+        c4, t4 = time.process_time(), time.perf_counter()
+        cpu.append(c4 - c0)
+        for name, value, value_cpu in (
+            ("forward", t1 - t0, c1 - c0),
+            ("zero_grad", t2 - t1, c2 - c1),
+            ("backward", t3 - t2, c3 - c2),
+            ("optimizer", t4 - t3, c4 - c3),
+            ("step", t4 - t0, c4 - c0),
+        ):
             phases[name].append(value)
+            phases_cpu[name].append(value_cpu)
         per_fwd = collections.Counter()
         for name, sec in ft.times.items():
             per_fwd[category(name)] += sec
@@ -153,11 +175,17 @@ def main() -> None:
 
     med = {k: statistics.median(v) for k, v in phases.items()}
     step = med["step"]
-    print(f"config {config}; {args.steps} steps; median step {step * 1e3:.1f} ms wall, "
-          f"{statistics.median(cpu) * 1e3:.1f} ms CPU")
-    print(f"\n{'phase':<12}{'ms':>9}{'share':>8}")
+    print(
+        f"config {config}; {args.steps} steps; median step {step * 1e3:.1f} ms wall, "
+        f"{statistics.median(cpu) * 1e3:.1f} ms CPU"
+    )
+    med_cpu = {k: statistics.median(v) for k, v in phases_cpu.items()}
+    print(f"\n{'phase':<12}{'ms':>9}{'share':>8}{'CPU ms':>9}{'CPU share':>10}")
     for name in ("forward", "zero_grad", "backward", "optimizer"):
-        print(f"{name:<12}{med[name] * 1e3:>9.2f}{med[name] / step:>8.1%}")
+        print(
+            f"{name:<12}{med[name] * 1e3:>9.2f}{med[name] / step:>8.1%}"
+            f"{med_cpu[name] * 1e3:>9.2f}{med_cpu[name] / med_cpu['step']:>10.1%}"
+        )
 
     rows = []
     for cat in set(fwd_ops) | set(bwd_ops):
@@ -168,9 +196,14 @@ def main() -> None:
     bsum = sum(statistics.median(v) for v in bwd_ops.values())
     rows.append((med["optimizer"], "AdamW step", 0.0, 0.0))
     rows.append((med["zero_grad"], "zero_grad", 0.0, 0.0))
-    rows.append((max(med["forward"] - fsum, 0) + max(med["backward"] - bsum, 0),
-                 "Python between ops (modules, engine loop)",
-                 max(med["forward"] - fsum, 0), max(med["backward"] - bsum, 0)))
+    rows.append(
+        (
+            max(med["forward"] - fsum, 0) + max(med["backward"] - bsum, 0),
+            "Python between ops (modules, engine loop)",
+            max(med["forward"] - fsum, 0),
+            max(med["backward"] - bsum, 0),
+        )
+    )
     print(f"\n{'category':<50}{'fwd ms':>8}{'bwd ms':>8}{'total':>8}{'share':>8}")
     for total, cat, f, b in sorted(rows, reverse=True):
         print(f"{cat:<50.50}{f * 1e3:>8.2f}{b * 1e3:>8.2f}{total * 1e3:>8.2f}{total / step:>8.1%}")
