@@ -102,11 +102,6 @@ class ForwardTimer:
         _function.Function.apply = self.original
 
 
-def one_step(model_run, parts):
-    """Run one step split into forward+loss / zero_grad+backward / optimizer step."""
-    return model_run(parts)
-
-
 def build(config: dict):
     """The bench case's model, split into phases so each can be timed."""
     run = gpt_step(**config)(tinyattn)
