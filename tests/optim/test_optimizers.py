@@ -189,8 +189,10 @@ def test_constructor_errors():
         optim.Adam([a], betas=(0.9, 1.0))
     with pytest.raises(TypeError, match="ordered collections"):
         optim.SGD([{"params": {a}}], lr=0.1)
-    with pytest.raises(NotImplementedError, match="fused=True"):
-        optim.AdamW([a], fused=True)
+    with pytest.raises(NotImplementedError, match="capturable=True"):
+        optim.AdamW([a], capturable=True)
+    with pytest.raises(RuntimeError, match="cannot be `True` together"):
+        optim.AdamW([a], fused=True, foreach=True)
     with pytest.raises(NotImplementedError):
         optim.Optimizer([a], {"lr": 0.1}).step()
 
@@ -279,3 +281,99 @@ def test_float16_params_update_in_their_dtype():
     opt.step()
     assert w.dtype == tinyattn.float16
     assert opt.state[w]["exp_avg"].dtype == tinyattn.float16
+
+
+# -- Adam/AdamW's two update paths (fused numba kernel, NumPy twin): parity and checks ------
+ADAM_CONFIGS = [(name, kwargs) for name, kwargs in CONFIGS if name.startswith("Adam")]
+
+
+@pytest.mark.parametrize("fused", [False, True])
+@pytest.mark.parametrize("opt_name,kwargs", ADAM_CONFIGS)
+def test_adam_twenty_steps_match_torch_on_both_paths(opt_name, kwargs, fused):
+    torch = pytest.importorskip("torch")
+    if fused:
+        pytest.importorskip("numba")
+    for dtype, atol in ((np.float64, 1e-12), (np.float32, 2e-5)):  # as the test above
+        ours, _ = _train(tinyattn, opt_name, dict(kwargs, fused=fused), 20, dtype)
+        theirs, _ = _train(torch, opt_name, kwargs, 20, dtype)
+        for a, b in zip(ours, theirs):
+            np.testing.assert_allclose(a, b, atol=atol, rtol=0)
+
+
+def _big_params(dtype, seed=0):
+    rng = np.random.default_rng(seed)
+    shapes = [(300, 256), (256,), (70000,)]  # the last one takes the parallel launch
+    return [
+        tinyattn.tensor(rng.standard_normal(s).astype(dtype), requires_grad=True) for s in shapes
+    ]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("amsgrad", [False, True])
+def test_fused_and_twin_paths_agree_bit_for_bit(dtype, amsgrad, monkeypatch):
+    pytest.importorskip("numba")
+    from tinyattn.kernels import _numba_optim
+
+    monkeypatch.setattr(_numba_optim, "PARALLEL_MIN", 65536)  # the (70000,) one: parallel
+    results = []
+    for fused in (False, True):
+        params = _big_params(dtype)
+        opt = optim.AdamW(params, lr=1e-2, weight_decay=0.1, amsgrad=amsgrad, fused=fused)
+        rng = np.random.default_rng(5)
+        for _ in range(3):
+            for p in params:
+                p.grad = tinyattn.tensor(rng.standard_normal(p.shape).astype(dtype))
+            opt.step()
+        results.append([p.detach().numpy().copy() for p in params])
+    for a, b in zip(*results):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_strided_parameter_and_gradient_agree_on_both_paths():
+    pytest.importorskip("numba")
+    results = []
+    for fused in (False, True):
+        w = tinyattn.tensor(np.arange(12, dtype=np.float32).reshape(3, 4) / 7, requires_grad=True)
+        w._data = np.asfortranarray(w._data)  # a leaf whose memory is not C-ordered
+        opt = optim.Adam([w], lr=0.1, amsgrad=True, fused=fused)
+        for _ in range(2):
+            w.grad = tinyattn.from_numpy(np.linspace(-1, 1, 12, dtype=np.float32).reshape(4, 3).T)
+            opt.step()
+        results.append(w.detach().numpy().copy())
+    np.testing.assert_array_equal(results[0], results[1])
+    assert not np.allclose(results[0], np.arange(12).reshape(3, 4) / 7)
+
+
+def test_float16_parameters_use_the_twin():
+    pytest.importorskip("numba")
+    w = tinyattn.ones(4, dtype=tinyattn.float16, requires_grad=True)
+    opt = optim.Adam([w], lr=0.1, fused=True)
+    w.grad = tinyattn.ones(4, dtype=tinyattn.float16)
+    opt.step()
+    assert w.dtype == tinyattn.float16
+    np.testing.assert_allclose(w.detach().numpy(), 0.9, rtol=1e-3)
+
+
+def test_adam_bad_input():
+    w = tinyattn.ones(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="`fused` and `foreach` cannot be `True` together"):
+        optim.Adam([w], fused=True, foreach=True)
+    for fused in (False, True, None):
+        opt = optim.Adam([w], fused=fused)
+        w.grad = tinyattn.ones(3)
+        w.grad._data = np.ones(4, np.float32)  # a gradient of the wrong shape, behind the setter
+        with pytest.raises(RuntimeError, match=r"shape \[3\] has shape \[4\]"):
+            opt.step()
+
+
+def test_foreach_flag_is_accepted_and_changes_nothing():
+    results = []
+    for foreach in (None, False, True):
+        w = tinyattn.tensor([1.0, -2.0], requires_grad=True)
+        opt = optim.AdamW([w], lr=0.1, foreach=foreach)
+        (w * w).sum().backward()
+        opt.step()
+        results.append(w.detach().numpy().copy())
+        assert opt.param_groups[0]["foreach"] == foreach
+    np.testing.assert_array_equal(results[0], results[1])
+    np.testing.assert_array_equal(results[0], results[2])

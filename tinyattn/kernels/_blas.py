@@ -132,12 +132,18 @@ def blas_backend() -> str:
     raises. Unset (or ``auto``): NumPy's bundled BLAS, else scipy's, else loops.
     """
     wanted = os.environ.get("TINYATTN_BLAS", "auto").strip().lower() or "auto"
-    available = {"numpy": numpy_blas() is not None, "scipy": scipy_available(), "loops": True}
+    # Each check runs only when asked: finding scipy.linalg imports scipy (~0.3 s on
+    # a first kernel call that then uses NumPy's BLAS anyway).
+    available = {
+        "numpy": lambda: numpy_blas() is not None,
+        "scipy": scipy_available,
+        "loops": lambda: True,
+    }
     if wanted == "auto":
-        return next(name for name in BACKENDS if available[name])
+        return next(name for name in BACKENDS if available[name]())
     if wanted not in BACKENDS:
         raise ValueError(f"TINYATTN_BLAS: expected 'auto' or one of {BACKENDS}, got {wanted!r}")
-    if not available[wanted]:
+    if not available[wanted]():
         raise RuntimeError(f"TINYATTN_BLAS={wanted!r}, but that BLAS is not reachable here")
     return wanted
 
