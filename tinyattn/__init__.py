@@ -288,3 +288,8 @@ from .amp import autocast, get_autocast_dtype, is_autocast_enabled
 from .backends import get_float32_matmul_precision, set_float32_matmul_precision
 
 _einops.install()  # einops finds tinyattn tensors once einops is imported (costs nothing now)
+
+# -- more torch names for public programs (issue 8): meshgrid, accelerator/onnx shims,
+# the stdlib multiprocessing
+from . import accelerator, multiprocessing, onnx, serialization
+from .ops.rearrange import meshgrid
