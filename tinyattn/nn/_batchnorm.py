@@ -6,6 +6,10 @@ biased variance, and (when given) the running stats updated in place:
 takes the unbiased batch variance, as torch). Eval: the running stats stand in for the
 batch's. A composite of ``mean``/``var``/arithmetic, so the gradient is theirs (the usual
 batch-norm backward: ``dx = (g - mean(g) - xhat * mean(g * xhat)) * weight / sqrt(var + eps)``).
+
+NaN/inf: as torch, except for an infinite ``weight`` element, where this composite gives
+``±inf`` outputs (``xhat * inf``) and NaN input gradients, and torch's fused kernel
+(``x * (w * invstd) + (b - mean * w * invstd)``) gives NaN outputs and ``±inf`` gradients.
 """
 
 from __future__ import annotations
