@@ -290,6 +290,15 @@ from .backends import get_float32_matmul_precision, set_float32_matmul_precision
 _einops.install()  # einops finds tinyattn tensors once einops is imported (costs nothing now)
 
 # -- more torch names for public programs (issue 8): meshgrid, accelerator/onnx shims,
-# the stdlib multiprocessing
-from . import accelerator, multiprocessing, onnx, serialization
+# and ``tinyattn.multiprocessing`` (the stdlib module, imported on first use: ``import
+# tinyattn`` does not import multiprocessing)
+from . import accelerator, onnx, serialization
 from .ops.rearrange import meshgrid
+
+
+def __getattr__(name: str):
+    if name == "multiprocessing":
+        import importlib
+
+        return importlib.import_module(".multiprocessing", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
