@@ -104,3 +104,20 @@ def test_batchnorm_bad_input():
         )
     with pytest.raises(RuntimeError, match="must be given"):
         tinyattn.nn.functional.batch_norm(tinyattn.zeros(2, 3), None, None, training=False)
+
+
+@pytest.mark.parametrize(
+    "make,src",
+    [
+        (lambda nn: nn.LazyLinear(2), lambda nn: nn.Linear(3, 2)),
+        (lambda nn: nn.LazyConv2d(2, 3), lambda nn: nn.Conv2d(3, 2, 3)),
+        (lambda nn: nn.LazyBatchNorm1d(), lambda nn: nn.BatchNorm1d(3)),
+    ],
+)
+def test_lazy_module_to_double_then_load_state_dict_gives_float64(make, src):
+    """torch materialises a lazy placeholder in the dtype ``.to()`` gave it, not the file's."""
+    ours, theirs = make(tinyattn.nn).double(), make(torch.nn).double()
+    ours.load_state_dict(src(tinyattn.nn).state_dict())
+    theirs.load_state_dict(src(torch.nn).state_dict())
+    for (name, a), (_, b) in zip(ours.state_dict().items(), theirs.state_dict().items()):
+        assert str(a.dtype).split(".")[1] == str(b.dtype).split(".")[1], name

@@ -119,6 +119,10 @@ def test_conv_bad_input():
         F.conv2d(x.double(), w, groups=2)
     with pytest.raises(RuntimeError, match="bias"):
         F.conv2d(x, w, tinyattn.zeros(3), groups=2)
+    with pytest.raises(RuntimeError, match="floating point"):
+        F.conv2d(x.long(), w.long(), groups=2)
+    with pytest.raises(RuntimeError):
+        torch.nn.functional.conv2d(torch.zeros(1, 4, 5, 5).long(), torch.zeros(2, 2, 3, 3).long())
     with pytest.raises(ValueError, match="divisible by groups"):
         tinyattn.nn.Conv2d(3, 4, 3, groups=2)
     with pytest.raises(ValueError):

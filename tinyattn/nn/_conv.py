@@ -78,6 +78,8 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, n: int, op: st
             + (f" and bias dtype {bias.dtype}" if bias is not None else "")
             + " must be the same"
         )
+    if not input.is_floating_point():
+        raise RuntimeError(f"{op}: expected floating point input and weight, got {input.dtype}")
     x = input if input.ndim == n + 2 else input.unsqueeze(0)
     out_ch, in_per_group = weight.shape[0], weight.shape[1]
     if x.shape[1] != in_per_group * groups or out_ch % groups:

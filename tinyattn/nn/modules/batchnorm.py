@@ -11,7 +11,7 @@ from .. import init
 from .._batchnorm import batch_norm
 from ..parameter import Parameter, UninitializedParameter
 from ._args import size_arg
-from .linear import _placeholder
+from .linear import _lazy_dtype, _placeholder
 from .module import Module
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "LazyBatchNorm1d", "LazyBatchNorm2d"]
@@ -147,16 +147,20 @@ class _LazyBatchNorm(_BatchNorm):
         *,
         bias: bool = True,
     ) -> None:
-        self._dtype = dt.to_dtype(dtype) if dtype is not None else dt.get_default_dtype()
+        self._lazy_init_dtype = dt.to_dtype(dtype) if dtype is not None else dt.get_default_dtype()
         super().__init__(0, eps, momentum, affine, track_running_stats, bias=bias)
+
+    _dtype = property(_lazy_dtype)  # read by load_state_dict to materialise placeholders
 
     def _make_state(self, dtype) -> None:
         names = (("weight", "bias") if self.use_bias else ("weight",)) if self.affine else ()
         for name in ("weight", "bias"):
-            self.register_parameter(name, _placeholder(self._dtype) if name in names else None)
+            self.register_parameter(
+                name, _placeholder(self._lazy_init_dtype) if name in names else None
+            )
         if self.track_running_stats:
             for name in ("running_mean", "running_var"):
-                p = _placeholder(self._dtype)
+                p = _placeholder(self._lazy_init_dtype)
                 p.requires_grad_(False)
                 self.register_buffer(name, p)
             self.register_buffer("num_batches_tracked", tensor(0, dtype=dt.int64))
@@ -203,7 +207,7 @@ class _LazyBatchNorm(_BatchNorm):
             t = self._buffers.get(name)
             if isinstance(t, Parameter):
                 self._buffers[name] = Tensor._make(t._data)
-        del self._dtype
+        del self._lazy_init_dtype
         eager = self._eager
         self.__class__ = eager
         return eager.forward(self, input)

@@ -11,7 +11,7 @@ from .. import _conv, init
 from .._spatial import pad
 from ..parameter import Parameter, UninitializedParameter
 from ._args import size_arg
-from .linear import _placeholder
+from .linear import _lazy_dtype, _placeholder
 from .module import Module
 
 __all__ = ["Conv1d", "Conv2d", "LazyConv1d", "LazyConv2d"]
@@ -141,16 +141,18 @@ class _LazyConv(_ConvNd):
         device=None,
         dtype=None,
     ) -> None:
-        self._dtype = dt.to_dtype(dtype) if dtype is not None else dt.get_default_dtype()
+        self._lazy_init_dtype = dt.to_dtype(dtype) if dtype is not None else dt.get_default_dtype()
         # in_channels=groups passes the divisibility check; the real one comes with the input
         super().__init__(groups, out_channels, kernel_size, stride, padding, dilation, groups,
                          bias, padding_mode)  # fmt: skip
         self.in_channels = 0
 
+    _dtype = property(_lazy_dtype)  # read by load_state_dict to materialise placeholders
+
     def _make_parameters(self, bias: bool, dtype, device) -> None:
-        self.weight = _placeholder(self._dtype)
+        self.weight = _placeholder(self._lazy_init_dtype)
         if bias:
-            self.bias = _placeholder(self._dtype)
+            self.bias = _placeholder(self._lazy_init_dtype)
         else:
             self.register_parameter("bias", None)
 
@@ -203,7 +205,7 @@ class _LazyConv(_ConvNd):
             self.initialize_parameters(input)
         elif self.in_channels == 0:  # parameters came from load_state_dict
             self.in_channels = self.weight.shape[1] * self.groups
-        del self._dtype
+        del self._lazy_init_dtype
         eager = self._eager
         self.__class__ = eager
         return eager.forward(self, input)

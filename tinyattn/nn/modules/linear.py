@@ -74,6 +74,15 @@ def _placeholder(dtype: dt.dtype) -> UninitializedParameter:
     return p
 
 
+def _lazy_dtype(module) -> dt.dtype:
+    """The dtype a lazy module's checkpoint values are loaded in: its placeholders' (which
+    ``module.to(dtype)`` converts, as torch's), else the dtype it was built with."""
+    for t in (*module._parameters.values(), *module._buffers.values()):
+        if isinstance(t, UninitializedParameter):
+            return t.dtype
+    return module._lazy_init_dtype
+
+
 class LazyLinear(Linear):
     """``Linear`` whose ``in_features`` is inferred from the first input.
 
@@ -87,14 +96,16 @@ class LazyLinear(Linear):
         self.in_features = 0
         # torch accepts a float here and fails at the first forward: refuse it now.
         self.out_features = size_arg("LazyLinear", "out_features", out_features)
-        self._dtype = dt.to_dtype(dtype) if dtype is not None else dt.get_default_dtype()
+        self._lazy_init_dtype = dt.to_dtype(dtype) if dtype is not None else dt.get_default_dtype()
         # The placeholders carry the dtype (as torch's do), so ``module.to(dtype)`` before
         # the first forward decides the dtype the parameters are materialised with.
-        self.weight = _placeholder(self._dtype)
+        self.weight = _placeholder(self._lazy_init_dtype)
         if bias:
-            self.bias = _placeholder(self._dtype)
+            self.bias = _placeholder(self._lazy_init_dtype)
         else:
             self.register_parameter("bias", None)
+
+    _dtype = property(_lazy_dtype)  # read by load_state_dict to materialise placeholders
 
     def reset_parameters(self) -> None:
         if not self.has_uninitialized_params() and self.in_features != 0:
@@ -133,6 +144,6 @@ class LazyLinear(Linear):
             self.initialize_parameters(input)
         elif self.in_features == 0:  # parameters came from load_state_dict
             self.in_features = self.weight.shape[1]
-        del self._dtype
+        del self._lazy_init_dtype
         self.__class__ = Linear
         return Linear.forward(self, input)
