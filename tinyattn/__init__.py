@@ -281,6 +281,8 @@ from ._dtype import bfloat16
 
 _einops.install()  # einops finds tinyattn tensors once einops is imported (costs nothing now)
 
+from .ops.rearrange import meshgrid
+
 # -- lazy imports: subpackages and names loaded on first access (PEP 562) ------------------
 # ``import tinyattn`` loads the tensor, autograd and ops only; ``tinyattn.nn``,
 # ``tinyattn.optim``, ``tinyattn.save`` ... import their module the first time they are
@@ -288,7 +290,21 @@ _einops.install()  # einops finds tinyattn tensors once einops is imported (cost
 # CPU (286 -> 197 ms wall, median of 7 fresh processes on a loaded 2-core machine;
 # benchmarks/cold_start.py). numba is never imported here (kernels import it on first use).
 _LAZY_SUBMODULES = frozenset(
-    {"amp", "backends", "cuda", "distributed", "linalg", "nn", "optim", "utils", "viz"}
+    {
+        "accelerator",
+        "amp",
+        "backends",
+        "cuda",
+        "distributed",
+        "linalg",
+        "multiprocessing",  # the stdlib module: ``import tinyattn`` does not import it
+        "nn",
+        "onnx",
+        "optim",
+        "serialization",
+        "utils",
+        "viz",
+    }
 )
 _LAZY_NAMES = {  # name -> the module that defines it
     "load": "serialization",

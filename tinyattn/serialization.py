@@ -73,6 +73,7 @@ from ._device import check_device, device
 from ._tensor import Tensor
 
 __all__ = ["save", "load", "CheckpointError"]
+__all__ += ["add_safe_globals", "clear_safe_globals", "get_safe_globals", "safe_globals"]
 
 
 # -- encoding -----------------------------------------------------------------------------
@@ -322,3 +323,52 @@ def _load_zip(fh, name: str):
             f"tinyattn.load: {name!r} is not a readable tinyattn checkpoint (truncated or "
             f"corrupted?): {type(e).__name__}: {e}"
         ) from e
+
+
+# -- torch's unpickling allow-list, kept for source compatibility ------------------------------
+# torch's ``load(weights_only=True)`` unpickles only allow-listed globals; programs extend the
+# list with ``add_safe_globals`` or the ``safe_globals`` context manager. tinyattn never
+# unpickles anything (see the module docstring), so there is nothing to allow: the list is
+# kept (validated and returned by ``get_safe_globals``) but changes what ``load`` accepts in
+# no way.
+_SAFE_GLOBALS: list = []
+
+
+def _check_safe_globals(safe_globals, name: str) -> list:
+    if not isinstance(safe_globals, (list, tuple)):
+        raise TypeError(
+            f"{name}(): argument 'safe_globals' must be a list of classes/functions "
+            f"(or (object, name) tuples), got {type(safe_globals).__name__}"
+        )
+    return list(safe_globals)
+
+
+def add_safe_globals(safe_globals: list) -> None:
+    """Record ``safe_globals`` (no effect on :func:`load`: tinyattn never unpickles)."""
+    _SAFE_GLOBALS.extend(_check_safe_globals(safe_globals, "add_safe_globals"))
+
+
+def get_safe_globals() -> list:
+    """The globals recorded by :func:`add_safe_globals` / :class:`safe_globals`."""
+    return list(_SAFE_GLOBALS)
+
+
+def clear_safe_globals() -> None:
+    """Forget every recorded global."""
+    _SAFE_GLOBALS.clear()
+
+
+class safe_globals:
+    """``with safe_globals([...]):`` records the globals for the block (no effect on :func:`load`)."""
+
+    def __init__(self, safe_globals: list) -> None:
+        self.safe_globals = _check_safe_globals(safe_globals, "safe_globals")
+        self._saved: list = []
+
+    def __enter__(self) -> safe_globals:
+        self._saved = list(_SAFE_GLOBALS)
+        _SAFE_GLOBALS.extend(self.safe_globals)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        _SAFE_GLOBALS[:] = self._saved

@@ -17,8 +17,8 @@ functional as F``, ``from torch.utils.data import DataLoader``, aliases):
   resolves to ``tinyattn.Tensor.view``;
 * ``torch.nn.Module.parameters``: likewise for ``nn.Module`` methods that are not
   Tensor methods; ``torch.optim.Optimizer.step`` for optimizer methods;
-* ``einops.rearrange``, ``einops.layers.torch.Rearrange``: einops names, which work
-  with tinyattn when einops accepts tinyattn tensors.
+* ``einops.rearrange``, ``einops.layers.torch.Rearrange``: einops names; functions work
+  with tinyattn when einops accepts tinyattn tensors, layers resolve to ``tinyattn.nn.X``.
 
 Commands::
 
@@ -338,7 +338,9 @@ def tinyattn_target(name: str) -> str:
     if name.startswith("torch."):
         return "tinyattn" + name[len("torch") :]
     if name.startswith("einops.layers.torch."):
-        return "einops.layers.tinyattn." + name.rsplit(".", 1)[1]
+        # einops ships no tinyattn layers module; tinyattn's own are ``tinyattn.nn.Rearrange``
+        # etc. (same constructor arguments, built on tinyattn's Module).
+        return "tinyattn.nn." + name.rsplit(".", 1)[1]
     return name  # einops functions: called on tinyattn tensors
 
 
@@ -543,7 +545,8 @@ An `ast` scan (`tools/api_coverage.py`) follows each file's imports
   `nn.Module` (resp. `Optimizer`) method and not a Tensor method (`model.parameters()`,
   `optimizer.step()`), plus `optimizer.param_groups` and `scheduler.get_last_lr()`;
 * `einops.name`: einops functions count as present when they accept and return tinyattn
-  tensors; `einops.layers.torch.X` (torch modules) resolves to `einops.layers.tinyattn.X`.
+  tensors; `einops.layers.torch.X` (torch modules) resolves to `tinyattn.nn.X` (einops has no
+  tinyattn layers module; tinyattn's layers take the same arguments).
 
 Notebooks contribute their code cells (shell and magic lines dropped); d2l chapters
 contribute their ` ```{.python .input}` blocks tagged `%%tab pytorch`/`all` (or

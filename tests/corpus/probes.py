@@ -83,6 +83,7 @@ INPUT_OF = {
     "Tensor.dot": "row",
     "torch.nn.functional.scaled_dot_product_attention": "q",
     "Tensor.expand": "row1",
+    "torch.nn.utils.rnn.pad_sequence": "pair",
 }
 # Module classes: (constructor args, input).
 MODULES: dict[str, tuple[tuple, dict, str]] = {
@@ -131,7 +132,7 @@ NOT_ON_TENSORS = {
     "torch.optim", "torch.distributed", "torch.multiprocessing",
     "torch.nn.Module", "torch.nn.ModuleList", "torch.nn.ModuleDict", "torch.nn.Parameter",
     "torch.nn.DataParallel", "torch.nn.parallel.DistributedDataParallel",
-    "torch.nn.utils.clip_grad_norm_", "torch.nn.utils.rnn.pad_sequence",
+    "torch.nn.utils.clip_grad_norm_",
     "torch.optim.Adam", "torch.optim.AdamW", "torch.optim.Optimizer",
     "torch.optim.Optimizer.param_groups", "torch.optim.Optimizer.step",
     "torch.optim.lr_scheduler.LambdaLR", "torch.optim.lr_scheduler.ReduceLROnPlateau",
@@ -154,7 +155,7 @@ CREATION = {
     "torch.rand": ((2, 3), {}), "torch.randn": ((2, 3), {}), "torch.randint": ((0, 5, (3,)), {}),
     "torch.randperm": ((4,), {}), "torch.linspace": ((0.0, 1.0, 5), {}),
     "torch.tensor": (([1.0, 2.0],), {}), "torch.from_numpy": (("np",), {}),
-    "torch.meshgrid": (("ar", "ar"), {"indexing": "ij"}), "torch.multinomial": (("p", 2), {}),
+    "torch.meshgrid": (("row", "row"), {"indexing": "ij"}), "torch.multinomial": (("p", 2), {}),
 }  # fmt: skip
 
 

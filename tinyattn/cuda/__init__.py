@@ -30,4 +30,36 @@ def is_bf16_supported(including_emulation: bool = True) -> bool:
     return False
 
 
+def empty_cache() -> None:
+    """Does nothing, as torch's CPU-only build: there is no CUDA cache to release."""
+
+
+def set_device(device) -> None:
+    """Raises for a CUDA device: there is none (torch's CPU-only build fails there too).
+
+    As in torch, a negative index is a no-op and a non-CUDA device is a ``ValueError``.
+    """
+    from .._device import device as _device_cls
+
+    if isinstance(device, _device_cls):  # tinyattn devices are all CPU
+        raise ValueError(f"set_device(): expected a cuda device, but got: {device.type}")
+    if isinstance(device, str):
+        kind, _, idx = device.partition(":")
+        if kind != "cuda":
+            raise ValueError(f"set_device(): expected a cuda device, but got: {device}")
+        index = int(idx) if idx else 0
+    elif isinstance(device, int) and not isinstance(device, bool):
+        index = device
+    else:
+        raise TypeError(
+            f"set_device(): argument 'device' must be an int, str or device, got "
+            f"{type(device).__name__}"
+        )
+    if index < 0:
+        return
+    raise RuntimeError(
+        f"set_device(): cannot select CUDA device {index}: tinyattn runs on the CPU only"
+    )
+
+
 from . import amp

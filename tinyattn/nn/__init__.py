@@ -38,6 +38,8 @@ from .modules import (
     TransformerEncoderLayer,
 )
 from .modules import Fold, Unfold, Upsample
+from .modules import Conv1d, Conv2d, LazyConv1d, LazyConv2d
+from .modules import BatchNorm1d, BatchNorm2d, LazyBatchNorm1d, LazyBatchNorm2d
 from .parameter import Buffer, Parameter, UninitializedParameter
 
 # -- one-device parallel wrappers and einops layers ------------------------------------------

@@ -176,47 +176,62 @@ _LINEAR_MODES = {"linear": 3, "bilinear": 4, "trilinear": 5}
 
 
 class Resample(Function):
-    """y = W_d x along each spatial dim d (W_d: out_d x in_d interpolation weights).
+    """y[.., o, ..] = sum_t w_t[o] x[.., i_t[o], ..] along each spatial dim (one tap for the
+    nearest modes, two for the linear ones: torch's formula ``w0 x[i0] + w1 x[i1]``).
 
-    dx = W_d^T g along each dim, in reverse order
+    dx[.., i, ..] = sum over (t, o) with i_t[o] = i of w_t[o] g[.., o, ..], dims in reverse
+    order. Gathering taps (rather than multiplying by a dense interpolation matrix) keeps
+    a NaN or inf input from leaking into outputs that do not read it, as in torch.
     """
 
     @staticmethod
     def forward(ctx, x, weights):
         if ctx is not None:
-            ctx.weights = weights  # ((dim, W), ...)
-        for dim, w in weights:
-            x = np.moveaxis(np.tensordot(w, np.moveaxis(x, dim, 0), axes=1), 0, dim)
+            ctx.weights = weights  # ((dim, ((index, weight or None), ...)), ...)
+            ctx.sizes = []
+        for dim, taps in weights:
+            if ctx is not None:
+                ctx.sizes.append(x.shape[dim])
+            shape = [1] * x.ndim
+            shape[dim] = -1
+            y = None
+            for index, w in taps:
+                part = np.take(x, index, axis=dim)
+                if w is not None:
+                    part = w.reshape(shape) * part
+                y = part if y is None else y + part
+            x = y
         return x
 
     @staticmethod
     def backward(ctx, g):
-        for dim, w in reversed(ctx.weights):
-            g = np.moveaxis(np.tensordot(w.T, np.moveaxis(g, dim, 0), axes=1), 0, dim)
+        for (dim, taps), n_in in zip(reversed(ctx.weights), reversed(ctx.sizes)):
+            gm = np.moveaxis(g, dim, 0)
+            out = np.zeros((n_in, *gm.shape[1:]), dtype=g.dtype)
+            for index, w in taps:
+                part = gm if w is None else w.reshape((-1,) + (1,) * (gm.ndim - 1)) * gm
+                np.add.at(out, index, part)
+            g = np.moveaxis(out, 0, dim)
         return g, None
 
 
-def _resample_matrix(n_in: int, n_out: int, scale, mode: str, align_corners: bool, dtype):
-    """Rows of weights that build each output position from the input positions."""
-    w = np.zeros((n_out, n_in), dtype=dtype)
+def _resample_taps(n_in: int, n_out: int, scale, mode: str, align_corners: bool, dtype):
+    """The input positions (and weights) each output position reads along one dim."""
     rows = np.arange(n_out)
     # torch's source-to-output ratio: 1 / scale_factor when given, else in / out
     ratio = (1.0 / scale) if scale is not None else n_in / n_out
     if mode in ("nearest", "nearest-exact"):
         offset = 0.5 if mode == "nearest-exact" else 0.0
         src = np.minimum(np.floor((rows + offset) * ratio).astype(np.int64), n_in - 1)
-        w[rows, src] = 1
-        return w
+        return ((src, None),)
     if align_corners:
         src = rows * ((n_in - 1) / (n_out - 1)) if n_out > 1 else np.zeros(n_out)
     else:
         src = np.maximum((rows + 0.5) * ratio - 0.5, 0.0)
     i0 = np.minimum(np.floor(src).astype(np.int64), n_in - 1)
     i1 = np.minimum(i0 + 1, n_in - 1)
-    frac = src - i0
-    np.add.at(w, (rows, i0), 1 - frac)
-    np.add.at(w, (rows, i1), frac)
-    return w
+    frac = (src - i0).astype(dtype)
+    return ((i0, (1 - frac).astype(dtype)), (i1, frac))
 
 
 def _spatial_args(value, n: int, name: str, op: str) -> tuple:
@@ -246,7 +261,8 @@ def interpolate(
     (``src = i (in - 1) / (out - 1)``); False (default) maps pixel edges
     (``src = (i + 0.5) in / out - 0.5``, clamped at 0).
 
-    Gradient (``Resample``): ``dx = W^T g`` along each spatial dim.
+    Gradient (``Resample``): each output's gradient added back, times its weight, into the
+    input positions it read (``dx = W^T g`` along each spatial dim).
     """
     _check_tensor(input, "interpolate")
     supported = ("nearest", "nearest-exact", *_LINEAR_MODES)
@@ -296,7 +312,7 @@ def interpolate(
             raise RuntimeError(f"interpolate: {mode} mode needs floating input, got {input.dtype}")
         dtype = np.dtype(np.float64)  # nearest: exact copies, cast back below
     weights = tuple(
-        (2 + i, _resample_matrix(d_in, d_out, s, mode, bool(align_corners), dtype))
+        (2 + i, _resample_taps(d_in, d_out, s, mode, bool(align_corners), dtype))
         for i, (d_in, d_out, s) in enumerate(zip(spatial, out_sizes, scales))
     )
     if input._data.dtype.kind != "f":

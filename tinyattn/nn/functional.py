@@ -447,3 +447,7 @@ from ._mha import multi_head_attention_forward  # noqa: E402
 from ._spatial import ConstantPad, fold, interpolate, pad, unfold  # noqa: E402, F401
 
 __all__ += ["scaled_dot_product_attention", "multi_head_attention_forward"]
+from ._batchnorm import batch_norm  # noqa: E402
+from ._conv import conv1d, conv2d  # noqa: E402
+
+__all__ += ["conv1d", "conv2d", "batch_norm"]

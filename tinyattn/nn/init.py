@@ -193,3 +193,31 @@ def kaiming_normal_(
     if _no_op_if_empty(tensor):
         return tensor
     return normal_(tensor, 0.0, _kaiming_std(tensor, a, mode, nonlinearity), generator)
+
+
+# -- torch's deprecated spellings without the trailing underscore -------------------------------
+def _deprecated(new_fn):
+    old = new_fn.__name__[:-1]
+
+    def fn(*args, **kwargs) -> Tensor:
+        warnings.warn(
+            f"`nn.init.{old}` is now deprecated in favor of `nn.init.{new_fn.__name__}`.",
+            FutureWarning,
+            stacklevel=2,
+        )
+        return new_fn(*args, **kwargs)
+
+    fn.__name__ = fn.__qualname__ = old
+    fn.__doc__ = (
+        f"Deprecated alias of :func:`{new_fn.__name__}` (warns ``FutureWarning``, as torch)."
+    )
+    return fn
+
+
+uniform = _deprecated(uniform_)
+normal = _deprecated(normal_)
+constant = _deprecated(constant_)
+xavier_uniform = _deprecated(xavier_uniform_)
+xavier_normal = _deprecated(xavier_normal_)
+kaiming_uniform = _deprecated(kaiming_uniform_)
+kaiming_normal = _deprecated(kaiming_normal_)

@@ -30,6 +30,7 @@ __all__ = [
     "tril_indices",
     "triu_indices",
 ]
+__all__ += ["meshgrid"]
 
 
 class Repeat(Function):
@@ -438,3 +439,59 @@ def tril_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None
 def triu_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None) -> Tensor:
     """Coordinates ``(2, N)`` of the upper triangle (``j - i >= offset``), row by row."""
     return _tri_indices(row, col, offset, True, dtype, "triu_indices")
+
+
+def meshgrid(*tensors, indexing: str | None = None) -> tuple[Tensor, ...]:
+    """Coordinate grids from 1-D tensors: ``out[i]`` holds ``tensors[i]`` along its own dim.
+
+    ``meshgrid(a, b, ...)`` or ``meshgrid([a, b, ...])``; with ``n_k = tensors[k].numel()``
+    every output has shape ``(n_0, n_1, ...)`` for ``indexing="ij"`` (the default, with
+    torch's warning when it is not passed) and ``(n_1, n_0, n_2, ...)`` for ``"xy"``. Each
+    output is a broadcast view (reshape + expand) of its input, so gradients flow back
+    through those ops: ``d tensors[k] = sum of g_k over every dim but k's``.
+    """
+    import warnings
+
+    from .views import expand
+
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if not tensors:
+        raise RuntimeError("meshgrid(): expects a non-empty list of tensors")
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(
+                f"meshgrid(): argument 'tensors' must be tensors, got {type(t).__name__} at {i}"
+            )
+        if t.ndim > 1:
+            raise RuntimeError(
+                f"meshgrid(): expected 0D or 1D tensors, got tensor {i} of shape {list(t.shape)}"
+            )
+        if t.dtype != tensors[0].dtype:
+            raise RuntimeError(
+                f"meshgrid(): expects all tensors to have the same dtype, got "
+                f"{tensors[0].dtype} at 0 and {t.dtype} at {i}"
+            )
+    if indexing is None:
+        warnings.warn(
+            "torch.meshgrid: in an upcoming release, it will be required to pass the "
+            "indexing argument.",
+            UserWarning,
+            stacklevel=2,
+        )
+        indexing = "ij"
+    if indexing not in ("ij", "xy"):
+        raise ValueError(f"meshgrid(): argument 'indexing' must be 'ij' or 'xy', got {indexing!r}")
+    n = len(tensors)
+    axis = list(range(n))  # the output dim each input runs along
+    if indexing == "xy" and n >= 2:
+        axis[0], axis[1] = 1, 0
+    shape = [0] * n
+    for t, a in zip(tensors, axis):
+        shape[a] = t.numel()
+    out = []
+    for t, a in zip(tensors, axis):
+        view_shape = [1] * n
+        view_shape[a] = shape[a]
+        out.append(expand(reshape(t, view_shape), shape))
+    return tuple(out)

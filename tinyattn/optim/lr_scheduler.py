@@ -41,6 +41,7 @@ __all__ = [
     "CosineAnnealingLR",
     "LinearLR",
     "SequentialLR",
+    "ReduceLROnPlateau",
 ]
 
 
@@ -408,3 +409,6 @@ class SequentialLR(LRScheduler):
         self.__dict__.update(state_dict)
         for s, saved in zip(self._schedulers, schedulers):
             s.load_state_dict(saved)
+
+
+from ._plateau import ReduceLROnPlateau  # noqa: E402  (it subclasses LRScheduler)

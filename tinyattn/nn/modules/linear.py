@@ -67,6 +67,22 @@ class Linear(Module):
         )
 
 
+def _placeholder(dtype: dt.dtype) -> UninitializedParameter:
+    """An ``UninitializedParameter`` whose (empty) data has ``dtype``."""
+    p = UninitializedParameter()
+    p._data = p._data.astype(dtype.np_dtype)
+    return p
+
+
+def _lazy_dtype(module) -> dt.dtype:
+    """The dtype a lazy module's checkpoint values are loaded in: its placeholders' (which
+    ``module.to(dtype)`` converts, as torch's), else the dtype it was built with."""
+    for t in (*module._parameters.values(), *module._buffers.values()):
+        if isinstance(t, UninitializedParameter):
+            return t.dtype
+    return module._lazy_init_dtype
+
+
 class LazyLinear(Linear):
     """``Linear`` whose ``in_features`` is inferred from the first input.
 
@@ -80,12 +96,16 @@ class LazyLinear(Linear):
         self.in_features = 0
         # torch accepts a float here and fails at the first forward: refuse it now.
         self.out_features = size_arg("LazyLinear", "out_features", out_features)
-        self._dtype = dt.to_dtype(dtype) if dtype is not None else None
-        self.weight = UninitializedParameter()
+        self._lazy_init_dtype = dt.to_dtype(dtype) if dtype is not None else dt.get_default_dtype()
+        # The placeholders carry the dtype (as torch's do), so ``module.to(dtype)`` before
+        # the first forward decides the dtype the parameters are materialised with.
+        self.weight = _placeholder(self._lazy_init_dtype)
         if bias:
-            self.bias = UninitializedParameter()
+            self.bias = _placeholder(self._lazy_init_dtype)
         else:
             self.register_parameter("bias", None)
+
+    _dtype = property(_lazy_dtype)  # read by load_state_dict to materialise placeholders
 
     def reset_parameters(self) -> None:
         if not self.has_uninitialized_params() and self.in_features != 0:
@@ -114,9 +134,9 @@ class LazyLinear(Linear):
         if input.ndim == 0:
             raise RuntimeError("LazyLinear: input must have at least 1 dimension, got a 0-d tensor")
         self.in_features = input.shape[-1]
-        self.weight.materialize((self.out_features, self.in_features), self._dtype)
+        self.weight.materialize((self.out_features, self.in_features), self.weight.dtype)
         if self.bias is not None:
-            self.bias.materialize((self.out_features,), self._dtype)
+            self.bias.materialize((self.out_features,), self.bias.dtype)
         self.reset_parameters()
 
     def forward(self, input: Tensor) -> Tensor:
@@ -124,6 +144,6 @@ class LazyLinear(Linear):
             self.initialize_parameters(input)
         elif self.in_features == 0:  # parameters came from load_state_dict
             self.in_features = self.weight.shape[1]
-        del self._dtype
+        del self._lazy_init_dtype
         self.__class__ = Linear
         return Linear.forward(self, input)

@@ -14,6 +14,8 @@ with workers), ``_worker.py`` (what runs in a worker process).
 from ._collate import default_collate, default_convert
 from ._worker import WorkerInfo, get_worker_info
 from .dataloader import DataLoader
+from .distributed import DistributedSampler
+from . import distributed
 from .dataset import (
     ChainDataset,
     ConcatDataset,
@@ -37,6 +39,7 @@ __all__ = [
     "ChainDataset",
     "ConcatDataset",
     "DataLoader",
+    "DistributedSampler",
     "Dataset",
     "IterableDataset",
     "RandomSampler",

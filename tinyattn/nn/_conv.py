@@ -1,0 +1,147 @@
+"""``conv1d`` / ``conv2d``: cross-correlation built on :func:`unfold` (im2col) and a matmul.
+
+For ``groups = g`` the input channels are split into ``g`` blocks of ``C / g`` and the
+output channels into ``g`` blocks of ``O / g``; block ``j`` of the output sees block ``j``
+of the input only:
+
+    cols = unfold(pad(x), kernel, dilation, stride)        (N, C * kh * kw, L)
+    out[n, j] = W_j @ cols[n, j]                            W_j: (O/g, C/g * kh * kw)
+
+No new ``Function``: the gradients are those of ``pad`` (crop), ``unfold`` (fold) and
+``matmul``/``reshape``, each gradchecked on its own.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+from .._tensor import Tensor
+from ._spatial import pad, unfold
+
+__all__ = ["conv1d", "conv2d"]
+
+PADDING_STRINGS = ("same", "valid")
+
+
+def _ints(value, n: int, name: str, op: str) -> tuple[int, ...]:
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        return (int(value),) * n
+    if isinstance(value, (tuple, list)) and all(
+        isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in value
+    ):
+        if len(value) == 1:
+            return (int(value[0]),) * n
+        if len(value) == n:
+            return tuple(int(v) for v in value)
+    raise ValueError(f"{op}: argument '{name}' must be an int or {n} ints, got {value!r}")
+
+
+def _padding(padding, kernel, dilation, stride, op: str) -> list[tuple[int, int]]:
+    """(low, high) zero padding per spatial dim; 'same' puts the odd extra one at the end."""
+    n = len(kernel)
+    if isinstance(padding, str):
+        if padding not in PADDING_STRINGS:
+            raise ValueError(
+                f"{op}: invalid padding string {padding!r}, should be one of {PADDING_STRINGS}"
+            )
+        if padding == "valid":
+            return [(0, 0)] * n
+        if any(s != 1 for s in stride):
+            raise ValueError(f"{op}: padding='same' is not supported for strided convolutions")
+        total = [d * (k - 1) for k, d in zip(kernel, dilation)]
+        return [(t // 2, t - t // 2) for t in total]
+    p = _ints(padding, n, "padding", op)
+    if min(p) < 0:
+        raise RuntimeError(f"{op}: negative padding is not supported, got padding={p}")
+    return [(v, v) for v in p]
+
+
+def _conv(input, weight, bias, stride, padding, dilation, groups, n: int, op: str) -> Tensor:
+    for name, t in (("input", input), ("weight", weight)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{op}: argument '{name}' must be a Tensor, got {type(t).__name__}")
+    if weight.ndim != n + 2:
+        raise RuntimeError(
+            f"{op}: expected a {n + 2}D weight (out_channels, in_channels/groups, *kernel), "
+            f"got shape {list(weight.shape)}"
+        )
+    if input.ndim not in (n + 1, n + 2):
+        raise RuntimeError(
+            f"{op}: expected a {n + 1}D (unbatched) or {n + 2}D (batched) input, got shape "
+            f"{list(input.shape)}"
+        )
+    if not isinstance(groups, numbers.Integral) or isinstance(groups, bool) or groups < 1:
+        raise RuntimeError(f"{op}: non-positive groups is not supported, got groups={groups!r}")
+    if input.dtype != weight.dtype or (bias is not None and bias.dtype != weight.dtype):
+        raise RuntimeError(
+            f"{op}: input dtype {input.dtype}, weight dtype {weight.dtype}"
+            + (f" and bias dtype {bias.dtype}" if bias is not None else "")
+            + " must be the same"
+        )
+    if not input.is_floating_point():
+        raise RuntimeError(f"{op}: expected floating point input and weight, got {input.dtype}")
+    x = input if input.ndim == n + 2 else input.unsqueeze(0)
+    out_ch, in_per_group = weight.shape[0], weight.shape[1]
+    if x.shape[1] != in_per_group * groups or out_ch % groups:
+        raise RuntimeError(
+            f"{op}: given groups={groups}, weight of size {list(weight.shape)}, expected "
+            f"input{list(x.shape)} to have {in_per_group * groups} channels, but got "
+            f"{x.shape[1]} channels instead"
+            + (f" (and out_channels={out_ch} must divide by groups)" if out_ch % groups else "")
+        )
+    if bias is not None and tuple(bias.shape) != (out_ch,):
+        raise RuntimeError(f"{op}: expected bias of shape [{out_ch}], got {list(bias.shape)}")
+    kernel = tuple(weight.shape[2:])
+    stride = _ints(stride, n, "stride", op)
+    dilation = _ints(dilation, n, "dilation", op)
+    if min(stride) < 1 or min(dilation) < 1:
+        raise RuntimeError(
+            f"{op}: stride and dilation must be positive, got stride={stride}, dilation={dilation}"
+        )
+    pads = _padding(padding, kernel, dilation, stride, op)
+    if n == 1:  # a conv1d is a conv2d over a height-1 image
+        x = x.unsqueeze(2)
+        weight = weight.unsqueeze(2)
+        kernel, stride, dilation, pads = (1, *kernel), (1, *stride), (1, *dilation), [(0, 0), *pads]
+    flat = [v for lo_hi in reversed(pads) for v in lo_hi]  # pad() lists the last dim first
+    if any(flat):
+        x = pad(x, flat)
+    batch, channels, height, width = x.shape
+    out_hw = [
+        (s - d * (k - 1) - 1) // st + 1
+        for s, k, d, st in zip((height, width), kernel, dilation, stride)
+    ]
+    if min(out_hw) < 1:
+        raise RuntimeError(
+            f"{op}: the input (padded spatial size {(height, width)[2 - n :]}) is smaller than "
+            f"the dilated kernel {tuple(d * (k - 1) + 1 for k, d in zip(kernel, dilation))[2 - n :]}"
+        )
+    cols = unfold(x, kernel, dilation=dilation, padding=0, stride=stride)  # (N, C*kh*kw, L)
+    cols = cols.reshape(batch, groups, (channels // groups) * kernel[0] * kernel[1], -1)
+    w = weight.reshape(groups, out_ch // groups, -1)
+    out = (w @ cols).reshape(batch, out_ch, *out_hw)  # (N, g, O/g, L) -> (N, O, OH, OW)
+    if bias is not None:
+        out = out + bias.reshape(1, out_ch, 1, 1)
+    if n == 1:
+        out = out.squeeze(2)
+    return out if input.ndim == n + 2 else out.squeeze(0)
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor:
+    """1-D cross-correlation: (N, C, L) or (C, L) with weight (O, C/groups, k) -> (N, O, L_out).
+
+    ``L_out = (L + pad_lo + pad_hi - dilation * (k - 1) - 1) // stride + 1``; ``padding`` is an
+    int or ``'valid'`` / ``'same'``. Gradients: those of the composite
+    (``dW_j = g_j @ cols_j^T``, ``dcols_j = W_j^T @ g_j`` folded back, ``db = sum g``).
+    """
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 1, "conv1d")
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor:
+    """2-D cross-correlation: (N, C, H, W) or (C, H, W) with weight (O, C/groups, kh, kw).
+
+    Output (N, O, H_out, W_out), each spatial size as in :func:`conv1d`. Gradients: those of
+    the composite (``dW_j = g_j @ cols_j^T``, ``dcols_j = W_j^T @ g_j`` folded back,
+    ``db = sum g``).
+    """
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 2, "conv2d")
