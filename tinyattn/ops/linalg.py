@@ -291,6 +291,16 @@ _LETTERS = set(string.ascii_letters)
 
 def _parse_einsum(equation: str, shapes: list[tuple[int, ...]]):
     """Expand '...' into letters and validate; returns (input subscripts, output, sizes)."""
+    terms, out = _split_equation(equation, len(shapes))
+    for term in terms + ([out] if out is not None else []):
+        _check_subscripts(term, equation)
+    expanded, ell = _expand_ellipsis(terms, shapes, out)
+    sizes = _subscript_sizes(expanded, shapes, equation)
+    return expanded, _output_subscripts(out, expanded, ell, sizes, equation), sizes
+
+
+def _split_equation(equation: str, n_operands: int) -> tuple[list[str], str | None]:
+    """``"ij,jk->ik"`` -> ``(["ij", "jk"], "ik")``; the output is None without '->'."""
     eq = equation.replace(" ", "")
     if "->" in eq:
         lhs, out = eq.split("->", 1)
@@ -299,22 +309,31 @@ def _parse_einsum(equation: str, shapes: list[tuple[int, ...]]):
     else:
         lhs, out = eq, None
     terms = lhs.split(",")
-    if len(terms) != len(shapes):
+    if len(terms) != n_operands:
         raise ValueError(
             f"einsum(): equation {equation!r} has {len(terms)} operand subscripts but "
-            f"{len(shapes)} operands were given"
+            f"{n_operands} operands were given"
         )
-    for term in terms + ([out] if out is not None else []):
-        if term.count("...") > 1:
-            raise ValueError(
-                f"einsum(): subscripts {term!r} in {equation!r} contain more than one ellipsis"
-            )
-        bad = [c for c in term.replace("...", "") if c not in _LETTERS]
-        if bad or term.replace("...", "").count(".") or "." in term.replace("...", ""):
-            raise ValueError(
-                f"einsum(): invalid subscript {(bad or ['.'])[0]!r} in {equation!r}: subscripts "
-                "must be letters a-z, A-Z, with '...' for broadcast dims"
-            )
+    return terms, out
+
+
+def _check_subscripts(term: str, equation: str) -> None:
+    """Letters only, with at most one '...'."""
+    if term.count("...") > 1:
+        raise ValueError(
+            f"einsum(): subscripts {term!r} in {equation!r} contain more than one ellipsis"
+        )
+    bad = [c for c in term.replace("...", "") if c not in _LETTERS]
+    if bad or term.replace("...", "").count(".") or "." in term.replace("...", ""):
+        raise ValueError(
+            f"einsum(): invalid subscript {(bad or ['.'])[0]!r} in {equation!r}: subscripts "
+            "must be letters a-z, A-Z, with '...' for broadcast dims"
+        )
+
+
+def _expand_ellipsis(terms: list[str], shapes, out: str | None) -> tuple[list[str], str]:
+    """Each operand's '...' replaced by spare letters (right-aligned, as broadcasting);
+    returns the expanded subscripts and the letters of the widest ellipsis."""
     used = set("".join(terms)) | set(out or "")
     spare = [c for c in string.ascii_letters if c not in used]
     ell_ndim = 0
@@ -340,6 +359,11 @@ def _parse_einsum(equation: str, shapes: list[tuple[int, ...]]):
                 f"shape {list(shape)}) and no ellipsis was given"
             )
         expanded.append(term)
+    return expanded, ell
+
+
+def _subscript_sizes(expanded: list[str], shapes, equation: str) -> dict[str, int]:
+    """The size of each letter, broadcasting 1s; repeated letters (diagonals) must agree."""
     sizes: dict[str, int] = {}
     for i, (term, shape) in enumerate(zip(expanded, shapes)):
         for c in set(term):  # a repeated letter takes a diagonal: its sizes must be equal
@@ -358,28 +382,30 @@ def _parse_einsum(equation: str, shapes: list[tuple[int, ...]]):
                     f"einsum(): subscript {c!r} has size {n} for operand {i} (shape {list(shape)}) "
                     f"which does not broadcast with size {seen} seen earlier in {equation!r}"
                 )
+    return sizes
+
+
+def _output_subscripts(out, expanded: list[str], ell: str, sizes, equation: str) -> str:
+    """The output subscripts: given (with '...' expanded; ellipsis dims it omits are
+    summed), or implicit: the ellipsis, then the letters used once, sorted."""
     if out is None:
-        counts = {}
+        counts: dict[str, int] = {}
         for c in "".join(expanded):
             counts[c] = counts.get(c, 0) + 1
-        out = ell + "".join(sorted(c for c, k in counts.items() if k == 1 and c not in ell))
-    else:
-        if "..." in out:
-            out = out.replace("...", ell)
-        elif ell and any(sizes[c] != 1 for c in ell):
-            pass  # ellipsis dims are summed when the output omits them
-        for c in out:
-            if c not in sizes:
-                raise ValueError(
-                    f"einsum(): output subscript {c!r} in {equation!r} does not appear in any input"
-                )
-        repeated = [c for c in dict.fromkeys(out) if out.count(c) > 1]
-        if repeated:
+        return ell + "".join(sorted(c for c, k in counts.items() if k == 1 and c not in ell))
+    out = out.replace("...", ell)
+    for c in out:
+        if c not in sizes:
             raise ValueError(
-                f"einsum(): output subscript {repeated[0]!r} appears more than once in the "
-                f"output of {equation!r}"
+                f"einsum(): output subscript {c!r} in {equation!r} does not appear in any input"
             )
-    return expanded, out, sizes
+    repeated = [c for c in dict.fromkeys(out) if out.count(c) > 1]
+    if repeated:
+        raise ValueError(
+            f"einsum(): output subscript {repeated[0]!r} appears more than once in the "
+            f"output of {equation!r}"
+        )
+    return out
 
 
 def _einsum_as_matmul(ta: str, tb: str, out: str, a: np.ndarray, b: np.ndarray):
