@@ -365,7 +365,7 @@ def _col2im(cols, rows, cols_idx, padding, out_hw, channels):
     return out[:, :, ph : ph + out_hw[0], pw : pw + out_hw[1]]
 
 
-class Unfold(Function):
+class Im2Col(Function):
     """cols[n, (c, i, j), l] = x_padded[n, c, oh*sh + i*dh, ow*sw + j*dw]   (im2col).
 
     dx = col2im(g): each block's gradient added back where the block came from
@@ -381,7 +381,7 @@ class Unfold(Function):
         return _col2im(g, *ctx.args), None, None, None
 
 
-class Fold(Function):
+class Col2Im(Function):
     """y = col2im(cols): blocks summed into an (N, C, H, W) output (overlaps add up).
 
     dcols = im2col(g)
@@ -420,7 +420,7 @@ def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tenso
         )
     ]
     rows, cols, _ = _patch_grid(x.shape[2:], *args, "unfold")
-    out = Unfold.apply(x, rows, cols, args[2])
+    out = Im2Col.apply(x, rows, cols, args[2])
     return out if input.ndim == 4 else out.squeeze(0)
 
 
@@ -456,5 +456,5 @@ def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=
             f"the calculated number of sliding blocks {blocks[0]} * {blocks[1]} = "
             f"{blocks[0] * blocks[1]}, but got input.size(2)={x.shape[2]}"
         )
-    out = Fold.apply(x, rows, cols, pad_, out_hw, x.shape[1] // per_block)
+    out = Col2Im.apply(x, rows, cols, pad_, out_hw, x.shape[1] // per_block)
     return out if input.ndim == 3 else out.squeeze(0)
