@@ -144,7 +144,8 @@ def dot(input: Tensor, other: Tensor) -> Tensor:
 def inner(input: Tensor, other: Tensor) -> Tensor:
     """Products summed over the last dims: ``out[i..., j...] = sum_k input[i..., k] other[j..., k]``.
 
-    Gradient: that of the matmul ``input.reshape(-1, K) @ other.reshape(-1, K).T``.
+    d input[i..., k] = sum_j g[i..., j...] other[j..., k],
+    d other[j..., k] = sum_i g[i..., j...] input[i..., k] (the matmul's, reshaped).
     """
     if input.ndim == 0 or other.ndim == 0:
         return input * other
@@ -218,7 +219,8 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tens
 def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
     """``beta * input + alpha * bmm(batch1, batch2)``: (b, n, k) @ (b, k, m) -> (b, n, m).
 
-    Gradient: as :func:`addmm`, per batch.
+    d input = beta * g, d batch1 = alpha * g @ batch2^T, d batch2 = alpha * batch1^T @ g
+    (per batch, as :func:`addmm`).
     """
     return _add_scaled(input, bmm(batch1, batch2), beta, alpha, "baddbmm")
 
@@ -226,7 +228,8 @@ def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -
 def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
     """``beta * input + alpha * sum_b batch1[b] @ batch2[b]`` -> (n, m).
 
-    Gradient: as :func:`addmm`; each batch's product receives the same ``alpha * g``.
+    d input = beta * g, d batch1[b] = alpha * g @ batch2[b]^T,
+    d batch2[b] = alpha * batch1[b]^T @ g (as :func:`addmm`, each batch the same ``g``).
     """
     return _add_scaled(input, bmm(batch1, batch2).sum(0), beta, alpha, "addbmm")
 
@@ -517,7 +520,11 @@ def _einsum_grad(g, ctx, operands, i):
 
 @gradient_doc(Einsum)
 def einsum(equation: str, *operands) -> Tensor:
-    """Einstein summation, e.g. ``einsum('ibhd,jbhd->ijbh', q, k)`` (ellipsis and repeats allowed)."""
+    """Einstein summation, e.g. ``einsum('ibhd,jbhd->ijbh', q, k)`` (ellipsis and repeats allowed).
+
+    For ``out = einsum("ij,jk->ik", a, b)``: ``da = einsum("ik,jk->ij", g, b)``; in general
+    ``d operand_i`` = the einsum of ``g`` with the other operands into operand i's subscripts.
+    """
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     if not isinstance(equation, str):
