@@ -97,8 +97,8 @@ def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) 
     ``'circular'`` (wrap around, pad <= size), which pad the last 1, 2 or 3 dims of a
     (batched) input with one or two leading dims, as in torch.
 
-    Gradient: constant: ``g`` cropped back; others: ``g`` added back into the input
-    positions each output position copied.
+    Gradient: constant: ``d input = g`` cropped back to the input's region; others:
+    ``d input[i] = sum of g over the output positions that copied input position i``.
     """
     _check_tensor(input, "pad")
     pad = tuple(int(p) for p in pad)
@@ -401,7 +401,7 @@ def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tenso
     """Sliding blocks of ``(N, C, H, W)`` (or ``(C, H, W)``) input as columns:
     ``(N, C * kh * kw, L)`` with L the number of blocks (im2col).
 
-    Gradient: :func:`fold` of ``g`` (overlapping blocks add up).
+    Gradient: ``d input = fold(g)`` (overlapping blocks add up).
     """
     _check_tensor(input, "unfold")
     if input.ndim not in (3, 4):
@@ -428,7 +428,7 @@ def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=
     """Sum columns ``(N, C * kh * kw, L)`` (or unbatched) back into ``(N, C, *output_size)``:
     the adjoint of :func:`unfold` (col2im); overlapping blocks add up.
 
-    Gradient: :func:`unfold` of ``g``.
+    Gradient: ``d input = unfold(g)``.
     """
     _check_tensor(input, "fold")
     if input.ndim not in (2, 3):
