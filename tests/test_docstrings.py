@@ -27,7 +27,8 @@ _NOT_GRADIENTS = r"(?!(?:im|ims|type|evice|efault|ropout|ata|ecay|elta)\b)"
 GRADIENT_FORMULA = re.compile(
     r"\bd ?" + _NOT_GRADIENTS + r"[A-Za-z_]\w*(\[[^\]]*\])?\s*=(?!=)\s*\S"
 )
-COMPOSES_LINE = re.compile(r"^\s*Composes:\s*(?P<ops>.+)$", re.MULTILINE)
+# "Composes: a, b," and its continuation lines, up to a blank line.
+COMPOSES_LINE = re.compile(r"^\s*Composes:(?P<ops>.*(?:\n[ \t]*\S.*)*)", re.MULTILINE)
 
 # Differentiable, but composed of other ops, so they name no Function themselves.
 COMPOSED = [
@@ -109,7 +110,7 @@ def states_its_gradient(doc: str) -> str | None:
     match = COMPOSES_LINE.search(doc)
     if not match:
         return "no gradient formula (d<name> = ...) and no 'Composes: op, op' line"
-    names = [n.strip().rstrip(".") for n in re.split(r"[,;]| and ", match["ops"])]
+    names = [n.strip().rstrip(".") for n in re.split(r"[,;\n]| and ", match["ops"])]
     unknown = [n for n in names if n and not _resolves(n)]
     return f"the Composes line names unknown ops {unknown}" if unknown else None
 
@@ -153,8 +154,12 @@ def test_gradient_patterns():
     assert states_its_gradient("out = exp(x).   dx = g * out") is None
     assert states_its_gradient("dlogp[i, c] = -w_i * g_i'") is None
     assert states_its_gradient("d input_i = the matching slice of g") is None
-    assert states_its_gradient("x.\n\n    Composes: F.linear, F.softmax, Tensor.masked_fill\n") is None
+    assert (
+        states_its_gradient("x.\n\n    Composes: F.linear, F.softmax, Tensor.masked_fill\n") is None
+    )
     assert states_its_gradient("Composes: matmul and softmax.") is None
+    assert states_its_gradient("Composes: F.linear,\n    F.nope\n\nMore.") is not None
+    assert states_its_gradient("Composes: F.linear,\n    F.softmax\n\nMore.") is None
     assert states_its_gradient("Composes: F.linear, F.no_such_op") is not None
     assert states_its_gradient("Elementwise product with broadcasting.") is not None
     assert states_its_gradient("out = a + b, with dtype promotion") is not None
