@@ -81,9 +81,10 @@ def _found_by_reference(namespace) -> list[str]:
 
 
 def _modules_with_a_forward() -> list[str]:
+    exported = {name: getattr(nn, name) for name in [*vars(nn), *nn._EINOPS_LAYERS]}
     return sorted(
         name
-        for name, obj in vars(nn).items()
+        for name, obj in exported.items()
         if isinstance(obj, type)
         and issubclass(obj, nn.Module)
         and "forward" in vars(obj)
