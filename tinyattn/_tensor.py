@@ -14,6 +14,7 @@ forwards to it. The class is assembled from:
 
 from __future__ import annotations
 
+import builtins
 import numbers
 import weakref
 
@@ -395,7 +396,7 @@ class Tensor(
         return False
 
     # -- Python protocols -----------------------------------------------------------------
-    def __len__(self) -> int:
+    def __len__(self) -> builtins.int:
         if self._data.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
         return self._data.shape[0]
@@ -405,20 +406,20 @@ class Tensor(
             raise TypeError("iteration over a 0-d tensor")
         return iter(ops.views.unbind(self, 0))
 
-    def __bool__(self) -> bool:
+    def __bool__(self) -> builtins.bool:
         if self._data.size != 1:
             raise RuntimeError(
                 f"Boolean value of Tensor with {self._data.size} values is ambiguous"
             )
         return bool(self._data.reshape(()))
 
-    def __float__(self) -> float:
+    def __float__(self) -> builtins.float:
         return float(self.item())
 
-    def __int__(self) -> int:
+    def __int__(self) -> builtins.int:
         return int(self.item())
 
-    def __index__(self) -> int:
+    def __index__(self) -> builtins.int:
         if self._data.dtype.kind not in "iub" or self._data.size != 1:
             raise TypeError(
                 f"only integer tensors of a single element can be converted to an index "
@@ -468,7 +469,7 @@ class Tensor(
         )
 
     # -- in-place machinery ---------------------------------------------------------------
-    def _apply_inplace(self, fn: type[Function], *args, **kwargs) -> Tensor:
+    def _apply_inplace(self, fn: builtins.type[Function], *args, **kwargs) -> Tensor:
         """Run ``fn(self, *args)`` and write the result into ``self``'s memory.
 
         Autograd sees an in-place op as the out-of-place op followed by a rebinding:

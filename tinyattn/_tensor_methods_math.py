@@ -6,12 +6,15 @@ table there and re-run it rather than editing this file.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import tinyattn  # the ops are looked up at call time: they import the Tensor class
 
 if TYPE_CHECKING:
     from ._tensor import Tensor
+
+# ``cast("Tensor", self)``: a mixin's ``self`` is always a Tensor, which the type checker
+# cannot know (the ops take Tensors); at run time cast returns its argument.
 
 
 class TensorMathMethods:
@@ -23,386 +26,398 @@ class TensorMathMethods:
 
     def add(self, other, *, alpha=1) -> Tensor:
         """See :func:`tinyattn.add`."""
-        return tinyattn.ops.arithmetic.add(self, other, alpha=alpha)
+        return tinyattn.ops.arithmetic.add(cast("Tensor", self), other, alpha=alpha)
 
     def sub(self, other, *, alpha=1) -> Tensor:
         """See :func:`tinyattn.sub`."""
-        return tinyattn.ops.arithmetic.sub(self, other, alpha=alpha)
+        return tinyattn.ops.arithmetic.sub(cast("Tensor", self), other, alpha=alpha)
 
     def mul(self, other) -> Tensor:
         """See :func:`tinyattn.mul`."""
-        return tinyattn.ops.arithmetic.mul(self, other)
+        return tinyattn.ops.arithmetic.mul(cast("Tensor", self), other)
 
     def div(self, other, *, rounding_mode=None) -> Tensor:
         """See :func:`tinyattn.div`."""
-        return tinyattn.ops.arithmetic.div(self, other, rounding_mode=rounding_mode)
+        return tinyattn.ops.arithmetic.div(cast("Tensor", self), other, rounding_mode=rounding_mode)
 
     def true_divide(self, other, *, rounding_mode=None) -> Tensor:
         """See :func:`tinyattn.true_divide`."""
-        return tinyattn.ops.arithmetic.true_divide(self, other, rounding_mode=rounding_mode)
+        return tinyattn.ops.arithmetic.true_divide(
+            cast("Tensor", self), other, rounding_mode=rounding_mode
+        )
 
     def floor_divide(self, other) -> Tensor:
         """See :func:`tinyattn.floor_divide`."""
-        return tinyattn.ops.arithmetic.floor_divide(self, other)
+        return tinyattn.ops.arithmetic.floor_divide(cast("Tensor", self), other)
 
     def remainder(self, other) -> Tensor:
         """See :func:`tinyattn.remainder`."""
-        return tinyattn.ops.arithmetic.remainder(self, other)
+        return tinyattn.ops.arithmetic.remainder(cast("Tensor", self), other)
 
     def pow(self, exponent) -> Tensor:
         """See :func:`tinyattn.pow`."""
-        return tinyattn.ops.arithmetic.pow(self, exponent)
+        return tinyattn.ops.arithmetic.pow(cast("Tensor", self), exponent)
 
     def maximum(self, other: Tensor) -> Tensor:
         """See :func:`tinyattn.maximum`."""
-        return tinyattn.ops.arithmetic.maximum(self, other)
+        return tinyattn.ops.arithmetic.maximum(cast("Tensor", self), other)
 
     def minimum(self, other: Tensor) -> Tensor:
         """See :func:`tinyattn.minimum`."""
-        return tinyattn.ops.arithmetic.minimum(self, other)
+        return tinyattn.ops.arithmetic.minimum(cast("Tensor", self), other)
 
     def add_(self, other, *, alpha=1) -> Tensor:
         """See :func:`tinyattn.ops.arithmetic.add_`."""
-        return tinyattn.ops.arithmetic.add_(self, other, alpha=alpha)
+        return tinyattn.ops.arithmetic.add_(cast("Tensor", self), other, alpha=alpha)
 
     def sub_(self, other, *, alpha=1) -> Tensor:
         """See :func:`tinyattn.ops.arithmetic.sub_`."""
-        return tinyattn.ops.arithmetic.sub_(self, other, alpha=alpha)
+        return tinyattn.ops.arithmetic.sub_(cast("Tensor", self), other, alpha=alpha)
 
     def mul_(self, other) -> Tensor:
         """See :func:`tinyattn.ops.arithmetic.mul_`."""
-        return tinyattn.ops.arithmetic.mul_(self, other)
+        return tinyattn.ops.arithmetic.mul_(cast("Tensor", self), other)
 
     def div_(self, other, *, rounding_mode=None) -> Tensor:
         """See :func:`tinyattn.ops.arithmetic.div_`."""
-        return tinyattn.ops.arithmetic.div_(self, other, rounding_mode=rounding_mode)
+        return tinyattn.ops.arithmetic.div_(
+            cast("Tensor", self), other, rounding_mode=rounding_mode
+        )
 
     def pow_(self, exponent) -> Tensor:
         """See :func:`tinyattn.ops.arithmetic.pow_`."""
-        return tinyattn.ops.arithmetic.pow_(self, exponent)
+        return tinyattn.ops.arithmetic.pow_(cast("Tensor", self), exponent)
 
     def where(self, condition, other) -> Tensor:
         """``tinyattn.where(condition, self, other)``. See :func:`tinyattn.where`."""
-        return tinyattn.ops.arithmetic.where(condition, self, other)
+        return tinyattn.ops.arithmetic.where(condition, cast("Tensor", self), other)
 
     # -- unary ----------------------------------------------------------------------------------
 
     def neg(self) -> Tensor:
         """See :func:`tinyattn.neg`."""
-        return tinyattn.ops.unary.neg(self)
+        return tinyattn.ops.unary.neg(cast("Tensor", self))
 
     def abs(self) -> Tensor:
         """See :func:`tinyattn.abs`."""
-        return tinyattn.ops.unary.abs(self)
+        return tinyattn.ops.unary.abs(cast("Tensor", self))
 
     def exp(self) -> Tensor:
         """See :func:`tinyattn.exp`."""
-        return tinyattn.ops.unary.exp(self)
+        return tinyattn.ops.unary.exp(cast("Tensor", self))
 
     def log(self) -> Tensor:
         """See :func:`tinyattn.log`."""
-        return tinyattn.ops.unary.log(self)
+        return tinyattn.ops.unary.log(cast("Tensor", self))
 
     def log2(self) -> Tensor:
         """See :func:`tinyattn.log2`."""
-        return tinyattn.ops.unary.log2(self)
+        return tinyattn.ops.unary.log2(cast("Tensor", self))
 
     def log1p(self) -> Tensor:
         """See :func:`tinyattn.log1p`."""
-        return tinyattn.ops.unary.log1p(self)
+        return tinyattn.ops.unary.log1p(cast("Tensor", self))
 
     def expm1(self) -> Tensor:
         """See :func:`tinyattn.expm1`."""
-        return tinyattn.ops.unary.expm1(self)
+        return tinyattn.ops.unary.expm1(cast("Tensor", self))
 
     def sqrt(self) -> Tensor:
         """See :func:`tinyattn.sqrt`."""
-        return tinyattn.ops.unary.sqrt(self)
+        return tinyattn.ops.unary.sqrt(cast("Tensor", self))
 
     def rsqrt(self) -> Tensor:
         """See :func:`tinyattn.rsqrt`."""
-        return tinyattn.ops.unary.rsqrt(self)
+        return tinyattn.ops.unary.rsqrt(cast("Tensor", self))
 
     def sin(self) -> Tensor:
         """See :func:`tinyattn.sin`."""
-        return tinyattn.ops.unary.sin(self)
+        return tinyattn.ops.unary.sin(cast("Tensor", self))
 
     def cos(self) -> Tensor:
         """See :func:`tinyattn.cos`."""
-        return tinyattn.ops.unary.cos(self)
+        return tinyattn.ops.unary.cos(cast("Tensor", self))
 
     def tanh(self) -> Tensor:
         """See :func:`tinyattn.tanh`."""
-        return tinyattn.ops.unary.tanh(self)
+        return tinyattn.ops.unary.tanh(cast("Tensor", self))
 
     def sigmoid(self) -> Tensor:
         """See :func:`tinyattn.sigmoid`."""
-        return tinyattn.ops.unary.sigmoid(self)
+        return tinyattn.ops.unary.sigmoid(cast("Tensor", self))
 
     def relu(self) -> Tensor:
         """See :func:`tinyattn.relu`."""
-        return tinyattn.ops.unary.relu(self)
+        return tinyattn.ops.unary.relu(cast("Tensor", self))
 
     def reciprocal(self) -> Tensor:
         """See :func:`tinyattn.reciprocal`."""
-        return tinyattn.ops.unary.reciprocal(self)
+        return tinyattn.ops.unary.reciprocal(cast("Tensor", self))
 
     def square(self) -> Tensor:
         """See :func:`tinyattn.square`."""
-        return tinyattn.ops.unary.square(self)
+        return tinyattn.ops.unary.square(cast("Tensor", self))
 
     def sign(self) -> Tensor:
         """See :func:`tinyattn.sign`."""
-        return tinyattn.ops.unary.sign(self)
+        return tinyattn.ops.unary.sign(cast("Tensor", self))
 
     def floor(self) -> Tensor:
         """See :func:`tinyattn.floor`."""
-        return tinyattn.ops.unary.floor(self)
+        return tinyattn.ops.unary.floor(cast("Tensor", self))
 
     def ceil(self) -> Tensor:
         """See :func:`tinyattn.ceil`."""
-        return tinyattn.ops.unary.ceil(self)
+        return tinyattn.ops.unary.ceil(cast("Tensor", self))
 
     def round(self, decimals: int = 0) -> Tensor:
         """See :func:`tinyattn.round`."""
-        return tinyattn.ops.unary.round(self, decimals)
+        return tinyattn.ops.unary.round(cast("Tensor", self), decimals)
 
     def clamp(self, min=None, max=None) -> Tensor:
         """See :func:`tinyattn.clamp`."""
-        return tinyattn.ops.unary.clamp(self, min, max)
+        return tinyattn.ops.unary.clamp(cast("Tensor", self), min, max)
 
     def clip(self, min=None, max=None) -> Tensor:
         """See :func:`tinyattn.clip`."""
-        return tinyattn.ops.unary.clip(self, min, max)
+        return tinyattn.ops.unary.clip(cast("Tensor", self), min, max)
 
     def clone(self, *, memory_format=None) -> Tensor:
         """See :func:`tinyattn.clone`."""
-        return tinyattn.ops.unary.clone(self, memory_format=memory_format)
+        return tinyattn.ops.unary.clone(cast("Tensor", self), memory_format=memory_format)
 
     def contiguous(self, memory_format=None) -> Tensor:
         """See :func:`tinyattn.ops.unary.contiguous`."""
-        return tinyattn.ops.unary.contiguous(self, memory_format)
+        return tinyattn.ops.unary.contiguous(cast("Tensor", self), memory_format)
 
     def lerp(self, end: Tensor, weight) -> Tensor:
         """See :func:`tinyattn.lerp`."""
-        return tinyattn.ops.unary.lerp(self, end, weight)
+        return tinyattn.ops.unary.lerp(cast("Tensor", self), end, weight)
 
     def neg_(self) -> Tensor:
         """See :func:`tinyattn.ops.unary.neg_`."""
-        return tinyattn.ops.unary.neg_(self)
+        return tinyattn.ops.unary.neg_(cast("Tensor", self))
 
     def abs_(self) -> Tensor:
         """See :func:`tinyattn.ops.unary.abs_`."""
-        return tinyattn.ops.unary.abs_(self)
+        return tinyattn.ops.unary.abs_(cast("Tensor", self))
 
     def exp_(self) -> Tensor:
         """See :func:`tinyattn.ops.unary.exp_`."""
-        return tinyattn.ops.unary.exp_(self)
+        return tinyattn.ops.unary.exp_(cast("Tensor", self))
 
     def log_(self) -> Tensor:
         """See :func:`tinyattn.ops.unary.log_`."""
-        return tinyattn.ops.unary.log_(self)
+        return tinyattn.ops.unary.log_(cast("Tensor", self))
 
     def sqrt_(self) -> Tensor:
         """See :func:`tinyattn.ops.unary.sqrt_`."""
-        return tinyattn.ops.unary.sqrt_(self)
+        return tinyattn.ops.unary.sqrt_(cast("Tensor", self))
 
     def tanh_(self) -> Tensor:
         """See :func:`tinyattn.ops.unary.tanh_`."""
-        return tinyattn.ops.unary.tanh_(self)
+        return tinyattn.ops.unary.tanh_(cast("Tensor", self))
 
     def sigmoid_(self) -> Tensor:
         """See :func:`tinyattn.ops.unary.sigmoid_`."""
-        return tinyattn.ops.unary.sigmoid_(self)
+        return tinyattn.ops.unary.sigmoid_(cast("Tensor", self))
 
     def relu_(self) -> Tensor:
         """See :func:`tinyattn.ops.unary.relu_`."""
-        return tinyattn.ops.unary.relu_(self)
+        return tinyattn.ops.unary.relu_(cast("Tensor", self))
 
     def clamp_(self, min=None, max=None) -> Tensor:
         """See :func:`tinyattn.ops.unary.clamp_`."""
-        return tinyattn.ops.unary.clamp_(self, min, max)
+        return tinyattn.ops.unary.clamp_(cast("Tensor", self), min, max)
 
     def clip_(self, min=None, max=None) -> Tensor:
         """See :func:`tinyattn.ops.unary.clip_`."""
-        return tinyattn.ops.unary.clip_(self, min, max)
+        return tinyattn.ops.unary.clip_(cast("Tensor", self), min, max)
 
     # -- compare --------------------------------------------------------------------------------
 
     def eq(self, other) -> Tensor:
         """See :func:`tinyattn.eq`."""
-        return tinyattn.ops.compare.eq(self, other)
+        return tinyattn.ops.compare.eq(cast("Tensor", self), other)
 
     def ne(self, other) -> Tensor:
         """See :func:`tinyattn.ne`."""
-        return tinyattn.ops.compare.ne(self, other)
+        return tinyattn.ops.compare.ne(cast("Tensor", self), other)
 
     def lt(self, other) -> Tensor:
         """See :func:`tinyattn.lt`."""
-        return tinyattn.ops.compare.lt(self, other)
+        return tinyattn.ops.compare.lt(cast("Tensor", self), other)
 
     def le(self, other) -> Tensor:
         """See :func:`tinyattn.le`."""
-        return tinyattn.ops.compare.le(self, other)
+        return tinyattn.ops.compare.le(cast("Tensor", self), other)
 
     def gt(self, other) -> Tensor:
         """See :func:`tinyattn.gt`."""
-        return tinyattn.ops.compare.gt(self, other)
+        return tinyattn.ops.compare.gt(cast("Tensor", self), other)
 
     def ge(self, other) -> Tensor:
         """See :func:`tinyattn.ge`."""
-        return tinyattn.ops.compare.ge(self, other)
+        return tinyattn.ops.compare.ge(cast("Tensor", self), other)
 
     def greater(self, other) -> Tensor:
         """See :func:`tinyattn.greater`."""
-        return tinyattn.ops.compare.greater(self, other)
+        return tinyattn.ops.compare.greater(cast("Tensor", self), other)
 
     def less(self, other) -> Tensor:
         """See :func:`tinyattn.less`."""
-        return tinyattn.ops.compare.less(self, other)
+        return tinyattn.ops.compare.less(cast("Tensor", self), other)
 
     def equal(self, other: Tensor) -> bool:
         """See :func:`tinyattn.equal`."""
-        return tinyattn.ops.compare.equal(self, other)
+        return tinyattn.ops.compare.equal(cast("Tensor", self), other)
 
     def logical_not(self) -> Tensor:
         """See :func:`tinyattn.logical_not`."""
-        return tinyattn.ops.compare.logical_not(self)
+        return tinyattn.ops.compare.logical_not(cast("Tensor", self))
 
     def logical_and(self, other) -> Tensor:
         """See :func:`tinyattn.logical_and`."""
-        return tinyattn.ops.compare.logical_and(self, other)
+        return tinyattn.ops.compare.logical_and(cast("Tensor", self), other)
 
     def logical_or(self, other) -> Tensor:
         """See :func:`tinyattn.logical_or`."""
-        return tinyattn.ops.compare.logical_or(self, other)
+        return tinyattn.ops.compare.logical_or(cast("Tensor", self), other)
 
     def logical_xor(self, other) -> Tensor:
         """See :func:`tinyattn.logical_xor`."""
-        return tinyattn.ops.compare.logical_xor(self, other)
+        return tinyattn.ops.compare.logical_xor(cast("Tensor", self), other)
 
     def isnan(self) -> Tensor:
         """See :func:`tinyattn.isnan`."""
-        return tinyattn.ops.compare.isnan(self)
+        return tinyattn.ops.compare.isnan(cast("Tensor", self))
 
     def isinf(self) -> Tensor:
         """See :func:`tinyattn.isinf`."""
-        return tinyattn.ops.compare.isinf(self)
+        return tinyattn.ops.compare.isinf(cast("Tensor", self))
 
     def isfinite(self) -> Tensor:
         """See :func:`tinyattn.isfinite`."""
-        return tinyattn.ops.compare.isfinite(self)
+        return tinyattn.ops.compare.isfinite(cast("Tensor", self))
 
     # -- reduction ------------------------------------------------------------------------------
 
     def sum(self, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
         """See :func:`tinyattn.sum`."""
-        return tinyattn.ops.reduction.sum(self, dim, keepdim, dtype=dtype)
+        return tinyattn.ops.reduction.sum(cast("Tensor", self), dim, keepdim, dtype=dtype)
 
     def mean(self, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
         """See :func:`tinyattn.mean`."""
-        return tinyattn.ops.reduction.mean(self, dim, keepdim, dtype=dtype)
+        return tinyattn.ops.reduction.mean(cast("Tensor", self), dim, keepdim, dtype=dtype)
 
     def var(self, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> Tensor:
         """See :func:`tinyattn.var`."""
-        return tinyattn.ops.reduction.var(self, dim, unbiased, keepdim, correction=correction)
+        return tinyattn.ops.reduction.var(
+            cast("Tensor", self), dim, unbiased, keepdim, correction=correction
+        )
 
     def std(self, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> Tensor:
         """See :func:`tinyattn.std`."""
-        return tinyattn.ops.reduction.std(self, dim, unbiased, keepdim, correction=correction)
+        return tinyattn.ops.reduction.std(
+            cast("Tensor", self), dim, unbiased, keepdim, correction=correction
+        )
 
     def max(self, dim=None, keepdim: bool = False, *, other=None):
         """See :func:`tinyattn.max`."""
-        return tinyattn.ops.reduction.max(self, dim, keepdim, other=other)
+        return tinyattn.ops.reduction.max(cast("Tensor", self), dim, keepdim, other=other)
 
     def min(self, dim=None, keepdim: bool = False, *, other=None):
         """See :func:`tinyattn.min`."""
-        return tinyattn.ops.reduction.min(self, dim, keepdim, other=other)
+        return tinyattn.ops.reduction.min(cast("Tensor", self), dim, keepdim, other=other)
 
     def amax(self, dim=(), keepdim: bool = False) -> Tensor:
         """See :func:`tinyattn.amax`."""
-        return tinyattn.ops.reduction.amax(self, dim, keepdim)
+        return tinyattn.ops.reduction.amax(cast("Tensor", self), dim, keepdim)
 
     def amin(self, dim=(), keepdim: bool = False) -> Tensor:
         """See :func:`tinyattn.amin`."""
-        return tinyattn.ops.reduction.amin(self, dim, keepdim)
+        return tinyattn.ops.reduction.amin(cast("Tensor", self), dim, keepdim)
 
     def argmax(self, dim=None, keepdim: bool = False) -> Tensor:
         """See :func:`tinyattn.argmax`."""
-        return tinyattn.ops.reduction.argmax(self, dim, keepdim)
+        return tinyattn.ops.reduction.argmax(cast("Tensor", self), dim, keepdim)
 
     def argmin(self, dim=None, keepdim: bool = False) -> Tensor:
         """See :func:`tinyattn.argmin`."""
-        return tinyattn.ops.reduction.argmin(self, dim, keepdim)
+        return tinyattn.ops.reduction.argmin(cast("Tensor", self), dim, keepdim)
 
     def logsumexp(self, dim, keepdim: bool = False) -> Tensor:
         """See :func:`tinyattn.logsumexp`."""
-        return tinyattn.ops.reduction.logsumexp(self, dim, keepdim)
+        return tinyattn.ops.reduction.logsumexp(cast("Tensor", self), dim, keepdim)
 
     def norm(self, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
         """See :func:`tinyattn.norm`."""
-        return tinyattn.ops.reduction.norm(self, p, dim, keepdim, dtype)
+        return tinyattn.ops.reduction.norm(cast("Tensor", self), p, dim, keepdim, dtype)
 
     def prod(self, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
         """See :func:`tinyattn.prod`."""
-        return tinyattn.ops.reduction.prod(self, dim, keepdim, dtype=dtype)
+        return tinyattn.ops.reduction.prod(cast("Tensor", self), dim, keepdim, dtype=dtype)
 
     def any(self, dim=None, keepdim: bool = False) -> Tensor:
         """See :func:`tinyattn.any`."""
-        return tinyattn.ops.reduction.any(self, dim, keepdim)
+        return tinyattn.ops.reduction.any(cast("Tensor", self), dim, keepdim)
 
     def all(self, dim=None, keepdim: bool = False) -> Tensor:
         """See :func:`tinyattn.all`."""
-        return tinyattn.ops.reduction.all(self, dim, keepdim)
+        return tinyattn.ops.reduction.all(cast("Tensor", self), dim, keepdim)
 
     def count_nonzero(self, dim=None) -> Tensor:
         """See :func:`tinyattn.count_nonzero`."""
-        return tinyattn.ops.reduction.count_nonzero(self, dim)
+        return tinyattn.ops.reduction.count_nonzero(cast("Tensor", self), dim)
 
     # -- linalg ---------------------------------------------------------------------------------
 
     def matmul(self, other: Tensor) -> Tensor:
         """See :func:`tinyattn.matmul`."""
-        return tinyattn.ops.linalg.matmul(self, other)
+        return tinyattn.ops.linalg.matmul(cast("Tensor", self), other)
 
     def mm(self, mat2: Tensor) -> Tensor:
         """See :func:`tinyattn.mm`."""
-        return tinyattn.ops.linalg.mm(self, mat2)
+        return tinyattn.ops.linalg.mm(cast("Tensor", self), mat2)
 
     def bmm(self, mat2: Tensor) -> Tensor:
         """See :func:`tinyattn.bmm`."""
-        return tinyattn.ops.linalg.bmm(self, mat2)
+        return tinyattn.ops.linalg.bmm(cast("Tensor", self), mat2)
 
     def dot(self, other: Tensor) -> Tensor:
         """See :func:`tinyattn.dot`."""
-        return tinyattn.ops.linalg.dot(self, other)
+        return tinyattn.ops.linalg.dot(cast("Tensor", self), other)
 
     def outer(self, vec2: Tensor) -> Tensor:
         """See :func:`tinyattn.outer`."""
-        return tinyattn.ops.linalg.outer(self, vec2)
+        return tinyattn.ops.linalg.outer(cast("Tensor", self), vec2)
 
     def addmm(self, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:
         """See :func:`tinyattn.addmm`."""
-        return tinyattn.ops.linalg.addmm(self, mat1, mat2, beta=beta, alpha=alpha)
+        return tinyattn.ops.linalg.addmm(cast("Tensor", self), mat1, mat2, beta=beta, alpha=alpha)
 
     def baddbmm(self, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
         """See :func:`tinyattn.baddbmm`."""
-        return tinyattn.ops.linalg.baddbmm(self, batch1, batch2, beta=beta, alpha=alpha)
+        return tinyattn.ops.linalg.baddbmm(
+            cast("Tensor", self), batch1, batch2, beta=beta, alpha=alpha
+        )
 
     def addbmm(self, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
         """See :func:`tinyattn.addbmm`."""
-        return tinyattn.ops.linalg.addbmm(self, batch1, batch2, beta=beta, alpha=alpha)
+        return tinyattn.ops.linalg.addbmm(
+            cast("Tensor", self), batch1, batch2, beta=beta, alpha=alpha
+        )
 
     def cross(self, other: Tensor, dim: int | None = None) -> Tensor:
         """See :func:`tinyattn.cross`."""
-        return tinyattn.ops.linalg.cross(self, other, dim)
+        return tinyattn.ops.linalg.cross(cast("Tensor", self), other, dim)
 
     # -- activation -----------------------------------------------------------------------------
 
     def softmax(self, dim: int | None = None, dtype=None) -> Tensor:
         """See :func:`tinyattn.softmax`."""
-        return tinyattn.ops.activation.softmax(self, dim, dtype)
+        return tinyattn.ops.activation.softmax(cast("Tensor", self), dim, dtype)
 
     def log_softmax(self, dim: int | None = None, dtype=None) -> Tensor:
         """See :func:`tinyattn.log_softmax`."""
-        return tinyattn.ops.activation.log_softmax(self, dim, dtype)
+        return tinyattn.ops.activation.log_softmax(cast("Tensor", self), dim, dtype)

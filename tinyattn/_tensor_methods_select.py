@@ -6,12 +6,15 @@ table there and re-run it rather than editing this file.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import tinyattn  # the ops are looked up at call time: they import the Tensor class
 
 if TYPE_CHECKING:
     from ._tensor import Tensor
+
+# ``cast("Tensor", self)``: a mixin's ``self`` is always a Tensor, which the type checker
+# cannot know (the ops take Tensors); at run time cast returns its argument.
 
 
 class TensorSelectMethods:
@@ -25,37 +28,37 @@ class TensorSelectMethods:
         self, dim: int = -1, descending: bool = False, *, stable: bool = False
     ) -> tuple[Tensor, Tensor]:
         """See :func:`tinyattn.sort`."""
-        return tinyattn.ops.sorting.sort(self, dim, descending, stable=stable)
+        return tinyattn.ops.sorting.sort(cast("Tensor", self), dim, descending, stable=stable)
 
     def argsort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
         """See :func:`tinyattn.argsort`."""
-        return tinyattn.ops.sorting.argsort(self, dim, descending, stable)
+        return tinyattn.ops.sorting.argsort(cast("Tensor", self), dim, descending, stable)
 
     def msort(self) -> Tensor:
         """See :func:`tinyattn.msort`."""
-        return tinyattn.ops.sorting.msort(self)
+        return tinyattn.ops.sorting.msort(cast("Tensor", self))
 
     def topk(
         self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True
     ) -> tuple[Tensor, Tensor]:
         """See :func:`tinyattn.topk`."""
-        return tinyattn.ops.sorting.topk(self, k, dim, largest, sorted)
+        return tinyattn.ops.sorting.topk(cast("Tensor", self), k, dim, largest, sorted)
 
     def kthvalue(self, k: int, dim: int = -1, keepdim: bool = False):
         """See :func:`tinyattn.kthvalue`."""
-        return tinyattn.ops.sorting.kthvalue(self, k, dim, keepdim)
+        return tinyattn.ops.sorting.kthvalue(cast("Tensor", self), k, dim, keepdim)
 
     def median(self, dim: int | None = None, keepdim: bool = False):
         """See :func:`tinyattn.median`."""
-        return tinyattn.ops.sorting.median(self, dim, keepdim)
+        return tinyattn.ops.sorting.median(cast("Tensor", self), dim, keepdim)
 
     def nanmedian(self, dim: int | None = None, keepdim: bool = False):
         """See :func:`tinyattn.nanmedian`."""
-        return tinyattn.ops.sorting.nanmedian(self, dim, keepdim)
+        return tinyattn.ops.sorting.nanmedian(cast("Tensor", self), dim, keepdim)
 
     def mode(self, dim: int = -1, keepdim: bool = False):
         """See :func:`tinyattn.mode`."""
-        return tinyattn.ops.sorting.mode(self, dim, keepdim)
+        return tinyattn.ops.sorting.mode(cast("Tensor", self), dim, keepdim)
 
     def unique(
         self,
@@ -65,32 +68,36 @@ class TensorSelectMethods:
         dim: int | None = None,
     ):
         """See :func:`tinyattn.unique`."""
-        return tinyattn.ops.sorting.unique(self, sorted, return_inverse, return_counts, dim)
+        return tinyattn.ops.sorting.unique(
+            cast("Tensor", self), sorted, return_inverse, return_counts, dim
+        )
 
     def unique_consecutive(
         self, return_inverse: bool = False, return_counts: bool = False, dim=None
     ):
         """See :func:`tinyattn.unique_consecutive`."""
-        return tinyattn.ops.sorting.unique_consecutive(self, return_inverse, return_counts, dim)
+        return tinyattn.ops.sorting.unique_consecutive(
+            cast("Tensor", self), return_inverse, return_counts, dim
+        )
 
     def bincount(self, weights: Tensor | None = None, minlength: int = 0) -> Tensor:
         """See :func:`tinyattn.bincount`."""
-        return tinyattn.ops.sorting.bincount(self, weights, minlength)
+        return tinyattn.ops.sorting.bincount(cast("Tensor", self), weights, minlength)
 
     # -- cumulative -----------------------------------------------------------------------------
 
     def cumsum(self, dim: int, *, dtype=None) -> Tensor:
         """See :func:`tinyattn.cumsum`."""
-        return tinyattn.ops.cumulative.cumsum(self, dim, dtype=dtype)
+        return tinyattn.ops.cumulative.cumsum(cast("Tensor", self), dim, dtype=dtype)
 
     def cumprod(self, dim: int, *, dtype=None) -> Tensor:
         """See :func:`tinyattn.cumprod`."""
-        return tinyattn.ops.cumulative.cumprod(self, dim, dtype=dtype)
+        return tinyattn.ops.cumulative.cumprod(cast("Tensor", self), dim, dtype=dtype)
 
     def cummax(self, dim: int):
         """See :func:`tinyattn.cummax`."""
-        return tinyattn.ops.cumulative.cummax(self, dim)
+        return tinyattn.ops.cumulative.cummax(cast("Tensor", self), dim)
 
     def cummin(self, dim: int):
         """See :func:`tinyattn.cummin`."""
-        return tinyattn.ops.cumulative.cummin(self, dim)
+        return tinyattn.ops.cumulative.cummin(cast("Tensor", self), dim)

@@ -6,12 +6,15 @@ table there and re-run it rather than editing this file.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import tinyattn  # the ops are looked up at call time: they import the Tensor class
 
 if TYPE_CHECKING:
     from ._tensor import Tensor
+
+# ``cast("Tensor", self)``: a mixin's ``self`` is always a Tensor, which the type checker
+# cannot know (the ops take Tensors); at run time cast returns its argument.
 
 
 class TensorShapeMethods:
@@ -23,240 +26,252 @@ class TensorShapeMethods:
 
     def fill_(self, value) -> Tensor:
         """See :func:`tinyattn.ops.fill.fill_`."""
-        return tinyattn.ops.fill.fill_(self, value)
+        return tinyattn.ops.fill.fill_(cast("Tensor", self), value)
 
     def zero_(self) -> Tensor:
         """See :func:`tinyattn.ops.fill.zero_`."""
-        return tinyattn.ops.fill.zero_(self)
+        return tinyattn.ops.fill.zero_(cast("Tensor", self))
 
     def copy_(self, src, non_blocking: bool = False) -> Tensor:
         """See :func:`tinyattn.ops.fill.copy_`."""
-        return tinyattn.ops.fill.copy_(self, src, non_blocking)
+        return tinyattn.ops.fill.copy_(cast("Tensor", self), src, non_blocking)
 
     def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator=None) -> Tensor:
         """See :func:`tinyattn.ops.fill.uniform_`."""
-        return tinyattn.ops.fill.uniform_(self, a, b, generator=generator)
+        return tinyattn.ops.fill.uniform_(cast("Tensor", self), a, b, generator=generator)
 
     def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator=None) -> Tensor:
         """See :func:`tinyattn.ops.fill.normal_`."""
-        return tinyattn.ops.fill.normal_(self, mean, std, generator=generator)
+        return tinyattn.ops.fill.normal_(cast("Tensor", self), mean, std, generator=generator)
 
     def bernoulli_(self, p: float = 0.5, *, generator=None) -> Tensor:
         """See :func:`tinyattn.ops.fill.bernoulli_`."""
-        return tinyattn.ops.fill.bernoulli_(self, p, generator=generator)
+        return tinyattn.ops.fill.bernoulli_(cast("Tensor", self), p, generator=generator)
 
     def exponential_(self, lambd: float = 1.0, *, generator=None) -> Tensor:
         """See :func:`tinyattn.ops.fill.exponential_`."""
-        return tinyattn.ops.fill.exponential_(self, lambd, generator=generator)
+        return tinyattn.ops.fill.exponential_(cast("Tensor", self), lambd, generator=generator)
 
     def random_(self, low: int = 0, high: int | None = None, *, generator=None) -> Tensor:
         """See :func:`tinyattn.ops.fill.random_`."""
-        return tinyattn.ops.fill.random_(self, low, high, generator=generator)
+        return tinyattn.ops.fill.random_(cast("Tensor", self), low, high, generator=generator)
 
     # -- views ----------------------------------------------------------------------------------
 
     def view(self, *shape) -> Tensor:
         """See :func:`tinyattn.ops.views.view`."""
-        return tinyattn.ops.views.view(self, *shape)
+        return tinyattn.ops.views.view(cast("Tensor", self), *shape)
 
     def view_as(self, other: Tensor) -> Tensor:
         """See :func:`tinyattn.ops.views.view_as`."""
-        return tinyattn.ops.views.view_as(self, other)
+        return tinyattn.ops.views.view_as(cast("Tensor", self), other)
 
     def reshape(self, *shape) -> Tensor:
         """See :func:`tinyattn.reshape`."""
-        return tinyattn.ops.views.reshape(self, *shape)
+        return tinyattn.ops.views.reshape(cast("Tensor", self), *shape)
 
     def reshape_as(self, other: Tensor) -> Tensor:
         """See :func:`tinyattn.ops.views.reshape_as`."""
-        return tinyattn.ops.views.reshape_as(self, other)
+        return tinyattn.ops.views.reshape_as(cast("Tensor", self), other)
 
     def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
         """See :func:`tinyattn.flatten`."""
-        return tinyattn.ops.views.flatten(self, start_dim, end_dim)
+        return tinyattn.ops.views.flatten(cast("Tensor", self), start_dim, end_dim)
 
     def unflatten(self, dim: int, sizes) -> Tensor:
         """See :func:`tinyattn.unflatten`."""
-        return tinyattn.ops.views.unflatten(self, dim, sizes)
+        return tinyattn.ops.views.unflatten(cast("Tensor", self), dim, sizes)
 
     def squeeze(self, dim=None) -> Tensor:
         """See :func:`tinyattn.squeeze`."""
-        return tinyattn.ops.views.squeeze(self, dim)
+        return tinyattn.ops.views.squeeze(cast("Tensor", self), dim)
 
     def unsqueeze(self, dim: int) -> Tensor:
         """See :func:`tinyattn.unsqueeze`."""
-        return tinyattn.ops.views.unsqueeze(self, dim)
+        return tinyattn.ops.views.unsqueeze(cast("Tensor", self), dim)
 
     def squeeze_(self, dim=None) -> Tensor:
         """See :func:`tinyattn.ops.views.squeeze_`."""
-        return tinyattn.ops.views.squeeze_(self, dim)
+        return tinyattn.ops.views.squeeze_(cast("Tensor", self), dim)
 
     def unsqueeze_(self, dim: int) -> Tensor:
         """See :func:`tinyattn.ops.views.unsqueeze_`."""
-        return tinyattn.ops.views.unsqueeze_(self, dim)
+        return tinyattn.ops.views.unsqueeze_(cast("Tensor", self), dim)
 
     def transpose(self, dim0: int, dim1: int) -> Tensor:
         """See :func:`tinyattn.transpose`."""
-        return tinyattn.ops.views.transpose(self, dim0, dim1)
+        return tinyattn.ops.views.transpose(cast("Tensor", self), dim0, dim1)
 
     def swapaxes(self, dim0: int, dim1: int) -> Tensor:
         """See :func:`tinyattn.swapaxes`."""
-        return tinyattn.ops.views.swapaxes(self, dim0, dim1)
+        return tinyattn.ops.views.swapaxes(cast("Tensor", self), dim0, dim1)
 
     def permute(self, *dims) -> Tensor:
         """See :func:`tinyattn.permute`."""
-        return tinyattn.ops.views.permute(self, *dims)
+        return tinyattn.ops.views.permute(cast("Tensor", self), *dims)
 
     def t(self) -> Tensor:
         """See :func:`tinyattn.t`."""
-        return tinyattn.ops.views.t(self)
+        return tinyattn.ops.views.t(cast("Tensor", self))
 
     def movedim(self, source, destination) -> Tensor:
         """See :func:`tinyattn.movedim`."""
-        return tinyattn.ops.views.movedim(self, source, destination)
+        return tinyattn.ops.views.movedim(cast("Tensor", self), source, destination)
 
     def expand(self, *sizes) -> Tensor:
         """See :func:`tinyattn.ops.views.expand`."""
-        return tinyattn.ops.views.expand(self, *sizes)
+        return tinyattn.ops.views.expand(cast("Tensor", self), *sizes)
 
     def expand_as(self, other: Tensor) -> Tensor:
         """See :func:`tinyattn.ops.views.expand_as`."""
-        return tinyattn.ops.views.expand_as(self, other)
+        return tinyattn.ops.views.expand_as(cast("Tensor", self), other)
 
     def narrow(self, dim: int, start: int, length: int) -> Tensor:
         """See :func:`tinyattn.narrow`."""
-        return tinyattn.ops.views.narrow(self, dim, start, length)
+        return tinyattn.ops.views.narrow(cast("Tensor", self), dim, start, length)
 
     def select(self, dim: int, index: int) -> Tensor:
         """See :func:`tinyattn.select`."""
-        return tinyattn.ops.views.select(self, dim, index)
+        return tinyattn.ops.views.select(cast("Tensor", self), dim, index)
 
     def split(self, split_size_or_sections, dim: int = 0) -> tuple[Tensor, ...]:
         """See :func:`tinyattn.split`."""
-        return tinyattn.ops.views.split(self, split_size_or_sections, dim)
+        return tinyattn.ops.views.split(cast("Tensor", self), split_size_or_sections, dim)
 
     def chunk(self, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
         """See :func:`tinyattn.chunk`."""
-        return tinyattn.ops.views.chunk(self, chunks, dim)
+        return tinyattn.ops.views.chunk(cast("Tensor", self), chunks, dim)
 
     def unbind(self, dim: int = 0) -> tuple[Tensor, ...]:
         """See :func:`tinyattn.unbind`."""
-        return tinyattn.ops.views.unbind(self, dim)
+        return tinyattn.ops.views.unbind(cast("Tensor", self), dim)
 
     # -- rearrange ------------------------------------------------------------------------------
 
     def repeat(self, *sizes) -> Tensor:
         """See :func:`tinyattn.ops.rearrange.repeat`."""
-        return tinyattn.ops.rearrange.repeat(self, *sizes)
+        return tinyattn.ops.rearrange.repeat(cast("Tensor", self), *sizes)
 
     def repeat_interleave(
         self, repeats=None, dim: int | None = None, *, output_size=None
     ) -> Tensor:
         """See :func:`tinyattn.repeat_interleave`."""
-        return tinyattn.ops.rearrange.repeat_interleave(self, repeats, dim, output_size=output_size)
+        return tinyattn.ops.rearrange.repeat_interleave(
+            cast("Tensor", self), repeats, dim, output_size=output_size
+        )
 
     def flip(self, *dims) -> Tensor:
         """See :func:`tinyattn.flip`."""
-        return tinyattn.ops.rearrange.flip(self, *dims)
+        return tinyattn.ops.rearrange.flip(cast("Tensor", self), *dims)
 
     def roll(self, shifts, dims=None) -> Tensor:
         """See :func:`tinyattn.roll`."""
-        return tinyattn.ops.rearrange.roll(self, shifts, dims)
+        return tinyattn.ops.rearrange.roll(cast("Tensor", self), shifts, dims)
 
     def triu(self, diagonal: int = 0) -> Tensor:
         """See :func:`tinyattn.triu`."""
-        return tinyattn.ops.rearrange.triu(self, diagonal)
+        return tinyattn.ops.rearrange.triu(cast("Tensor", self), diagonal)
 
     def tril(self, diagonal: int = 0) -> Tensor:
         """See :func:`tinyattn.tril`."""
-        return tinyattn.ops.rearrange.tril(self, diagonal)
+        return tinyattn.ops.rearrange.tril(cast("Tensor", self), diagonal)
 
     def triu_(self, diagonal: int = 0) -> Tensor:
         """See :func:`tinyattn.ops.rearrange.triu_`."""
-        return tinyattn.ops.rearrange.triu_(self, diagonal)
+        return tinyattn.ops.rearrange.triu_(cast("Tensor", self), diagonal)
 
     def tril_(self, diagonal: int = 0) -> Tensor:
         """See :func:`tinyattn.ops.rearrange.tril_`."""
-        return tinyattn.ops.rearrange.tril_(self, diagonal)
+        return tinyattn.ops.rearrange.tril_(cast("Tensor", self), diagonal)
 
     def diagonal(self, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
         """See :func:`tinyattn.diagonal`."""
-        return tinyattn.ops.rearrange.diagonal(self, offset, dim1, dim2)
+        return tinyattn.ops.rearrange.diagonal(cast("Tensor", self), offset, dim1, dim2)
 
     def diff(self, n: int = 1, dim: int = -1, prepend=None, append=None) -> Tensor:
         """See :func:`tinyattn.diff`."""
-        return tinyattn.ops.rearrange.diff(self, n, dim, prepend, append)
+        return tinyattn.ops.rearrange.diff(cast("Tensor", self), n, dim, prepend, append)
 
     def diag(self, diagonal: int = 0) -> Tensor:
         """See :func:`tinyattn.diag`."""
-        return tinyattn.ops.rearrange.diag(self, diagonal)
+        return tinyattn.ops.rearrange.diag(cast("Tensor", self), diagonal)
 
     def diag_embed(self, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
         """See :func:`tinyattn.diag_embed`."""
-        return tinyattn.ops.rearrange.diag_embed(self, offset, dim1, dim2)
+        return tinyattn.ops.rearrange.diag_embed(cast("Tensor", self), offset, dim1, dim2)
 
     # -- indexing -------------------------------------------------------------------------------
 
     def gather(self, dim: int, index, *, sparse_grad: bool = False) -> Tensor:
         """See :func:`tinyattn.gather`."""
-        return tinyattn.ops.indexing.gather(self, dim, index, sparse_grad=sparse_grad)
+        return tinyattn.ops.indexing.gather(
+            cast("Tensor", self), dim, index, sparse_grad=sparse_grad
+        )
 
     def scatter(self, dim: int, index, src=None, *, value=None, reduce=None) -> Tensor:
         """See :func:`tinyattn.scatter`."""
-        return tinyattn.ops.indexing.scatter(self, dim, index, src, value=value, reduce=reduce)
+        return tinyattn.ops.indexing.scatter(
+            cast("Tensor", self), dim, index, src, value=value, reduce=reduce
+        )
 
     def scatter_(self, dim: int, index, src=None, *, value=None, reduce=None) -> Tensor:
         """See :func:`tinyattn.ops.indexing.scatter_`."""
-        return tinyattn.ops.indexing.scatter_(self, dim, index, src, value=value, reduce=reduce)
+        return tinyattn.ops.indexing.scatter_(
+            cast("Tensor", self), dim, index, src, value=value, reduce=reduce
+        )
 
     def scatter_add(self, dim: int, index, src) -> Tensor:
         """See :func:`tinyattn.scatter_add`."""
-        return tinyattn.ops.indexing.scatter_add(self, dim, index, src)
+        return tinyattn.ops.indexing.scatter_add(cast("Tensor", self), dim, index, src)
 
     def scatter_add_(self, dim: int, index, src) -> Tensor:
         """See :func:`tinyattn.ops.indexing.scatter_add_`."""
-        return tinyattn.ops.indexing.scatter_add_(self, dim, index, src)
+        return tinyattn.ops.indexing.scatter_add_(cast("Tensor", self), dim, index, src)
 
     def index_select(self, dim: int, index) -> Tensor:
         """See :func:`tinyattn.index_select`."""
-        return tinyattn.ops.indexing.index_select(self, dim, index)
+        return tinyattn.ops.indexing.index_select(cast("Tensor", self), dim, index)
 
     def index_fill(self, dim: int, index, value) -> Tensor:
         """See :func:`tinyattn.index_fill`."""
-        return tinyattn.ops.indexing.index_fill(self, dim, index, value)
+        return tinyattn.ops.indexing.index_fill(cast("Tensor", self), dim, index, value)
 
     def index_fill_(self, dim: int, index, value) -> Tensor:
         """See :func:`tinyattn.ops.indexing.index_fill_`."""
-        return tinyattn.ops.indexing.index_fill_(self, dim, index, value)
+        return tinyattn.ops.indexing.index_fill_(cast("Tensor", self), dim, index, value)
 
     def masked_fill(self, mask, value) -> Tensor:
         """See :func:`tinyattn.masked_fill`."""
-        return tinyattn.ops.indexing.masked_fill(self, mask, value)
+        return tinyattn.ops.indexing.masked_fill(cast("Tensor", self), mask, value)
 
     def masked_fill_(self, mask, value) -> Tensor:
         """See :func:`tinyattn.ops.indexing.masked_fill_`."""
-        return tinyattn.ops.indexing.masked_fill_(self, mask, value)
+        return tinyattn.ops.indexing.masked_fill_(cast("Tensor", self), mask, value)
 
     def masked_select(self, mask) -> Tensor:
         """See :func:`tinyattn.masked_select`."""
-        return tinyattn.ops.indexing.masked_select(self, mask)
+        return tinyattn.ops.indexing.masked_select(cast("Tensor", self), mask)
 
     def nonzero(self, *, as_tuple: bool = False):
         """See :func:`tinyattn.nonzero`."""
-        return tinyattn.ops.indexing.nonzero(self, as_tuple=as_tuple)
+        return tinyattn.ops.indexing.nonzero(cast("Tensor", self), as_tuple=as_tuple)
 
     def index_put_(self, indices, values, accumulate: bool = False) -> Tensor:
         """See :func:`tinyattn.ops.indexing.index_put_`."""
-        return tinyattn.ops.indexing.index_put_(self, indices, values, accumulate)
+        return tinyattn.ops.indexing.index_put_(cast("Tensor", self), indices, values, accumulate)
 
     def index_add(self, dim: int, index, source, *, alpha=1) -> Tensor:
         """See :func:`tinyattn.ops.indexing.index_add`."""
-        return tinyattn.ops.indexing.index_add(self, dim, index, source, alpha=alpha)
+        return tinyattn.ops.indexing.index_add(
+            cast("Tensor", self), dim, index, source, alpha=alpha
+        )
 
     def index_add_(self, dim: int, index, source, *, alpha=1) -> Tensor:
         """See :func:`tinyattn.ops.indexing.index_add_`."""
-        return tinyattn.ops.indexing.index_add_(self, dim, index, source, alpha=alpha)
+        return tinyattn.ops.indexing.index_add_(
+            cast("Tensor", self), dim, index, source, alpha=alpha
+        )
 
     def masked_scatter_(self, mask, source) -> Tensor:
         """See :func:`tinyattn.ops.indexing.masked_scatter_`."""
-        return tinyattn.ops.indexing.masked_scatter_(self, mask, source)
+        return tinyattn.ops.indexing.masked_scatter_(cast("Tensor", self), mask, source)

@@ -61,7 +61,7 @@ SPECIAL = {
     "arithmetic": [
         '''    def where(self, condition, other) -> Tensor:
         """``tinyattn.where(condition, self, other)``. See :func:`tinyattn.where`."""
-        return tinyattn.ops.arithmetic.where(condition, self, other)
+        return tinyattn.ops.arithmetic.where(condition, cast("Tensor", self), other)
 '''
     ],
 }
@@ -93,12 +93,15 @@ table there and re-run it rather than editing this file.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import tinyattn  # the ops are looked up at call time: they import the Tensor class
 
 if TYPE_CHECKING:
     from ._tensor import Tensor
+
+# ``cast("Tensor", self)``: a mixin's ``self`` is always a Tensor, which the type checker
+# cannot know (the ops take Tensors); at run time cast returns its argument.
 
 
 class {cls}:
@@ -144,7 +147,7 @@ def _method(family: str, name: str) -> str:
     params = [
         p for p in list(inspect.signature(op).parameters.values())[1:] if not p.name.startswith("_")
     ]
-    items, args, star_done = ["self"], ["self"], False
+    items, args, star_done = ["self"], ['cast("Tensor", self)'], False
     for p in params:
         if p.kind is p.KEYWORD_ONLY and not star_done:
             items.append("*")

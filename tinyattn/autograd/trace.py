@@ -1,9 +1,14 @@
 """``autograd.trace()``: record what the backward pass does, node by node.
 
+>>> import tinyattn
+>>> x = tinyattn.tensor([1.0, 2.0, 3.0], requires_grad=True)
+>>> loss = (x * x).sum()
 >>> with tinyattn.autograd.trace() as t:
 ...     loss.backward()
->>> print(t)          # a table: op, input shapes, output shape, |grad|, time
->>> t.records         # the same as a list of dicts
+>>> [r["op"] for r in t.records]  # print(t) shows them as a table, with shapes, |grad| and time
+['SumBackward0', 'MulBackward0']
+>>> t.records[1]["input_shapes"], t.records[1]["output_shape"]
+([(3,), (3,)], (3,))
 """
 
 from __future__ import annotations

@@ -51,15 +51,57 @@ _CBLAS_ROW_MAJOR, _CBLAS_NO_TRANS, _CBLAS_TRANS = 101, 111, 112
 # --------------------------------------------------------------------------- gemm
 
 
+def _tile_types_ok(a, b, c) -> bool:
+    """Whether ``a``, ``b``, ``c`` type as tiles the BLAS products take.
+
+    2-d arrays of one dtype, float32 or float64; a and b C- or F-contiguous, c C-contiguous.
+    """
+    arrays = (a, b, c)
+    if not all(isinstance(x, types.Array) and x.ndim == 2 for x in arrays):
+        return False
+    if len({x.dtype for x in arrays}) != 1 or a.dtype not in (types.float32, types.float64):
+        return False
+    return a.layout in "CF" and b.layout in "CF" and c.layout == "C"
+
+
+def _xxgemm_type():
+    """C type of numba's ``numba_xxgemm`` helper.
+
+    ``int (char kind, char transa, char transb, intp m, n, k, void *alpha, void *a,
+    intp lda, void *b, intp ldb, void *beta, void *c, intp ldc)``.
+    """
+    char, size, void_p = ir.IntType(8), cgutils.intp_t, ir.IntType(8).as_pointer()
+    params = [char] * 3 + [size] * 3 + [void_p, void_p, size, void_p, size, void_p, void_p, size]
+    return ir.FunctionType(ir.IntType(32), params)
+
+
+def _cblas_gemm_type(scalar):
+    """C type of ``cblas_xgemm64_`` (ILP64): ``void (int order, int transa, int transb,
+    int64 m, n, k, T alpha, T *a, int64 lda, T *b, int64 ldb, T beta, T *c, int64 ldc)``."""
+    i32, i64, pointer = ir.IntType(32), ir.IntType(64), scalar.as_pointer()
+    params = [i32] * 3 + [i64] * 3 + [scalar, pointer, i64, pointer, i64, scalar, pointer, i64]
+    return ir.FunctionType(ir.VoidType(), params)
+
+
+def _tile_arrays(context, builder, tys, values):
+    """The (a, b, c) array structs and their sizes m, k, n."""
+    arrs = [context.make_array(t)(context, builder, v) for t, v in zip(tys, values)]
+    (m, k), (_, n), _ = [cgutils.unpack_tuple(builder, x.shape) for x in arrs]
+    return arrs, m, k, n
+
+
+def _leading_dim(builder, ty, arr, one):
+    """``(is_c, leading dimension)`` of a C or F tile: an F tile is the transpose of a
+    row-major array, whose row length is its leading dimension (at least 1, as BLAS wants)."""
+    rows, cols = cgutils.unpack_tuple(builder, arr.shape)
+    lead = cols if ty.layout == "C" else rows
+    return ty.layout == "C", builder.select(builder.icmp_signed("<", lead, one), one, lead)
+
+
 @intrinsic
 def _gemm_blas(typingctx, alpha, a, b, beta, c):
     """c = alpha * a @ b + beta * c through numba's BLAS helper (scipy's cython_blas xgemm)."""
-    arrays = (a, b, c)
-    if not all(isinstance(x, types.Array) and x.ndim == 2 for x in arrays):
-        return None
-    if len({x.dtype for x in arrays}) != 1 or a.dtype not in (types.float32, types.float64):
-        return None
-    if a.layout not in "CF" or b.layout not in "CF" or c.layout != "C":
+    if not _tile_types_ok(a, b, c):
         return None
     dtype = c.dtype
 
@@ -71,65 +113,25 @@ def _gemm_blas(typingctx, alpha, a, b, beta, c):
         beta_slot = cgutils.alloca_once_value(
             builder, context.cast(builder, beta_v, sig.args[3], dtype)
         )
-        arrs = [
-            context.make_array(t)(context, builder, v) for t, v in ((a, a_v), (b, b_v), (c, c_v))
-        ]
-        (m, k), (_, n), _ = [cgutils.unpack_tuple(builder, x.shape) for x in arrs]
+        arrs, m, k, n = _tile_arrays(context, builder, (a, b, c), (a_v, b_v, c_v))
         one = context.get_constant(types.intp, 1)
+        void_p = ir.IntType(8).as_pointer()
 
         def operand(ty, arr):
             # Row-major c = a b is column-major c^T = b^T a^T: an operand whose
             # layout differs from c's is passed transposed.
-            rows, cols = cgutils.unpack_tuple(builder, arr.shape)
-            trans = ir.Constant(ir.IntType(8), ord("n" if ty.layout == "C" else "t"))
-            lead = cols if ty.layout == "C" else rows
-            lead = builder.select(builder.icmp_signed("<", lead, one), one, lead)
-            return trans, lead, builder.bitcast(arr.data, ir.IntType(8).as_pointer())
+            is_c, lead = _leading_dim(builder, ty, arr, one)
+            trans = ir.Constant(ir.IntType(8), ord("n" if is_c else "t"))
+            return trans, lead, builder.bitcast(arr.data, void_p)
 
         trans_b, ld_b, data_b = operand(b, arrs[1])
         trans_a, ld_a, data_a = operand(a, arrs[0])
         _, ld_c, data_c = operand(c, arrs[2])
-        void_p = ir.IntType(8).as_pointer()
-        fnty = ir.FunctionType(
-            ir.IntType(32),
-            [
-                ir.IntType(8),
-                ir.IntType(8),
-                ir.IntType(8),
-                cgutils.intp_t,
-                cgutils.intp_t,
-                cgutils.intp_t,
-                void_p,
-                void_p,
-                cgutils.intp_t,
-                void_p,
-                cgutils.intp_t,
-                void_p,
-                void_p,
-                cgutils.intp_t,
-            ],
-        )
-        fn = cgutils.get_or_insert_function(builder.module, fnty, "numba_xxgemm")
+        fn = cgutils.get_or_insert_function(builder.module, _xxgemm_type(), "numba_xxgemm")
         kind = ir.Constant(ir.IntType(8), ord(get_blas_kind(dtype)))
-        res = builder.call(
-            fn,
-            (
-                kind,
-                trans_b,
-                trans_a,
-                n,
-                m,
-                k,
-                builder.bitcast(alpha_slot, void_p),
-                data_b,
-                ld_b,
-                data_a,
-                ld_a,
-                builder.bitcast(beta_slot, void_p),
-                data_c,
-                ld_c,
-            ),
-        )
+        alpha_p, beta_p = builder.bitcast(alpha_slot, void_p), builder.bitcast(beta_slot, void_p)
+        call_args = (kind, trans_b, trans_a, n, m, k, alpha_p, data_b, ld_b, data_a, ld_a)
+        res = builder.call(fn, call_args + (beta_p, data_c, ld_c))
         check_blas_return(context, builder, res)
         return context.get_dummy_value()
 
@@ -168,79 +170,33 @@ def _gemm_cblas(typingctx, alpha, a, b, beta, c):
     Calls ``tinyattn_cblas_sgemm64`` / ``_dgemm64``, names that ``_blas.register_symbols``
     binds to the library's addresses before this module's kernels compile or load.
     """
-    arrays = (a, b, c)
-    if not all(isinstance(x, types.Array) and x.ndim == 2 for x in arrays):
-        return None
-    if len({x.dtype for x in arrays}) != 1 or a.dtype not in (types.float32, types.float64):
-        return None
-    if a.layout not in "CF" or b.layout not in "CF" or c.layout != "C":
+    if not _tile_types_ok(a, b, c):
         return None
     dtype = c.dtype
     symbol = _blas.SYMBOLS[str(dtype)]
 
     def codegen(context, builder, sig, args):
         alpha_v, a_v, b_v, beta_v, c_v = args
-        arrs = [
-            context.make_array(t)(context, builder, v) for t, v in ((a, a_v), (b, b_v), (c, c_v))
-        ]
-        (m, k), (_, n), _ = [cgutils.unpack_tuple(builder, x.shape) for x in arrs]
+        arrs, m, k, n = _tile_arrays(context, builder, (a, b, c), (a_v, b_v, c_v))
         one = context.get_constant(types.int64, 1)
         i32 = ir.IntType(32)
 
         def operand(ty, arr):
-            # An F tile is the transpose of a row-major array: pass it with Trans and
-            # the row length of that array as its leading dimension.
-            rows, cols = cgutils.unpack_tuple(builder, arr.shape)
-            trans = ir.Constant(i32, _CBLAS_NO_TRANS if ty.layout == "C" else _CBLAS_TRANS)
-            lead = cols if ty.layout == "C" else rows
-            lead = builder.select(builder.icmp_signed("<", lead, one), one, lead)
+            # An F tile is passed with Trans (see _leading_dim).
+            is_c, lead = _leading_dim(builder, ty, arr, one)
+            trans = ir.Constant(i32, _CBLAS_NO_TRANS if is_c else _CBLAS_TRANS)
             return trans, lead, arr.data
 
         trans_a, ld_a, data_a = operand(a, arrs[0])
         trans_b, ld_b, data_b = operand(b, arrs[1])
         _, ld_c, data_c = operand(c, arrs[2])
-        scalar = context.get_value_type(dtype)
-        pointer = scalar.as_pointer()
-        i64 = ir.IntType(64)
-        fnty = ir.FunctionType(
-            ir.VoidType(),
-            [
-                i32,
-                i32,
-                i32,
-                i64,
-                i64,
-                i64,
-                scalar,
-                pointer,
-                i64,
-                pointer,
-                i64,
-                scalar,
-                pointer,
-                i64,
-            ],
-        )
+        fnty = _cblas_gemm_type(context.get_value_type(dtype))
         fn = cgutils.get_or_insert_function(builder.module, fnty, symbol)
-        builder.call(
-            fn,
-            (
-                ir.Constant(i32, _CBLAS_ROW_MAJOR),
-                trans_a,
-                trans_b,
-                m,
-                n,
-                k,
-                context.cast(builder, alpha_v, sig.args[0], dtype),
-                data_a,
-                ld_a,
-                data_b,
-                ld_b,
-                context.cast(builder, beta_v, sig.args[3], dtype),
-                data_c,
-                ld_c,
-            ),
-        )
+        alpha_x = context.cast(builder, alpha_v, sig.args[0], dtype)
+        beta_x = context.cast(builder, beta_v, sig.args[3], dtype)
+        order = ir.Constant(i32, _CBLAS_ROW_MAJOR)
+        call_args = (order, trans_a, trans_b, m, n, k, alpha_x, data_a, ld_a, data_b, ld_b)
+        builder.call(fn, call_args + (beta_x, data_c, ld_c))
         return context.get_dummy_value()
 
     return types.void(alpha, a, b, beta, c), codegen

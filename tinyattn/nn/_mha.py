@@ -170,6 +170,11 @@ def multi_head_attention_forward(
     The math, gradients and shapes are in ``nn.MultiheadAttention.forward``; the steps in
     this module's docstring. Returns ``(attn_output (L, N, E), attn_weights)``, weights
     ``(N, L, S)`` head-averaged, ``(N, H, L, S)`` if not ``average_attn_weights``, or None.
+
+    Composes: F.linear, F.scaled_dot_product_attention, tinyattn.matmul, F.softmax, F.dropout,
+    Tensor.reshape, Tensor.transpose, Tensor.permute, tinyattn.cat
+
+    (``need_weights=True`` takes the matmul-softmax-dropout path, which returns the weights.)
     """
     batched = checks.check_mha_ranks(query, key, value, key_padding_mask)
     if not batched:

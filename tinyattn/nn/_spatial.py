@@ -97,8 +97,8 @@ def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) 
     ``'circular'`` (wrap around, pad <= size), which pad the last 1, 2 or 3 dims of a
     (batched) input with one or two leading dims, as in torch.
 
-    Gradient: constant: ``g`` cropped back; others: ``g`` added back into the input
-    positions each output position copied.
+    Gradient: constant: ``d input = g`` cropped back to the input's region; others:
+    ``d input[i] = sum of g over the output positions that copied input position i``.
     """
     _check_tensor(input, "pad")
     pad = tuple(int(p) for p in pad)
@@ -381,7 +381,7 @@ def _col2im(cols, rows, cols_idx, padding, out_hw, channels):
     return out[:, :, ph : ph + out_hw[0], pw : pw + out_hw[1]]
 
 
-class Unfold(Function):
+class Im2Col(Function):
     """cols[n, (c, i, j), l] = x_padded[n, c, oh*sh + i*dh, ow*sw + j*dw]   (im2col).
 
     dx = col2im(g): each block's gradient added back where the block came from
@@ -397,7 +397,7 @@ class Unfold(Function):
         return _col2im(g, *ctx.args), None, None, None
 
 
-class Fold(Function):
+class Col2Im(Function):
     """y = col2im(cols): blocks summed into an (N, C, H, W) output (overlaps add up).
 
     dcols = im2col(g)
@@ -417,7 +417,7 @@ def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tenso
     """Sliding blocks of ``(N, C, H, W)`` (or ``(C, H, W)``) input as columns:
     ``(N, C * kh * kw, L)`` with L the number of blocks (im2col).
 
-    Gradient: :func:`fold` of ``g`` (overlapping blocks add up).
+    Gradient: ``d input = fold(g)`` (overlapping blocks add up).
     """
     _check_tensor(input, "unfold")
     if input.ndim not in (3, 4):
@@ -436,7 +436,7 @@ def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tenso
         )
     ]
     rows, cols, _ = _patch_grid(x.shape[2:], *args, "unfold")
-    out = Unfold.apply(x, rows, cols, args[2])
+    out = Im2Col.apply(x, rows, cols, args[2])
     return out if input.ndim == 4 else out.squeeze(0)
 
 
@@ -444,7 +444,7 @@ def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=
     """Sum columns ``(N, C * kh * kw, L)`` (or unbatched) back into ``(N, C, *output_size)``:
     the adjoint of :func:`unfold` (col2im); overlapping blocks add up.
 
-    Gradient: :func:`unfold` of ``g``.
+    Gradient: ``d input = unfold(g)``.
     """
     _check_tensor(input, "fold")
     if input.ndim not in (2, 3):
@@ -472,5 +472,5 @@ def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=
             f"the calculated number of sliding blocks {blocks[0]} * {blocks[1]} = "
             f"{blocks[0] * blocks[1]}, but got input.size(2)={x.shape[2]}"
         )
-    out = Fold.apply(x, rows, cols, pad_, out_hw, x.shape[1] // per_block)
+    out = Col2Im.apply(x, rows, cols, pad_, out_hw, x.shape[1] // per_block)
     return out if input.ndim == 3 else out.squeeze(0)

@@ -88,7 +88,26 @@ class Linear(Function):
 
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
-    """Affine map ``input @ weight.T + bias``: (*, in) x (out, in) -> (*, out)."""
+    """Affine map ``y = input @ weight.T + bias``.
+
+    Shapes: ``input`` (*, in), ``weight`` (out, in), ``bias`` (out,) -> ``y`` (*, out).
+    A 1-D ``weight`` (in,) gives ``y = input @ weight (+ bias)`` of shape (*).
+
+    Gradient, with ``g = dL/dy`` and the sums over the leading (*) dims::
+
+        d input  = g @ weight                      (*, in)
+        d weight = sum g^T input                   (out, in)
+        d bias   = sum g                           (out,)
+
+    >>> import tinyattn
+    >>> import tinyattn.nn.functional as F
+    >>> x = tinyattn.tensor([[1.0, 2.0]], requires_grad=True)
+    >>> w = tinyattn.tensor([[1.0, 0.0], [1.0, 1.0]], requires_grad=True)
+    >>> F.linear(x, w).sum().backward()
+    >>> x.grad, w.grad
+    (tensor([[2., 1.]]), tensor([[1., 2.],
+            [1., 2.]]))
+    """
     _check_tensor(input, "linear")
     _check_tensor(weight, "linear", "weight")
     if weight.ndim != 2 and weight.ndim != 1:
@@ -175,7 +194,12 @@ class Gelu(Function):
 
 
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
-    """Gaussian error linear unit ``x * Phi(x)`` (or its tanh approximation)."""
+    """Gaussian error linear unit ``y = x Phi(x)`` (or its tanh approximation), any shape.
+
+    ``Phi`` is the standard normal CDF, ``phi`` its density. Gradient:
+    ``d input = g (Phi(x) + x phi(x))``; with ``approximate='tanh'``, ``u = sqrt(2/pi)
+    (x + 0.044715 x^3)``, ``t = tanh(u)`` and ``d input = g ((1 + t) / 2 + x (1 - t^2) du/dx / 2)``.
+    """
     _check_tensor(input, "gelu")
     if approximate not in ("none", "tanh"):
         raise RuntimeError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
@@ -213,7 +237,9 @@ def _dropout_mask(shape, p: float, dtype: np.dtype) -> np.ndarray:
 def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
     """Zero each element with probability ``p`` and scale the rest by ``1/(1-p)`` (training only).
 
-    In eval mode (``training=False``) or with ``p=0`` the input is returned unchanged.
+    ``y = x * m`` with ``m = keep / (1 - p)``, ``keep ~ Bernoulli(1 - p)``, same shape as ``x``.
+    Gradient: ``d input = g * m`` (the same mask). In eval mode (``training=False``) or with
+    ``p=0`` the input is returned unchanged (``d input = g``).
     """
     _check_tensor(input, "dropout")
     if not isinstance(p, numbers.Real) or not 0.0 <= p <= 1.0:
@@ -307,7 +333,19 @@ def layer_norm(
     bias: Tensor | None = None,
     eps: float = 1e-5,
 ) -> Tensor:
-    """Layer normalisation over the trailing ``normalized_shape`` dims (biased variance)."""
+    """Layer normalisation over the trailing ``normalized_shape`` dims (biased variance).
+
+    Shapes: ``input`` (*, *normalized_shape); ``weight``, ``bias`` normalized_shape; ``y`` as
+    ``input``. With means over the trailing dims::
+
+        rstd = 1 / sqrt(mean((x - mean(x))^2) + eps),  xhat = (x - mean(x)) rstd
+        y = xhat * weight + bias
+
+    Gradient, with ``g' = g * weight``::
+
+        d input  = rstd (g' - mean(g') - xhat mean(g' xhat))
+        d weight = sum of g xhat over the leading dims,   d bias = sum of g
+    """
     _check_tensor(input, "layer_norm")
     shape = _check_normalized_shape(input, normalized_shape, "layer_norm")
     _check_affine(weight, shape, "layer_norm", "weight")
@@ -343,7 +381,13 @@ class RMSNorm(Function):
 def rms_norm(
     input: Tensor, normalized_shape, weight: Tensor | None = None, eps: float | None = None
 ) -> Tensor:
-    """Root-mean-square normalisation; ``eps=None`` means ``finfo(input.dtype).eps`` (torch)."""
+    """Root-mean-square normalisation; ``eps=None`` means ``finfo(input.dtype).eps`` (torch).
+
+    Shapes as :func:`layer_norm`. ``rstd = 1 / sqrt(mean(x^2) + eps)`` over the trailing dims,
+    ``xhat = x rstd``, ``y = xhat * weight``. Gradient, with ``g' = g * weight``:
+    ``d input = rstd (g' - xhat mean(g' xhat))``, ``d weight = sum of g xhat`` over the
+    leading dims.
+    """
     _check_tensor(input, "rms_norm")
     shape = _check_normalized_shape(input, normalized_shape, "rms_norm")
     _check_affine(weight, shape, "rms_norm", "weight")
@@ -387,7 +431,12 @@ def embedding(
     scale_grad_by_freq: bool = False,
     sparse: bool = False,
 ) -> Tensor:
-    """Rows of ``weight`` picked by the integer ``input``; the padding row gets no gradient."""
+    """Rows of ``weight`` picked by the integer ``input``: ``y = weight[input]``.
+
+    Shapes: ``input`` (*) integers in ``[0, V)``, ``weight`` (V, D) -> ``y`` (*, D).
+    Gradient: ``d weight[v] = sum of g[i] over the positions i with input[i] == v`` (a
+    scatter-add of the rows of ``g``); ``d weight[padding_idx] = 0``; no gradient to ``input``.
+    """
     _check_tensor(weight, "embedding", "weight")
     if max_norm is not None or scale_grad_by_freq or sparse:
         raise NotImplementedError(

@@ -272,7 +272,8 @@ true_divide = divide = div
 
 
 def floor_divide(input, other) -> Tensor:
-    """``floor(input / other)``, as Python's ``//``. Gradient: 0 (piecewise constant), as in torch."""
+    """``floor(input / other)``, as Python's ``//``. d input = d other = 0 (piecewise
+    constant), as in torch."""
     return div(input, other, rounding_mode="floor")
 
 
@@ -356,13 +357,19 @@ def where(condition, input=None, other=None) -> Tensor:
 
 @gradient_doc(Maximum)
 def maximum(input: Tensor, other: Tensor) -> Tensor:
-    """Elementwise max of ``input`` and ``other`` (broadcast)."""
+    """Elementwise max of ``input`` and ``other`` (broadcast).
+
+    d input = g where input > other, g / 2 where equal, else 0 (``d other`` the mirror).
+    """
     return Maximum.apply(_tensor(input, "maximum"), _operand(other, "maximum"), pick_max=True)
 
 
 @gradient_doc(Maximum)
 def minimum(input: Tensor, other: Tensor) -> Tensor:
-    """Elementwise min of ``input`` and ``other`` (broadcast)."""
+    """Elementwise min of ``input`` and ``other`` (broadcast).
+
+    d input = g where input < other, g / 2 where equal, else 0 (``d other`` the mirror).
+    """
     return Maximum.apply(_tensor(input, "minimum"), _operand(other, "minimum"), pick_max=False)
 
 

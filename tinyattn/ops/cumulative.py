@@ -138,5 +138,8 @@ def cummax(input: Tensor, dim: int):
 
 
 def cummin(input: Tensor, dim: int):
-    """Running min along ``dim`` and its index (the latest on ties). Gradient: as cummax."""
+    """Running min along ``dim`` and its index (the latest on ties).
+
+    d input[j] = sum of g[i] over the positions i whose running min came from j (as cummax).
+    """
     return _cum_extreme(input, dim, False, cummin_return, "cummin")

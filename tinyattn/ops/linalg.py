@@ -144,7 +144,8 @@ def dot(input: Tensor, other: Tensor) -> Tensor:
 def inner(input: Tensor, other: Tensor) -> Tensor:
     """Products summed over the last dims: ``out[i..., j...] = sum_k input[i..., k] other[j..., k]``.
 
-    Gradient: that of the matmul ``input.reshape(-1, K) @ other.reshape(-1, K).T``.
+    d input[i..., k] = sum_j g[i..., j...] other[j..., k],
+    d other[j..., k] = sum_i g[i..., j...] input[i..., k] (the matmul's, reshaped).
     """
     if input.ndim == 0 or other.ndim == 0:
         return input * other
@@ -218,7 +219,8 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tens
 def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
     """``beta * input + alpha * bmm(batch1, batch2)``: (b, n, k) @ (b, k, m) -> (b, n, m).
 
-    Gradient: as :func:`addmm`, per batch.
+    d input = beta * g, d batch1 = alpha * g @ batch2^T, d batch2 = alpha * batch1^T @ g
+    (per batch, as :func:`addmm`).
     """
     return _add_scaled(input, bmm(batch1, batch2), beta, alpha, "baddbmm")
 
@@ -226,7 +228,8 @@ def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -
 def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
     """``beta * input + alpha * sum_b batch1[b] @ batch2[b]`` -> (n, m).
 
-    Gradient: as :func:`addmm`; each batch's product receives the same ``alpha * g``.
+    d input = beta * g, d batch1[b] = alpha * g @ batch2[b]^T,
+    d batch2[b] = alpha * batch1[b]^T @ g (as :func:`addmm`, each batch the same ``g``).
     """
     return _add_scaled(input, bmm(batch1, batch2).sum(0), beta, alpha, "addbmm")
 
@@ -291,6 +294,16 @@ _LETTERS = set(string.ascii_letters)
 
 def _parse_einsum(equation: str, shapes: list[tuple[int, ...]]):
     """Expand '...' into letters and validate; returns (input subscripts, output, sizes)."""
+    terms, out = _split_equation(equation, len(shapes))
+    for term in terms + ([out] if out is not None else []):
+        _check_subscripts(term, equation)
+    expanded, ell = _expand_ellipsis(terms, shapes, out)
+    sizes = _subscript_sizes(expanded, shapes, equation)
+    return expanded, _output_subscripts(out, expanded, ell, sizes, equation), sizes
+
+
+def _split_equation(equation: str, n_operands: int) -> tuple[list[str], str | None]:
+    """``"ij,jk->ik"`` -> ``(["ij", "jk"], "ik")``; the output is None without '->'."""
     eq = equation.replace(" ", "")
     if "->" in eq:
         lhs, out = eq.split("->", 1)
@@ -299,22 +312,31 @@ def _parse_einsum(equation: str, shapes: list[tuple[int, ...]]):
     else:
         lhs, out = eq, None
     terms = lhs.split(",")
-    if len(terms) != len(shapes):
+    if len(terms) != n_operands:
         raise ValueError(
             f"einsum(): equation {equation!r} has {len(terms)} operand subscripts but "
-            f"{len(shapes)} operands were given"
+            f"{n_operands} operands were given"
         )
-    for term in terms + ([out] if out is not None else []):
-        if term.count("...") > 1:
-            raise ValueError(
-                f"einsum(): subscripts {term!r} in {equation!r} contain more than one ellipsis"
-            )
-        bad = [c for c in term.replace("...", "") if c not in _LETTERS]
-        if bad or term.replace("...", "").count(".") or "." in term.replace("...", ""):
-            raise ValueError(
-                f"einsum(): invalid subscript {(bad or ['.'])[0]!r} in {equation!r}: subscripts "
-                "must be letters a-z, A-Z, with '...' for broadcast dims"
-            )
+    return terms, out
+
+
+def _check_subscripts(term: str, equation: str) -> None:
+    """Letters only, with at most one '...'."""
+    if term.count("...") > 1:
+        raise ValueError(
+            f"einsum(): subscripts {term!r} in {equation!r} contain more than one ellipsis"
+        )
+    bad = [c for c in term.replace("...", "") if c not in _LETTERS]
+    if bad or term.replace("...", "").count(".") or "." in term.replace("...", ""):
+        raise ValueError(
+            f"einsum(): invalid subscript {(bad or ['.'])[0]!r} in {equation!r}: subscripts "
+            "must be letters a-z, A-Z, with '...' for broadcast dims"
+        )
+
+
+def _expand_ellipsis(terms: list[str], shapes, out: str | None) -> tuple[list[str], str]:
+    """Each operand's '...' replaced by spare letters (right-aligned, as broadcasting);
+    returns the expanded subscripts and the letters of the widest ellipsis."""
     used = set("".join(terms)) | set(out or "")
     spare = [c for c in string.ascii_letters if c not in used]
     ell_ndim = 0
@@ -340,6 +362,11 @@ def _parse_einsum(equation: str, shapes: list[tuple[int, ...]]):
                 f"shape {list(shape)}) and no ellipsis was given"
             )
         expanded.append(term)
+    return expanded, ell
+
+
+def _subscript_sizes(expanded: list[str], shapes, equation: str) -> dict[str, int]:
+    """The size of each letter, broadcasting 1s; repeated letters (diagonals) must agree."""
     sizes: dict[str, int] = {}
     for i, (term, shape) in enumerate(zip(expanded, shapes)):
         for c in set(term):  # a repeated letter takes a diagonal: its sizes must be equal
@@ -358,28 +385,30 @@ def _parse_einsum(equation: str, shapes: list[tuple[int, ...]]):
                     f"einsum(): subscript {c!r} has size {n} for operand {i} (shape {list(shape)}) "
                     f"which does not broadcast with size {seen} seen earlier in {equation!r}"
                 )
+    return sizes
+
+
+def _output_subscripts(out, expanded: list[str], ell: str, sizes, equation: str) -> str:
+    """The output subscripts: given (with '...' expanded; ellipsis dims it omits are
+    summed), or implicit: the ellipsis, then the letters used once, sorted."""
     if out is None:
-        counts = {}
+        counts: dict[str, int] = {}
         for c in "".join(expanded):
             counts[c] = counts.get(c, 0) + 1
-        out = ell + "".join(sorted(c for c, k in counts.items() if k == 1 and c not in ell))
-    else:
-        if "..." in out:
-            out = out.replace("...", ell)
-        elif ell and any(sizes[c] != 1 for c in ell):
-            pass  # ellipsis dims are summed when the output omits them
-        for c in out:
-            if c not in sizes:
-                raise ValueError(
-                    f"einsum(): output subscript {c!r} in {equation!r} does not appear in any input"
-                )
-        repeated = [c for c in dict.fromkeys(out) if out.count(c) > 1]
-        if repeated:
+        return ell + "".join(sorted(c for c, k in counts.items() if k == 1 and c not in ell))
+    out = out.replace("...", ell)
+    for c in out:
+        if c not in sizes:
             raise ValueError(
-                f"einsum(): output subscript {repeated[0]!r} appears more than once in the "
-                f"output of {equation!r}"
+                f"einsum(): output subscript {c!r} in {equation!r} does not appear in any input"
             )
-    return expanded, out, sizes
+    repeated = [c for c in dict.fromkeys(out) if out.count(c) > 1]
+    if repeated:
+        raise ValueError(
+            f"einsum(): output subscript {repeated[0]!r} appears more than once in the "
+            f"output of {equation!r}"
+        )
+    return out
 
 
 def _einsum_as_matmul(ta: str, tb: str, out: str, a: np.ndarray, b: np.ndarray):
@@ -491,7 +520,11 @@ def _einsum_grad(g, ctx, operands, i):
 
 @gradient_doc(Einsum)
 def einsum(equation: str, *operands) -> Tensor:
-    """Einstein summation, e.g. ``einsum('ibhd,jbhd->ijbh', q, k)`` (ellipsis and repeats allowed)."""
+    """Einstein summation, e.g. ``einsum('ibhd,jbhd->ijbh', q, k)`` (ellipsis and repeats allowed).
+
+    For ``out = einsum("ij,jk->ik", a, b)``: ``da = einsum("ik,jk->ij", g, b)``; in general
+    ``d operand_i`` = the einsum of ``g`` with the other operands into operand i's subscripts.
+    """
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     if not isinstance(equation, str):

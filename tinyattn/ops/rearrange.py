@@ -368,7 +368,8 @@ def diag(input: Tensor, diagonal: int = 0) -> Tensor:
     """1-D ``input``: a square matrix with ``input`` on its ``diagonal``-th diagonal;
     2-D ``input``: its ``diagonal``-th diagonal as a 1-D tensor.
 
-    Gradient: that of :func:`diag_embed` (1-D) or :func:`diagonal` (2-D).
+    1-D: d input[i] = g[i, i + diagonal] (:func:`diag_embed`'s); 2-D: d input = g placed on
+    the diagonal, 0 elsewhere (:func:`diagonal`'s).
     """
     if input.ndim == 1:
         return diag_embed(input, diagonal)

@@ -193,12 +193,14 @@ def std(
 
 
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    """``(var(input, ...), mean(input, ...))``. Gradient: the sum of :func:`var`'s and :func:`mean`'s."""
+    """``(var(input, ...), mean(input, ...))``. d input = d_var + d_mean: the sum of
+    :func:`var`'s and :func:`mean`'s."""
     return _var(input, dim, unbiased, keepdim, correction, "var_mean"), mean(input, dim, keepdim)
 
 
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    """``(std(input, ...), mean(input, ...))``. Gradient: the sum of :func:`std`'s and :func:`mean`'s."""
+    """``(std(input, ...), mean(input, ...))``. d input = d_std + d_mean: the sum of
+    :func:`std`'s and :func:`mean`'s."""
     return _var(input, dim, unbiased, keepdim, correction, "std_mean"), mean(input, dim, keepdim)
 
 
@@ -327,7 +329,8 @@ def max(input: Tensor, dim=None, keepdim: bool = False, *, other=None):
 def min(input: Tensor, dim=None, keepdim: bool = False, *, other=None):
     """Min of all elements; with ``dim``, a ``(values, indices)`` named tuple; with a tensor, elementwise.
 
-    Gradient: as :func:`max`, with the min in place of the max.
+    d input = g at the min's position (split evenly among ties without ``dim``), 0
+    elsewhere: as :func:`max`, with the min in place of the max.
     """
     return _max_min(input, dim, keepdim, other, False)
 

@@ -121,7 +121,8 @@ def argsort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool
 
 
 def msort(input: Tensor) -> Tensor:
-    """``sort(input, dim=0).values``. Gradient: as :func:`sort`."""
+    """``sort(input, dim=0).values``. d input = g put back where each value came
+    from, as :func:`sort`."""
     return sort(input, 0).values
 
 

@@ -292,25 +292,25 @@ def _rounding(input: Tensor, fn, op: str) -> Tensor:
 
 @gradient_doc(_ZeroGrad)
 def sign(input: Tensor) -> Tensor:
-    """-1, 0 or 1 by the sign of each element (0 for NaN, as torch)."""
+    """-1, 0 or 1 by the sign of each element (0 for NaN, as torch). dx = 0."""
     return _ZeroGrad.apply(_tensor(input, "sign"), sgn)
 
 
 @gradient_doc(_ZeroGrad)
 def floor(input: Tensor) -> Tensor:
-    """Round down to a whole number."""
+    """Round down to a whole number. dx = 0."""
     return _rounding(input, np.floor, "floor")
 
 
 @gradient_doc(_ZeroGrad)
 def ceil(input: Tensor) -> Tensor:
-    """Round up to a whole number."""
+    """Round up to a whole number. dx = 0."""
     return _rounding(input, np.ceil, "ceil")
 
 
 @gradient_doc(_ZeroGrad)
 def round(input: Tensor, decimals: int = 0) -> Tensor:
-    """Round half to even, to ``decimals`` decimal places."""
+    """Round half to even, to ``decimals`` decimal places. dx = 0."""
     return _rounding(input, lambda x: np.round(x, decimals), "round")
 
 

@@ -15,6 +15,7 @@ class ReLU(Module):
         self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
+        """``y = max(x, 0)``, any shape (in place with ``inplace=True``). ``dx = g * (x > 0)``."""
         return input.relu_() if self.inplace else F.relu(input)
 
     def extra_repr(self) -> str:
@@ -31,6 +32,10 @@ class GELU(Module):
         self.approximate = approximate
 
     def forward(self, input: Tensor) -> Tensor:
+        """``y = x Phi(x)`` (or the tanh approximation), any shape; see :func:`F.gelu`.
+
+        ``dx = g (Phi(x) + x phi(x))``, ``Phi``/``phi`` the standard normal CDF/density.
+        """
         return F.gelu(input, approximate=self.approximate)
 
     def extra_repr(self) -> str:
@@ -41,6 +46,7 @@ class Tanh(Module):
     """tanh elementwise."""
 
     def forward(self, input: Tensor) -> Tensor:
+        """``y = tanh(x)``, any shape. ``dx = g (1 - y^2)``."""
         return F.tanh(input)
 
 
@@ -48,6 +54,7 @@ class Sigmoid(Module):
     """1 / (1 + exp(-x)) elementwise."""
 
     def forward(self, input: Tensor) -> Tensor:
+        """``y = 1 / (1 + exp(-x))``, any shape. ``dx = g y (1 - y)``."""
         return F.sigmoid(input)
 
 
@@ -59,6 +66,10 @@ class Softmax(Module):
         self.dim = dim
 
     def forward(self, input: Tensor) -> Tensor:
+        """``y = exp(x) / sum(exp(x))`` along ``self.dim``, same shape as ``x``.
+
+        ``dx = y (g - sum(g y))``, the sum along ``self.dim``.
+        """
         return F.softmax(input, self.dim, _stacklevel=5)
 
     def extra_repr(self) -> str:
@@ -73,6 +84,10 @@ class LogSoftmax(Module):
         self.dim = dim
 
     def forward(self, input: Tensor) -> Tensor:
+        """``y = x - logsumexp(x)`` along ``self.dim``, same shape as ``x``.
+
+        ``dx = g - exp(y) sum(g)``, the sum along ``self.dim``.
+        """
         return F.log_softmax(input, self.dim, _stacklevel=5)
 
     def extra_repr(self) -> str:

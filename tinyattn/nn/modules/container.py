@@ -16,6 +16,7 @@ class Identity(Module):
         super().__init__()
 
     def forward(self, input):
+        """Return ``input`` itself. ``d input = g``."""
         return input
 
 
@@ -57,6 +58,11 @@ class Sequential(Module):
         return self
 
     def forward(self, input):
+        """``input`` through each child module in order: ``m_n(...m_2(m_1(input)))``.
+
+        The gradient is the chain rule through the children, last to first:
+        ``d input = J_1^T (J_2^T (... J_n^T g))``, each ``J_i`` the Jacobian of child i.
+        """
         for module in self._modules.values():
             input = module(input)
         return input

@@ -27,6 +27,11 @@ class Dropout(Module):
         self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
+        """In training, ``y = x * m``, ``m = keep / (1 - p)``, ``keep ~ Bernoulli(1 - p)``;
+        in eval mode ``y = x``. Any shape.
+
+        ``dx = g * m`` (``dx = g`` in eval mode). See :func:`F.dropout`.
+        """
         return F.dropout(input, self.p, self.training, self.inplace)
 
     def extra_repr(self) -> str:

@@ -31,6 +31,10 @@ class Rearrange(RearrangeMixin, Module):
     """``einops.rearrange(x, pattern, **axes_lengths)`` as a layer (no parameters)."""
 
     def forward(self, input):
+        """The rearranged ``input`` (transpose, reshape, repeat as the pattern says).
+
+        Composes: Tensor.reshape, Tensor.permute, Tensor.expand
+        """
         return self._apply_recipe(input)
 
 
@@ -38,6 +42,11 @@ class Reduce(ReduceMixin, Module):
     """``einops.reduce(x, pattern, reduction, **axes_lengths)`` as a layer (no parameters)."""
 
     def forward(self, input):
+        """``input`` reduced over the axes the pattern drops (``reduction``: mean, sum, max, ...).
+
+        Composes: Tensor.reshape, Tensor.permute, tinyattn.mean, tinyattn.sum, tinyattn.amax,
+        tinyattn.amin, tinyattn.prod
+        """
         return self._apply_recipe(input)
 
 
@@ -68,6 +77,11 @@ class EinMix(_EinmixMixin, Module):
             self.post_rearrange = Rearrange(post_reshape_pattern, **post_reshape_lengths)
 
     def forward(self, input):
+        """``post(einsum(pattern, pre(input), weight) + bias)``, shapes as the pattern says.
+
+        For the einsum ``y = einsum("btc,ch->bth", x, W)``: ``dx = einsum("bth,ch->btc", g, W)``,
+        ``dW = einsum("btc,bth->ch", x, g)``, ``d bias = g`` summed over the broadcast axes.
+        """
         if self.pre_rearrange is not None:
             input = self.pre_rearrange(input)
         result = einsum(self.einsum_pattern, input, self.weight)

@@ -45,6 +45,21 @@ class Linear(Module):
             init.uniform_(self.bias, -bound, bound)
 
     def forward(self, input: Tensor) -> Tensor:
+        """``y = input @ weight.T + bias``: (*, in_features) -> (*, out_features).
+
+        Gradient (sums over the leading dims)::
+
+            d input = g @ weight,   d weight = sum g^T input,   d bias = sum g
+
+        Example:
+
+        >>> import tinyattn
+        >>> tinyattn.manual_seed(0)  # doctest: +ELLIPSIS
+        <...>
+        >>> layer = tinyattn.nn.Linear(3, 2)
+        >>> layer(tinyattn.ones(4, 3)).shape
+        tinyattn.Size([4, 2])
+        """
         if not isinstance(input, Tensor):
             raise TypeError(f"Linear: input must be a Tensor, got {type(input).__name__}")
         if input.ndim == 0 or input.shape[-1] != self.in_features:
@@ -140,6 +155,11 @@ class LazyLinear(Linear):
         self.reset_parameters()
 
     def forward(self, input: Tensor) -> Tensor:
+        """Infer ``in_features`` from the first input, become a :class:`Linear`, apply it.
+
+        ``y = input @ weight.T + bias``; ``d input = g @ weight``, ``d weight = sum g^T input``,
+        ``d bias = sum g``, as :meth:`Linear.forward`.
+        """
         if self.has_uninitialized_params():
             self.initialize_parameters(input)
         elif self.in_features == 0:  # parameters came from load_state_dict

@@ -49,6 +49,12 @@ class CrossEntropyLoss(_WeightedLoss):
         self.label_smoothing = label_smoothing
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        """``F.cross_entropy(input, target, ...)``: input (N, C) or (N, C, *) logits, target
+        class indices (N) / (N, *) or probabilities shaped like ``input``.
+
+        For one row with class-index target ``t``, ``p = softmax(x)``, loss ``-log p[t]``:
+        ``dx = g (p - onehot(t))`` (scaled by ``weight[t]``, smoothing and the reduction).
+        """
         return F.cross_entropy(
             input,
             target,
@@ -74,6 +80,11 @@ class NLLLoss(_WeightedLoss):
         self.ignore_index = ignore_index
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        """``F.nll_loss``: input (N, C) or (N, C, *) log-probabilities, target (N) / (N, *) indices.
+
+        Loss ``-w[t] logp[t]`` per row; ``dlogp[i, t_i] = -w[t_i] g_i`` (0 elsewhere and at
+        ``ignore_index``), divided by the summed weights for ``reduction='mean'``.
+        """
         return F.nll_loss(
             input,
             target,
@@ -93,6 +104,11 @@ class KLDivLoss(_Loss):
         self.log_target = log_target
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        """``F.kl_div``: pointwise ``target (log target - input)`` (``input`` log-probabilities).
+
+        ``d input = -g * target`` (``-g * exp(target)`` with ``log_target=True``), then the
+        reduction.
+        """
         return F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
 
 
@@ -100,6 +116,11 @@ class MSELoss(_Loss):
     """Mean squared error."""
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        """``F.mse_loss``: ``(input - target)^2``, then the reduction; inputs broadcast together.
+
+        ``d input = 2 g (input - target)`` (divided by the element count for ``'mean'``),
+        ``d target = -d input``.
+        """
         return F.mse_loss(input, target, reduction=self.reduction)
 
 
@@ -119,6 +140,12 @@ class BCEWithLogitsLoss(_Loss):
         self.register_buffer("pos_weight", pos_weight)
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        """``F.binary_cross_entropy_with_logits``: ``-w [pw t log s(x) + (1 - t) log(1 - s(x))]``
+        with ``s`` the sigmoid; input and target the same shape.
+
+        ``d input = g w ((pw t + 1 - t) s(x) - pw t)``, which is ``g w (s(x) - t)`` without
+        ``pos_weight``.
+        """
         return F.binary_cross_entropy_with_logits(
             input, target, self.weight, pos_weight=self.pos_weight, reduction=self.reduction
         )

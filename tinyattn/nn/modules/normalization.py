@@ -64,6 +64,12 @@ class LayerNorm(Module):
                 init.zeros_(self.bias)
 
     def forward(self, input: Tensor) -> Tensor:
+        """Layer norm over the trailing ``normalized_shape`` dims; input (*, *normalized_shape).
+
+        ``xhat = (x - mean) rstd``, ``y = xhat * weight + bias``; with ``g' = g * weight``:
+        ``dx = rstd (g' - mean(g') - xhat mean(g' xhat))``, ``d weight = sum g xhat``,
+        ``d bias = sum g``. See :func:`F.layer_norm`.
+        """
         _check_trailing(self, input)
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
 
@@ -97,6 +103,11 @@ class RMSNorm(Module):
             init.ones_(self.weight)
 
     def forward(self, input: Tensor) -> Tensor:
+        """RMS norm over the trailing ``normalized_shape`` dims; input (*, *normalized_shape).
+
+        ``xhat = x rstd``, ``rstd = 1 / sqrt(mean(x^2) + eps)``, ``y = xhat * weight``; with
+        ``g' = g * weight``: ``dx = rstd (g' - xhat mean(g' xhat))``, ``d weight = sum g xhat``.
+        """
         _check_trailing(self, input)
         return F.rms_norm(input, self.normalized_shape, self.weight, self.eps)
 

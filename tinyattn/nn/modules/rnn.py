@@ -278,6 +278,15 @@ class LSTM(RNNBase):
         super().__init__("LSTM", input_size, hidden_size, *args, **kwargs)
 
     def forward(self, input: Tensor, hx: tuple[Tensor, Tensor] | None = None):
+        """Run the LSTM over the sequence; shapes in the class docstring.
+
+        Each step: ``i, f, g, o = chunks of x W_ih^T + b_ih + h W_hh^T + b_hh``,
+        ``c' = s(f) c + s(i) tanh(g)``, ``h' = s(o) tanh(c')`` (``s`` the sigmoid); the gradient is
+        backpropagation through time over these ops (inter-layer dropout in training).
+
+        Composes: F.linear, tinyattn.sigmoid, tinyattn.tanh, tinyattn.relu, Tensor.chunk,
+        tinyattn.stack, tinyattn.cat, F.dropout
+        """
         return self._forward(input, hx, with_cell=True)
 
 
@@ -288,6 +297,15 @@ class GRU(RNNBase):
         super().__init__("GRU", input_size, hidden_size, *args, **kwargs)
 
     def forward(self, input: Tensor, hx: Tensor | None = None):
+        """Run the GRU over the sequence; shapes in the class docstring.
+
+        Each step: ``r = s(x_r + h_r)``, ``z = s(x_z + h_z)``, ``n = tanh(x_n + r h_n)``,
+        ``h' = (1 - z) n + z h``, with ``x_* = x W_i*^T + b_i*``, ``h_* = h W_h*^T + b_h*``; the
+        gradient is backpropagation through time over these ops.
+
+        Composes: F.linear, tinyattn.sigmoid, tinyattn.tanh, tinyattn.relu, Tensor.chunk,
+        tinyattn.stack, tinyattn.cat, F.dropout
+        """
         return self._forward(input, hx, with_cell=False)
 
 
@@ -303,6 +321,14 @@ class RNN(RNNBase):
         self.nonlinearity = nonlinearity
 
     def forward(self, input: Tensor, hx: Tensor | None = None):
+        """Run the Elman RNN over the sequence; shapes in the class docstring.
+
+        Each step: ``h' = act(x W_ih^T + b_ih + h W_hh^T + b_hh)``, act tanh or relu; the gradient
+        is backpropagation through time over these ops.
+
+        Composes: F.linear, tinyattn.sigmoid, tinyattn.tanh, tinyattn.relu, Tensor.chunk,
+        tinyattn.stack, tinyattn.cat, F.dropout
+        """
         return self._forward(input, hx, with_cell=False)
 
 
@@ -374,6 +400,14 @@ class LSTMCell(RNNCellBase):
         super().__init__(input_size, hidden_size, bias, 4, dtype=dtype)
 
     def forward(self, input: Tensor, hx: tuple[Tensor, Tensor] | None = None):
+        """One LSTM step: input (N, input_size) or (input_size,), ``hx = (h, c)`` (N, H) each
+        -> ``(h', c')``.
+
+        ``c' = s(f) c + s(i) tanh(g)``, ``h' = s(o) tanh(c')``; e.g. ``dc = g_c s(f)`` through the
+        cell path, the rest by the chain rule through these ops.
+
+        Composes: F.linear, Tensor.chunk, tinyattn.sigmoid, tinyattn.tanh
+        """
         batched, x_gates, state = self._prepare(input, hx, 2)
         _, (h, c) = _lstm_step(x_gates, state, self.weight_hh, self.bias_hh)
         return (h, c) if batched else (h.squeeze(0), c.squeeze(0))
@@ -388,6 +422,13 @@ class GRUCell(RNNCellBase):
         super().__init__(input_size, hidden_size, bias, 3, dtype=dtype)
 
     def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
+        """One GRU step: input (N, input_size) or (input_size,), h (N, H) -> h' (N, H).
+
+        ``h' = (1 - z) n + z h`` (see :meth:`GRU.forward`); ``dh`` gets ``g z`` directly plus the
+        paths through r, z and n.
+
+        Composes: F.linear, Tensor.chunk, tinyattn.sigmoid, tinyattn.tanh
+        """
         batched, x_gates, (h,) = self._prepare(input, hx, 1)
         h, _ = _gru_step(x_gates, h, self.weight_hh, self.bias_hh)
         return h if batched else h.squeeze(0)
@@ -413,6 +454,11 @@ class RNNCell(RNNCellBase):
         self.nonlinearity = nonlinearity
 
     def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
+        """One Elman step: input (N, input_size) or (input_size,), h (N, H) -> h' (N, H).
+
+        ``h' = act(a)``, ``a = x W_ih^T + b_ih + h W_hh^T + b_hh``: ``da = g act'(a)``,
+        ``dx = da W_ih``, ``dh = da W_hh``, ``dW_ih = da^T x``, ``dW_hh = da^T h``, ``db = sum da``.
+        """
         batched, x_gates, (h,) = self._prepare(input, hx, 1)
         h, _ = _rnn_step(self.nonlinearity)(x_gates, h, self.weight_hh, self.bias_hh)
         return h if batched else h.squeeze(0)

@@ -74,6 +74,11 @@ class Embedding(Module):
                 self.weight._data[self.padding_idx] = 0
 
     def forward(self, input: Tensor) -> Tensor:
+        """``y = weight[input]``: integer input (*) -> (*, embedding_dim).
+
+        ``d weight[v] = sum of g[i] over the positions i with input[i] == v`` (0 for
+        ``padding_idx``); no gradient to ``input``.
+        """
         return F.embedding(input, self.weight, self.padding_idx)
 
     def extra_repr(self) -> str:

@@ -16,6 +16,7 @@ class Unfold(Module):
         self.padding, self.stride = padding, stride
 
     def forward(self, input: Tensor) -> Tensor:
+        """im2col: (N, C, H, W) -> (N, C * kh * kw, L) blocks as columns. ``d input = fold(g)``."""
         return _spatial.unfold(input, self.kernel_size, self.dilation, self.padding, self.stride)
 
     def extra_repr(self) -> str:
@@ -34,6 +35,10 @@ class Fold(Module):
         self.dilation, self.padding, self.stride = dilation, padding, stride
 
     def forward(self, input: Tensor) -> Tensor:
+        """col2im: (N, C * kh * kw, L) -> (N, C, *output_size), overlaps summed.
+
+        ``d input = unfold(g)``.
+        """
         return _spatial.fold(
             input, self.output_size, self.kernel_size, self.dilation, self.padding, self.stride
         )
@@ -61,6 +66,11 @@ class Upsample(Module):
         self.align_corners, self.recompute_scale_factor = align_corners, recompute_scale_factor
 
     def forward(self, input: Tensor) -> Tensor:
+        """Resize (N, C, *spatial) to ``size`` or by ``scale_factor`` with ``mode``.
+
+        ``d input[j] = sum_i w_ij g[i]`` over the outputs i that read input j with weight ``w_ij``
+        (nearest: 1 for the source element; linear modes: the interpolation weights).
+        """
         return _spatial.interpolate(
             input,
             self.size,

@@ -130,6 +130,15 @@ class TransformerEncoderLayer(Module):
         src_key_padding_mask: Tensor | None = None,
         is_causal: bool = False,
     ) -> Tensor:
+        """One encoder layer on src (S, N, E) ((N, S, E) batch-first, or (S, E)) -> same shape.
+
+        Post-norm: ``x = norm1(x + SA(x))``, ``x = norm2(x + FF(x))``; with ``norm_first``:
+        ``x = x + SA(norm1(x))``, ``x = x + FF(norm2(x))``; ``SA`` self-attention then dropout,
+        ``FF(x) = dropout(linear2(dropout(act(linear1(x)))))``. Each residual passes ``g`` straight
+        through: ``dx = g + J_block^T g``.
+
+        Composes: nn.MultiheadAttention, F.linear, F.layer_norm, F.dropout, F.relu, F.gelu
+        """
         x = src
         if self.norm_first:
             x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal)
@@ -196,6 +205,15 @@ class TransformerDecoderLayer(Module):
         tgt_is_causal: bool = False,
         memory_is_causal: bool = False,
     ) -> Tensor:
+        """One decoder layer: tgt (T, N, E) attends to itself and to memory (S, N, E) -> (T, N, E).
+
+        Post-norm: ``x = norm1(x + SA(x))``, ``x = norm2(x + MHA(x, memory))``,
+        ``x = norm3(x + FF(x))`` (pre-norm with ``norm_first``). Each residual passes ``g`` straight
+        through: ``dx = g + J_block^T g``; ``memory`` gets the cross-attention's key/value
+        gradients.
+
+        Composes: nn.MultiheadAttention, F.linear, F.layer_norm, F.dropout, F.relu, F.gelu
+        """
         x = tgt
         if self.norm_first:
             x = x + self._sa_block(self.norm1(x), tgt_mask, tgt_key_padding_mask, tgt_is_causal)
@@ -255,6 +273,13 @@ class TransformerEncoder(Module):
         src_key_padding_mask: Tensor | None = None,
         is_causal: bool | None = None,
     ) -> Tensor:
+        """The encoder layers in turn, then ``norm``; shapes as :class:`TransformerEncoderLayer`.
+
+        The gradient is the chain rule through the layers, last to first:
+        ``d src = J_1^T (... J_n^T (J_norm^T g))``.
+
+        Composes: nn.TransformerEncoderLayer, nn.LayerNorm
+        """
         output = src
         for layer in self.layers:
             output = layer(
@@ -291,6 +316,13 @@ class TransformerDecoder(Module):
         tgt_is_causal: bool | None = None,
         memory_is_causal: bool = False,
     ) -> Tensor:
+        """The decoder layers in turn (each with ``memory``), then ``norm``; shapes as the layer's.
+
+        ``d tgt`` is the chain rule through the layers, last to first; ``d memory`` sums every
+        layer's cross-attention gradient.
+
+        Composes: nn.TransformerDecoderLayer, nn.LayerNorm
+        """
         output = tgt
         for layer in self.layers:
             output = layer(
@@ -373,6 +405,13 @@ class Transformer(Module):
         tgt_is_causal: bool | None = None,
         memory_is_causal: bool = False,
     ) -> Tensor:
+        """``decoder(tgt, encoder(src))``: src (S, N, E), tgt (T, N, E) -> (T, N, E).
+
+        ``d src`` flows through the encoder from the decoder's gradient with respect to
+        ``memory``; ``d tgt`` through the decoder.
+
+        Composes: nn.TransformerEncoder, nn.TransformerDecoder
+        """
         batch_dim = 0 if self.batch_first else 1
         if src.ndim == 3 and src.shape[batch_dim] != tgt.shape[batch_dim]:
             raise RuntimeError(

@@ -32,6 +32,12 @@ class DataParallel(Module):
         self.dim = dim
 
     def forward(self, *inputs, **kwargs):
+        """``self.module(*inputs, **kwargs)`` (one device: no scatter or gather).
+
+        The gradient is the wrapped module's: ``d inputs = J_module^T g``.
+
+        Composes: nn.Module.__call__
+        """
         return self.module(*inputs, **kwargs)
 
 

@@ -96,6 +96,30 @@ def _default_context():
     return multiprocessing.get_context()
 
 
+def _worker_options(num_workers, timeout, prefetch_factor, persistent_workers):
+    """Check DataLoader's worker options as torch does; returns the prefetch factor."""
+    if num_workers < 0:
+        raise ValueError(
+            "num_workers option should be non-negative; "
+            "use num_workers=0 to disable multiprocessing."
+        )
+    if timeout < 0:
+        raise ValueError("timeout option should be non-negative")
+    if num_workers == 0 and prefetch_factor is not None:
+        raise ValueError(
+            "prefetch_factor option could only be specified in multiprocessing."
+            "let num_workers > 0 to enable multiprocessing, otherwise set prefetch_factor "
+            "to None."
+        )
+    if num_workers > 0 and prefetch_factor is None:
+        prefetch_factor = 2
+    elif prefetch_factor is not None and prefetch_factor < 0:
+        raise ValueError("prefetch_factor option should be non-negative")
+    if persistent_workers and num_workers == 0:
+        raise ValueError("persistent_workers option needs num_workers > 0")
+    return prefetch_factor
+
+
 class DataLoader:
     """Iterate over ``dataset`` in batches (``torch.utils.data.DataLoader``).
 
@@ -158,26 +182,7 @@ class DataLoader:
         pin_memory_device: str = "",
         in_order: bool = True,
     ) -> None:
-        if num_workers < 0:
-            raise ValueError(
-                "num_workers option should be non-negative; "
-                "use num_workers=0 to disable multiprocessing."
-            )
-        if timeout < 0:
-            raise ValueError("timeout option should be non-negative")
-        if num_workers == 0 and prefetch_factor is not None:
-            raise ValueError(
-                "prefetch_factor option could only be specified in multiprocessing."
-                "let num_workers > 0 to enable multiprocessing, otherwise set prefetch_factor "
-                "to None."
-            )
-        if num_workers > 0 and prefetch_factor is None:
-            prefetch_factor = 2
-        elif prefetch_factor is not None and prefetch_factor < 0:
-            raise ValueError("prefetch_factor option should be non-negative")
-        if persistent_workers and num_workers == 0:
-            raise ValueError("persistent_workers option needs num_workers > 0")
-
+        prefetch_factor = _worker_options(num_workers, timeout, prefetch_factor, persistent_workers)
         iterable = isinstance(dataset, IterableDataset)
         if iterable:
             for name, value in (
