@@ -79,6 +79,8 @@ def _tensor(x, op: str) -> Tensor:
 class Add(Function):
     """out = a + alpha * b.   da = g,  db = alpha * g"""
 
+    supports_create_graph = True
+
     @staticmethod
     def forward(ctx, a, b, alpha=1):
         a, b, _ = _promote(a, b, "add")
@@ -94,6 +96,8 @@ class Add(Function):
 
 class Sub(Function):
     """out = a - alpha * b.   da = g,  db = -alpha * g"""
+
+    supports_create_graph = True
 
     @staticmethod
     def forward(ctx, a, b, alpha=1):
@@ -116,12 +120,14 @@ class Sub(Function):
 class Mul(Function):
     """out = a * b.   da = g * b,  db = g * a"""
 
+    supports_create_graph = True
+
     @staticmethod
     def forward(ctx, a, b):
-        a, b, _ = _promote(a, b, "mul")
         need = ctx.needs_input_grad
-        if need:
+        if need:  # the operands as they came (a cast copy would cut them from the graph)
             ctx.save_for_backward(b if need[0] else None, a if need[1] else None)
+        a, b, _ = _promote(a, b, "mul")
         return _checked("mul", a, b, np.multiply)
 
     @staticmethod

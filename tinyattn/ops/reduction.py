@@ -14,6 +14,7 @@ import numpy as np
 from .. import _dtype as dt
 from .._tensor import Tensor
 from ..autograd.function import Function
+from ..autograd.xp import numpy_xp
 from ._util import gradient_doc, normalize_dim, normalize_dims, sgn
 from .cumulative import cumsum
 
@@ -43,17 +44,16 @@ values_indices = namedtuple("values_indices", ["values", "indices"])
 max_return = min_return = values_indices
 
 
-def _expand(g: np.ndarray, axes, keepdim: bool, shape) -> np.ndarray:
-    """g with the reduced axes re-inserted, broadcast to the input shape."""
-    if axes is None:  # g is 0-d (or all ones with keepdim): it broadcasts as it is
-        return np.broadcast_to(g, shape)
-    if not keepdim:
-        g = np.expand_dims(g, axes)
-    return np.broadcast_to(g, shape)
+def _expand(xp, g, axes, keepdim: bool, shape):
+    """g with the reduced axes re-inserted, broadcast to the input shape (``xp``: ``ctx.xp``)."""
+    # axes None: g is 0-d (or all ones with keepdim), it broadcasts as it is
+    return xp.expand(g, None if axes is None or keepdim else axes, shape)
 
 
 class Sum(Function):
     """out = sum of x over ``dim``.   dx = g broadcast over the summed dims"""
+
+    supports_create_graph = True
 
     @staticmethod
     def forward(ctx, x, axes, keepdim, np_dtype):
@@ -62,7 +62,7 @@ class Sum(Function):
 
     @staticmethod
     def backward(ctx, g):
-        return _expand(g, ctx.axes, ctx.keepdim, ctx.shape), None, None, None
+        return _expand(ctx.xp, g, ctx.axes, ctx.keepdim, ctx.shape), None, None, None
 
 
 def _sum_dtype(x: np.ndarray, dtype) -> np.dtype:
@@ -81,6 +81,8 @@ def sum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor
 class Mean(Function):
     """out = mean of x over ``dim``.   dx = g / n broadcast over the reduced dims"""
 
+    supports_create_graph = True
+
     @staticmethod
     def forward(ctx, x, axes, keepdim):
         ctx.axes, ctx.keepdim, ctx.shape = axes, keepdim, x.shape
@@ -92,7 +94,7 @@ class Mean(Function):
 
     @staticmethod
     def backward(ctx, g):
-        return _expand(g / ctx.n, ctx.axes, ctx.keepdim, ctx.shape), None, None
+        return _expand(ctx.xp, g / ctx.n, ctx.axes, ctx.keepdim, ctx.shape), None, None
 
 
 @gradient_doc(Mean)
@@ -130,7 +132,7 @@ class Var(Function):
         (centred,) = ctx.saved_tensors
         with np.errstate(invalid="ignore", divide="ignore"):  # n <= correction: nan, as torch
             scale = 2.0 / ctx.denominator if ctx.denominator else np.inf
-            grad = _expand(g, ctx.axes, ctx.keepdim, ctx.shape) * centred * scale
+            grad = _expand(numpy_xp, g, ctx.axes, ctx.keepdim, ctx.shape) * centred * scale
         return (
             grad.astype(g.dtype),
             None,
@@ -181,7 +183,12 @@ class Std(Function):
         with np.errstate(invalid="ignore", divide="ignore"):
             scale = 1.0 / ctx.denominator if ctx.denominator else np.inf
             spread = np.where(ctx.out == 0, 0, g * scale / ctx.out)
-        return _expand(spread, ctx.axes, ctx.keepdim, ctx.shape) * centred, None, None, None
+        return (
+            _expand(numpy_xp, spread, ctx.axes, ctx.keepdim, ctx.shape) * centred,
+            None,
+            None,
+            None,
+        )
 
 
 @gradient_doc(Std)
@@ -230,7 +237,7 @@ class Amax(Function):
         if ctx.nan_is_hit:
             hit |= np.isnan(x) & np.isnan(out)
         count = hit.sum(axis=ctx.axes, keepdims=True)
-        g = _expand(g, ctx.axes, ctx.keepdim, ctx.shape)
+        g = _expand(numpy_xp, g, ctx.axes, ctx.keepdim, ctx.shape)
         return (g * hit / count).astype(g.dtype), None, None, None, None
 
 
@@ -383,7 +390,7 @@ class LogSumExp(Function):
     @staticmethod
     def backward(ctx, g):
         x, out = ctx.saved_tensors
-        g = _expand(g, ctx.axes, ctx.keepdim, ctx.shape)
+        g = _expand(numpy_xp, g, ctx.axes, ctx.keepdim, ctx.shape)
         return g * np.exp(x - out), None, None
 
 
@@ -422,7 +429,7 @@ class Norm(Function):
     @staticmethod
     def backward(ctx, g):
         x, out = ctx.saved_tensors
-        g = _expand(g if not ctx.keepdim else g, ctx.axes, ctx.keepdim, ctx.shape)
+        g = _expand(numpy_xp, g, ctx.axes, ctx.keepdim, ctx.shape)
         p = ctx.p
         with np.errstate(invalid="ignore", divide="ignore"):
             if p in (np.inf, -np.inf):
@@ -479,7 +486,7 @@ class Prod(Function):
     def backward(ctx, g):
         (x,) = ctx.saved_tensors
         axes = None if ctx.axis is None else (ctx.axis,)
-        g = _expand(g, axes, ctx.keepdim, ctx.shape)
+        g = _expand(numpy_xp, g, axes, ctx.keepdim, ctx.shape)
         flat = x.reshape(-1) if ctx.axis is None else np.moveaxis(x, ctx.axis, -1)
         # product of all other elements: exclusive cumprod from the left times from the right
         left = np.cumprod(np.concatenate([np.ones_like(flat[..., :1]), flat[..., :-1]], -1), -1)

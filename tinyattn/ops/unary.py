@@ -4,6 +4,8 @@ piecewise-constant ones (sign, floor, ceil, round), clamp, and dtype casts / cop
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import _dtype as dt
@@ -18,7 +20,8 @@ from .arithmetic import _tensor
 def _unary(name: str, forward, backward, doc: str, saves: str = "input", keep_int=False):
     """Build a one-input ``Function`` from its forward and backward formulas.
 
-    ``backward(g, x, out)`` gets the saved input and/or output (None if unsaved).
+    ``backward(xp, g, x, out)`` gets the namespace to compute with (``ctx.xp``: NumPy,
+    or Tensors under ``create_graph``) and the saved input and/or output (None if unsaved).
     ``keep_int``: integer inputs keep their dtype (neg, abs, square); otherwise
     they are computed in the default float dtype, as torch does for exp, log ...
     """
@@ -37,66 +40,71 @@ def _unary(name: str, forward, backward, doc: str, saves: str = "input", keep_in
 
     def bwd(ctx, g):
         x, out = ctx.saved_tensors
-        return backward(g, x, out)
+        return backward(ctx.xp, g, x, out)
 
     cls = type(
         name,
         (Function,),
-        {"forward": staticmethod(fwd), "backward": staticmethod(bwd), "__doc__": doc},
+        {
+            "forward": staticmethod(fwd),
+            "backward": staticmethod(bwd),
+            "__doc__": doc,
+            "supports_create_graph": True,
+        },
     )
     return cls
 
 
-Neg = _unary("Neg", np.negative, lambda g, x, y: -g, "out = -x.   dx = -g", "", keep_int=True)
+Neg = _unary("Neg", np.negative, lambda xp, g, x, y: -g, "out = -x.   dx = -g", "", keep_int=True)
 Abs = _unary(  # sgn(NaN) = 0, as torch: a NaN element gets gradient 0
-    "Abs", np.abs, lambda g, x, y: g * sgn(x), "out = |x|.   dx = g * sign(x)", keep_int=True
+    "Abs", np.abs, lambda xp, g, x, y: g * xp.sgn(x), "out = |x|.   dx = g * sign(x)", keep_int=True
 )
-Exp = _unary("Exp", np.exp, lambda g, x, y: g * y, "out = exp(x).   dx = g * out", "output")
+Exp = _unary("Exp", np.exp, lambda xp, g, x, y: g * y, "out = exp(x).   dx = g * out", "output")
 Expm1 = _unary(
     "Expm1",
     np.expm1,
-    lambda g, x, y: g * (y + 1),
+    lambda xp, g, x, y: g * (y + 1),
     "out = exp(x) - 1.   dx = g * (out + 1)",
     "output",
 )
-Log = _unary("Log", np.log, lambda g, x, y: g / x, "out = log(x).   dx = g / x")
+Log = _unary("Log", np.log, lambda xp, g, x, y: g / x, "out = log(x).   dx = g / x")
 Log2 = _unary(
     "Log2",
     np.log2,
-    lambda g, x, y: g / (x * np.log(2.0)).astype(x.dtype),
+    lambda xp, g, x, y: g / (x * math.log(2.0)),
     "out = log2(x).   dx = g / (x ln 2)",
 )
 Log1p = _unary(
-    "Log1p", np.log1p, lambda g, x, y: g / (1 + x), "out = log(1 + x).   dx = g / (1 + x)"
+    "Log1p", np.log1p, lambda xp, g, x, y: g / (1 + x), "out = log(1 + x).   dx = g / (1 + x)"
 )
 Sqrt = _unary(
-    "Sqrt", np.sqrt, lambda g, x, y: g / (2 * y), "out = sqrt(x).   dx = g / (2 out)", "output"
+    "Sqrt", np.sqrt, lambda xp, g, x, y: g / (2 * y), "out = sqrt(x).   dx = g / (2 out)", "output"
 )
 Rsqrt = _unary(
     "Rsqrt",
     lambda x: 1 / np.sqrt(x),
-    lambda g, x, y: -0.5 * g * y * y * y,
+    lambda xp, g, x, y: -0.5 * g * y * y * y,
     "out = 1/sqrt(x).   dx = -g * out**3 / 2",
     "output",
 )
-Sin = _unary("Sin", np.sin, lambda g, x, y: g * np.cos(x), "out = sin(x).   dx = g * cos(x)")
-Cos = _unary("Cos", np.cos, lambda g, x, y: -g * np.sin(x), "out = cos(x).   dx = -g * sin(x)")
+Sin = _unary("Sin", np.sin, lambda xp, g, x, y: g * xp.cos(x), "out = sin(x).   dx = g * cos(x)")
+Cos = _unary("Cos", np.cos, lambda xp, g, x, y: -g * xp.sin(x), "out = cos(x).   dx = -g * sin(x)")
 Tanh = _unary(
     "Tanh",
     np.tanh,
-    lambda g, x, y: g * (1 - y * y),
+    lambda xp, g, x, y: g * (1 - y * y),
     "out = tanh(x).   dx = g * (1 - out**2)",
     "output",
 )
 Reciprocal = _unary(
     "Reciprocal",
     lambda x: 1 / x,
-    lambda g, x, y: -g * y * y,
+    lambda xp, g, x, y: -g * y * y,
     "out = 1/x.   dx = -g * out**2",
     "output",
 )
 Square = _unary(
-    "Square", np.square, lambda g, x, y: 2 * g * x, "out = x**2.   dx = 2 g x", keep_int=True
+    "Square", np.square, lambda xp, g, x, y: 2 * g * x, "out = x**2.   dx = 2 g x", keep_int=True
 )
 
 
@@ -109,7 +117,7 @@ def _sigmoid(x):
 Sigmoid = _unary(
     "Sigmoid",
     _sigmoid,
-    lambda g, x, y: g * y * (1 - y),
+    lambda xp, g, x, y: g * y * (1 - y),
     "out = 1 / (1 + exp(-x)).   dx = g * out * (1 - out)",
     "output",
 )
