@@ -315,7 +315,9 @@ class Function:
 
         ctx = Node(cls)
         ctx.needs_input_grad = tuple(needs)
-        out = _as_array(cls.forward(ctx, *arrays, **kwargs))
+        out = cls.forward(ctx, *arrays, **kwargs)
+        if type(out) is not np.ndarray:  # a NumPy scalar (0-d result) or an array-like
+            out = _as_output_array(ctx, out)
         ctx.next_functions = tuple(next_functions)
         ctx.input_meta = tuple(input_meta)
         ctx.output_meta = (out.shape, out.dtype)
@@ -332,6 +334,15 @@ def _holds_array(value) -> bool:
     if isinstance(value, (tuple, list)):
         return any(_holds_array(v) for v in value)
     return False
+
+
+def _as_output_array(ctx: Node, out) -> np.ndarray:
+    """``out`` as an array; if forward saved ``out`` itself, the saved one becomes that array
+    (so that it is recognised as the output under ``create_graph``)."""
+    array = np.asarray(out)
+    if ctx._saved and any(s is out for s in ctx._saved):
+        ctx._saved = tuple(array if s is out else s for s in ctx._saved)
+    return array
 
 
 def _as_array(x) -> np.ndarray:

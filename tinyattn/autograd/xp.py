@@ -62,43 +62,34 @@ def _t():
 # -- the same functions on Tensors (differentiable) ------------------------------------------
 
 
-def exp(x):
-    return _t().exp(x)
+def _elementwise(name: str, op: str | None = None):
+    """``tinyattn.<op>`` on Tensors; a plain number (an operand of ``2 ** x``) stays a number."""
+
+    def fn(x):
+        if isinstance(x, _t().Tensor):
+            return getattr(_t(), op or name)(x)
+        return getattr(numpy_xp, name)(x).item()
+
+    fn.__name__ = name
+    return fn
 
 
-def log(x):
-    return _t().log(x)
+exp = _elementwise("exp")
+log = _elementwise("log")
+sqrt = _elementwise("sqrt")
+sin = _elementwise("sin")
+cos = _elementwise("cos")
+tanh = _elementwise("tanh")
+abs = _elementwise("abs")
+sign = _elementwise("sign")
+sgn = _elementwise("sgn", "sign")  # tinyattn.sign is already 0 at NaN
+square = _elementwise("square")
+isnan = _elementwise("isnan")
+isfinite = _elementwise("isfinite")
 
 
-def sqrt(x):
-    return _t().sqrt(x)
-
-
-def sin(x):
-    return _t().sin(x)
-
-
-def cos(x):
-    return _t().cos(x)
-
-
-def tanh(x):
-    return _t().tanh(x)
-
-
-def abs(x):
-    return _t().abs(x)
-
-
-def sign(x):
-    return _t().sign(x)
-
-
-sgn = sign  # tinyattn.sign is already 0 at NaN
-
-
-def square(x):
-    return _t().square(x)
+def power(a, b):
+    return _t().pow(a, b)
 
 
 def where(cond, a, b):
@@ -111,14 +102,6 @@ def maximum(a, b):
 
 def minimum(a, b):
     return _t().minimum(_as_tensor(a), _as_operand(b))
-
-
-def isnan(x):
-    return _t().isnan(x)
-
-
-def isfinite(x):
-    return _t().isfinite(x)
 
 
 def sum(x, axis=None, keepdims=False, dtype=None):
@@ -195,7 +178,32 @@ def concatenate(xs, axis=0):
     return _t().cat([_as_tensor(x) for x in xs], axis)
 
 
+def logical_and(a, b):
+    return _t().logical_and(_as_tensor(a), _as_operand(b))
+
+
+def logical_or(a, b):
+    return _t().logical_or(_as_tensor(a), _as_operand(b))
+
+
+def any(x, axis=None, keepdims=False):
+    if axis is None:
+        return _t().any(x)
+    return _t().any(x, dim=axis, keepdim=keepdims)
+
+
+def astype(x, dtype, copy=False):
+    """``x`` as ``dtype`` (a NumPy or tinyattn dtype; ``g.dtype`` in a formula)."""
+    from .. import _dtype
+
+    if not isinstance(dtype, _dtype.dtype):
+        dtype = _dtype.from_numpy_dtype(np.dtype(dtype))
+    return x if x.dtype == dtype else x.to(dtype)
+
+
 errstate = np.errstate
+inf = np.inf
+nan = np.nan
 
 
 def _as_tensor(x):
@@ -215,5 +223,6 @@ tensor_xp = types.ModuleType("tinyattn.autograd.xp.tensor_xp")
 tensor_xp.__dict__.update(
     {k: v for k, v in list(globals().items()) if callable(v) and not k.startswith("_")}
 )
+tensor_xp.inf, tensor_xp.nan = np.inf, np.nan
 for _name in ("numpy_xp", "tensor_xp", "annotations", "types", "np"):
     tensor_xp.__dict__.pop(_name, None)

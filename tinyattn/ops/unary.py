@@ -126,6 +126,8 @@ Sigmoid = _unary(
 class Relu(Function):
     """out = max(x, 0).   dx = g * (x > 0)   (g passes at NaN, as torch: only out <= 0 blocks)"""
 
+    supports_create_graph = True
+
     @staticmethod
     def forward(ctx, x):
         out = np.maximum(x, 0)
@@ -136,11 +138,13 @@ class Relu(Function):
     @staticmethod
     def backward(ctx, g):
         (out,) = ctx.saved_tensors
-        return np.where(out <= 0, np.zeros((), dtype=g.dtype), g)  # not g * mask: nan * 0 = nan
+        return ctx.xp.where(out <= 0, 0, g)  # not g * mask: nan * 0 = nan
 
 
 class _ZeroGrad(Function):
     """Piecewise-constant functions (sign, floor, ceil, round): the gradient is 0."""
+
+    supports_create_graph = True
 
     @staticmethod
     def forward(ctx, x, fn):
@@ -148,7 +152,7 @@ class _ZeroGrad(Function):
 
     @staticmethod
     def backward(ctx, g):
-        return np.zeros_like(g), None
+        return ctx.xp.zeros_like(g), None
 
 
 class Clamp(Function):
@@ -158,6 +162,8 @@ class Clamp(Function):
     dlo  = g where x < lo (and lo < hi: when lo > hi the result is hi)
     dhi  = g where x > hi, or where hi < lo
     """
+
+    supports_create_graph = True
 
     @staticmethod
     def forward(ctx, x, lo, hi):
@@ -178,22 +184,21 @@ class Clamp(Function):
 
     @staticmethod
     def backward(ctx, g):
+        xp = ctx.xp
         x, lo, hi = ctx.saved_tensors
-        zero = np.zeros((), dtype=g.dtype)
-        keep = True
-        if lo is not None:
-            keep = keep & (x >= lo)
-        if hi is not None:
-            keep = keep & (x <= hi)
-        dx = np.where(keep, g, zero)
+        if lo is None:
+            keep = x <= hi
+        else:
+            keep = x >= lo if hi is None else xp.logical_and(x >= lo, x <= hi)
+        dx = xp.where(keep, g, 0)
         need = ctx.needs_input_grad
         dlo = dhi = None
         if len(need) > 1 and need[1]:
             below = x < lo
-            dlo = np.where(below & (lo < hi) if hi is not None else below, g, zero)
+            dlo = xp.where(xp.logical_and(below, lo < hi) if hi is not None else below, g, 0)
         if len(need) > 2 and need[2]:
             above = x > hi
-            dhi = np.where(above | (hi < lo) if lo is not None else above, g, zero)
+            dhi = xp.where(xp.logical_or(above, hi < lo) if lo is not None else above, g, 0)
         return dx, dlo, dhi
 
 
@@ -202,6 +207,8 @@ class Lerp(Function):
 
     dstart = g * (1 - weight),  dend = g * weight,  dweight = g * (end - start)
     """
+
+    supports_create_graph = True
 
     @staticmethod
     def forward(ctx, start, end, weight):
@@ -242,6 +249,8 @@ def lerp(input: Tensor, end: Tensor, weight) -> Tensor:
 class Cast(Function):
     """out = x converted to another dtype.   dx = g (cast back to x's dtype by the engine)"""
 
+    supports_create_graph = True
+
     @staticmethod
     def forward(ctx, x, np_dtype, copy=False):
         return x.astype(np_dtype, copy=copy)
@@ -253,6 +262,8 @@ class Cast(Function):
 
 class Clone(Function):
     """out = a copy of x.   dx = g"""
+
+    supports_create_graph = True
 
     @staticmethod
     def forward(ctx, x, order="K"):
