@@ -154,3 +154,6 @@ def grad(
         else:
             result.append(TensorBase._make(np.array(g, dtype=x._data.dtype)))
     return tuple(result)
+
+
+from . import functional
