@@ -112,7 +112,7 @@ class Node:
         self._hooks: list | None = None  # tensor hooks on this node's output
         self._retained = None  # weakref to a tensor whose .grad this node fills (retain_grad)
         self._graph = False  # True while the engine runs backward with create_graph=True
-        self._saved_owners: tuple = ()  # per saved array: input index, -1 (output) or None
+        self._saved_owners: tuple = ()  # per saved array: (input index or -1, version) or None
 
     @property
     def name(self) -> str:
@@ -165,14 +165,16 @@ class Node:
             return array  # None, numbers, options
         if owner is None:  # made by forward, not an input or the output: a constant
             return TensorBase._make(array)
-        if owner == -1:  # the output: its node is this one (as torch's saved outputs)
-            return TensorBase._make(array, self)
-        node = self.next_functions[owner]
-        if node is None:  # an input that does not require grad
-            return TensorBase._make(array)
-        if node.__class__ is AccumulateGrad:  # a leaf: the tensor itself
-            return node.variable
-        return TensorBase._make(array, node)
+        index, version = owner
+        if index == -1:  # the output: its node is this one (as torch's saved outputs)
+            tensor = TensorBase._make(array, self)
+        else:
+            node = self.next_functions[index]
+            if node.__class__ is AccumulateGrad:  # a leaf: the tensor itself
+                return node.variable
+            tensor = TensorBase._make(array, node)  # node None: does not require grad
+        tensor._version = version  # in-place writes to the original are seen (as torch)
+        return tensor
 
     def check_versions(self) -> None:
         """Raise if a tensor whose memory forward kept was modified in place since.
@@ -373,8 +375,8 @@ def _record_versions(ctx: Node, args, result) -> None:
     n_saved = len(saved)
     for n, array in enumerate(kept):
         owner, index = _owner(array, args, result)
-        if n < n_saved:
-            owners.append(index)
+        if n < n_saved:  # (index, version counter): the unpacked Tensor shares the counter
+            owners.append(None if index is None else (index, owner._version))
         if owner is not None:
             data = owner._data
             which = "output" if owner is result else "input"
