@@ -160,7 +160,7 @@ def _single_entry_v(v, ref, arg: str, fn_name: str, create_graph: bool):
         v = _grad_preprocess(v, create_graph=create_graph, need_graph=False)
         _validate_v(v, ref[1], ref[0])
         return v
-    if len(ref[1]) != 1 or ref[1][0].numel() != 1:
+    if len(ref[1]) != 1 or ref[1][0]._data.size != 1:
         raise RuntimeError(
             f"The vector v can only be None if the {arg} is a single Tensor with a single element."
         )
@@ -370,7 +370,7 @@ def _hessian_product(func, inputs, v, create_graph, strict, fn_name: str):
         _check_requires_grad(outputs, "outputs", strict=strict)
         if is_outputs_tuple or not isinstance(outputs[0], TensorBase):
             raise RuntimeError(f"The function given to {fn_name} should return a single Tensor")
-        if outputs[0].numel() != 1:
+        if outputs[0]._data.size != 1:
             raise RuntimeError(
                 f"The Tensor returned by the function given to {fn_name} should contain a "
                 "single element"
