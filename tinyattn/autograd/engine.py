@@ -38,6 +38,7 @@ from .. import _dtype
 from .function import AccumulateGrad, Node
 from .grad_mode import enable_grad
 from .tensor_base import TensorBase
+from .xp import tensor_xp
 
 # Active ``autograd.trace()`` recorders; each gets one record per node run.
 _tracers: list = []
@@ -149,10 +150,12 @@ def _call_backward_graph(node: Node, grad) -> tuple | None:
             "arrays only); higher-order gradients cannot flow through this op"
         )
     node._graph = True
+    node.__dict__["xp"] = tensor_xp  # shadows the class's numpy_xp while the node runs
     try:
         input_grads = _call_backward(node, grad)
     finally:
         node._graph = False
+        del node.__dict__["xp"]
     if input_grads is None:
         return None
     return tuple(
