@@ -6,7 +6,12 @@ tinyattn and (when installed) torch:
 1. a float64 central-finite-difference gradcheck of tinyattn over every element
    of every floating input;
 2. torch parity in float64 and float32: forward values and the gradients of
-   every input for a random upstream gradient.
+   every input for a random upstream gradient;
+3. when every op in the graph supports ``create_graph=True``: a float64
+   ``gradgradcheck`` (finite differences of the vector-Jacobian product with
+   respect to the inputs and the upstream gradient, every element) and torch
+   parity of second derivatives in float64 and float32, both as a double
+   ``backward`` and as ``autograd.grad`` of a gradient.
 
 Every ``Function`` class seen in the graphs it checks is recorded, so
 ``test_registry.py`` can fail when an op has no gradcheck or no parity test.
@@ -14,10 +19,12 @@ Every ``Function`` class seen in the graphs it checks is recorded, so
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 import tinyattn
-from tinyattn.autograd.gradcheck import gradcheck
+from tinyattn.autograd.gradcheck import gradcheck, gradgradcheck
 
 try:
     import torch
@@ -26,11 +33,18 @@ except ImportError:  # parity tests skip; gradchecks still run
 
 GRADCHECKED: set[str] = set()
 PARITY: set[str] = set()
+GRADGRADCHECKED: set[str] = set()  # second order: gradgradcheck
+PARITY2: set[str] = set()  # second order: torch parity of double backward
 TOL = {np.float64: (1e-10, 1e-10), np.float32: (1e-5, 1e-5)}
 
 
 def _functions_in_graph(outputs) -> set[str]:
     """Names of the Function classes of every node reachable from ``outputs``."""
+    return {cls.__name__ for cls in _function_classes(outputs)}
+
+
+def _function_classes(outputs) -> set[type]:
+    """The Function classes of every node reachable from ``outputs``."""
     seen, names, stack = set(), set(), []
     for o in outputs:
         if isinstance(o, tinyattn.Tensor) and o.grad_fn is not None:
@@ -42,7 +56,7 @@ def _functions_in_graph(outputs) -> set[str]:
         seen.add(id(node))
         fn = getattr(node, "fn", None)
         if isinstance(fn, type):
-            names.add(fn.__name__)
+            names.add(fn)
         op_node = getattr(node, "op_node", None)
         if op_node is not None:
             stack.append(op_node)
@@ -129,10 +143,103 @@ def run_parity(
                     )
 
 
+def supports_second_order(f, *arrays, grad=None) -> bool:
+    """Whether every op in the graph of ``f`` supports ``create_graph=True``."""
+    grad = grad or [isinstance(a, np.ndarray) and a.dtype.kind == "f" for a in arrays]
+    xs = _to_lib(tinyattn, arrays, np.float64, grad)
+    classes = _function_classes(_as_list(f(tinyattn, *xs)))
+    return bool(classes) and all(getattr(c, "supports_create_graph", False) for c in classes)
+
+
+def run_gradgradcheck(f, *arrays, grad=None, atol=1e-6, rtol=1e-5, eps=1e-6):
+    """float64 finite-difference check of second derivatives of ``f(tinyattn, ...)``."""
+    grad = grad or [isinstance(a, np.ndarray) and a.dtype.kind == "f" for a in arrays]
+    xs = _to_lib(tinyattn, arrays, np.float64, grad)
+    GRADGRADCHECKED.update(_functions_in_graph(_as_list(f(tinyattn, *xs))))
+    assert gradgradcheck(lambda *ys: f(tinyattn, *ys), xs, eps=eps, atol=atol, rtol=rtol)
+
+
+def _dense(t, x):
+    """A gradient as an array (zeros for None, as an unused input's)."""
+    if t is None:
+        return np.zeros(tuple(x.shape))
+    if torch is not None and isinstance(t, torch.Tensor):
+        return t.detach().numpy(force=True).astype(np.float64)  # (may be a ZeroTensor)
+    return t.detach().numpy().astype(np.float64)
+
+
+def _first_grads(lib, out, xs, seeds, via_backward: bool):
+    """d(sum(out * seed))/dx with a graph: by ``autograd.grad`` or by ``backward``'s ``.grad``."""
+    outs = [o for o in _float_outputs(out, lib) if o.requires_grad]
+    loss = sum((o * lib.tensor(s)).sum() for o, s in zip(outs, seeds))
+    if via_backward:
+        with warnings.catch_warnings():  # torch warns of the .grad -> graph reference cycle
+            warnings.simplefilter("ignore", UserWarning)
+            loss.backward(create_graph=True)
+        return [x.grad for x in xs]
+    return list(lib.autograd.grad(loss, xs, create_graph=True, allow_unused=True))
+
+
+def _second_grads(lib, out, xs, seeds, ws, double_backward: bool):
+    """Second derivatives d(sum(grad * w))/dx, by two routes (see ``run_parity2``)."""
+    grads = _first_grads(lib, out, xs, seeds, via_backward=not double_backward)
+    terms = [(g * lib.tensor(w)).sum() for g, w in zip(grads, ws) if g is not None]
+    terms = [t for t in terms if t.requires_grad]
+    if not terms:
+        return [None] * len(xs)
+    loss2 = sum(terms)
+    if double_backward:  # autograd.grad(create_graph) then backward() into .grad
+        loss2.backward()
+        return [x.grad for x in xs]
+    return list(lib.autograd.grad(loss2, xs, allow_unused=True))  # .grad holds the first grads
+
+
+def run_parity2(
+    f, *arrays, grad=None, dtypes=(np.float64, np.float32), atol=None, rtol=None, seed=0
+):
+    """Second derivatives of tinyattn vs torch: double backward and autograd.grad of a gradient."""
+    if torch is None:
+        return
+    grad = grad or [isinstance(a, np.ndarray) and a.dtype.kind == "f" for a in arrays]
+    for dtype in dtypes:
+        a_tol, r_tol = TOL[dtype]
+        a_tol, r_tol = (atol or a_tol) * 10, (rtol or r_tol) * 10
+        for double_backward in (True, False):
+            results = []
+            for lib in (tinyattn, torch):
+                xs = _to_lib(lib, arrays, dtype, grad)
+                diff = [x for x in xs if isinstance(x, lib.Tensor) and x.requires_grad]
+                out = f(lib, *xs)
+                if lib is tinyattn:
+                    PARITY2.update(_functions_in_graph(_as_list(out)))
+                rng = np.random.default_rng(seed + 1)
+                outs = [o for o in _float_outputs(out, lib) if o.requires_grad]
+                seeds = [rng.standard_normal(tuple(o.shape)).astype(dtype) for o in outs]
+                ws = [rng.standard_normal(tuple(x.shape)).astype(dtype) for x in diff]
+                got = _second_grads(lib, out, diff, seeds, ws, double_backward)
+                results.append([_dense(g, x) for g, x in zip(got, diff)])
+            for i, (o, t) in enumerate(zip(*results)):
+                np.testing.assert_allclose(
+                    o,
+                    t,
+                    atol=a_tol,
+                    rtol=r_tol,
+                    err_msg=f"second derivative, input {i} ({dtype.__name__}, "
+                    f"{'double backward' if double_backward else 'grad of grad'})",
+                )
+
+
 def check_op(f, *arrays, grad=None, gradcheck_kw=None, parity_kw=None):
-    """Gradcheck (float64) and torch parity (float64, float32) of ``f(lib, *tensors)``."""
+    """Gradcheck (float64) and torch parity (float64, float32) of ``f(lib, *tensors)``.
+
+    Second order too (``run_gradgradcheck``, ``run_parity2``) when every op in the
+    graph supports ``create_graph=True``.
+    """
     run_gradcheck(f, *arrays, grad=grad, **(gradcheck_kw or {}))
     run_parity(f, *arrays, grad=grad, **(parity_kw or {}))
+    if supports_second_order(f, *arrays, grad=grad):
+        run_gradgradcheck(f, *arrays, grad=grad, **(gradcheck_kw or {}))
+        run_parity2(f, *arrays, grad=grad, **(parity_kw or {}))
 
 
 def rand(*shape, low=-1.0, high=1.0, seed=None):

@@ -55,13 +55,14 @@ def logsumexp_rows(scores: np.ndarray) -> np.ndarray:
 
 
 def softmax_backward(
-    dy: np.ndarray, y: np.ndarray, axis: int = -1, rowsum: np.ndarray | None = None
+    dy: np.ndarray, y: np.ndarray, axis: int = -1, rowsum: np.ndarray | None = None, xp=np
 ) -> np.ndarray:
     """``dx = y * (dy - rowsum(dy * y))`` along ``axis``.
 
     ``rowsum`` may be given precomputed (keepdims shape); flash attention passes
-    ``rowsum(dout * out)``, which equals ``rowsum(dy * y)``.
+    ``rowsum(dout * out)``, which equals ``rowsum(dy * y)``. ``xp``: the namespace of
+    ``dy`` and ``y`` (a backward's ``ctx.xp``: NumPy, or Tensors under ``create_graph``).
     """
     if rowsum is None:
-        rowsum = (dy * y).sum(axis=axis, keepdims=True)
+        rowsum = xp.sum(dy * y, axis=axis, keepdims=True)
     return y * (dy - rowsum)

@@ -7,7 +7,7 @@ import numpy as np
 from .engine import _accumulate_into, run_backward
 from .function import Function, Node
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
-from .gradcheck import gradcheck
+from .gradcheck import gradcheck, gradgradcheck
 from .tensor_base import TensorBase
 from .trace import trace
 
@@ -17,6 +17,7 @@ __all__ = [
     "backward",
     "grad",
     "gradcheck",
+    "gradgradcheck",
     "no_grad",
     "enable_grad",
     "set_grad_enabled",
@@ -31,8 +32,13 @@ def _as_list(x) -> list:
     return list(x) if isinstance(x, (list, tuple)) else [x]
 
 
-def _root_grads(outputs, grad_outputs, op: str) -> list[np.ndarray]:
-    grads = []
+def _root_grads(outputs, grad_outputs, op: str, as_tensors: bool = False) -> list:
+    """One gradient per output (ones for a scalar output); Tensors for ``create_graph``.
+
+    Under ``create_graph`` a Tensor given in ``grad_outputs`` is used as it is, so
+    that the result is differentiable with respect to it too (``jvp`` relies on this).
+    """
+    grads: list = []
     for i, out in enumerate(outputs):
         if not isinstance(out, TensorBase):
             raise TypeError(f"{op}: outputs must be tensors, got {type(out).__name__}")
@@ -42,20 +48,24 @@ def _root_grads(outputs, grad_outputs, op: str) -> list[np.ndarray]:
             )
         g = grad_outputs[i] if i < len(grad_outputs) else None
         if g is None:
-            if out.numel() != 1:
+            if out._data.size != 1:
                 raise RuntimeError(
                     f"{op}: grad can be implicitly created only for scalar outputs; this output "
-                    f"has shape {list(out.shape)}. Pass gradient= (a tensor of that shape)."
+                    f"has shape {list(out._data.shape)}. Pass gradient= (a tensor of that shape)."
                 )
-            grads.append(np.ones(out.shape, dtype=out._data.dtype))
+            grads.append(np.ones(out._data.shape, dtype=out._data.dtype))
         else:
             g = g._data if isinstance(g, TensorBase) else np.asarray(g, dtype=out._data.dtype)
             if g.shape != out._data.shape:
                 raise RuntimeError(
                     f"{op}: mismatch in shape: grad_output[{i}] has a shape of {list(g.shape)} "
-                    f"and output[{i}] has a shape of {list(out.shape)}"
+                    f"and output[{i}] has a shape of {list(out._data.shape)}"
                 )
             grads.append(g)
+        if as_tensors:
+            given = grad_outputs[i] if i < len(grad_outputs) else None
+            keep = isinstance(given, TensorBase) and given._data is grads[-1]
+            grads[-1] = given if keep else TensorBase._make(grads[-1])
     return grads
 
 
@@ -66,14 +76,15 @@ def backward(
     create_graph: bool = False,
     inputs=None,
 ) -> None:
-    """Accumulate the gradients of ``tensors`` into the ``.grad`` of every leaf they depend on."""
-    if create_graph:
-        raise NotImplementedError(
-            "create_graph=True (higher-order gradients) is not supported: tinyattn's backward "
-            "formulas run on NumPy arrays, outside the graph"
-        )
+    """Accumulate the gradients of ``tensors`` into the ``.grad`` of every leaf they depend on.
+
+    ``create_graph=True`` records the backward pass itself, so ``.grad`` can be
+    differentiated again (higher-order gradients); ``retain_graph`` then defaults to True.
+    """
+    if retain_graph is None:
+        retain_graph = create_graph
     outputs = _as_list(tensors)
-    grads = _root_grads(outputs, _as_list(grad_tensors), "backward")
+    grads = _root_grads(outputs, _as_list(grad_tensors), "backward", create_graph)
     if inputs is not None:
         captured = run_backward(
             [o._grad_node() for o in outputs],
@@ -81,13 +92,16 @@ def backward(
             bool(retain_graph),
             capture=dict.fromkeys(t._grad_node() for t in _as_list(inputs)),
             accumulate=False,
+            create_graph=create_graph,
         )
         for t in _as_list(inputs):
             g = captured.get(t._grad_node())
             if g is not None:
                 _accumulate_into(t, g)
         return
-    run_backward([o._grad_node() for o in outputs], grads, bool(retain_graph))
+    run_backward(
+        [o._grad_node() for o in outputs], grads, bool(retain_graph), create_graph=create_graph
+    )
 
 
 def grad(
@@ -99,15 +113,20 @@ def grad(
     allow_unused: bool | None = None,
     materialize_grads: bool = False,
 ) -> tuple:
-    """Gradients of ``outputs`` with respect to ``inputs``, returned (``.grad`` is untouched)."""
-    if create_graph:
-        raise NotImplementedError("create_graph=True (higher-order gradients) is not supported")
+    """Gradients of ``outputs`` with respect to ``inputs``, returned (``.grad`` is untouched).
+
+    ``create_graph=True``: the returned gradients are in the graph (differentiable
+    again, with respect to the inputs and to Tensors in ``grad_outputs``);
+    ``retain_graph`` then defaults to True.
+    """
+    if retain_graph is None:
+        retain_graph = create_graph
     outs = _as_list(outputs)
     ins = _as_list(inputs)
     for i, x in enumerate(ins):
         if not isinstance(x, TensorBase) or not x._requires_grad:
             raise RuntimeError(f"grad: input {i} does not require grad")
-    grads = _root_grads(outs, _as_list(grad_outputs), "grad")
+    grads = _root_grads(outs, _as_list(grad_outputs), "grad", create_graph)
     targets = [x._grad_node() for x in ins]
     captured = run_backward(
         [o._grad_node() for o in outs],
@@ -115,6 +134,7 @@ def grad(
         bool(retain_graph),
         capture=dict.fromkeys(targets),
         accumulate=False,
+        create_graph=create_graph,
     )
     result = []
     for i, (x, node) in enumerate(zip(ins, targets)):
@@ -129,6 +149,11 @@ def grad(
                     "allow_unused=True to get None for it)"
                 )
             result.append(None)
+        elif isinstance(g, TensorBase):  # create_graph: the graph's own tensor
+            result.append(g if g._data.dtype == x._data.dtype else g.to(x.dtype))  # type: ignore[attr-defined]
         else:
             result.append(TensorBase._make(np.array(g, dtype=x._data.dtype)))
     return tuple(result)
+
+
+from . import functional

@@ -18,18 +18,27 @@ The order is deterministic: it depends only on the order of each node's inputs.
 Each operation on one gradient (sum into the dict, unbroadcast, cast, accumulate
 into ``.grad``) is a small helper below, so that making gradients Tensors
 (higher-order gradients) changes those helpers, not the traversal.
+
+``create_graph=True``: gradients are Tensors and every node's backward runs with
+grad mode on and ``ctx.xp`` the Tensor namespace (``_call_backward_graph``), so
+the backward pass is itself recorded; unbroadcast and cast use tensor ops,
+``.grad`` is accumulated out of place, hooks see the graph-carrying tensor.
+Without it the path is the array one, unchanged.
 """
 
 from __future__ import annotations
 
 import threading
 import time
+from typing import Any
 
 import numpy as np
 
 from .. import _dtype
 from .function import AccumulateGrad, Node
+from .grad_mode import enable_grad
 from .tensor_base import TensorBase
+from .xp import tensor_xp
 
 # Active ``autograd.trace()`` recorders; each gets one record per node run.
 _tracers: list = []
@@ -41,12 +50,25 @@ def run_backward(
     retain_graph: bool = False,
     capture: dict[Node, None] | None = None,
     accumulate: bool = True,
-) -> dict[Node, np.ndarray]:
+    create_graph: bool = False,
+) -> dict[Node, Any]:
     """Propagate ``root_grads`` from ``roots`` through the graph (steps 1-3 above).
 
     ``capture``: nodes whose incoming gradient is returned (``autograd.grad``).
     ``accumulate``: whether leaves' ``.grad`` are updated.
+    ``create_graph``: gradients are Tensors and the backward pass is recorded
+    (``root_grads`` must then be Tensors).
     """
+    if create_graph:
+        with enable_grad():
+            return _traverse(
+                roots, root_grads, retain_graph, capture, accumulate, _call_backward_graph
+            )
+    return _traverse(roots, root_grads, retain_graph, capture, accumulate, _call_backward)
+
+
+def _traverse(roots, root_grads, retain_graph, capture, accumulate, call_backward) -> dict:
+    """Kahn's algorithm over the graph; ``call_backward`` runs one node."""
     pending = _count_consumers(roots)
     grads: dict[Node, np.ndarray] = {}
     for node, grad in zip(roots, root_grads):
@@ -62,7 +84,7 @@ def run_backward(
             if grad is not None and accumulate:
                 _accumulate_into(node.variable, grad)
             continue
-        input_grads = _call_backward(node, grad)
+        input_grads = call_backward(node, grad)
         if not retain_graph:
             node.release()
         _send_to_inputs(node, input_grads, grads, pending, ready)
@@ -107,7 +129,7 @@ def _call_backward(node: Node, grad: np.ndarray | None) -> tuple | None:
     if node._saved_versions:
         node.check_versions()
     start = time.perf_counter() if _tracers else 0.0
-    input_grads = node.fn.backward(node, grad)
+    input_grads = node.fn.backward(node, grad)  # type: ignore[union-attr]
     if type(input_grads) is not tuple:
         input_grads = (input_grads,)
     if len(input_grads) != len(inputs):
@@ -117,6 +139,29 @@ def _call_backward(node: Node, grad: np.ndarray | None) -> tuple | None:
     for tracer in _tracers:
         tracer._record(node, grad, input_grads, time.perf_counter() - start)
     return input_grads
+
+
+def _call_backward_graph(node: Node, grad) -> tuple | None:
+    """``_call_backward`` with Tensors: the formula runs on ``ctx.xp = tensor_xp``, recorded."""
+    fn = node.fn
+    if fn is None or not getattr(fn, "supports_create_graph", False):
+        raise RuntimeError(
+            f"{node.name} does not support create_graph=True yet (its backward runs on NumPy "
+            "arrays only); higher-order gradients cannot flow through this op"
+        )
+    node._graph = True
+    node.__dict__["xp"] = tensor_xp  # shadows the class's numpy_xp while the node runs
+    try:
+        input_grads = _call_backward(node, grad)
+    finally:
+        node._graph = False
+        del node.__dict__["xp"]
+    if input_grads is None:
+        return None
+    return tuple(
+        g if g is None or isinstance(g, TensorBase) else TensorBase._make(np.asarray(g))
+        for g in input_grads
+    )
 
 
 def _send_to_inputs(node: Node, input_grads, grads: dict, pending: dict, ready: list) -> None:
@@ -139,10 +184,12 @@ def _sum_into(grads: dict, node: Node, grad: np.ndarray) -> None:
     grads[node] = grads[node] + grad if node in grads else grad
 
 
-def _fit_to_input(grad, meta: tuple) -> np.ndarray:
+def _fit_to_input(grad, meta: tuple) -> Any:
     """A backward's gradient, summed over broadcast axes and cast to the input's dtype."""
     shape, dtype = meta
     if type(grad) is not np.ndarray:
+        if isinstance(grad, TensorBase):
+            return _fit_tensor(grad, shape, dtype)
         grad = np.asarray(grad)
     if grad.shape != shape:
         grad = unbroadcast(grad, shape)
@@ -170,26 +217,59 @@ def unbroadcast(grad: np.ndarray, shape: tuple) -> np.ndarray:
     return grad.reshape(shape) if extra else grad
 
 
+def _fit_tensor(grad, shape: tuple, dtype) -> TensorBase:
+    """``_fit_to_input`` with tensor ops (``create_graph``): the sum and cast are recorded."""
+    if tuple(grad.shape) != shape:
+        extra = grad.ndim - len(shape)
+        if extra < 0:
+            grad = grad.reshape((1,) * -extra + tuple(grad.shape)).expand(*shape)
+        else:
+            axes = tuple(range(extra)) + tuple(
+                i + extra for i, n in enumerate(shape) if n == 1 and grad.shape[i + extra] != 1
+            )
+            if axes:
+                grad = grad.sum(dim=axes, keepdim=True)
+            if extra:
+                grad = grad.reshape(shape)
+    if grad._data.dtype != dtype:
+        grad = grad.to(_dtype.from_numpy_dtype(dtype))
+    return grad
+
+
 # One lock for every ``.grad``: accumulation is a read-modify-write, and threads may run
 # backward into the same leaf at once (torch adds their gradients exactly).
 _grad_lock = threading.Lock()
 
 
 def _accumulate_into(tensor: TensorBase, grad: np.ndarray) -> None:
-    """``tensor.grad += grad``, atomically; the first gradient is copied (never a graph array)."""
+    """``tensor.grad += grad``, atomically; the first gradient is copied (never a graph array).
+
+    A Tensor ``grad`` (``create_graph``) is accumulated out of place, keeping its graph
+    (``grad = grad + new``, as torch); so is an array into a ``.grad`` that has a graph.
+    """
     with _grad_lock:
-        if tensor._grad is None:
+        if isinstance(grad, TensorBase):
+            tensor._grad = grad if tensor._grad is None else tensor._grad + grad
+        elif tensor._grad is None:
             g = np.array(grad, dtype=tensor._data.dtype, copy=True)
             if g.shape != tensor._data.shape:
                 g = np.ascontiguousarray(np.broadcast_to(g, tensor._data.shape))
             tensor._grad = TensorBase._make(g)
+        elif tensor._grad._requires_grad:
+            tensor._grad = TensorBase._make(tensor._grad._data + grad)
         else:
             tensor._grad._data += grad
 
 
 def _run_hooks(node: Node, grad: np.ndarray) -> np.ndarray:
     """Call the tensor hooks in order; each may return a new gradient (same shape and dtype)."""
-    for hook in node._hooks:
+    for hook in node._hooks or ():
+        if isinstance(grad, TensorBase):  # create_graph: the hook sees the graph's tensor
+            result = hook(grad)
+            if result is not None:
+                _checked_hook_result(hook, grad._data, result)
+                grad = result
+            continue
         result = hook(TensorBase._make(grad))
         if result is not None:
             grad = _checked_hook_result(hook, grad, result)

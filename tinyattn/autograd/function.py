@@ -23,6 +23,21 @@ of that output and returns one gradient per positional input (``None`` where
 there is none), *shaped like the broadcast result*: the engine undoes
 broadcasting and casts to each input's dtype, so no op repeats that logic.
 
+Higher-order gradients: ``backward`` is written once against ``xp = ctx.xp``, a
+NumPy-like namespace. In a first-order backward it is NumPy (``numpy_xp``) and
+arrays flow, at no extra cost; under ``create_graph=True`` it is ``tensor_xp``
+(``autograd/xp.py``: the same functions as differentiable tinyattn ops),
+``ctx.saved_tensors`` gives Tensors (a saved input: that input in the graph; the
+saved output: a Tensor whose ``grad_fn`` is this node; anything else: a constant)
+and the backward is recorded, so it can be differentiated again. An op declares
+this with ``supports_create_graph = True``; see ``docs/higher-order.md``::
+
+        @staticmethod
+        def backward(ctx, g):
+            xp = ctx.xp
+            (x,) = ctx.saved_tensors
+            return g * xp.cos(x)          # sin's backward, on arrays or on Tensors
+
 ``ctx`` is the :class:`Node` itself (torch's ``grad_fn``): it links to the nodes
 of the inputs (``next_functions``), holds what forward saved, and checks that
 nothing saved was modified in place before backward reads it.
@@ -44,6 +59,7 @@ import numpy as np
 from .. import _dtype
 from .grad_mode import is_grad_enabled
 from .tensor_base import TensorBase, VersionCounter
+from .xp import numpy_xp
 
 __all__ = ["AccumulateGrad", "Function", "Node", "NoGradContext", "VersionCounter"]
 
@@ -77,9 +93,16 @@ class Node:
         "_released",
         "_hooks",
         "_retained",
+        "_graph",
+        "_saved_owners",
         "__dict__",
         "__weakref__",
     )
+
+    # The namespace backward formulas compute with (``xp = ctx.xp``): NumPy-like on arrays;
+    # the engine sets ``tensor_xp`` on the instance while it runs a node under create_graph
+    # (``xp.exp``, ``xp.where``, ``xp.sum(x, axis=, keepdims=)`` ... mean the same on both).
+    xp = numpy_xp
 
     def __init__(self, fn: type[Function] | None = None, name: str | None = None) -> None:
         self.fn = fn
@@ -93,6 +116,8 @@ class Node:
         self._released = False
         self._hooks: list | None = None  # tensor hooks on this node's output
         self._retained = None  # weakref to a tensor whose .grad this node fills (retain_grad)
+        self._graph = False  # True while the engine runs backward with create_graph=True
+        self._saved_owners: tuple = ()  # per saved array: (input index or -1, version) or None
 
     @property
     def name(self) -> str:
@@ -109,14 +134,43 @@ class Node:
 
     @property
     def saved_tensors(self) -> tuple:
+        """What forward saved: arrays, or (under ``create_graph=True``) Tensors.
+
+        Under ``create_graph`` a saved input unpacks to that input as a Tensor in
+        the graph (its own node), the saved output to a Tensor whose ``grad_fn`` is
+        this node, anything else to a constant Tensor; numbers and None pass as they are.
+        """
         if self._released:
             raise RuntimeError(
-                f"Trying to backward through the graph a second time (or directly access saved "
+                "Trying to backward through the graph a second time (or directly access saved "
                 f"tensors after they have already been freed): {self.name} released its saved "
                 "arrays after the first backward. Specify retain_graph=True on the first "
                 "backward() call if you need to backward twice."
             )
+        if self._graph:
+            return self._unpack_saved()
         return self._saved or ()
+
+    def _unpack_saved(self) -> tuple:
+        saved = self._saved or ()
+        owners = self._saved_owners or (None,) * len(saved)
+        return tuple(self._unpack_one(a, o) for a, o in zip(saved, owners))
+
+    def _unpack_one(self, array, owner):
+        if not isinstance(array, np.ndarray):
+            return array  # None, numbers, options
+        if owner is None:  # made by forward, not an input or the output: a constant
+            return TensorBase._make(array)
+        index, version = owner
+        if index == -1:  # the output: its node is this one (as torch's saved outputs)
+            tensor = TensorBase._make(array, self)
+        else:
+            node = self.next_functions[index]
+            if node.__class__ is AccumulateGrad:  # a leaf: the tensor itself
+                return node.variable
+            tensor = TensorBase._make(array, node)  # node None: does not require grad
+        tensor._version = version  # in-place writes to the original are seen (as torch)
+        return tensor
 
     def check_versions(self) -> None:
         """Raise if a tensor whose memory forward kept was modified in place since.
@@ -219,7 +273,13 @@ class NoGradContext:
 
 
 class Function:
-    """Base class of differentiable ops; subclass and call ``MyOp.apply(*inputs)``."""
+    """Base class of differentiable ops; subclass and call ``MyOp.apply(*inputs)``.
+
+    ``supports_create_graph``: True once ``backward`` is written with ``ctx.xp`` (see
+    the module docstring), so that it also runs on Tensors and can be differentiated.
+    """
+
+    supports_create_graph: bool = False
 
     @staticmethod
     def forward(ctx, *args, **kwargs):
@@ -253,7 +313,9 @@ class Function:
 
         ctx = Node(cls)
         ctx.needs_input_grad = tuple(needs)
-        out = _as_array(cls.forward(ctx, *arrays, **kwargs))
+        out = cls.forward(ctx, *arrays, **kwargs)
+        if type(out) is not np.ndarray:  # a NumPy scalar (0-d result) or an array-like
+            out = _as_output_array(ctx, out)
         ctx.next_functions = tuple(next_functions)
         ctx.input_meta = tuple(input_meta)
         ctx.output_meta = (out.shape, out.dtype)
@@ -272,6 +334,15 @@ def _holds_array(value) -> bool:
     return False
 
 
+def _as_output_array(ctx: Node, out) -> np.ndarray:
+    """``out`` as an array; if forward saved ``out`` itself, the saved one becomes that array
+    (so that it is recognised as the output under ``create_graph``)."""
+    array = np.asarray(out)
+    if ctx._saved and any(s is out for s in ctx._saved):
+        ctx._saved = tuple(array if s is out else s for s in ctx._saved)
+    return array
+
+
 def _as_array(x) -> np.ndarray:
     return x if type(x) is np.ndarray else np.asarray(x)
 
@@ -283,8 +354,12 @@ def _record_versions(ctx: Node, args, result) -> None:
     the output's array, or a view of one (a reshape, transpose or slice: the same
     memory, which an in-place op on that tensor would change). Anything else
     forward kept (a cast copy, a product) is fresh memory the user cannot modify.
+
+    For each saved array it also notes which input (its index) or the output (-1)
+    it is exactly, or None: ``saved_tensors`` under ``create_graph`` unpacks by it.
     """
-    kept = ctx._saved or ()
+    saved = ctx._saved or ()
+    kept = saved
     for value in ctx.__dict__.values():  # (most ops keep only numbers here, or nothing)
         if type(value) in _CONTAINERS:
             kept = _with_arrays_on_ctx(kept, ctx.__dict__)
@@ -292,15 +367,20 @@ def _record_versions(ctx: Node, args, result) -> None:
     if not kept:
         return
     records = []
+    owners: list = []  # per kept value: (index, version counter), so unpacked Tensors share it
+    out_data = result._data
     for array in kept:
-        if array is None:
+        if type(array) is not np.ndarray:  # None, a number: nothing to check or connect
+            owners.append(None)
             continue
-        owner = result if array is result._data else _aliased_tensor(array, args, result)
+        owner, index = (result, -1) if array is out_data else _owner(array, args, result)
+        owners.append(None if index is None else (index, owner._version))
         if owner is not None:
             data = owner._data
             which = "output" if owner is result else "input"
             records.append((owner._version, owner._version.value, data.shape, data.dtype, which))
     ctx._saved_versions = tuple(records)
+    ctx._saved_owners = tuple(owners[: len(saved)])
 
 
 _CONTAINERS = frozenset((np.ndarray, tuple, list))
@@ -319,16 +399,19 @@ def _with_arrays_on_ctx(saved: tuple, attrs: dict) -> tuple:
     return (*saved, *found)
 
 
-def _aliased_tensor(saved, args, result) -> TensorBase | None:
-    """The output or input tensor whose memory ``saved`` is, or is a view of (None: fresh)."""
-    if not isinstance(saved, np.ndarray):
-        return None
-    for a in args:
+def _owner(saved: np.ndarray, args, result) -> tuple:
+    """(tensor, index): the input (or output) whose memory ``saved`` is or is a view of.
+
+    ``index`` is ``i`` when ``saved`` is input ``i``'s array itself, None for views
+    and fresh arrays; ``tensor`` is None for fresh arrays (memory made by forward).
+    (The output's own array is recognised by the caller, with index -1.)
+    """
+    for i, a in enumerate(args):
         if isinstance(a, TensorBase) and a._data is saved:
-            return a
+            return a, i
     if saved.base is None:  # owns its memory: made by forward
-        return None
+        return None, None
     for owner in (result, *args):
         if isinstance(owner, TensorBase) and np.may_share_memory(saved, owner._data):
-            return owner
-    return None
+            return owner, None
+    return None, None

@@ -103,7 +103,7 @@ def gradcheck(
     numeric values and the error of the worst mismatch.
     """
     inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
-    diff = [i for i, x in enumerate(inputs) if isinstance(x, TensorBase) and x.requires_grad]
+    diff = [i for i, x in enumerate(inputs) if isinstance(x, TensorBase) and x._requires_grad]
     if not diff:
         raise ValueError("gradcheck: no input requires grad; nothing to check")
     for i in diff:
@@ -127,3 +127,56 @@ def gradcheck(
     if raise_exception:
         raise GradcheckError(msg)
     return False
+
+
+def gradgradcheck(
+    func,
+    inputs,
+    grad_outputs=None,
+    eps: float = 1e-6,
+    atol: float = 1e-5,
+    rtol: float = 1e-3,
+    raise_exception: bool = True,
+    seed: int = 0,
+    **_ignored,
+) -> bool:
+    """Check second derivatives: ``gradcheck`` of the vector-Jacobian product of ``func``.
+
+    The function checked is ``(inputs, v) -> autograd.grad(func(inputs), inputs, v,
+    create_graph=True)``; finite differences are taken with respect to every element
+    of the inputs AND of the upstream gradients ``v`` (random float64 tensors when
+    ``grad_outputs`` is None), as torch's ``gradgradcheck``.
+    """
+    from . import grad as autograd_grad
+
+    inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
+    n = len(inputs)
+    diff = [i for i, x in enumerate(inputs) if isinstance(x, TensorBase) and x._requires_grad]
+    if not diff:
+        raise ValueError("gradgradcheck: no input requires grad; nothing to check")
+    outs = [o for o in _outputs(func, inputs) if o.requires_grad]
+    if grad_outputs is None:
+        rng = np.random.default_rng(seed)
+        grad_outputs = [
+            TensorBase._make(rng.standard_normal(o._data.shape).astype(o._data.dtype)) for o in outs
+        ]
+        for v in grad_outputs:
+            v._requires_grad = True
+    grad_outputs = (
+        tuple(grad_outputs) if isinstance(grad_outputs, (list, tuple)) else (grad_outputs,)
+    )
+
+    def vjp(*args):
+        from .grad_mode import enable_grad
+
+        xs, vs = args[:n], args[n:]
+        with enable_grad():  # also while gradcheck perturbs the inputs under no_grad
+            ys = [o for o in _outputs(func, xs) if o.requires_grad]
+            grads = autograd_grad(
+                ys, [xs[i] for i in diff], list(vs), create_graph=True, allow_unused=True
+            )
+        return tuple(g for g in grads if g is not None)
+
+    return gradcheck(
+        vjp, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol, raise_exception=raise_exception
+    )

@@ -20,7 +20,7 @@ from . import engine
 
 def _norm(g) -> float:
     """The 2-norm of a gradient, without a float64 copy of it (tracing should stay cheap)."""
-    g = np.asarray(g)
+    g = g._data if hasattr(g, "_data") else np.asarray(g)  # a Tensor under create_graph
     return float(np.sqrt(abs(np.vdot(g.ravel(), g.ravel()))))
 
 

@@ -28,6 +28,8 @@ __all__ = ["softmax", "log_softmax"]
 class Softmax(Function):
     """y = exp(x - max) / sum(exp(x - max)).   dx = y * (g - sum(g * y, dim))"""
 
+    supports_create_graph = True
+
     @staticmethod
     def forward(ctx, x, dim):
         e = softmax_math.softmax(to_float(x), axis=dim)
@@ -38,11 +40,13 @@ class Softmax(Function):
     @staticmethod
     def backward(ctx, g):
         (y,) = ctx.saved_tensors
-        return softmax_math.softmax_backward(g, y, axis=ctx.dim), None
+        return softmax_math.softmax_backward(g, y, axis=ctx.dim, xp=ctx.xp), None
 
 
 class LogSoftmax(Function):
     """y = x - logsumexp(x).   dx = g - exp(y) * sum(g, dim)"""
+
+    supports_create_graph = True
 
     @staticmethod
     def forward(ctx, x, dim):
@@ -57,7 +61,8 @@ class LogSoftmax(Function):
     @staticmethod
     def backward(ctx, g):
         (y,) = ctx.saved_tensors
-        return g - np.exp(y) * g.sum(axis=ctx.dim, keepdims=True), None
+        xp = ctx.xp
+        return g - xp.exp(y) * xp.sum(g, axis=ctx.dim, keepdims=True), None
 
 
 def _implicit_dim(ndim: int, op: str) -> int:

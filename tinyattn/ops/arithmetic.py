@@ -7,6 +7,8 @@ operand's shape.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import _dtype as dt
@@ -79,6 +81,8 @@ def _tensor(x, op: str) -> Tensor:
 class Add(Function):
     """out = a + alpha * b.   da = g,  db = alpha * g"""
 
+    supports_create_graph = True
+
     @staticmethod
     def forward(ctx, a, b, alpha=1):
         a, b, _ = _promote(a, b, "add")
@@ -94,6 +98,8 @@ class Add(Function):
 
 class Sub(Function):
     """out = a - alpha * b.   da = g,  db = -alpha * g"""
+
+    supports_create_graph = True
 
     @staticmethod
     def forward(ctx, a, b, alpha=1):
@@ -116,12 +122,14 @@ class Sub(Function):
 class Mul(Function):
     """out = a * b.   da = g * b,  db = g * a"""
 
+    supports_create_graph = True
+
     @staticmethod
     def forward(ctx, a, b):
-        a, b, _ = _promote(a, b, "mul")
         need = ctx.needs_input_grad
-        if need:
+        if need:  # the operands as they came (a cast copy would cut them from the graph)
             ctx.save_for_backward(b if need[0] else None, a if need[1] else None)
+        a, b, _ = _promote(a, b, "mul")
         return _checked("mul", a, b, np.multiply)
 
     @staticmethod
@@ -131,7 +139,12 @@ class Mul(Function):
 
 
 class Div(Function):
-    """out = a / b (true division).   da = g / b,  db = -g * a / b**2"""
+    """out = a / b (true division).   da = g / b,  db = -g * a / b**2
+
+    (``number / tensor`` is ``reciprocal(b) * number``, as in torch: see :func:`div`.)
+    """
+
+    supports_create_graph = True
 
     @staticmethod
     def forward(ctx, a, b, rounding_mode=None):
@@ -139,43 +152,25 @@ class Div(Function):
             raise ValueError(
                 f"div: rounding_mode must be None, 'trunc' or 'floor', got {rounding_mode!r}"
             )
+        ctx.rounding = rounding_mode is not None
+        if ctx.needs_input_grad and not ctx.rounding:  # as they came: a cast copy is cut off
+            ctx.save_for_backward(b, a if ctx.needs_input_grad[1] else None)
         a, b, rt = _promote(a, b, "div", floating=rounding_mode is None)
         if rt.kind in "iub" and rounding_mode is not None:
-            if np.any(np.asarray(b) == 0):
-                raise ZeroDivisionError(
-                    f"div(rounding_mode={rounding_mode!r}): integer division by zero"
-                )
-            if rounding_mode == "floor":
+            return _integer_division(a, b, rt, rounding_mode)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = _checked("div", a, b, np.true_divide)
+            if rounding_mode == "floor":  # Python's floor division: 1.0 // 0.1 == 9.0
                 out = _checked("div", a, b, np.floor_divide)
-            else:  # C-style: round the exact quotient toward zero
-                q = _checked("div", a, b, np.floor_divide)
-                out = np.where((q < 0) & (q * b != a), q + 1, q).astype(rt)
-        else:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                out = _checked("div", a, b, np.true_divide)
-                if rounding_mode == "floor":  # Python's floor division: 1.0 // 0.1 == 9.0
-                    out = _checked("div", a, b, np.floor_divide)
-                elif rounding_mode == "trunc":
-                    out = np.trunc(out)
-        ctx.rounding = rounding_mode is not None
-        if ctx.needs_input_grad and not ctx.rounding:
-            # What torch saves, so in-place writes fail backward exactly when torch's do: the
-            # inputs (never the output), and for number / tensor only 1/b, a private array.
-            ctx.number_over_tensor = not isinstance(a, np.ndarray)
-            if ctx.number_over_tensor and ctx.needs_input_grad[1]:
-                with np.errstate(divide="ignore"):
-                    ctx.save_for_backward(np.reciprocal(b), a)
-            else:
-                ctx.save_for_backward(b, a if ctx.needs_input_grad[1] else None)
+            elif rounding_mode == "trunc":
+                out = np.trunc(out)
         return out
 
     @staticmethod
     def backward(ctx, g):
-        if ctx.rounding:
-            return np.zeros_like(g), np.zeros_like(g)
-        if ctx.number_over_tensor and ctx.needs_input_grad[1]:
-            r, a = ctx.saved_tensors
-            return None, -g * a * r * r
+        xp = ctx.xp
+        if ctx.rounding:  # piecewise constant
+            return xp.zeros_like(g), xp.zeros_like(g)
         b, a = ctx.saved_tensors
         with np.errstate(divide="ignore", invalid="ignore"):  # b = 0 gives inf/nan, as torch
             da = g / b if ctx.needs_input_grad[0] else None
@@ -183,40 +178,54 @@ class Div(Function):
         return da, db
 
 
-def _power(a, b):
+def _integer_division(a, b, rt, rounding_mode: str) -> np.ndarray:
+    if np.any(np.asarray(b) == 0):
+        raise ZeroDivisionError(f"div(rounding_mode={rounding_mode!r}): integer division by zero")
+    q = _checked("div", a, b, np.floor_divide)
+    if rounding_mode == "floor":
+        return q
+    return np.where((q < 0) & (q * b != a), q + 1, q).astype(rt)  # C-style: toward zero
+
+
+def _power(a, b, xp=np):
     """``a ** b``; torch computes ``x ** -0.5`` as rsqrt, which is NaN (not 0) at -inf."""
-    out = np.power(a, b)
-    if np.ndim(b) == 0 and b == -0.5:
-        out = np.where(np.isneginf(a), np.nan, out).astype(out.dtype, copy=False)
+    out = xp.power(a, b)
+    if _is_number(b) and b == -0.5:
+        out = xp.where(a == -math.inf, math.nan, out)
     return out
+
+
+def _is_number(x) -> bool:
+    return not isinstance(x, (np.ndarray, Tensor)) and np.ndim(x) == 0
 
 
 class Pow(Function):
     """out = a ** b.   da = g * b * a**(b-1),  db = g * out * log(a)  (0 where a == 0)"""
 
+    supports_create_graph = True
+
     @staticmethod
     def forward(ctx, a, b):
+        operands = a, b  # saved as they came: a cast copy would be cut from the graph
         a, b, rt = _promote(a, b, "pow")
         if rt.kind in "iu" and np.any(np.asarray(b) < 0):
             raise RuntimeError("pow: integers to negative integer powers are not allowed")
         out = _checked("pow", a, b, _power)
-        if ctx.needs_input_grad:  # out only for db, as torch (x ** 2 then writing into it is fine)
-            ctx.save_for_backward(a, b, out if ctx.needs_input_grad[1] else None)
+        need = ctx.needs_input_grad
+        if need:  # out only for db, as torch (x ** 2 then writing into it is fine)
+            ctx.save_for_backward(*operands, out if need[1] else None)
         return out
 
     @staticmethod
     def backward(ctx, g):
+        xp = ctx.xp
         a, b, out = ctx.saved_tensors
         da = db = None
         if ctx.needs_input_grad[0]:
-            if np.isscalar(b) and b == 2:
-                da = g * 2 * a
-            else:
-                da = g * b * _power(a, b - 1)
+            da = g * 2 * a if _is_number(b) and b == 2 else g * b * _power(a, b - 1, xp)
         if len(ctx.needs_input_grad) > 1 and ctx.needs_input_grad[1]:
             with np.errstate(divide="ignore", invalid="ignore"):
-                db = g * out * np.log(a)
-            db = np.where((a == 0) & (np.asarray(b) >= 0), 0, db)
+                db = xp.where((a == 0) & (b >= 0), 0, g * out * xp.log(a))
         return da, db
 
 
@@ -265,7 +274,17 @@ multiply = mul
 @gradient_doc(Div)
 def div(input, other, *, rounding_mode=None) -> Tensor:
     """True division (ints give the default float dtype); ``rounding_mode`` 'trunc'/'floor'."""
-    return Div.apply(_operand(input, "div"), _operand(other, "div"), rounding_mode=rounding_mode)
+    a, b = _operand(input, "div"), _operand(other, "div")
+    if (
+        rounding_mode is None
+        and not isinstance(a, Tensor)
+        and isinstance(b, Tensor)
+        and b._data.dtype.kind == "f"
+    ):  # number / tensor: reciprocal(b) * number, as torch (which saves 1/b, not b)
+        from .unary import reciprocal
+
+        return Mul.apply(reciprocal(b), a)
+    return Div.apply(a, b, rounding_mode=rounding_mode)
 
 
 true_divide = divide = div
@@ -298,6 +317,8 @@ def pow(input, exponent) -> Tensor:
 class Where(Function):
     """out = a where cond else b.   da = g * cond,  db = g * ~cond"""
 
+    supports_create_graph = True
+
     @staticmethod
     def forward(ctx, cond, a, b):
         if cond.dtype != np.bool_:
@@ -312,31 +333,33 @@ class Where(Function):
 
     @staticmethod
     def backward(ctx, g):
+        xp = ctx.xp
         (cond,) = ctx.saved_tensors
-        zero = np.zeros((), dtype=g.dtype)
-        return None, np.where(cond, g, zero), np.where(cond, zero, g)
+        return None, xp.where(cond, g, 0), xp.where(cond, 0, g)
 
 
 class Maximum(Function):
     """out = max(a, b) (or min).   Gradient to the operand picked; split in half on ties (as torch)."""
 
+    supports_create_graph = True
+
     @staticmethod
     def forward(ctx, a, b, pick_max=True):
+        ctx.save_for_backward(a, b)  # as they came (a cast copy would be cut from the graph)
         a, b, _ = _promote(a, b, "maximum" if pick_max else "minimum")
         fn = np.maximum if pick_max else np.minimum
         out = _checked("maximum" if pick_max else "minimum", a, b, fn)
-        ctx.save_for_backward(a, b)
         ctx.pick_max = pick_max
         return out
 
     @staticmethod
     def backward(ctx, g):
+        xp = ctx.xp
         a, b = ctx.saved_tensors
         # torch's formula, with where (not g * mask): a nan/inf g must not leak to the loser
         lose_a, lose_b = (a < b, a > b) if ctx.pick_max else (a > b, a < b)
-        shared = np.where(a == b, g / 2, g)
-        zero = np.zeros((), dtype=g.dtype)
-        return np.where(lose_a, zero, shared), np.where(lose_b, zero, shared)
+        shared = xp.where(a == b, g / 2, g)
+        return xp.where(lose_a, 0, shared), xp.where(lose_b, 0, shared)
 
 
 @gradient_doc(Where)

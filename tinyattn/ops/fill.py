@@ -11,17 +11,22 @@ from ..autograd.function import Function
 class Fill(Function):
     """out = value everywhere (x's shape).   dx = 0,  dvalue = sum(g)"""
 
+    supports_create_graph = True
+
     @staticmethod
     def forward(ctx, x, value):
         return np.full(x.shape, value, dtype=x.dtype)
 
     @staticmethod
     def backward(ctx, g):
-        return np.zeros_like(g), g.sum()
+        xp = ctx.xp
+        return xp.zeros_like(g), xp.sum(g)
 
 
 class Copy(Function):
     """out = src broadcast to x's shape and cast to x's dtype.   dx = 0,  dsrc = g"""
+
+    supports_create_graph = True
 
     @staticmethod
     def forward(ctx, x, src):
@@ -36,7 +41,7 @@ class Copy(Function):
 
     @staticmethod
     def backward(ctx, g):
-        return np.zeros_like(g), g
+        return ctx.xp.zeros_like(g), g
 
 
 def fill_(self: Tensor, value) -> Tensor:

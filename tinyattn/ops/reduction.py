@@ -7,6 +7,7 @@ Backward of a reduction spreads the gradient back over the reduced dims:
 from __future__ import annotations
 
 import builtins
+import math
 from collections import namedtuple
 
 import numpy as np
@@ -14,7 +15,7 @@ import numpy as np
 from .. import _dtype as dt
 from .._tensor import Tensor
 from ..autograd.function import Function
-from ._util import gradient_doc, normalize_dim, normalize_dims, sgn
+from ._util import gradient_doc, normalize_dim, normalize_dims
 from .cumulative import cumsum
 
 __all__ = [
@@ -43,17 +44,16 @@ values_indices = namedtuple("values_indices", ["values", "indices"])
 max_return = min_return = values_indices
 
 
-def _expand(g: np.ndarray, axes, keepdim: bool, shape) -> np.ndarray:
-    """g with the reduced axes re-inserted, broadcast to the input shape."""
-    if axes is None:  # g is 0-d (or all ones with keepdim): it broadcasts as it is
-        return np.broadcast_to(g, shape)
-    if not keepdim:
-        g = np.expand_dims(g, axes)
-    return np.broadcast_to(g, shape)
+def _expand(xp, g, axes, keepdim: bool, shape):
+    """g with the reduced axes re-inserted, broadcast to the input shape (``xp``: ``ctx.xp``)."""
+    # axes None: g is 0-d (or all ones with keepdim), it broadcasts as it is
+    return xp.expand(g, None if axes is None or keepdim else axes, shape)
 
 
 class Sum(Function):
     """out = sum of x over ``dim``.   dx = g broadcast over the summed dims"""
+
+    supports_create_graph = True
 
     @staticmethod
     def forward(ctx, x, axes, keepdim, np_dtype):
@@ -62,7 +62,7 @@ class Sum(Function):
 
     @staticmethod
     def backward(ctx, g):
-        return _expand(g, ctx.axes, ctx.keepdim, ctx.shape), None, None, None
+        return _expand(ctx.xp, g, ctx.axes, ctx.keepdim, ctx.shape), None, None, None
 
 
 def _sum_dtype(x: np.ndarray, dtype) -> np.dtype:
@@ -81,6 +81,8 @@ def sum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor
 class Mean(Function):
     """out = mean of x over ``dim``.   dx = g / n broadcast over the reduced dims"""
 
+    supports_create_graph = True
+
     @staticmethod
     def forward(ctx, x, axes, keepdim):
         ctx.axes, ctx.keepdim, ctx.shape = axes, keepdim, x.shape
@@ -92,7 +94,7 @@ class Mean(Function):
 
     @staticmethod
     def backward(ctx, g):
-        return _expand(g / ctx.n, ctx.axes, ctx.keepdim, ctx.shape), None, None
+        return _expand(ctx.xp, g / ctx.n, ctx.axes, ctx.keepdim, ctx.shape), None, None
 
 
 @gradient_doc(Mean)
@@ -112,6 +114,8 @@ def mean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tenso
 class Var(Function):
     """out = sum((x - mean)^2) / (n - correction).   dx = 2 g (x - mean) / (n - correction)"""
 
+    supports_create_graph = True
+
     @staticmethod
     def forward(ctx, x, axes, keepdim, correction):
         n = x.size if axes is None else int(np.prod([x.shape[a] for a in axes]))
@@ -121,22 +125,23 @@ class Var(Function):
             centred = x - mean
             out = np.sum(centred * centred, axis=axes, keepdims=keepdim) / denominator
         ctx.axes, ctx.keepdim, ctx.shape = axes, keepdim, x.shape
-        ctx.denominator = denominator
-        ctx.save_for_backward(centred)
+        ctx.n, ctx.denominator = n, denominator
+        ctx.save_for_backward(x)  # x - mean is recomputed: it is differentiable (create_graph)
         return out.astype(x.dtype, copy=False)
 
     @staticmethod
     def backward(ctx, g):
-        (centred,) = ctx.saved_tensors
+        xp = ctx.xp
+        x = ctx.saved_tensors[0]
         with np.errstate(invalid="ignore", divide="ignore"):  # n <= correction: nan, as torch
-            scale = 2.0 / ctx.denominator if ctx.denominator else np.inf
-            grad = _expand(g, ctx.axes, ctx.keepdim, ctx.shape) * centred * scale
-        return (
-            grad.astype(g.dtype),
-            None,
-            None,
-            None,
-        )
+            scale = 2.0 / ctx.denominator if ctx.denominator else math.inf
+            grad = _expand(xp, g, ctx.axes, ctx.keepdim, ctx.shape) * _centred(xp, x, ctx) * scale
+        return grad, None, None, None
+
+
+def _centred(xp, x, ctx):
+    """``x - mean(x)`` over the reduced axes, as forward computed it."""
+    return x - xp.sum(x, axis=ctx.axes, keepdims=True) / ctx.n
 
 
 def _correction(unbiased, correction) -> int:
@@ -168,20 +173,24 @@ class Std(Function):
     equal: torch's choice at the kink, where the plain chain rule gives 0 / 0)
     """
 
+    supports_create_graph = True
+
     @staticmethod
     def forward(ctx, x, axes, keepdim, correction):
-        var = Var.forward(ctx, x, axes, keepdim, correction)
-        out = np.sqrt(var)
-        ctx.out = out
+        out = np.asarray(np.sqrt(Var.forward(ctx, x, axes, keepdim, correction)))
+        if ctx.needs_input_grad:
+            ctx.save_for_backward(x, out)
         return out
 
     @staticmethod
     def backward(ctx, g):
-        (centred,) = ctx.saved_tensors
+        xp = ctx.xp
+        x, out = ctx.saved_tensors
         with np.errstate(invalid="ignore", divide="ignore"):
-            scale = 1.0 / ctx.denominator if ctx.denominator else np.inf
-            spread = np.where(ctx.out == 0, 0, g * scale / ctx.out)
-        return _expand(spread, ctx.axes, ctx.keepdim, ctx.shape) * centred, None, None, None
+            scale = 1.0 / ctx.denominator if ctx.denominator else math.inf
+            spread = xp.where(out == 0, 0, g * scale / out)
+        grad = _expand(xp, spread, ctx.axes, ctx.keepdim, ctx.shape) * _centred(xp, x, ctx)
+        return grad, None, None, None
 
 
 @gradient_doc(Std)
@@ -216,24 +225,27 @@ class Amax(Function):
     as torch's do.
     """
 
+    supports_create_graph = True
+
     @staticmethod
     def forward(ctx, x, axes, keepdim, pick_max, nan_is_hit=False):
         fn = np.max if pick_max else np.min
         out = fn(x, axis=axes, keepdims=True)
         ctx.nan_is_hit = nan_is_hit
         ctx.axes, ctx.keepdim, ctx.shape = axes, keepdim, x.shape
-        ctx.save_for_backward(x, out)
+        ctx.save_for_backward(x, out)  # out (keepdims) is only compared with: a constant
         return out if keepdim else (out.reshape(()) if axes is None else np.squeeze(out, axes))
 
     @staticmethod
     def backward(ctx, g):
+        xp = ctx.xp
         x, out = ctx.saved_tensors
         hit = x == out
         if ctx.nan_is_hit:
-            hit |= np.isnan(x) & np.isnan(out)
-        count = hit.sum(axis=ctx.axes, keepdims=True)
-        g = _expand(g, ctx.axes, ctx.keepdim, ctx.shape)
-        return (g * hit / count).astype(g.dtype), None, None, None, None
+            hit = xp.logical_or(hit, xp.logical_and(xp.isnan(x), xp.isnan(out)))
+        count = xp.sum(hit, axis=ctx.axes, keepdims=True)
+        g = _expand(xp, g, ctx.axes, ctx.keepdim, ctx.shape)
+        return xp.astype(g * hit / count, g.dtype), None, None, None, None
 
 
 def _check_nonempty(input, axes, op):
@@ -272,6 +284,8 @@ def amin(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
 class MaxDim(Function):
     """values = max along ``dim``.   dx = g placed at the returned index (zeros elsewhere)"""
 
+    supports_create_graph = True
+
     @staticmethod
     def forward(ctx, x, dim, keepdim, indices):
         ctx.shape, ctx.dim, ctx.keepdim = x.shape, dim, keepdim
@@ -282,11 +296,12 @@ class MaxDim(Function):
 
     @staticmethod
     def backward(ctx, g):
-        if not ctx.keepdim:
-            g = np.expand_dims(g, ctx.dim)
-        out = np.zeros(ctx.shape, dtype=g.dtype)
-        np.put_along_axis(out, ctx.idx, g, axis=ctx.dim)
-        return out, None, None, None
+        xp = ctx.xp
+        n = ctx.shape[ctx.dim]
+        positions = np.arange(n).reshape((n,) + (1,) * (len(ctx.shape) - ctx.dim - 1))
+        hit = positions == ctx.idx  # a constant mask: True at the returned index
+        g = _expand(xp, g, (ctx.dim,), ctx.keepdim, ctx.shape)
+        return xp.where(hit, g, 0), None, None, None
 
 
 def _max_min(input, dim, keepdim, other, pick_max: bool):
@@ -373,6 +388,8 @@ def argmin(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
 class LogSumExp(Function):
     """out = m + log(sum(exp(x - m))), m = max.   dx = g * exp(x - out) (= softmax(x))"""
 
+    supports_create_graph = True
+
     @staticmethod
     def forward(ctx, x, axes, keepdim):
         m = np.max(x, axis=axes, keepdims=True, initial=-np.inf)  # empty: -inf, as torch
@@ -380,14 +397,16 @@ class LogSumExp(Function):
         with np.errstate(divide="ignore"):
             out = np.log(np.sum(np.exp(x - m), axis=axes, keepdims=True)) + m
         ctx.axes, ctx.keepdim, ctx.shape = axes, keepdim, x.shape
-        ctx.save_for_backward(x, out)
-        return out if keepdim else np.squeeze(out, axes)
+        result = out if keepdim else np.squeeze(out, axes)
+        ctx.save_for_backward(x, result)
+        return result
 
     @staticmethod
     def backward(ctx, g):
+        xp = ctx.xp
         x, out = ctx.saved_tensors
-        g = _expand(g, ctx.axes, ctx.keepdim, ctx.shape)
-        return g * np.exp(x - out), None, None
+        g = _expand(xp, g, ctx.axes, ctx.keepdim, ctx.shape)
+        return g * xp.exp(x - _expand(xp, out, ctx.axes, ctx.keepdim, ctx.shape)), None, None
 
 
 @gradient_doc(LogSumExp)
@@ -406,6 +425,8 @@ class Norm(Function):
     extremes; p=0: 0); 0 at x = 0 and wherever out = 0, as in torch
     """
 
+    supports_create_graph = True
+
     @staticmethod
     def forward(ctx, x, p, axes, keepdim):
         if p == np.inf:
@@ -419,28 +440,31 @@ class Norm(Function):
                 out = np.sum(np.abs(x) ** p, axis=axes, keepdims=True) ** (1.0 / p)
         out = out.astype(x.dtype, copy=False)
         ctx.p, ctx.axes, ctx.keepdim, ctx.shape = p, axes, keepdim, x.shape
-        ctx.save_for_backward(x, out)
-        return out if keepdim else (out.reshape(()) if axes is None else np.squeeze(out, axes))
+        result = out if keepdim else (out.reshape(()) if axes is None else np.squeeze(out, axes))
+        ctx.save_for_backward(x, result)
+        return result
 
     @staticmethod
     def backward(ctx, g):
+        xp = ctx.xp
         x, out = ctx.saved_tensors
-        g = _expand(g if not ctx.keepdim else g, ctx.axes, ctx.keepdim, ctx.shape)
+        g = _expand(xp, g, ctx.axes, ctx.keepdim, ctx.shape)
+        out = _expand(xp, out, ctx.axes, ctx.keepdim, ctx.shape)
         p = ctx.p
         with np.errstate(invalid="ignore", divide="ignore"):
             if p in (np.inf, -np.inf):
-                hit = np.abs(x) == out
-                grad = sgn(x) * hit / hit.sum(axis=ctx.axes, keepdims=True)
+                hit = xp.abs(x) == out
+                grad = xp.sgn(x) * hit / xp.sum(hit, axis=ctx.axes, keepdims=True)
             elif p == 0:
-                grad = np.zeros_like(x)
+                grad = xp.zeros_like(x)
             elif p == 2:
                 grad = x / out
             elif p == 1:
-                grad = sgn(x)  # 0 at a NaN element, as torch
+                grad = xp.sgn(x)  # 0 at a NaN element, as torch
             else:  # x |x|^(p-2) is 0 at x = 0 for p > 1, and taken as 0 there for p < 1 (torch)
-                grad = np.where(x == 0, 0, x * np.abs(x) ** (p - 2) / out ** (p - 1))
-        grad = np.where(out == 0, 0, grad)
-        return (g * grad).astype(g.dtype), None, None, None
+                grad = xp.where(x == 0, 0, x * xp.abs(x) ** (p - 2) / out ** (p - 1))
+            grad = xp.where(out == 0, 0, grad)
+        return xp.astype(g * grad, g.dtype), None, None, None
 
 
 @gradient_doc(Norm)
@@ -471,6 +495,8 @@ class Prod(Function):
     the slice holds no zero, a NaN or infinite element gets a NaN gradient then.
     """
 
+    supports_create_graph = True
+
     @staticmethod
     def forward(ctx, x, axis, keepdim):
         out = np.prod(x, axis=axis, keepdims=True)
@@ -480,25 +506,27 @@ class Prod(Function):
 
     @staticmethod
     def backward(ctx, g):
+        xp = ctx.xp
         (x,) = ctx.saved_tensors
         axes = None if ctx.axis is None else (ctx.axis,)
-        g = _expand(g, axes, ctx.keepdim, ctx.shape)
-        flat = x.reshape(-1) if ctx.axis is None else np.moveaxis(x, ctx.axis, -1)
-        # product of all other elements: exclusive cumprod from the left times from the right
-        left = np.cumprod(np.concatenate([np.ones_like(flat[..., :1]), flat[..., :-1]], -1), -1)
-        right = np.flip(
-            np.cumprod(
-                np.flip(np.concatenate([flat[..., 1:], np.ones_like(flat[..., :1])], -1), -1), -1
-            ),
-            -1,
-        )
-        others = left * right
-        others = others.reshape(x.shape) if ctx.axis is None else np.moveaxis(others, -1, ctx.axis)
-        nonfinite = ~np.isfinite(x)
-        if nonfinite.any():
-            no_zero = ~(x == 0).any(axis=ctx.axis, keepdims=ctx.axis is not None)
-            others = np.where(nonfinite & no_zero, np.nan, others)
-        return g * others, None, None
+        g = _expand(xp, g, axes, ctx.keepdim, ctx.shape)
+        return g * _product_of_others(xp, x, ctx.axis), None, None
+
+
+def _product_of_others(xp, x, axis):
+    """For each element, the product of the other elements along ``axis`` (all when None):
+    an exclusive cumprod from the left times one from the right (no division by zeros)."""
+    flat = xp.reshape(x, (-1,)) if axis is None else xp.moveaxis(x, axis, -1)
+    one = xp.ones_like(flat[..., :1])
+    left = xp.cumprod(xp.concatenate([one, flat[..., :-1]], -1), -1)
+    right = xp.flip(xp.cumprod(xp.flip(xp.concatenate([flat[..., 1:], one], -1), -1), -1), -1)
+    others = left * right
+    others = xp.reshape(others, x.shape) if axis is None else xp.moveaxis(others, -1, axis)
+    nonfinite = ~xp.isfinite(x)
+    if xp.any(nonfinite):
+        no_zero = ~xp.any(x == 0, axis=axis, keepdims=axis is not None)
+        others = xp.where(xp.logical_and(nonfinite, no_zero), xp.nan, others)
+    return others
 
 
 @gradient_doc(Prod)

@@ -4,6 +4,8 @@ piecewise-constant ones (sign, floor, ceil, round), clamp, and dtype casts / cop
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import _dtype as dt
@@ -18,7 +20,8 @@ from .arithmetic import _tensor
 def _unary(name: str, forward, backward, doc: str, saves: str = "input", keep_int=False):
     """Build a one-input ``Function`` from its forward and backward formulas.
 
-    ``backward(g, x, out)`` gets the saved input and/or output (None if unsaved).
+    ``backward(xp, g, x, out)`` gets the namespace to compute with (``ctx.xp``: NumPy,
+    or Tensors under ``create_graph``) and the saved input and/or output (None if unsaved).
     ``keep_int``: integer inputs keep their dtype (neg, abs, square); otherwise
     they are computed in the default float dtype, as torch does for exp, log ...
     """
@@ -37,66 +40,71 @@ def _unary(name: str, forward, backward, doc: str, saves: str = "input", keep_in
 
     def bwd(ctx, g):
         x, out = ctx.saved_tensors
-        return backward(g, x, out)
+        return backward(ctx.xp, g, x, out)
 
     cls = type(
         name,
         (Function,),
-        {"forward": staticmethod(fwd), "backward": staticmethod(bwd), "__doc__": doc},
+        {
+            "forward": staticmethod(fwd),
+            "backward": staticmethod(bwd),
+            "__doc__": doc,
+            "supports_create_graph": True,
+        },
     )
     return cls
 
 
-Neg = _unary("Neg", np.negative, lambda g, x, y: -g, "out = -x.   dx = -g", "", keep_int=True)
+Neg = _unary("Neg", np.negative, lambda xp, g, x, y: -g, "out = -x.   dx = -g", "", keep_int=True)
 Abs = _unary(  # sgn(NaN) = 0, as torch: a NaN element gets gradient 0
-    "Abs", np.abs, lambda g, x, y: g * sgn(x), "out = |x|.   dx = g * sign(x)", keep_int=True
+    "Abs", np.abs, lambda xp, g, x, y: g * xp.sgn(x), "out = |x|.   dx = g * sign(x)", keep_int=True
 )
-Exp = _unary("Exp", np.exp, lambda g, x, y: g * y, "out = exp(x).   dx = g * out", "output")
+Exp = _unary("Exp", np.exp, lambda xp, g, x, y: g * y, "out = exp(x).   dx = g * out", "output")
 Expm1 = _unary(
     "Expm1",
     np.expm1,
-    lambda g, x, y: g * (y + 1),
+    lambda xp, g, x, y: g * (y + 1),
     "out = exp(x) - 1.   dx = g * (out + 1)",
     "output",
 )
-Log = _unary("Log", np.log, lambda g, x, y: g / x, "out = log(x).   dx = g / x")
+Log = _unary("Log", np.log, lambda xp, g, x, y: g / x, "out = log(x).   dx = g / x")
 Log2 = _unary(
     "Log2",
     np.log2,
-    lambda g, x, y: g / (x * np.log(2.0)).astype(x.dtype),
+    lambda xp, g, x, y: g / (x * math.log(2.0)),
     "out = log2(x).   dx = g / (x ln 2)",
 )
 Log1p = _unary(
-    "Log1p", np.log1p, lambda g, x, y: g / (1 + x), "out = log(1 + x).   dx = g / (1 + x)"
+    "Log1p", np.log1p, lambda xp, g, x, y: g / (1 + x), "out = log(1 + x).   dx = g / (1 + x)"
 )
 Sqrt = _unary(
-    "Sqrt", np.sqrt, lambda g, x, y: g / (2 * y), "out = sqrt(x).   dx = g / (2 out)", "output"
+    "Sqrt", np.sqrt, lambda xp, g, x, y: g / (2 * y), "out = sqrt(x).   dx = g / (2 out)", "output"
 )
 Rsqrt = _unary(
     "Rsqrt",
     lambda x: 1 / np.sqrt(x),
-    lambda g, x, y: -0.5 * g * y * y * y,
+    lambda xp, g, x, y: -0.5 * g * y * y * y,
     "out = 1/sqrt(x).   dx = -g * out**3 / 2",
     "output",
 )
-Sin = _unary("Sin", np.sin, lambda g, x, y: g * np.cos(x), "out = sin(x).   dx = g * cos(x)")
-Cos = _unary("Cos", np.cos, lambda g, x, y: -g * np.sin(x), "out = cos(x).   dx = -g * sin(x)")
+Sin = _unary("Sin", np.sin, lambda xp, g, x, y: g * xp.cos(x), "out = sin(x).   dx = g * cos(x)")
+Cos = _unary("Cos", np.cos, lambda xp, g, x, y: -g * xp.sin(x), "out = cos(x).   dx = -g * sin(x)")
 Tanh = _unary(
     "Tanh",
     np.tanh,
-    lambda g, x, y: g * (1 - y * y),
+    lambda xp, g, x, y: g * (1 - y * y),
     "out = tanh(x).   dx = g * (1 - out**2)",
     "output",
 )
 Reciprocal = _unary(
     "Reciprocal",
     lambda x: 1 / x,
-    lambda g, x, y: -g * y * y,
+    lambda xp, g, x, y: -g * y * y,
     "out = 1/x.   dx = -g * out**2",
     "output",
 )
 Square = _unary(
-    "Square", np.square, lambda g, x, y: 2 * g * x, "out = x**2.   dx = 2 g x", keep_int=True
+    "Square", np.square, lambda xp, g, x, y: 2 * g * x, "out = x**2.   dx = 2 g x", keep_int=True
 )
 
 
@@ -109,7 +117,7 @@ def _sigmoid(x):
 Sigmoid = _unary(
     "Sigmoid",
     _sigmoid,
-    lambda g, x, y: g * y * (1 - y),
+    lambda xp, g, x, y: g * y * (1 - y),
     "out = 1 / (1 + exp(-x)).   dx = g * out * (1 - out)",
     "output",
 )
@@ -117,6 +125,8 @@ Sigmoid = _unary(
 
 class Relu(Function):
     """out = max(x, 0).   dx = g * (x > 0)   (g passes at NaN, as torch: only out <= 0 blocks)"""
+
+    supports_create_graph = True
 
     @staticmethod
     def forward(ctx, x):
@@ -128,11 +138,13 @@ class Relu(Function):
     @staticmethod
     def backward(ctx, g):
         (out,) = ctx.saved_tensors
-        return np.where(out <= 0, np.zeros((), dtype=g.dtype), g)  # not g * mask: nan * 0 = nan
+        return ctx.xp.where(out <= 0, 0, g)  # not g * mask: nan * 0 = nan
 
 
 class _ZeroGrad(Function):
     """Piecewise-constant functions (sign, floor, ceil, round): the gradient is 0."""
+
+    supports_create_graph = True
 
     @staticmethod
     def forward(ctx, x, fn):
@@ -140,7 +152,7 @@ class _ZeroGrad(Function):
 
     @staticmethod
     def backward(ctx, g):
-        return np.zeros_like(g), None
+        return ctx.xp.zeros_like(g), None
 
 
 class Clamp(Function):
@@ -150,6 +162,8 @@ class Clamp(Function):
     dlo  = g where x < lo (and lo < hi: when lo > hi the result is hi)
     dhi  = g where x > hi, or where hi < lo
     """
+
+    supports_create_graph = True
 
     @staticmethod
     def forward(ctx, x, lo, hi):
@@ -170,22 +184,21 @@ class Clamp(Function):
 
     @staticmethod
     def backward(ctx, g):
+        xp = ctx.xp
         x, lo, hi = ctx.saved_tensors
-        zero = np.zeros((), dtype=g.dtype)
-        keep = True
-        if lo is not None:
-            keep = keep & (x >= lo)
-        if hi is not None:
-            keep = keep & (x <= hi)
-        dx = np.where(keep, g, zero)
+        if lo is None:
+            keep = x <= hi
+        else:
+            keep = x >= lo if hi is None else xp.logical_and(x >= lo, x <= hi)
+        dx = xp.where(keep, g, 0)
         need = ctx.needs_input_grad
         dlo = dhi = None
         if len(need) > 1 and need[1]:
             below = x < lo
-            dlo = np.where(below & (lo < hi) if hi is not None else below, g, zero)
+            dlo = xp.where(xp.logical_and(below, lo < hi) if hi is not None else below, g, 0)
         if len(need) > 2 and need[2]:
             above = x > hi
-            dhi = np.where(above | (hi < lo) if lo is not None else above, g, zero)
+            dhi = xp.where(xp.logical_or(above, hi < lo) if lo is not None else above, g, 0)
         return dx, dlo, dhi
 
 
@@ -194,6 +207,8 @@ class Lerp(Function):
 
     dstart = g * (1 - weight),  dend = g * weight,  dweight = g * (end - start)
     """
+
+    supports_create_graph = True
 
     @staticmethod
     def forward(ctx, start, end, weight):
@@ -234,6 +249,8 @@ def lerp(input: Tensor, end: Tensor, weight) -> Tensor:
 class Cast(Function):
     """out = x converted to another dtype.   dx = g (cast back to x's dtype by the engine)"""
 
+    supports_create_graph = True
+
     @staticmethod
     def forward(ctx, x, np_dtype, copy=False):
         return x.astype(np_dtype, copy=copy)
@@ -245,6 +262,8 @@ class Cast(Function):
 
 class Clone(Function):
     """out = a copy of x.   dx = g"""
+
+    supports_create_graph = True
 
     @staticmethod
     def forward(ctx, x, order="K"):

@@ -1,0 +1,227 @@
+"""The two namespaces a backward formula computes with: ``numpy_xp`` and ``tensor_xp``.
+
+A backward formula is written once, against ``xp = ctx.xp``::
+
+    @staticmethod
+    def backward(ctx, g):
+        xp = ctx.xp
+        (x,) = ctx.saved_tensors
+        return g * xp.cos(x)
+
+For a first-order backward, ``ctx.xp`` is ``numpy_xp`` (NumPy itself, plus the few
+helpers below) and ``g``/``x`` are arrays: no graph, no overhead. Under
+``create_graph=True`` it is ``tensor_xp`` (this module) and ``g``/``x`` are Tensors:
+every call is a differentiable tinyattn op, so the backward is itself recorded and
+can be differentiated again. The API is NumPy's (``axis=``, ``keepdims=``), as in the
+array API standard; operators (``+ - * / ** @``, comparisons) work on both already.
+
+Rules for formulas: call ``xp.f(x)`` (never array methods such as ``x.sum()`` or
+``x.astype``, whose signatures differ between arrays and Tensors), and write
+constants as Python numbers (``xp.where(m, g, 0)``), which keep the operand's dtype
+on both sides.
+"""
+
+from __future__ import annotations
+
+import types
+
+import numpy as np
+
+__all__ = ["numpy_xp", "tensor_xp"]
+
+
+def _np_sgn(x):
+    """``sign(x)`` with ``sgn(NaN) = 0``: torch's sign, the derivative of ``|x|`` it uses."""
+    s = np.sign(x)
+    if s.dtype.kind != "f":
+        return s
+    return np.where(np.isnan(s), np.zeros((), s.dtype), s)
+
+
+def _np_expand(g, axes, shape):
+    """``g`` with ``axes`` re-inserted (size 1) and broadcast to ``shape`` (reductions' backward)."""
+    if axes is not None:
+        g = np.expand_dims(g, axes)
+    return np.broadcast_to(g, shape)
+
+
+# NumPy, plus the helpers formulas share (same names in both namespaces).
+numpy_xp = types.ModuleType("tinyattn.autograd.xp.numpy_xp")
+numpy_xp.__dict__.update({k: v for k, v in vars(np).items() if not k.startswith("__")})
+numpy_xp.__dict__.update(sgn=_np_sgn, expand=_np_expand)
+
+
+def _t():
+    """tinyattn, imported on first use (the ops import this layer, not the reverse)."""
+    import tinyattn
+
+    return tinyattn
+
+
+# -- the same functions on Tensors (differentiable) ------------------------------------------
+
+
+def _elementwise(name: str, op: str | None = None):
+    """``tinyattn.<op>`` on Tensors; a plain number (an operand of ``2 ** x``) stays a number."""
+
+    def fn(x):
+        if isinstance(x, _t().Tensor):
+            return getattr(_t(), op or name)(x)
+        return getattr(numpy_xp, name)(x).item()
+
+    fn.__name__ = name
+    return fn
+
+
+exp = _elementwise("exp")
+log = _elementwise("log")
+sqrt = _elementwise("sqrt")
+sin = _elementwise("sin")
+cos = _elementwise("cos")
+tanh = _elementwise("tanh")
+abs = _elementwise("abs")
+sign = _elementwise("sign")
+sgn = _elementwise("sgn", "sign")  # tinyattn.sign is already 0 at NaN
+square = _elementwise("square")
+isnan = _elementwise("isnan")
+isfinite = _elementwise("isfinite")
+
+
+def power(a, b):
+    return _t().pow(a, b)
+
+
+def where(cond, a, b):
+    return _t().where(_as_tensor(cond), _as_operand(a), _as_operand(b))
+
+
+def maximum(a, b):
+    return _t().maximum(_as_tensor(a), _as_operand(b))
+
+
+def minimum(a, b):
+    return _t().minimum(_as_tensor(a), _as_operand(b))
+
+
+def sum(x, axis=None, keepdims=False, dtype=None):
+    if isinstance(axis, list):
+        axis = tuple(axis)
+    if axis is None:
+        out = _t().sum(x)
+        return out.reshape((1,) * x.ndim) if keepdims else out
+    return _t().sum(x, dim=axis, keepdim=keepdims)
+
+
+def reshape(x, shape):
+    return _t().reshape(x, tuple(shape))
+
+
+def expand_dims(x, axis):
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    shape = list(x.shape)
+    for a in sorted(a % (len(shape) + len(axes)) for a in axes):
+        shape.insert(a, 1)
+    return x.reshape(tuple(shape))
+
+
+def broadcast_to(x, shape):
+    x = _as_tensor(x)
+    shape = tuple(shape)
+    if tuple(x.shape) == shape:
+        return x
+    if x.ndim < len(shape):
+        x = x.reshape((1,) * (len(shape) - x.ndim) + tuple(x.shape))
+    return x.expand(*shape)
+
+
+def expand(g, axes, shape):
+    """``g`` with ``axes`` re-inserted (size 1) and broadcast to ``shape`` (reductions' backward)."""
+    if axes is not None:
+        g = expand_dims(g, axes)
+    return broadcast_to(g, shape)
+
+
+def zeros_like(x):
+    return _t().zeros_like(x)
+
+
+def ones_like(x):
+    return _t().ones_like(x)
+
+
+def matmul(a, b):
+    return _t().matmul(a, b)
+
+
+def swapaxes(x, a, b):
+    return _t().transpose(x, a, b)
+
+
+def moveaxis(x, source, destination):
+    return _t().movedim(x, source, destination)
+
+
+def einsum(equation, *operands):
+    return _t().einsum(equation, *operands)
+
+
+def cumprod(x, axis):
+    return _t().cumprod(x, axis)
+
+
+def flip(x, axis):
+    return _t().flip(x, axis if isinstance(axis, (tuple, list)) else (axis,))
+
+
+def concatenate(xs, axis=0):
+    return _t().cat([_as_tensor(x) for x in xs], axis)
+
+
+def logical_and(a, b):
+    return _t().logical_and(_as_tensor(a), _as_operand(b))
+
+
+def logical_or(a, b):
+    return _t().logical_or(_as_tensor(a), _as_operand(b))
+
+
+def any(x, axis=None, keepdims=False):
+    if axis is None:
+        return _t().any(x)
+    return _t().any(x, dim=axis, keepdim=keepdims)
+
+
+def astype(x, dtype, copy=False):
+    """``x`` as ``dtype`` (a NumPy or tinyattn dtype; ``g.dtype`` in a formula)."""
+    from .. import _dtype
+
+    if not isinstance(dtype, _dtype.dtype):
+        dtype = _dtype.from_numpy_dtype(np.dtype(dtype))
+    return x if x.dtype == dtype else x.to(dtype)
+
+
+errstate = np.errstate
+inf = np.inf
+nan = np.nan
+
+
+def _as_tensor(x):
+    if isinstance(x, _t().Tensor):
+        return x
+    return _t().Tensor._make(np.asarray(x))
+
+
+def _as_operand(x):
+    """Tensors and Python numbers pass; arrays become constant Tensors."""
+    if isinstance(x, np.ndarray):
+        return _t().Tensor._make(x)
+    return x
+
+
+tensor_xp = types.ModuleType("tinyattn.autograd.xp.tensor_xp")
+tensor_xp.__dict__.update(
+    {k: v for k, v in list(globals().items()) if callable(v) and not k.startswith("_")}
+)
+tensor_xp.__dict__.update(inf=np.inf, nan=np.nan)
+for _name in ("numpy_xp", "tensor_xp", "annotations", "types", "np"):
+    tensor_xp.__dict__.pop(_name, None)
