@@ -45,6 +45,9 @@ class Tensor(
     """
 
     __slots__ = ()
+    # A view's copy of its base's version when its grad_fn was last made (set by
+    # ops.inplace in the instance __dict__; only views have it).
+    _view_version: builtins.int
     __array_priority__ = 1000
     __array_ufunc__ = None  # numpy defers to our reflected operators: ndarray * Tensor -> Tensor
 
@@ -336,54 +339,7 @@ class Tensor(
         """``self.to(tinyattn.uint8)``."""
         return self.to(dt.uint8)
 
-    # -- new_* constructors, pinning ---------------------------------------------------------
-    def _new(self, np_fn, size, dtype, requires_grad: bool, name: str, *fill) -> Tensor:
-        from .ops.creation import _finish, _sizes
-
-        d = dt.to_dtype(dtype).np_dtype if dtype is not None else self._data.dtype
-        return _finish(np_fn(_sizes(size, name), *fill, dtype=d), requires_grad)
-
-    def new_zeros(self, *size, dtype=None, device=None, requires_grad: bool = False, **_) -> Tensor:
-        """Zeros of ``size`` with this tensor's dtype (unless ``dtype`` is given)."""
-        check_device(device)
-        return self._new(np.zeros, size, dtype, requires_grad, "new_zeros")
-
-    def new_ones(self, *size, dtype=None, device=None, requires_grad: bool = False, **_) -> Tensor:
-        """Ones of ``size`` with this tensor's dtype (unless ``dtype`` is given)."""
-        check_device(device)
-        return self._new(np.ones, size, dtype, requires_grad, "new_ones")
-
-    def new_empty(self, *size, dtype=None, device=None, requires_grad: bool = False, **_) -> Tensor:
-        """An uninitialised tensor of ``size`` with this tensor's dtype (unless ``dtype`` is given)."""
-        check_device(device)
-        return self._new(np.empty, size, dtype, requires_grad, "new_empty")
-
-    def new_full(
-        self, size, fill_value, *, dtype=None, device=None, requires_grad: bool = False, **_
-    ) -> Tensor:
-        """``fill_value`` in a tensor of ``size`` with this tensor's dtype (unless ``dtype`` is given)."""
-        check_device(device)
-        if not isinstance(fill_value, (numbers.Number, np.generic, TensorBase)):
-            raise TypeError(
-                f"new_full(): argument 'fill_value' must be a number, got {type(fill_value).__name__}"
-            )
-        if isinstance(fill_value, TensorBase):
-            fill_value = fill_value.item()
-        return self._new(np.full, (size,), dtype, requires_grad, "new_full", fill_value)
-
-    def new_tensor(
-        self, data, *, dtype=None, device=None, requires_grad: bool = False, **_
-    ) -> Tensor:
-        """``data`` copied into a new leaf tensor with this tensor's dtype (unless ``dtype`` is given)."""
-        from .ops.creation import tensor
-
-        check_device(device)
-        if isinstance(data, TensorBase):
-            data = data.detach().numpy()
-        return tensor(
-            data, dtype=dtype if dtype is not None else self.dtype, requires_grad=requires_grad
-        )
-
+    # -- pinning -------------------------------------------------------------------------
     def pin_memory(self, device=None) -> Tensor:
         """Raises, as torch's CPU-only build does: pinning needs an accelerator."""
         raise RuntimeError(
@@ -391,7 +347,7 @@ class Tensor(
             "no accelerator to pin memory for (torch's CPU-only build raises the same way)"
         )
 
-    def is_pinned(self, device=None) -> bool:
+    def is_pinned(self, device=None) -> builtins.bool:
         """False: tinyattn never pins memory (there is no accelerator)."""
         return False
 

@@ -56,6 +56,45 @@ class TensorShapeMethods:
         """See :func:`tinyattn.ops.fill.random_`."""
         return tinyattn.ops.fill.random_(cast("Tensor", self), low, high, generator=generator)
 
+    # -- creation -------------------------------------------------------------------------------
+
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+        """See :func:`tinyattn.ops.creation.new_zeros`."""
+        return tinyattn.ops.creation.new_zeros(
+            cast("Tensor", self), *size, dtype=dtype, device=device, requires_grad=requires_grad
+        )
+
+    def new_ones(self, *size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+        """See :func:`tinyattn.ops.creation.new_ones`."""
+        return tinyattn.ops.creation.new_ones(
+            cast("Tensor", self), *size, dtype=dtype, device=device, requires_grad=requires_grad
+        )
+
+    def new_empty(self, *size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+        """See :func:`tinyattn.ops.creation.new_empty`."""
+        return tinyattn.ops.creation.new_empty(
+            cast("Tensor", self), *size, dtype=dtype, device=device, requires_grad=requires_grad
+        )
+
+    def new_full(
+        self, size, fill_value, *, dtype=None, device=None, requires_grad: bool = False
+    ) -> Tensor:
+        """See :func:`tinyattn.ops.creation.new_full`."""
+        return tinyattn.ops.creation.new_full(
+            cast("Tensor", self),
+            size,
+            fill_value,
+            dtype=dtype,
+            device=device,
+            requires_grad=requires_grad,
+        )
+
+    def new_tensor(self, data, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+        """See :func:`tinyattn.ops.creation.new_tensor`."""
+        return tinyattn.ops.creation.new_tensor(
+            cast("Tensor", self), data, dtype=dtype, device=device, requires_grad=requires_grad
+        )
+
     # -- views ----------------------------------------------------------------------------------
 
     def view(self, *shape) -> Tensor:

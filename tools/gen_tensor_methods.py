@@ -42,6 +42,7 @@ FAMILIES = {
     "cumulative": "cumsum cumprod cummax cummin",
     "activation": "softmax log_softmax",
     "fill": "fill_ zero_ copy_ uniform_ normal_ bernoulli_ exponential_ random_",
+    "creation": "new_zeros new_ones new_empty new_full new_tensor",
     "views": (
         "view view_as reshape reshape_as flatten unflatten squeeze unsqueeze squeeze_ unsqueeze_ "
         "transpose swapaxes permute t movedim expand expand_as narrow select split chunk unbind"
@@ -76,7 +77,7 @@ MODULES = {
     "tinyattn/_tensor_methods_shape.py": (
         "TensorShapeMethods",
         "fills, views, rearrangements, indexing",
-        ("fill", "views", "rearrange", "indexing"),
+        ("fill", "creation", "views", "rearrange", "indexing"),
     ),
     "tinyattn/_tensor_methods_select.py": (
         "TensorSelectMethods",

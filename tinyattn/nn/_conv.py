@@ -56,7 +56,8 @@ def _padding(padding, kernel, dilation, stride, op: str) -> list[tuple[int, int]
     return [(v, v) for v in p]
 
 
-def _conv(input, weight, bias, stride, padding, dilation, groups, n: int, op: str) -> Tensor:
+def _check_conv_args(input, weight, bias, groups, n: int, op: str) -> None:
+    """Types, ranks, groups, dtypes, channels and bias shape of a convolution's arguments."""
     for name, t in (("input", input), ("weight", weight)):
         if not isinstance(t, Tensor):
             raise TypeError(f"{op}: argument '{name}' must be a Tensor, got {type(t).__name__}")
@@ -80,17 +81,24 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, n: int, op: st
         )
     if not input.is_floating_point():
         raise RuntimeError(f"{op}: expected floating point input and weight, got {input.dtype}")
-    x = input if input.ndim == n + 2 else input.unsqueeze(0)
+    shape = list(input.shape) if input.ndim == n + 2 else [1, *input.shape]
     out_ch, in_per_group = weight.shape[0], weight.shape[1]
-    if x.shape[1] != in_per_group * groups or out_ch % groups:
+    if shape[1] != in_per_group * groups or out_ch % groups:
         raise RuntimeError(
             f"{op}: given groups={groups}, weight of size {list(weight.shape)}, expected "
-            f"input{list(x.shape)} to have {in_per_group * groups} channels, but got "
-            f"{x.shape[1]} channels instead"
+            f"input{shape} to have {in_per_group * groups} channels, but got "
+            f"{shape[1]} channels instead"
             + (f" (and out_channels={out_ch} must divide by groups)" if out_ch % groups else "")
         )
     if bias is not None and tuple(bias.shape) != (out_ch,):
         raise RuntimeError(f"{op}: expected bias of shape [{out_ch}], got {list(bias.shape)}")
+
+
+def _conv(input, weight, bias, stride, padding, dilation, groups, n: int, op: str) -> Tensor:
+    """Checked arguments -> pad, im2col (``unfold``), one grouped matmul, bias."""
+    _check_conv_args(input, weight, bias, groups, n, op)
+    x = input if input.ndim == n + 2 else input.unsqueeze(0)
+    out_ch = weight.shape[0]
     kernel = tuple(weight.shape[2:])
     stride = _ints(stride, n, "stride", op)
     dilation = _ints(dilation, n, "dilation", op)

@@ -355,3 +355,63 @@ LongTensor = _legacy(dt.int64, "LongTensor")
 IntTensor = _legacy(dt.int32, "IntTensor")
 BoolTensor = _legacy(dt.bool_, "BoolTensor")
 ByteTensor = _legacy(dt.uint8, "ByteTensor")
+
+
+# -- Tensor.new_*: a new tensor with another tensor's dtype (the methods forward here) ------
+def _new_like(input: Tensor, fill, size, dtype, requires_grad: bool, name: str) -> Tensor:
+    d = dt.to_dtype(dtype).np_dtype if dtype is not None else input._data.dtype
+    return _finish(fill(_sizes(size, name), dtype=d), requires_grad)
+
+
+def new_zeros(
+    input: Tensor, *size, dtype=None, device=None, requires_grad: bool = False, **_
+) -> Tensor:
+    """Zeros of ``size`` with ``input``'s dtype (unless ``dtype`` is given)."""
+    check_device(device)
+    return _new_like(input, np.zeros, size, dtype, requires_grad, "new_zeros")
+
+
+def new_ones(
+    input: Tensor, *size, dtype=None, device=None, requires_grad: bool = False, **_
+) -> Tensor:
+    """Ones of ``size`` with ``input``'s dtype (unless ``dtype`` is given)."""
+    check_device(device)
+    return _new_like(input, np.ones, size, dtype, requires_grad, "new_ones")
+
+
+def new_empty(
+    input: Tensor, *size, dtype=None, device=None, requires_grad: bool = False, **_
+) -> Tensor:
+    """An uninitialised tensor of ``size`` with ``input``'s dtype (unless ``dtype`` is given)."""
+    check_device(device)
+    return _new_like(input, np.empty, size, dtype, requires_grad, "new_empty")
+
+
+def new_full(
+    input: Tensor, size, fill_value, *, dtype=None, device=None, requires_grad: bool = False, **_
+) -> Tensor:
+    """``fill_value`` in a tensor of ``size`` with ``input``'s dtype (unless ``dtype`` is given)."""
+    check_device(device)
+    if not isinstance(fill_value, (numbers.Number, np.generic, Tensor)):
+        raise TypeError(
+            f"new_full(): argument 'fill_value' must be a number, got {type(fill_value).__name__}"
+        )
+    if isinstance(fill_value, Tensor):
+        fill_value = fill_value.item()
+
+    def fill(shape, dtype):
+        return np.full(shape, fill_value, dtype=dtype)
+
+    return _new_like(input, fill, (size,), dtype, requires_grad, "new_full")
+
+
+def new_tensor(
+    input: Tensor, data, *, dtype=None, device=None, requires_grad: bool = False, **_
+) -> Tensor:
+    """``data`` copied into a new leaf tensor with ``input``'s dtype (unless ``dtype`` is given)."""
+    check_device(device)
+    if isinstance(data, Tensor):
+        data = data.detach().numpy()
+    return tensor(
+        data, dtype=dtype if dtype is not None else input.dtype, requires_grad=requires_grad
+    )
