@@ -23,7 +23,6 @@ from tinyattn.autograd.function import Function
 # Ops whose backward does not support create_graph=True yet (one name a line, sorted).
 FIRST_ORDER_ONLY = {
     "AsStrided",
-    "AttentionWeights",
     "BceWithLogits",
     "Cat",
     "Checkpoint",
@@ -56,7 +55,6 @@ FIRST_ORDER_ONLY = {
     "Resample",
     "Reshape",
     "Roll",
-    "ScaledDotProductAttention",
     "Scatter",
     "Select",
     "Stack",
