@@ -1,6 +1,8 @@
 """Spatial functions of ``nn.functional``: pad (all modes), interpolate, unfold and fold.
 
-Each is a linear map of its input, so each backward is the adjoint map:
+Each is a linear map of its input, so each backward is the adjoint map (an op of
+its own: ``xp.apply`` runs its forward on arrays, or records it under
+``create_graph``, so the gradient is differentiable too):
 
 - pad (reflect / replicate / circular): ``y = x[source]`` along each padded dim;
   the gradient adds ``g`` back into the source positions.
@@ -38,6 +40,8 @@ class ConstantPad(Function):
     y[dst] = x[src] and y = value elsewhere.   dx[src] = g[dst], dx = 0 where cropped away
     """
 
+    supports_create_graph = True
+
     @staticmethod
     def forward(ctx, x, src, dst, out_shape, value):
         y = np.full(out_shape, value, dtype=x.dtype)
@@ -47,8 +51,8 @@ class ConstantPad(Function):
 
     @staticmethod
     def backward(ctx, g):
-        dx = np.zeros(ctx.in_shape, dtype=g.dtype)
-        dx[ctx.src] = g[ctx.dst]
+        # the adjoint of a pad is a pad (a crop): from dst back to src, zeros elsewhere
+        dx = ctx.xp.apply(ConstantPad, g, ctx.dst, ctx.src, ctx.in_shape, 0)
         return dx, None, None, None, None
 
 
@@ -57,6 +61,8 @@ class IndexPad(Function):
 
     dx = g added back at the source positions (an element copied k times gets k terms)
     """
+
+    supports_create_graph = True
 
     @staticmethod
     def forward(ctx, x, sources):
@@ -68,11 +74,9 @@ class IndexPad(Function):
     @staticmethod
     def backward(ctx, g):
         for dim, source in reversed(ctx.sources):
-            size = ctx.in_shape[dim]
-            moved = np.moveaxis(g, dim, 0)
-            dx = np.zeros((size,) + moved.shape[1:], dtype=g.dtype)
-            np.add.at(dx, source, moved)
-            g = np.moveaxis(dx, 0, dim)
+            shape = tuple(g.shape)
+            shape = shape[:dim] + (ctx.in_shape[dim],) + shape[dim + 1 :]
+            g = ctx.xp.add_at(shape, dim, source, g)
         return g, None
 
 
@@ -181,6 +185,8 @@ class Resample(Function):
     dx = W_d^T g along each dim, in reverse order
     """
 
+    supports_create_graph = True
+
     @staticmethod
     def forward(ctx, x, weights):
         if ctx is not None:
@@ -191,9 +197,8 @@ class Resample(Function):
 
     @staticmethod
     def backward(ctx, g):
-        for dim, w in reversed(ctx.weights):
-            g = np.moveaxis(np.tensordot(w.T, np.moveaxis(g, dim, 0), axes=1), 0, dim)
-        return g, None
+        adjoint = tuple((dim, w.T) for dim, w in reversed(ctx.weights))
+        return ctx.xp.apply(Resample, g, adjoint), None
 
 
 def _resample_matrix(n_in: int, n_out: int, scale, mode: str, align_corners: bool, dtype):
@@ -371,6 +376,8 @@ class Unfold(Function):
     dx = col2im(g): each block's gradient added back where the block came from
     """
 
+    supports_create_graph = True
+
     @staticmethod
     def forward(ctx, x, rows, cols, padding):
         ctx.args = (rows, cols, padding, x.shape[2:], x.shape[1])
@@ -378,7 +385,7 @@ class Unfold(Function):
 
     @staticmethod
     def backward(ctx, g):
-        return _col2im(g, *ctx.args), None, None, None
+        return ctx.xp.apply(Fold, g, *ctx.args), None, None, None
 
 
 class Fold(Function):
@@ -387,6 +394,8 @@ class Fold(Function):
     dcols = im2col(g)
     """
 
+    supports_create_graph = True
+
     @staticmethod
     def forward(ctx, x, rows, cols, padding, out_hw, channels):
         ctx.args = (rows, cols, padding)
@@ -394,7 +403,7 @@ class Fold(Function):
 
     @staticmethod
     def backward(ctx, g):
-        return _im2col(g, *ctx.args), None, None, None, None, None
+        return ctx.xp.apply(Unfold, g, *ctx.args), None, None, None, None, None
 
 
 def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
