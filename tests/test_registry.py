@@ -24,7 +24,6 @@ from tinyattn.autograd.function import Function
 FIRST_ORDER_ONLY = {
     "AsStrided",
     "Cat",
-    "Checkpoint",
     "CopySlices",
     "Cross",
     "Cumprod",
