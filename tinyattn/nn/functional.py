@@ -15,7 +15,7 @@ import numpy as np
 from .._matmul import rows
 from .._tensor import Tensor
 from ..autograd.function import Function
-from ..autograd.xp import tensor_xp
+from ..autograd.xp import numpy_xp, tensor_xp
 from ..ops.activation import log_softmax, softmax
 from ..ops.unary import relu, sigmoid, tanh
 from ..random import _numpy_generator
@@ -155,28 +155,34 @@ class Gelu(Function):
     @staticmethod
     def forward(ctx, x, approximate):
         x64 = x.astype(np.float64)
-        if approximate == "tanh":
-            y = 0.5 * x64 * (1.0 + np.tanh(_SQRT_2_OVER_PI * (x64 + _GELU_C * x64**3)))
-        else:
-            y = x64 * 0.5 * (1.0 + _erf(x64 / math.sqrt(2.0)))
-        ctx.save_for_backward(x)  # t / Phi are recomputed: under create_graph they depend on x
+        aux = _gelu_aux(numpy_xp, x64, approximate)
+        y = 0.5 * x64 * (1.0 + aux) if approximate == "tanh" else x64 * aux
+        ctx.save_for_backward(x, aux)
         ctx.approximate = approximate
         return y.astype(x.dtype, copy=False)
 
     @staticmethod
     def backward(ctx, g):
         xp = ctx.xp
-        (x,) = ctx.saved_tensors
+        x, aux = ctx.saved_tensors
         x64 = xp.astype(x, np.float64)
+        if xp is tensor_xp:  # create_graph: t or Phi as a function of x, in the graph
+            aux = _gelu_aux(xp, x64, ctx.approximate)
         if ctx.approximate == "tanh":
-            t = xp.tanh(_SQRT_2_OVER_PI * (x64 + _GELU_C * x64**3))
+            t = aux
             du = _SQRT_2_OVER_PI * (1.0 + 3.0 * _GELU_C * x64**2)
             dy = 0.5 * (1.0 + t) + 0.5 * x64 * (1.0 - t * t) * du
         else:
-            cdf = 0.5 * (1.0 + xp.erf(x64 / math.sqrt(2.0)))
             pdf = xp.exp(-0.5 * x64 * x64) / math.sqrt(2.0 * math.pi)
-            dy = cdf + x64 * pdf
+            dy = aux + x64 * pdf
         return g * xp.astype(dy, g.dtype), None
+
+
+def _gelu_aux(xp, x64, approximate: str):
+    """t = tanh(sqrt(2/pi) (x + 0.044715 x^3)) ('tanh'), or Phi(x) = (1 + erf(x / sqrt 2)) / 2."""
+    if approximate == "tanh":
+        return xp.tanh(_SQRT_2_OVER_PI * (x64 + _GELU_C * x64**3))
+    return 0.5 * (1.0 + xp.erf(x64 / math.sqrt(2.0)))
 
 
 class Erf(Function):
