@@ -397,3 +397,31 @@ def test_float16_multihead_attention_matches_torch(need_weights):
     for a, b in zip(os_, ts):
         assert a.grad.dtype == tinyattn.float16
         np.testing.assert_allclose(a.grad.float().numpy(), b.grad.float().numpy(), atol=1e-2)
+
+
+# -- second order (create_graph=True) ------------------------------------------------------
+@pytest.mark.parametrize("need_weights", [False, True])
+def test_second_order_matches_torch_math_path(need_weights):
+    """Second derivatives through nn.MultiheadAttention vs torch's math path (gradgradcheck
+    too), once every op of the layer supports create_graph; until then the error names it."""
+    import harness
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    t, o = pair(E, 2)
+    with_bias_values(t.double())
+    o.double().load_state_dict(t.state_dict())
+
+    def f(lib, q, k, v):
+        if lib is tinyattn:
+            return o(q, k, v, need_weights=need_weights)[0]
+        with sdpa_kernel(SDPBackend.MATH):
+            return t(q, k, v, need_weights=need_weights)[0]
+
+    q, k, v = inputs()
+    if harness.supports_second_order(f, q, k, v):
+        harness.check_op(f, q, k, v, parity_kw=dict(dtypes=(np.float64,)))
+        return
+    xs = [tinyattn.tensor(a, requires_grad=True) for a in (q, k, v)]
+    with pytest.raises(RuntimeError, match="does not support create_graph=True yet"):
+        grads = tinyattn.autograd.grad(f(tinyattn, *xs).sum(), xs, create_graph=True)
+        tinyattn.autograd.grad(sum((g * g).sum() for g in grads), xs)

@@ -47,6 +47,24 @@ def test_gelu(approximate):
     check_op(lambda T, x: _F(T).gelu(x, approximate=approximate), x)
 
 
+def test_erf_the_gelu_backward_uses_under_create_graph():
+    def f(T, x):
+        return T.erf(x) if T is torch else F.Erf.apply(x)
+
+    check_op(f, rand(4, 5, low=-3, high=3, seed=8))
+
+
+def test_second_order_of_nn_ops_recorded():
+    """gelu, layer_norm and linear have a gradgradcheck and second-order parity (check_op)."""
+    from harness import GRADGRADCHECKED, PARITY2
+
+    x, w = rand(3, 4, seed=1), rand(4, seed=2)
+    check_op(lambda T, x, w: _F(T).gelu(_F(T).layer_norm(x, (4,), w)), x, w)
+    assert {"Gelu", "LayerNorm"} <= GRADGRADCHECKED
+    if torch is not None:
+        assert {"Gelu", "LayerNorm"} <= PARITY2
+
+
 def test_gelu_extreme_values_match_torch():
     x = np.array([-40.0, -8.0, -1e-8, 0.0, 1e-8, 8.0, 40.0])
     run_parity(lambda T, x: _F(T).gelu(x), x)

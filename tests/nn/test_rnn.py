@@ -133,3 +133,30 @@ def test_errors():
         o(tinyattn.zeros(L, N, IN), tinyattn.zeros(1, N, HID))
     with pytest.raises(NotImplementedError, match="proj_size"):
         nn.LSTM(IN, HID, proj_size=2)
+
+
+# -- second order (create_graph=True) ------------------------------------------------------
+@pytest.mark.parametrize(
+    "name, cell", [("LSTM", False), ("GRU", False), ("RNN", False), ("LSTMCell", True)]
+)
+def test_second_order_wrt_the_input(name, cell):
+    """Hessian-vector products of the output w.r.t. the input vs torch (gradgradcheck too),
+    once every op in the recurrence supports create_graph; until then the error names the op."""
+    import harness
+
+    t, o = pair(name, IN, HID)
+    o.load_state_dict(t.state_dict())
+    t.double(), o.double()
+
+    def f(lib, x):
+        out = (t if lib is torch else o)(x)
+        return out[0] if isinstance(out, tuple) else out
+
+    x = rand(N, IN, seed=1) if cell else seq()
+    if harness.supports_second_order(f, x):
+        harness.check_op(f, x, parity_kw=dict(dtypes=(np.float64,)))
+        return
+    xt = tinyattn.tensor(x, requires_grad=True)
+    with pytest.raises(RuntimeError, match="does not support create_graph=True yet"):
+        (g,) = tinyattn.autograd.grad(f(tinyattn, xt).sum(), xt, create_graph=True)
+        tinyattn.autograd.grad((g * g).sum(), xt)

@@ -2,18 +2,23 @@
 
 import numpy as np
 import pytest
-from harness import check_op, rand, run_gradcheck
+from harness import check_op, rand, run_gradcheck, run_gradgradcheck, torch
 from hypothesis import given
 from hypothesis import strategies as st
 
 import tinyattn
-from tinyattn.nn._attention import scaled_dot_product_attention
+from tinyattn.nn._attention import attention_weights, scaled_dot_product_attention
 
 
 def sdpa(lib, *args, **kwargs):
     if lib is tinyattn:
         return scaled_dot_product_attention(*args, **kwargs)
-    return lib.nn.functional.scaled_dot_product_attention(*args, **kwargs)
+    # torch's math path: its fused CPU kernels have no double backward (ours recomputes
+    # the weights and runs the same math under create_graph)
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    with sdpa_kernel(SDPBackend.MATH):
+        return lib.nn.functional.scaled_dot_product_attention(*args, **kwargs)
 
 
 def qkv(batch, L, S, E, Ev=None, seed=0):
@@ -176,6 +181,7 @@ def test_dropout_gradient_uses_the_forward_keep_mask():
         return scaled_dot_product_attention(q, k, v, dropout_p=0.4)
 
     run_gradcheck(f, *qkv((2,), 3, 4, 2))
+    run_gradgradcheck(f, *qkv((2,), 3, 4, 2))  # create_graph replays the same keep mask
 
 
 def test_dropout_statistics():
@@ -190,3 +196,42 @@ def test_dropout_statistics():
     np.testing.assert_allclose(out[~dropped], 1 / S / (1 - p))
     assert abs(out.mean() - 1 / S) < 0.01  # unbiased in expectation
     assert np.all(scaled_dot_product_attention(q, k, v, dropout_p=1.0).numpy() == 0)
+
+
+# -- second order (create_graph=True) ------------------------------------------------------
+def _weights(lib, q, k, mask):
+    if lib is tinyattn:
+        return attention_weights(q, k, mask, 0.6)
+    return lib.softmax(q @ k.transpose(-1, -2) * 0.6 + mask, dim=-1)
+
+
+def test_attention_weights_op():
+    """The returned-weights op (and the weights of every attention backward under create_graph)."""
+    q, k, _ = qkv((2, 2), 3, 4, 3)
+    check_op(_weights, q, k, rand(2, 1, 3, 4, seed=5))
+
+
+@pytest.mark.parametrize("fused", [True, False])
+def test_double_backward_matches_torch_math_path(fused):
+    """Hessian-vector products through SDPA (fused or stored-weights forward) vs torch's math
+    path, by a double backward and by autograd.grad of a gradient (check_op does both)."""
+    q, k, v = qkv((2, 2), 3, 4, 3)
+    mask = rand(3, 4, seed=7)
+    grad = [True, True, True, not fused]  # a float mask that needs grad: stored weights
+    check_op(lambda lib, q, k, v, m: sdpa(lib, q, k, v, attn_mask=m), q, k, v, mask, grad=grad)
+
+
+def test_gradient_penalty_through_fused_attention():
+    """A WGAN-GP style penalty: |d out / d q|^2 differentiated again, on the fused path."""
+    q, k, v = (tinyattn.tensor(a, requires_grad=True) for a in qkv((1, 2), 4, 5, 3))
+    out = scaled_dot_product_attention(q, k, v, is_causal=True)
+    assert out.grad_fn.fused is not None
+    (gq,) = tinyattn.autograd.grad(out.sum(), q, create_graph=True)
+    (gq * gq).sum().backward()
+    if torch is not None:
+        tq, tk, tv = (torch.tensor(t.detach().numpy(), requires_grad=True) for t in (q, k, v))
+        tout = sdpa(torch, tq, tk, tv, is_causal=True)
+        (tgq,) = torch.autograd.grad(tout.sum(), tq, create_graph=True)
+        (tgq * tgq).sum().backward()
+        for ours, theirs in zip((q, k, v), (tq, tk, tv)):
+            np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), atol=1e-10)

@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from harness import check_op, rand
+from harness import check_op, rand, run_gradcheck, run_parity
 
 import tinyattn
 from tinyattn.utils.checkpoint import Checkpoint, checkpoint
@@ -27,7 +27,53 @@ def test_checkpoint_gradcheck_and_torch_parity():
 
         return _ckpt(lib)(block, x, w, b, use_reentrant=False)
 
-    check_op(f, rand(3, 4, seed=1), rand(4, 4, seed=2) * 0.5, rand(4, seed=3))
+    arrays = rand(3, 4, seed=1), rand(4, 4, seed=2) * 0.5, rand(4, seed=3)
+    run_gradcheck(f, *arrays)
+    run_parity(f, *arrays)
+
+
+@pytest.mark.parametrize("use_reentrant", [False, True])
+def test_checkpoint_second_order(use_reentrant):
+    """create_graph through a checkpoint: gradgradcheck + second derivatives vs torch's
+    non-reentrant checkpoint (torch's reentrant mode has no double backward)."""
+
+    def f(lib, x, w, b):
+        def block(h, weight, bias):
+            return ((h * weight + bias).tanh() * h.sum(-1, keepdim=True)).exp()
+
+        reentrant = use_reentrant and lib is tinyattn
+        return _ckpt(lib)(block, x, w, b, use_reentrant=reentrant)
+
+    check_op(f, rand(3, 4, seed=1), rand(4, seed=2) * 0.5, rand(4, seed=3))
+
+
+def test_checkpoint_second_order_closure_params_and_a_graph_before_it():
+    """backward(create_graph=True) through x = a * 2 -> checkpoint(block with closure w):
+    a.grad and w.grad carry graphs whose gradients match torch (non-reentrant)."""
+    results = []
+    for lib in (tinyattn, torch) if torch is not None else (tinyattn,):
+        a = lib.tensor(rand(2, 3, seed=6), requires_grad=True)
+        w = lib.tensor(rand(3, seed=7), requires_grad=True)
+        y = _ckpt(lib)(lambda h, w=w: (h * w).sin() * h, a * 2, use_reentrant=False)
+        y.sum().backward(create_graph=True)
+        penalty = (a.grad * a.grad).sum() + (w.grad * w.grad).sum()
+        results.append([g.detach().numpy() for g in lib.autograd.grad(penalty, (a, w))])
+    for ours, theirs in zip(*results) if len(results) == 2 else ():
+        np.testing.assert_allclose(ours, theirs, atol=1e-12)
+
+
+def test_checkpoint_multiple_outputs_second_order_matches_plain():
+    x = tinyattn.tensor(rand(2, 3, seed=4), requires_grad=True)
+    grads = []
+    for use_checkpoint in (True, False):
+
+        def block(a):
+            return a.sin(), (a * a).tanh()
+
+        s, t = checkpoint(block, x, use_reentrant=False) if use_checkpoint else block(x)
+        (g,) = tinyattn.autograd.grad((s * t).sum() + s.sum(), x, create_graph=True)
+        grads.append(tinyattn.autograd.grad((g * g).sum(), x)[0].numpy())
+    np.testing.assert_allclose(grads[0], grads[1], atol=1e-12)
 
 
 def test_checkpoint_multiple_outputs_parity():

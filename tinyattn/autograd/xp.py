@@ -50,6 +50,45 @@ numpy_xp = types.ModuleType("tinyattn.autograd.xp.numpy_xp")
 numpy_xp.__dict__.update({k: v for k, v in vars(np).items() if not k.startswith("__")})
 numpy_xp.__dict__.update(sgn=_np_sgn, expand=_np_expand)
 
+# -- added for the nn ops (losses, norms, embedding, pads, attention) ---------------------
+
+
+def _np_erf(x):
+    """Elementwise erf (NumPy has none: the numba ufunc of ``nn.functional``)."""
+    from ..nn.functional import _erf
+
+    return _erf(x).astype(np.result_type(x, np.float32), copy=False)
+
+
+def _np_add_at(shape, axis, index, values):
+    """Zeros of ``shape`` with ``values`` added at positions ``index`` along ``axis``
+    (repeats add up): the adjoint of ``take(x, index, axis)``."""
+    out = np.zeros(shape, dtype=values.dtype)
+    np.add.at(np.moveaxis(out, axis, 0), index, np.moveaxis(values, axis, 0))
+    return out
+
+
+def _np_put_along_axis(shape, index, values, axis):
+    """Zeros of ``shape`` with ``values`` at ``index`` along ``axis``: the adjoint of
+    ``take_along_axis`` (``index`` names distinct positions in each line)."""
+    out = np.zeros(shape, dtype=values.dtype)
+    np.put_along_axis(out, index, values, axis=axis)
+    return out
+
+
+def _np_apply(function, *args):
+    """``function``'s forward on arrays (a linear op whose adjoint is another op)."""
+    from .function import NoGradContext
+
+    return function.forward(NoGradContext(), *args)
+
+
+numpy_xp.erf = _np_erf
+numpy_xp.add_at = _np_add_at
+numpy_xp.put_along_axis = _np_put_along_axis
+numpy_xp.apply = _np_apply
+# -- end of the nn block ------------------------------------------------------------------
+
 
 def _t():
     """tinyattn, imported on first use (the ops import this layer, not the reverse)."""
@@ -203,6 +242,49 @@ def astype(x, dtype, copy=False):
 errstate = np.errstate
 inf = np.inf
 nan = np.nan
+
+
+# -- added for the nn ops (losses, norms, embedding, pads, attention) ---------------------
+
+
+def mean(x, axis=None, keepdims=False):
+    if isinstance(axis, list):
+        axis = tuple(axis)
+    if axis is None:
+        out = _t().mean(x)
+        return out.reshape((1,) * x.ndim) if keepdims else out
+    return _t().mean(x, dim=axis, keepdim=keepdims)
+
+
+def log1p(x):
+    return _t().log1p(x)
+
+
+def erf(x):
+    """erf as a differentiable op (``nn.functional.Erf``)."""
+    from ..nn.functional import Erf
+
+    return Erf.apply(x)
+
+
+def add_at(shape, axis, index, values):
+    """Zeros of ``shape`` with ``values`` added at ``index`` along ``axis`` (``index_add``)."""
+    zeros = _t().zeros(tuple(shape), dtype=values.dtype)
+    return zeros.index_add(axis, _as_tensor(np.asarray(index)), values)
+
+
+def put_along_axis(shape, index, values, axis):
+    """Zeros of ``shape`` with ``values`` at ``index`` along ``axis`` (``scatter``)."""
+    zeros = _t().zeros(tuple(shape), dtype=values.dtype)
+    return zeros.scatter(axis, _as_tensor(np.asarray(index)), values)
+
+
+def apply(function, *args):
+    """``function.apply``: a linear op whose adjoint is another op, recorded in the graph."""
+    return function.apply(*args)
+
+
+# -- end of the nn block ------------------------------------------------------------------
 
 
 def _as_tensor(x):

@@ -25,6 +25,11 @@ and gradient 0: the -inf - (-inf) = NaN of the textbook formula is replaced by 0
 NaN is never mistaken for blocking: a NaN (or +inf) score makes its row NaN, and
 the causal mask is *added* (-inf), so NaN + -inf stays NaN as in torch's math path.
 
+The backward steps take ``xp``, the namespace of their arrays (``np`` by default,
+a backward's ``ctx.xp``): under ``create_graph=True`` the same formulas run on
+Tensors (``tinyattn.autograd.xp.tensor_xp``) and are recorded, which is how
+``scaled_dot_product_attention`` is differentiated twice.
+
 Two compositions of the same steps (softmax math from ``tinyattn._softmax_math``):
 
 * ``attention_forward`` / ``attention_backward``: the *stored-weights* path, which
@@ -42,7 +47,8 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _softmax_math as softmax_math
-from .._matmul import matmul  # batched products that reach BLAS
+from .._matmul import matmul as _blas_matmul  # batched products that reach BLAS
+from ..autograd.xp import tensor_xp
 
 __all__ = [
     "dropout_keep",
@@ -98,15 +104,35 @@ def dropout_scale(
     return dropout_keep(seed, shape, dropout_p).astype(dtype) / dtype.type(1.0 - dropout_p)
 
 
-def _repeat_kv(x: np.ndarray, heads: int) -> np.ndarray:
+def matmul(a, b, xp=np):
+    """``a @ b`` batched: through BLAS on arrays, the Matmul op on Tensors (``xp``)."""
+    return xp.matmul(a, b) if xp is tensor_xp else _blas_matmul(a, b)
+
+
+def _dtype_of(x) -> np.dtype:
+    """The NumPy dtype of an array or a Tensor."""
+    return np.dtype(getattr(x.dtype, "np_dtype", x.dtype))
+
+
+def repeat_heads(x, groups: int, xp=np):
+    """(..., H, S, E) -> (..., H * groups, S, E): each head repeated ``groups`` times in place
+    (``np.repeat`` along axis -3), so head h // groups serves head h."""
+    if groups == 1:
+        return x
+    shape = tuple(x.shape)
+    x = xp.broadcast_to(xp.expand_dims(x, -3), shape[:-2] + (groups,) + shape[-2:])
+    return xp.reshape(x, shape[:-3] + (shape[-3] * groups,) + shape[-2:])
+
+
+def _repeat_kv(x, heads: int, xp=np):
     """(B, Hkv, S, E) -> (B, heads, S, E): kv head h // group serves query head h."""
-    return np.repeat(x, heads // x.shape[1], axis=1) if x.shape[1] != heads else x
+    return repeat_heads(x, heads // x.shape[1], xp)
 
 
-def _sum_kv_groups(x: np.ndarray, kv_heads: int) -> np.ndarray:
+def _sum_kv_groups(x, kv_heads: int, xp=np):
     """(B, Hq, S, E) -> (B, Hkv, S, E): the adjoint of ``_repeat_kv``."""
     B, Hq, S, E = x.shape
-    return x.reshape(B, kv_heads, Hq // kv_heads, S, E).sum(axis=2)
+    return xp.sum(xp.reshape(x, (B, kv_heads, Hq // kv_heads, S, E)), axis=2)
 
 
 def _additive(mask: np.ndarray | None, dtype) -> np.ndarray | float:
@@ -133,14 +159,14 @@ def attention_scores(q, k, *, scale=None, causal=False, mask=None) -> np.ndarray
     return scores.astype(q.dtype, copy=False)
 
 
-def attention_scores_backward(dscores, q, k, *, scale=None) -> tuple[np.ndarray, np.ndarray]:
+def attention_scores_backward(dscores, q, k, *, scale=None, xp=np) -> tuple[np.ndarray, np.ndarray]:
     """dQ = scale * dscores K,  dK = scale * dscores^T Q (summed over a kv group).
 
     The mask gradient, if wanted, is ``dscores`` itself (un-broadcast by the caller).
     """
-    scale = q.dtype.type(1.0 / np.sqrt(q.shape[-1]) if scale is None else scale)
-    dq = scale * matmul(dscores, _repeat_kv(k, q.shape[1]))
-    dk = _sum_kv_groups(scale * matmul(dscores.swapaxes(-1, -2), q), k.shape[1])
+    scale = float(1.0 / np.sqrt(q.shape[-1]) if scale is None else scale)
+    dq = scale * matmul(dscores, _repeat_kv(k, q.shape[1], xp), xp)
+    dk = _sum_kv_groups(scale * matmul(xp.swapaxes(dscores, -1, -2), q, xp), k.shape[1], xp)
     return dq, dk
 
 
@@ -153,21 +179,19 @@ def softmax_rows(scores: np.ndarray) -> np.ndarray:
     return softmax_math.attention_softmax(scores)
 
 
-def softmax_rows_backward(dweights: np.ndarray, weights: np.ndarray) -> np.ndarray:
+def softmax_rows_backward(dweights, weights, xp=np) -> np.ndarray:
     """dscores = weights * (dweights - rowsum(dweights * weights))."""
-    return softmax_math.softmax_backward(dweights, weights)
+    return softmax_math.softmax_backward(dweights, weights, xp=xp)
 
 
-def attention_dropout(weights: np.ndarray, *, dropout_p: float = 0.0, seed: int = 0) -> np.ndarray:
+def attention_dropout(weights, *, dropout_p: float = 0.0, seed: int = 0) -> np.ndarray:
     """dropped = weights * keep / (1 - p), keep = ``dropout_keep(seed, weights.shape, p)``."""
-    return weights * dropout_scale(seed, weights.shape, dropout_p, weights.dtype)
+    return weights * dropout_scale(seed, tuple(weights.shape), dropout_p, _dtype_of(weights))
 
 
-def attention_dropout_backward(
-    ddropped: np.ndarray, *, dropout_p: float = 0.0, seed: int = 0
-) -> np.ndarray:
+def attention_dropout_backward(ddropped, *, dropout_p: float = 0.0, seed: int = 0) -> np.ndarray:
     """dweights = ddropped * keep / (1 - p): dropout is linear in the weights."""
-    return ddropped * dropout_scale(seed, ddropped.shape, dropout_p, ddropped.dtype)
+    return ddropped * dropout_scale(seed, tuple(ddropped.shape), dropout_p, _dtype_of(ddropped))
 
 
 def weighted_sum(weights: np.ndarray, v: np.ndarray) -> np.ndarray:
@@ -175,10 +199,10 @@ def weighted_sum(weights: np.ndarray, v: np.ndarray) -> np.ndarray:
     return matmul(weights, _repeat_kv(v, weights.shape[1]))
 
 
-def weighted_sum_backward(dout, weights, v) -> tuple[np.ndarray, np.ndarray]:
+def weighted_sum_backward(dout, weights, v, xp=np) -> tuple[np.ndarray, np.ndarray]:
     """dweights = dout V^T,  dV = weights^T dout (summed over a kv group)."""
-    dweights = matmul(dout, _repeat_kv(v, weights.shape[1]).swapaxes(-1, -2))
-    dv = _sum_kv_groups(matmul(weights.swapaxes(-1, -2), dout), v.shape[1])
+    dweights = matmul(dout, xp.swapaxes(_repeat_kv(v, weights.shape[1], xp), -1, -2), xp)
+    dv = _sum_kv_groups(matmul(xp.swapaxes(weights, -1, -2), dout, xp), v.shape[1], xp)
     return dweights, dv
 
 
@@ -199,19 +223,21 @@ def attention_forward(
 
 
 def attention_backward(
-    dout, q, k, v, weights, *, scale=None, dropout_p=0.0, seed=0, delta=None
+    dout, q, k, v, weights, *, scale=None, dropout_p=0.0, seed=0, delta=None, xp=np
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Gradients (dq, dk, dv, dscores) from the pre-dropout ``weights`` (module docstring).
 
     ``dscores`` is the gradient of a float mask. ``delta`` = rowsum(dweights * weights)
-    may be given precomputed (the flash twin passes rowsum(dout * out)).
+    may be given precomputed (the flash twin passes rowsum(dout * out)). ``xp``: the
+    namespace of the inputs (Tensors under ``create_graph``, with ``weights`` a function
+    of ``q`` and ``k`` in the graph, so that the result can be differentiated again).
     """
     dropped = attention_dropout(weights, dropout_p=dropout_p, seed=seed)
-    ddropped, dv = weighted_sum_backward(dout, dropped, v)
+    ddropped, dv = weighted_sum_backward(dout, dropped, v, xp)
     dweights = attention_dropout_backward(ddropped, dropout_p=dropout_p, seed=seed)
-    dscores = softmax_math.softmax_backward(dweights, weights, rowsum=delta)
-    dq, dk = attention_scores_backward(dscores, q, k, scale=scale)
-    return tuple(g.astype(q.dtype, copy=False) for g in (dq, dk, dv, dscores))
+    dscores = softmax_math.softmax_backward(dweights, weights, rowsum=delta, xp=xp)
+    dq, dk = attention_scores_backward(dscores, q, k, scale=scale, xp=xp)
+    return tuple(xp.astype(g, q.dtype, copy=False) for g in (dq, dk, dv, dscores))
 
 
 # --------------------------------------------------------------------------- flash twin

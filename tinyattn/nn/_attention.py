@@ -17,6 +17,12 @@ The math (per batch and head; ``Q (L, E)``, ``K (S, E)``, ``V (S, Ev)``)::
 
 The arrays are computed by ``tinyattn.kernels`` (fused kernels or the stored-weights
 NumPy path); this module decides which, and adapts shapes and dtypes.
+
+Under ``create_graph=True`` the backward is the stored-weights formula above
+(``kernels.reference.attention_backward``, the same code as the NumPy path) run on
+Tensors, with ``P`` recomputed as an op of ``Q``, ``K`` and the mask
+(``AttentionWeights``): the gradients are themselves differentiable, as in torch's
+math path. The fused kernels only ever run a first-order backward.
 ``multi_head_attention_forward`` (the functional form of ``nn.MultiheadAttention``)
 is in ``_mha.py``; the argument checks shared by both are in ``_checks.py``.
 """
@@ -27,9 +33,12 @@ import math
 
 import numpy as np
 
+from .. import _softmax_math as softmax_math
 from .. import kernels
 from .._tensor import Tensor
 from ..autograd.function import Function
+from ..autograd.xp import numpy_xp, tensor_xp
+from ..kernels import reference
 from ..random import _numpy_generator
 from . import _checks as checks
 
@@ -48,9 +57,9 @@ def dropout_seed(dropout_p: float) -> int:
     return int(_numpy_generator(None).integers(0, 2**62)) if dropout_p > 0 else 0
 
 
-def _work_dtype(x: np.ndarray):
+def _work_dtype(dtype: np.dtype) -> np.dtype:
     """float16 is computed in float32 (and cast back by the caller / the engine)."""
-    return np.dtype(np.float32) if x.dtype == np.float16 else x.dtype
+    return np.dtype(np.float32) if dtype == np.float16 else dtype
 
 
 class ScaledDotProductAttention(Function):
@@ -82,9 +91,13 @@ class ScaledDotProductAttention(Function):
     output. All three draw the dropout mask from ``dropout_seed`` and
     ``kernels.dropout_keep``, so for the same seed they drop the same weights.
     Each path's forward saves, through ``ctx.save_for_backward``, the inputs its
-    backward reads (the float mask too, on the fused path), so an in-place change
-    of one of them between forward and backward raises at backward.
+    backward reads (the float mask too), so an in-place change of one of them
+    between forward and backward raises at backward. Under ``create_graph=True``
+    either path's backward runs the stored-weights formula on Tensors, with the
+    weights recomputed by ``AttentionWeights``.
     """
+
+    supports_create_graph = True
 
     @staticmethod
     def forward(ctx, q, k, v, mask, *, causal, scale, dropout_p, groups, seed):
@@ -97,18 +110,26 @@ class ScaledDotProductAttention(Function):
             ctx.save_for_backward(q, k, v, mask, out)  # version-checked at backward
             return out
         out, ctx.weights = _stored_weights_forward(q, k, v, mask, groups, ctx.options)
-        ctx.save_for_backward(q, k, v)  # the weights' backward needs no mask
+        # the backward reads the weights, not the mask (kept only to connect its gradient)
+        ctx.save_for_backward(q, k, v, mask if any(ctx.needs_input_grad[3:]) else None)
         return out.astype(q.dtype, copy=False)
 
     @staticmethod
     def backward(ctx, dout):
-        if ctx.fused is not None:
-            q, k, v, mask, out = ctx.saved_tensors
+        xp = ctx.xp
+        q, k, v, mask = ctx.saved_tensors[:4]
+        first_order = xp is numpy_xp
+        if first_order and ctx.fused is not None:
+            out = ctx.saved_tensors[4]
             grads = _fused_backward(dout, q, k, v, mask, out, ctx.logsumexp, ctx.fused, ctx.options)
             return (*grads, None)
-        q, k, v = ctx.saved_tensors
+        if first_order:
+            weights = ctx.weights
+        else:  # create_graph: the weights as an op of q, k and the mask, in the graph
+            stored = ctx.weights if ctx.fused is None else None
+            weights = _weights_op(q, k, mask, ctx.groups, ctx.options, stored)
         dq, dk, dv, dscores = _stored_weights_backward(
-            dout, q, k, v, ctx.weights, ctx.groups, ctx.options
+            dout, q, k, v, weights, ctx.groups, ctx.options, xp
         )
         return dq, dk, dv, (dscores if ctx.needs_input_grad[3] else None)
 
@@ -145,7 +166,7 @@ def _as_bhld(x: np.ndarray, layout: str) -> np.ndarray:
 
 def _fused_arrays(layout, *arrays):
     """q, k, v (and out, dout) as (B, H, L, D) arrays of the compute dtype."""
-    work = _work_dtype(arrays[0])
+    work = _work_dtype(arrays[0].dtype)
     return [_as_bhld(a, layout).astype(work, copy=False) for a in arrays]
 
 
@@ -172,25 +193,26 @@ def _fused_backward(dout, q, k, v, mask, out, logsumexp, layout, options):
 
 
 # -- the stored-weights path (NumPy, any rank, broadcasting, mask gradient) ------------------
-def _flatten_batch(q, k, v, mask, groups):
+def _flatten_batch(q, k, v, mask, groups, xp=numpy_xp):
     """Cast to the compute dtype, repeat k/v heads for GQA, broadcast the leading dims and
     flatten them: (batch..., L, E) -> (prod(batch), 1, L, E). Returns the arrays and batch.
 
     The flat index of a weight is then the same as on the fused path, so the dropout
-    mask (a function of that index) is too."""
-    work = _work_dtype(q)
-    q, k, v = (a.astype(work, copy=False) for a in (q, k, v))
-    if groups > 1:
-        k, v = np.repeat(k, groups, axis=-3), np.repeat(v, groups, axis=-3)
-    lead = [a.shape[:-2] for a in (q, k, v)] + ([] if mask is None else [mask.shape[:-2]])
-    batch = np.broadcast_shapes(*lead)
-    flat = [
-        np.broadcast_to(a, batch + a.shape[-2:]).reshape((-1, 1) + a.shape[-2:]) for a in (q, k, v)
-    ]
+    mask (a function of that index) is too. ``xp``: arrays, or Tensors (create_graph)."""
+    work = _work_dtype(reference._dtype_of(q))
+    q, k, v = (xp.astype(a, work, copy=False) for a in (q, k, v))
+    k, v = reference.repeat_heads(k, groups, xp), reference.repeat_heads(v, groups, xp)
     if mask is not None:
-        mask = mask.astype(work, copy=False).reshape((1,) * max(0, 2 - mask.ndim) + mask.shape)
-        mask = np.broadcast_to(mask, batch + mask.shape[-2:]).reshape((-1, 1) + mask.shape[-2:])
-    return (*flat, mask, batch)
+        mask = xp.astype(mask, work, copy=False)
+        mask = xp.reshape(mask, (1,) * max(0, 2 - mask.ndim) + tuple(mask.shape))
+    lead = [tuple(a.shape)[:-2] for a in (q, k, v) + (() if mask is None else (mask,))]
+    batch = np.broadcast_shapes(*lead)
+
+    def flat(a):
+        rows_cols = tuple(a.shape)[-2:]
+        return xp.reshape(xp.broadcast_to(a, batch + rows_cols), (-1, 1) + rows_cols)
+
+    return flat(q), flat(k), flat(v), (None if mask is None else flat(mask)), batch
 
 
 def _stored_weights_forward(q, k, v, mask, groups, options):
@@ -199,16 +221,31 @@ def _stored_weights_forward(q, k, v, mask, groups, options):
     return out.reshape(batch + out.shape[-2:]), weights
 
 
-def _stored_weights_backward(dout, q, k, v, weights, groups, options):
-    qf, kf, vf, _, batch = _flatten_batch(q, k, v, None, groups)
-    dout = dout.astype(qf.dtype, copy=False).reshape(qf.shape[:2] + dout.shape[-2:])
+def _stored_weights_backward(dout, q, k, v, weights, groups, options, xp=numpy_xp):
+    qf, kf, vf, _, batch = _flatten_batch(q, k, v, None, groups, xp)
+    dout = xp.astype(dout, reference._dtype_of(qf), copy=False)
+    dout = xp.reshape(dout, tuple(qf.shape)[:2] + tuple(dout.shape)[-2:])
     options = {key: options[key] for key in ("scale", "dropout_p", "seed")}
-    grads = kernels.attention_backward(dout, qf, kf, vf, weights, **options)
-    dq, dk, dv, dscores = (g.reshape(batch + g.shape[-2:]) for g in grads)
+    grads = reference.attention_backward(dout, qf, kf, vf, weights, xp=xp, **options)
+    dq, dk, dv, dscores = (xp.reshape(g, batch + tuple(g.shape)[-2:]) for g in grads)
     if groups > 1:  # undo the head repeat: each kv head collects its group's gradients
-        dk = dk.reshape(dk.shape[:-3] + (-1, groups) + dk.shape[-2:]).sum(axis=-3)
-        dv = dv.reshape(dv.shape[:-3] + (-1, groups) + dv.shape[-2:]).sum(axis=-3)
+        dk, dv = (
+            xp.sum(xp.reshape(g, batch[:-1] + (-1, groups) + tuple(g.shape)[-2:]), axis=-3)
+            for g in (dk, dv)
+        )
     return dq, dk, dv, dscores
+
+
+def _weights_op(q, k, mask, groups, options, stored):
+    """``P = softmax(Q K^T * scale + mask)`` as an ``AttentionWeights`` op of Tensors
+    (create_graph), flattened like the stored-weights path; the causal mask added as -inf.
+    ``stored``: P itself when the forward kept it (then the mask's values are not read)."""
+    qf, kf, _, maskf, _ = _flatten_batch(q, k, k, mask, groups, tensor_xp)
+    if options["causal"] and stored is None:
+        L, S = qf.shape[-2], kf.shape[-2]
+        causal = np.where(causal_keep(L, S), 0.0, -np.inf).astype(reference._dtype_of(qf))
+        maskf = causal if maskf is None else maskf + causal
+    return AttentionWeights.apply(qf, kf, maskf, scale=options["scale"], weights=stored)
 
 
 # -- attention weights, returned (nn.MultiheadAttention with need_weights=True) ------------
@@ -224,22 +261,31 @@ class AttentionWeights(Function):
         dmask = dS  (summed over the dims the mask was broadcast along, by the engine)
     """
 
+    supports_create_graph = True
+
     @staticmethod
-    def forward(ctx, q, k, mask, *, scale):
-        work = _work_dtype(q)
-        q32, k32 = q.astype(work, copy=False), k.astype(work, copy=False)
-        mask = None if mask is None else mask.astype(work, copy=False)
-        weights = kernels.softmax_rows(kernels.attention_scores(q32, k32, scale=scale, mask=mask))
+    def forward(ctx, q, k, mask, *, scale, weights=None):
+        work = _work_dtype(q.dtype)
+        if weights is None:  # (given: P already computed by the forward of attention)
+            q32, k32 = q.astype(work, copy=False), k.astype(work, copy=False)
+            mask = None if mask is None else mask.astype(work, copy=False)
+            scores = kernels.attention_scores(q32, k32, scale=scale, mask=mask)
+            weights = kernels.softmax_rows(scores)
         weights = weights.astype(q.dtype, copy=False)
-        ctx.scale = scale
+        ctx.scale, ctx.work = scale, work
         ctx.save_for_backward(q, k, weights)  # the backward reads no mask
         return weights
 
     @staticmethod
     def backward(ctx, dweights):
-        q, k, weights = (a.astype(_work_dtype(a), copy=False) for a in ctx.saved_tensors)
-        dscores = kernels.softmax_rows_backward(dweights.astype(weights.dtype), weights)
-        dq, dk = kernels.attention_scores_backward(dscores, q, k, scale=ctx.scale)
+        xp = ctx.xp
+        q, k, weights = (xp.astype(a, ctx.work, copy=False) for a in ctx.saved_tensors)
+        dweights = xp.astype(dweights, ctx.work)
+        if xp is numpy_xp:  # first order: the numba row kernel (twin of the formula below)
+            dscores = kernels.softmax_rows_backward(dweights, weights)
+        else:
+            dscores = softmax_math.softmax_backward(dweights, weights, xp=xp)
+        dq, dk = reference.attention_scores_backward(dscores, q, k, scale=ctx.scale, xp=xp)
         return dq, dk, (dscores if ctx.needs_input_grad[2] else None)
 
 

@@ -60,6 +60,8 @@ class NllLoss(Function):
     dlogp[i, c] = -w_i * g_i' at c = target_i (0 elsewhere), with g' = g (none/sum) or g / sum(w)
     """
 
+    supports_create_graph = True
+
     @staticmethod
     def forward(ctx, logp, target, weight, ignore_index, reduction):
         squeeze = logp.ndim == 1  # (C,) with a scalar target
@@ -71,8 +73,8 @@ class NllLoss(Function):
         w = (weight[safe] if weight is not None else np.ones(safe.shape, x.dtype)) * valid
         w = w.astype(x.dtype, copy=False)
         losses = -w * picked
-        ctx.save_for_backward(safe, w)
-        ctx.valid = valid
+        ctx.save_for_backward(w)
+        ctx.safe, ctx.valid = safe, valid
         ctx.meta = (squeeze, logp.shape, reduction)
         if reduction == "none":
             return losses[0] if squeeze else losses
@@ -86,22 +88,24 @@ class NllLoss(Function):
 
     @staticmethod
     def backward(ctx, g):
-        safe, w = ctx.saved_tensors
+        xp = ctx.xp
+        (w,) = ctx.saved_tensors
         squeeze, shape, reduction = ctx.meta
+        w_shape = tuple(w.shape)
         if reduction == "none":
-            gl = g[None] if squeeze else g
+            gl = xp.expand_dims(g, 0) if squeeze else g
         elif reduction == "sum":
-            gl = np.broadcast_to(g, w.shape)
+            gl = xp.broadcast_to(g, w_shape)
         else:
-            with np.errstate(invalid="ignore", divide="ignore"):
-                gl = np.broadcast_to(g / ctx.wsum, w.shape)
+            with xp.errstate(invalid="ignore", divide="ignore"):
+                gl = xp.broadcast_to(g / ctx.wsum, w_shape)
         # Ignored elements get exactly 0 (torch never writes them), also when every
         # element is ignored and 'mean' makes gl = g / 0 = inf: -0 * inf would be nan.
-        with np.errstate(invalid="ignore"):
-            picked = np.where(ctx.valid, -w * gl, np.zeros((), g.dtype))
-        dx = np.zeros((w.shape[0], shape[-1] if squeeze else shape[1], *w.shape[1:]), g.dtype)
-        np.put_along_axis(dx, safe[:, None], picked[:, None], axis=1)
-        return dx.reshape(shape), None, None, None, None
+        with xp.errstate(invalid="ignore"):
+            picked = xp.where(ctx.valid, -w * gl, 0)
+        dx_shape = (w_shape[0], shape[-1] if squeeze else shape[1], *w_shape[1:])
+        dx = xp.put_along_axis(dx_shape, ctx.safe[:, None], xp.expand_dims(picked, 1), 1)
+        return xp.reshape(dx, shape), None, None, None, None
 
 
 def _check_class_target(input: Tensor, target, op: str) -> np.ndarray:
@@ -249,6 +253,8 @@ class KlDiv(Function):
     log p given:  l = e^t (t - x)                       dx = -g e^t,   dt = g e^t (t - x + 1)
     """
 
+    supports_create_graph = True
+
     @staticmethod
     def forward(ctx, x, target, log_target):
         ctx.log_target = log_target
@@ -261,13 +267,14 @@ class KlDiv(Function):
 
     @staticmethod
     def backward(ctx, g):
+        xp = ctx.xp
         x, target = ctx.saved_tensors
         if ctx.log_target:
-            p = np.exp(target)
+            p = xp.exp(target)
             dt = g * p * (target - x + 1) if ctx.needs_input_grad[1] else None
             return -g * p, dt, None
-        with np.errstate(divide="ignore", invalid="ignore"):
-            dt = g * (np.log(target) + target / target - x) if ctx.needs_input_grad[1] else None
+        with xp.errstate(divide="ignore", invalid="ignore"):
+            dt = g * (xp.log(target) + target / target - x) if ctx.needs_input_grad[1] else None
         return -g * target, dt, None
 
 
@@ -338,9 +345,14 @@ def mse_loss(
 # -- binary_cross_entropy_with_logits -------------------------------------------------------
 
 
-def _bce_terms(x, t, pos_weight):
+def _log_sigmoid(x, xp=np):
+    """``log sigmoid(x) = -(max(-x, 0) + log1p(exp(-|x|)))``, stable for any ``x``."""
+    return -(xp.maximum(-x, 0) + xp.log1p(xp.exp(-xp.abs(x))))
+
+
+def _bce_terms(x, t, pos_weight, xp=np):
     """``ls = log sigmoid(x)`` (stable for any ``x``) and ``lw = 1 + (pos_weight - 1) t``."""
-    ls = -(np.maximum(-x, 0) + np.log1p(np.exp(-np.abs(x))))
+    ls = _log_sigmoid(x, xp)
     lw = 1 + (pos_weight - 1) * t if pos_weight is not None else 1
     return ls, lw
 
@@ -355,6 +367,8 @@ class BceWithLogits(Function):
     These are torch's arrangements of the formulas, so NaN and inf come out where torch's do.
     """
 
+    supports_create_graph = True
+
     @staticmethod
     def forward(ctx, x, t, weight, pos_weight):
         ls, lw = _bce_terms(x, t, pos_weight)
@@ -365,20 +379,20 @@ class BceWithLogits(Function):
 
     @staticmethod
     def backward(ctx, g):
+        xp = ctx.xp
         x, t, weight, pos_weight = ctx.saved_tensors
-        ls, lw = _bce_terms(x, t, pos_weight)
+        ls, lw = _bce_terms(x, t, pos_weight, xp)
         gw = g * weight if weight is not None else g
         need = ctx.needs_input_grad
         if pos_weight is None:
-            dx = gw * (np.exp(ls) - t) if need[0] else None
+            dx = gw * (xp.exp(ls) - t) if need[0] else None
         elif need[0]:  # lw again, as torch's backward writes it: pos_weight t + 1 - t
             pt = pos_weight * t
-            dx = gw * ((pt + 1 - t) * np.exp(ls) - pt)
+            dx = gw * ((pt + 1 - t) * xp.exp(ls) - pt)
         else:
             dx = None
         if need[1] and pos_weight is not None:
-            ls_neg = -(np.maximum(x, 0) + np.log1p(np.exp(-np.abs(x))))  # log sigmoid(-x)
-            dt = gw * (ls_neg - pos_weight * ls)
+            dt = gw * (_log_sigmoid(-x, xp) - pos_weight * ls)
         else:
             dt = -gw * x if need[1] else None
         dweight = g * ((1 - t) * x - lw * ls) if weight is not None and need[2] else None

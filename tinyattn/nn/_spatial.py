@@ -1,6 +1,8 @@
 """Spatial functions of ``nn.functional``: pad (all modes), interpolate, unfold and fold.
 
-Each is a linear map of its input, so each backward is the adjoint map:
+Each is a linear map of its input, so each backward is the adjoint map (an op of
+its own: ``xp.apply`` runs its forward on arrays, or records it under
+``create_graph``, so the gradient is differentiable too):
 
 - pad (reflect / replicate / circular): ``y = x[source]`` along each padded dim;
   the gradient adds ``g`` back into the source positions.
@@ -38,6 +40,8 @@ class ConstantPad(Function):
     y[dst] = x[src] and y = value elsewhere.   dx[src] = g[dst], dx = 0 where cropped away
     """
 
+    supports_create_graph = True
+
     @staticmethod
     def forward(ctx, x, src, dst, out_shape, value):
         y = np.full(out_shape, value, dtype=x.dtype)
@@ -47,8 +51,8 @@ class ConstantPad(Function):
 
     @staticmethod
     def backward(ctx, g):
-        dx = np.zeros(ctx.in_shape, dtype=g.dtype)
-        dx[ctx.src] = g[ctx.dst]
+        # the adjoint of a pad is a pad (a crop): from dst back to src, zeros elsewhere
+        dx = ctx.xp.apply(ConstantPad, g, ctx.dst, ctx.src, ctx.in_shape, 0)
         return dx, None, None, None, None
 
 
@@ -57,6 +61,8 @@ class IndexPad(Function):
 
     dx = g added back at the source positions (an element copied k times gets k terms)
     """
+
+    supports_create_graph = True
 
     @staticmethod
     def forward(ctx, x, sources):
@@ -68,11 +74,9 @@ class IndexPad(Function):
     @staticmethod
     def backward(ctx, g):
         for dim, source in reversed(ctx.sources):
-            size = ctx.in_shape[dim]
-            moved = np.moveaxis(g, dim, 0)
-            dx = np.zeros((size,) + moved.shape[1:], dtype=g.dtype)
-            np.add.at(dx, source, moved)
-            g = np.moveaxis(dx, 0, dim)
+            shape = tuple(g.shape)
+            shape = shape[:dim] + (ctx.in_shape[dim],) + shape[dim + 1 :]
+            g = ctx.xp.add_at(shape, dim, source, g)
         return g, None
 
 
@@ -387,6 +391,8 @@ class Im2Col(Function):
     dx = col2im(g): each block's gradient added back where the block came from
     """
 
+    supports_create_graph = True
+
     @staticmethod
     def forward(ctx, x, rows, cols, padding):
         ctx.args = (rows, cols, padding, x.shape[2:], x.shape[1])
@@ -394,7 +400,7 @@ class Im2Col(Function):
 
     @staticmethod
     def backward(ctx, g):
-        return _col2im(g, *ctx.args), None, None, None
+        return ctx.xp.apply(Col2Im, g, *ctx.args), None, None, None
 
 
 class Col2Im(Function):
@@ -403,6 +409,8 @@ class Col2Im(Function):
     dcols = im2col(g)
     """
 
+    supports_create_graph = True
+
     @staticmethod
     def forward(ctx, x, rows, cols, padding, out_hw, channels):
         ctx.args = (rows, cols, padding)
@@ -410,7 +418,7 @@ class Col2Im(Function):
 
     @staticmethod
     def backward(ctx, g):
-        return _im2col(g, *ctx.args), None, None, None, None, None
+        return ctx.xp.apply(Im2Col, g, *ctx.args), None, None, None, None, None
 
 
 def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:

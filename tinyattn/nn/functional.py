@@ -15,6 +15,7 @@ import numpy as np
 from .._matmul import rows
 from .._tensor import Tensor
 from ..autograd.function import Function
+from ..autograd.xp import numpy_xp, tensor_xp
 from ..ops.activation import log_softmax, softmax
 from ..ops.unary import relu, sigmoid, tanh
 from ..random import _numpy_generator
@@ -63,6 +64,8 @@ class Linear(Function):
     dx = g W,   dW = g^T x (summed over the batch dims),   db = sum(g over batch dims)
     """
 
+    supports_create_graph = True
+
     @staticmethod
     def forward(ctx, x, weight, bias):
         # all leading dims folded into rows: one GEMM (a copy if x is a strided view)
@@ -70,20 +73,21 @@ class Linear(Function):
         y = (x2 @ weight.T).reshape(x.shape[:-1] + (weight.shape[0],))
         if bias is not None:
             y = y + bias
-        # Save x itself when x2 is a view of it (so in-place edits of x are caught);
-        # a strided x was copied into x2 already: keep that copy, not a second one later.
-        ctx.save_for_backward(x if x.flags.c_contiguous else x2, weight)
+        # x itself, not x2: in-place edits of x are caught, and under create_graph the
+        # saved x is the input in the graph (a strided x is folded again in backward)
+        ctx.save_for_backward(x, weight)
         ctx.x_shape = x.shape
         return y
 
     @staticmethod
     def backward(ctx, g):
+        xp = ctx.xp
         x, weight = ctx.saved_tensors
         need_x, need_w, need_b = ctx.needs_input_grad
-        g2 = np.reshape(g, (rows(g), weight.shape[0]))
-        dx = (g2 @ weight).reshape(ctx.x_shape) if need_x else None
-        dw = g2.T @ np.reshape(x, (rows(x), weight.shape[1])) if need_w else None
-        db = g2.sum(axis=0) if need_b else None
+        g2 = xp.reshape(g, (rows(g), weight.shape[0]))
+        dx = xp.reshape(g2 @ weight, ctx.x_shape) if need_x else None
+        dw = xp.swapaxes(g2, 0, 1) @ xp.reshape(x, (rows(x), weight.shape[1])) if need_w else None
+        db = xp.sum(g2, axis=0) if need_b else None
         return dx, dw, db
 
 
@@ -165,32 +169,56 @@ class Gelu(Function):
              dx = g ((1 + t) / 2 + x (1 - t^2) sqrt(2/pi) (1 + 3 * 0.044715 x^2) / 2)
     """
 
+    supports_create_graph = True
+
     @staticmethod
     def forward(ctx, x, approximate):
         x64 = x.astype(np.float64)
-        if approximate == "tanh":
-            t = np.tanh(_SQRT_2_OVER_PI * (x64 + _GELU_C * x64**3))
-            y = 0.5 * x64 * (1.0 + t)
-            ctx.save_for_backward(x, t)
-        else:
-            cdf = 0.5 * (1.0 + _erf(x64 / math.sqrt(2.0)))
-            y = x64 * cdf
-            ctx.save_for_backward(x, cdf)
+        aux = _gelu_aux(numpy_xp, x64, approximate)
+        y = 0.5 * x64 * (1.0 + aux) if approximate == "tanh" else x64 * aux
+        ctx.save_for_backward(x, aux)
         ctx.approximate = approximate
         return y.astype(x.dtype, copy=False)
 
     @staticmethod
     def backward(ctx, g):
+        xp = ctx.xp
         x, aux = ctx.saved_tensors
-        x64 = x.astype(np.float64)
+        x64 = xp.astype(x, np.float64)
+        if xp is tensor_xp:  # create_graph: t or Phi as a function of x, in the graph
+            aux = _gelu_aux(xp, x64, ctx.approximate)
         if ctx.approximate == "tanh":
             t = aux
             du = _SQRT_2_OVER_PI * (1.0 + 3.0 * _GELU_C * x64**2)
             dy = 0.5 * (1.0 + t) + 0.5 * x64 * (1.0 - t * t) * du
         else:
-            pdf = np.exp(-0.5 * x64 * x64) / math.sqrt(2.0 * math.pi)
+            pdf = xp.exp(-0.5 * x64 * x64) / math.sqrt(2.0 * math.pi)
             dy = aux + x64 * pdf
-        return g * dy.astype(g.dtype, copy=False), None
+        return g * xp.astype(dy, g.dtype), None
+
+
+def _gelu_aux(xp, x64, approximate: str):
+    """t = tanh(sqrt(2/pi) (x + 0.044715 x^3)) ('tanh'), or Phi(x) = (1 + erf(x / sqrt 2)) / 2."""
+    if approximate == "tanh":
+        return xp.tanh(_SQRT_2_OVER_PI * (x64 + _GELU_C * x64**3))
+    return 0.5 * (1.0 + xp.erf(x64 / math.sqrt(2.0)))
+
+
+class Erf(Function):
+    """y = erf(x).   dx = g * 2 / sqrt(pi) * exp(-x^2)   (Phi in gelu's backward, create_graph)"""
+
+    supports_create_graph = True
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return _erf(x).astype(x.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, g):
+        xp = ctx.xp
+        (x,) = ctx.saved_tensors
+        return g * (2.0 / math.sqrt(math.pi)) * xp.exp(-x * x)
 
 
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
@@ -216,6 +244,8 @@ class Dropout(Function):
 
     dx = g * m
     """
+
+    supports_create_graph = True
 
     @staticmethod
     def forward(ctx, x, scaled_mask):
@@ -272,6 +302,8 @@ class LayerNorm(Function):
     where torch's fused kernel (the same formula arranged differently) gives NaN.
     """
 
+    supports_create_graph = True
+
     @staticmethod
     def forward(ctx, x, weight, bias, k, eps):
         axes = _norm_axes(x, k)
@@ -285,19 +317,24 @@ class LayerNorm(Function):
             y = y * weight
         if bias is not None:
             y = y + bias
-        ctx.axes = axes
-        ctx.save_for_backward(xhat, rstd, weight)
+        ctx.axes, ctx.eps = axes, eps
+        ctx.save_for_backward(x, weight, xhat, rstd)
         return y
 
     @staticmethod
     def backward(ctx, g):
-        xhat, rstd, weight = ctx.saved_tensors
+        xp = ctx.xp
+        x, weight, xhat, rstd = ctx.saved_tensors
         axes = ctx.axes
+        if xp is tensor_xp:  # create_graph: xhat and rstd as functions of x, in the graph
+            xc = x - xp.mean(x, axis=axes, keepdims=True)
+            rstd = 1.0 / xp.sqrt(xp.mean(xc * xc, axis=axes, keepdims=True) + ctx.eps)
+            xhat = xc * rstd
         gw = g * weight if weight is not None else g
         dx = rstd * (
             gw
-            - gw.mean(axis=axes, keepdims=True)
-            - xhat * (gw * xhat).mean(axis=axes, keepdims=True)
+            - xp.mean(gw, axis=axes, keepdims=True)
+            - xhat * xp.mean(gw * xhat, axis=axes, keepdims=True)
         )
         dweight = g * xhat if ctx.needs_input_grad[1] else None
         dbias = g if ctx.needs_input_grad[2] else None
@@ -360,20 +397,26 @@ class RMSNorm(Function):
     dx = rstd (g' - xhat mean(g' xhat)),   dweight = sum(g xhat)  (the engine reduces)
     """
 
+    supports_create_graph = True
+
     @staticmethod
     def forward(ctx, x, weight, k, eps):
         axes = _norm_axes(x, k)
         rstd = 1.0 / np.sqrt((x * x).mean(axis=axes, keepdims=True) + eps)
         xhat = x * rstd
-        ctx.axes = axes
-        ctx.save_for_backward(xhat, rstd, weight)
+        ctx.axes, ctx.eps = axes, eps
+        ctx.save_for_backward(x, weight, xhat, rstd)
         return xhat * weight if weight is not None else xhat
 
     @staticmethod
     def backward(ctx, g):
-        xhat, rstd, weight = ctx.saved_tensors
+        xp = ctx.xp
+        x, weight, xhat, rstd = ctx.saved_tensors
+        if xp is tensor_xp:  # create_graph: xhat and rstd as functions of x, in the graph
+            rstd = 1.0 / xp.sqrt(xp.mean(x * x, axis=ctx.axes, keepdims=True) + ctx.eps)
+            xhat = x * rstd
         gw = g * weight if weight is not None else g
-        dx = rstd * (gw - xhat * (gw * xhat).mean(axis=ctx.axes, keepdims=True))
+        dx = rstd * (gw - xhat * xp.mean(gw * xhat, axis=ctx.axes, keepdims=True))
         dweight = g * xhat if ctx.needs_input_grad[1] else None
         return dx, dweight, None, None
 
@@ -405,20 +448,23 @@ class Embedding(Function):
     dweight = scatter-add of g rows into the rows named by indices (row padding_idx gets 0)
     """
 
+    supports_create_graph = True
+
     @staticmethod
     def forward(ctx, weight, indices, padding_idx):
-        ctx.save_for_backward(indices)
+        ctx.flat_indices = indices.reshape(-1)
         ctx.num_weights = weight.shape[0]
         ctx.padding_idx = padding_idx
         return weight[indices]
 
     @staticmethod
     def backward(ctx, g):
-        (indices,) = ctx.saved_tensors
-        dweight = np.zeros((ctx.num_weights, g.shape[-1]), dtype=g.dtype)
-        np.add.at(dweight, indices.reshape(-1), g.reshape(-1, g.shape[-1]))
+        xp = ctx.xp
+        dim = g.shape[-1]
+        rows_of_g = xp.reshape(g, (-1, dim))
+        dweight = xp.add_at((ctx.num_weights, dim), 0, ctx.flat_indices, rows_of_g)
         if ctx.padding_idx is not None:
-            dweight[ctx.padding_idx] = 0
+            dweight = xp.where(np.arange(ctx.num_weights)[:, None] == ctx.padding_idx, 0, dweight)
         return dweight, None, None
 
 

@@ -26,6 +26,12 @@ Differences from torch
   tensor's own graph is backpropagated from inside this node.
 * A function with several output tensors is recomputed once per backward; its
   recomputed graph is shared by the outputs' nodes.
+* ``create_graph=True`` (higher-order gradients) works in both modes, with the
+  results of torch's non-reentrant mode (torch's reentrant mode returns gradients
+  without a graph, or refuses ``autograd.grad``). The block is then recomputed
+  from the inputs *in the outer graph* (through a ``clone`` each, cut from that
+  graph while the block's own backward runs), so the gradients it returns can be
+  differentiated again with respect to the inputs and the closure tensors.
 
 Examples
 --------
@@ -54,6 +60,7 @@ from .. import random as _random
 from .._tensor import Tensor
 from ..autograd.function import Function
 from ..autograd.grad_mode import enable_grad, is_grad_enabled, no_grad
+from ..autograd.xp import tensor_xp
 
 __all__ = ["checkpoint", "Checkpoint"]
 
@@ -70,19 +77,25 @@ class _Block:
         self.recomputed: tuple | None = None  # (outputs, input leaves) during one backward
         self.pending = 0
 
-    def recompute(self, arrays: tuple, needs_grad: tuple) -> tuple:
+    def recompute(self, saved: tuple, needs_grad: tuple, graph: bool) -> tuple:
+        """fn run again with grad enabled on fresh inputs: leaves made from the saved arrays,
+        or (``graph``: create_graph) clones of the saved inputs, which are outer-graph Tensors."""
         if self.recomputed is not None:
             return self.recomputed
         leaves = []
         args = []
-        for i, (arr, need) in enumerate(zip(arrays, needs_grad)):
+        for i, (arr, need) in enumerate(zip(saved, needs_grad)):
             if i >= len(self.args):  # the dummy input added by checkpoint(): not fn's
                 leaves.append(None)
                 continue
             a = self.args[i]
             if isinstance(a, Tensor):
-                leaf = Tensor._make(arr)
-                leaf._requires_grad = bool(need)
+                if graph:
+                    with enable_grad():
+                        leaf = arr.clone()
+                else:
+                    leaf = Tensor._make(arr)
+                    leaf._requires_grad = bool(need)
                 leaves.append(leaf)
                 args.append(leaf)
             else:
@@ -113,7 +126,10 @@ class Checkpoint(Function):
     backward: recompute fn(*inputs) with grad enabled from fresh input leaves,
               run backward(y_i, dy_i) through it, return the leaves' gradients
               (``None`` for inputs that are not tensors or need no gradient).
+              Under create_graph the same, recorded (see the module docstring).
     """
+
+    supports_create_graph = True
 
     @staticmethod
     def forward(ctx, *arrays, block: _Block, index: int):
@@ -127,23 +143,57 @@ class Checkpoint(Function):
         from ..autograd import backward as run_backward
 
         block: _Block = ctx.block
-        arrays = ctx.saved_tensors  # raises if an input was modified in place since forward
-        outputs, leaves = block.recompute(arrays, ctx.needs_input_grad)
+        graph = ctx.xp is tensor_xp
+        inputs = ctx.saved_tensors  # raises if an input was modified in place since forward
+        outputs, leaves = block.recompute(inputs, ctx.needs_input_grad, graph)
         out = outputs[ctx.index]
-        if isinstance(out, Tensor) and out.requires_grad:
-            run_backward(out, Tensor._make(grad_output), retain_graph=True)
-        grads = []
-        for leaf in leaves:
-            if leaf is None or leaf.grad is None:
-                grads.append(None)
-            else:
-                grads.append(leaf.grad._data)
-                leaf.grad = None  # the next output's node reports only its own contribution
+        if graph:
+            grads = _graph_vjp(out, grad_output, leaves)
+        else:
+            if isinstance(out, Tensor) and out.requires_grad:
+                run_backward(out, Tensor._make(grad_output), retain_graph=True)
+            grads = []
+            for leaf in leaves:
+                if leaf is None or leaf.grad is None:
+                    grads.append(None)
+                else:
+                    grads.append(leaf.grad._data)
+                    leaf.grad = None  # the next output's node reports only its own part
         block.pending -= 1
         if block.pending == 0:  # every output's gradient is in: free the recomputed graph
             block.recomputed = None
             block.pending = len(block.outputs)
         return tuple(grads)
+
+
+def _graph_vjp(out, grad_output, leaves) -> list:
+    """The inputs' gradients of ``out`` for ``grad_output``, recorded (create_graph).
+
+    The recomputation's inputs are clones of the outer graph's inputs; their nodes are
+    cut from the outer graph while this backward runs (the outer engine passes the
+    returned gradients on) and reconnected after, so that the recorded gradients lead
+    back to the inputs. Closure leaves get their ``.grad`` (with its graph) as in torch.
+    """
+    from ..autograd.engine import run_backward
+
+    clones = [leaf.grad_fn if leaf is not None else None for leaf in leaves]
+    cut = [(node, node.next_functions) for node in clones if node is not None]
+    if not (isinstance(out, Tensor) and out.requires_grad):
+        return [None] * len(leaves)
+    for node, _ in cut:
+        node.next_functions = (None,) * len(node.next_functions)
+    try:
+        captured = run_backward(
+            [out.grad_fn if out.grad_fn is not None else out._grad_node()],
+            [grad_output],
+            retain_graph=True,
+            capture=dict.fromkeys(node for node, _ in cut),
+            create_graph=True,
+        )
+    finally:
+        for node, next_functions in cut:
+            node.next_functions = next_functions
+    return [captured.get(node) if node is not None else None for node in clones]
 
 
 def checkpoint(
