@@ -144,6 +144,7 @@ from .ops.unary import (
     clip,
     clone,
     cos,
+    erf,
     exp,
     expm1,
     floor,

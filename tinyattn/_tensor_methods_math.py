@@ -102,6 +102,10 @@ class TensorMathMethods:
         """See :func:`tinyattn.abs`."""
         return tinyattn.ops.unary.abs(cast("Tensor", self))
 
+    def erf(self) -> Tensor:
+        """See :func:`tinyattn.erf`."""
+        return tinyattn.ops.unary.erf(cast("Tensor", self))
+
     def exp(self) -> Tensor:
         """See :func:`tinyattn.exp`."""
         return tinyattn.ops.unary.exp(cast("Tensor", self))

@@ -24,7 +24,7 @@ FAMILIES = {
         "add_ sub_ mul_ div_ pow_"
     ),
     "unary": (
-        "neg abs exp log log2 log1p expm1 sqrt rsqrt sin cos tanh sigmoid relu reciprocal square "
+        "neg abs erf exp log log2 log1p expm1 sqrt rsqrt sin cos tanh sigmoid relu reciprocal square "
         "sign floor ceil round clamp clip clone contiguous lerp "
         "neg_ abs_ exp_ log_ sqrt_ tanh_ sigmoid_ relu_ clamp_ clip_"
     ),

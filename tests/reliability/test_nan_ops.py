@@ -232,6 +232,7 @@ OPS = [
         lambda L, x, w: L.nn.functional.rms_norm(x, (3,), w, 1e-6),
         [_f(2, 3), _f(3)],
     ),
+    ("erf", lambda L, x: L.erf(x), [_f(2, 3)]),
     ("gelu", lambda L, x: L.nn.functional.gelu(x), [_f(2, 3)]),
     ("gelu-tanh", lambda L, x: L.nn.functional.gelu(x, approximate="tanh"), [_f(2, 3)]),
     ("F.relu", lambda L, x: L.nn.functional.relu(x), [_f(2, 3)]),

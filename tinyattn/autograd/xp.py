@@ -55,7 +55,7 @@ numpy_xp.__dict__.update(sgn=_np_sgn, expand=_np_expand)
 
 def _np_erf(x):
     """Elementwise erf (NumPy has none: the numba ufunc of ``nn.functional``)."""
-    from ..nn.functional import _erf
+    from ..ops.unary import _erf
 
     return _erf(x).astype(np.result_type(x, np.float32), copy=False)
 
@@ -261,8 +261,8 @@ def log1p(x):
 
 
 def erf(x):
-    """erf as a differentiable op (``nn.functional.Erf``)."""
-    from ..nn.functional import Erf
+    """erf as a differentiable op (``ops.unary.Erf``)."""
+    from ..ops.unary import Erf
 
     return Erf.apply(x)
 

@@ -140,23 +140,6 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
 
 # -- activations ----------------------------------------------------------------------------
 
-_erf_ufunc = None
-
-
-def _erf_scalar(v: float) -> float:
-    return math.erf(v)
-
-
-def _erf(x: np.ndarray) -> np.ndarray:
-    """Elementwise erf in float64 (NumPy has none; numba compiles math.erf once, lazily)."""
-    global _erf_ufunc
-    if _erf_ufunc is None:
-        import numba
-
-        _erf_ufunc = numba.vectorize(["float64(float64)"], cache=True)(_erf_scalar)
-    return _erf_ufunc(np.asarray(x, dtype=np.float64))
-
-
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 _GELU_C = 0.044715
 
@@ -202,23 +185,6 @@ def _gelu_aux(xp, x64, approximate: str):
     if approximate == "tanh":
         return xp.tanh(_SQRT_2_OVER_PI * (x64 + _GELU_C * x64**3))
     return 0.5 * (1.0 + xp.erf(x64 / math.sqrt(2.0)))
-
-
-class Erf(Function):
-    """y = erf(x).   dx = g * 2 / sqrt(pi) * exp(-x^2)   (Phi in gelu's backward, create_graph)"""
-
-    supports_create_graph = True
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return _erf(x).astype(x.dtype, copy=False)
-
-    @staticmethod
-    def backward(ctx, g):
-        xp = ctx.xp
-        (x,) = ctx.saved_tensors
-        return g * (2.0 / math.sqrt(math.pi)) * xp.exp(-x * x)
 
 
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:

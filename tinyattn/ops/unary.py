@@ -420,3 +420,47 @@ def sigmoid_(self: Tensor) -> Tensor:
 
 def tanh_(self: Tensor) -> Tensor:
     return self._apply_inplace(Tanh)
+
+
+# -- erf: the error function (gelu's Phi) ------------------------------------------------------
+_erf_ufunc = None
+
+
+def _erf_scalar(v: float) -> float:
+    return math.erf(v)
+
+
+def _erf(x: np.ndarray) -> np.ndarray:
+    """Elementwise erf in float64 (NumPy has none; numba compiles math.erf once, lazily)."""
+    global _erf_ufunc
+    if _erf_ufunc is None:
+        import numba
+
+        _erf_ufunc = numba.vectorize(["float64(float64)"], cache=True)(_erf_scalar)
+    return _erf_ufunc(np.asarray(x, dtype=np.float64))
+
+
+class Erf(Function):
+    """out = erf(x).   dx = g * 2 / sqrt(pi) * exp(-x^2)"""
+
+    supports_create_graph = True
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return _erf(x).astype(x.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, g):
+        xp = ctx.xp
+        (x,) = ctx.saved_tensors
+        return g * (2.0 / math.sqrt(math.pi)) * xp.exp(-x * x)
+
+
+@gradient_doc(Erf)
+def erf(input: Tensor) -> Tensor:
+    """The error function ``erf(x) = 2/sqrt(pi) * integral_0^x exp(-t^2) dt``, elementwise."""
+    x = _tensor(input, "erf")
+    if not x.is_floating_point():
+        x = x.to(dt.get_default_dtype())
+    return Erf.apply(x)
