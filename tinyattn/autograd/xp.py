@@ -52,6 +52,35 @@ numpy_xp.sgn = _np_sgn
 numpy_xp.expand = _np_expand
 
 
+# -- additions for views, rearrange, indexing, linalg, scans (branch higher_ops) -------------
+def _np_zero_pad(x, pad_width):
+    """``x`` padded with zeros: ``pad_width`` is one ``(before, after)`` per axis (as np.pad)."""
+    out = np.zeros(tuple(n + a + b for n, (a, b) in zip(x.shape, pad_width)), dtype=x.dtype)
+    out[tuple(slice(a, a + n) for n, (a, _) in zip(x.shape, pad_width))] = x
+    return out
+
+
+def _np_getitem(x, index):
+    """``x[index]`` with NumPy's indexing rules (an index a forward already converted)."""
+    return x[index]
+
+
+def _np_add_at(shape, index, values):
+    """Zeros of ``shape`` with ``values`` added at ``index`` (repeats accumulate): the
+    backward of ``x[index]``. A basic index (ints, slices) cannot repeat: plain assignment."""
+    out = np.zeros(shape, dtype=values.dtype)
+    if all(isinstance(i, (int, np.integer, slice)) or i is None or i is Ellipsis for i in index):
+        out[index] = values
+    else:
+        np.add.at(out, index, values)
+    return out
+
+
+numpy_xp.zero_pad = _np_zero_pad
+numpy_xp.getitem = _np_getitem
+numpy_xp.add_at = _np_add_at
+
+
 def _t():
     """tinyattn, imported on first use (the ops import this layer, not the reverse)."""
     import tinyattn
@@ -217,6 +246,71 @@ def _as_operand(x):
     if isinstance(x, np.ndarray):
         return _t().Tensor._make(x)
     return x
+
+
+# -- additions for views, rearrange, indexing, linalg, scans (branch higher_ops) -------------
+def cumsum(x, axis):
+    return _t().cumsum(x, axis)
+
+
+def transpose(x, axes):
+    return _t().permute(x, *axes)
+
+
+def tril(x, k=0):
+    return _t().tril(x, k)
+
+
+def triu(x, k=0):
+    return _t().triu(x, k)
+
+
+def roll(x, shift, axis):
+    return _t().roll(x, shift, axis)
+
+
+def diagonal(x, offset=0, axis1=0, axis2=1):
+    return _t().diagonal(x, offset, axis1, axis2)
+
+
+def cross(a, b, axis=-1):
+    return _t().cross(_as_tensor(a), _as_tensor(b), axis)
+
+
+def split(x, indices, axis=0):
+    """``np.split(x, indices, axis)`` at the given boundaries: views (narrow)."""
+    bounds = [0, *(int(i) for i in indices), x.shape[axis]]
+    return [_t().narrow(x, axis, a, b - a) for a, b in zip(bounds[:-1], bounds[1:])]
+
+
+def zero_pad(x, pad_width):
+    """``x`` padded with zeros (``(before, after)`` per axis): constant blocks concatenated."""
+    dtype = x._data.dtype
+    for axis, (before, after) in enumerate(pad_width):
+        if before or after:
+            shape = list(x.shape)
+            parts = []
+            for n in (before, after):
+                shape[axis] = n
+                parts.append(_t().Tensor._make(np.zeros(tuple(shape), dtype=dtype)))
+            x = _t().cat([parts[0], x, parts[1]], axis)
+    return x
+
+
+def getitem(x, index):
+    """``x[index]`` with NumPy's indexing rules (differentiable: backward is ``add_at``)."""
+    from ..ops.indexing import Index
+
+    return Index.apply(x, index if isinstance(index, tuple) else (index,))
+
+
+def add_at(shape, index, values):
+    """Zeros of ``shape`` with ``values`` added at ``index`` (differentiable: index_put with
+    accumulate; its backward is ``getitem``)."""
+    from ..ops.indexing import IndexPut
+
+    zeros = _t().Tensor._make(np.zeros(shape, dtype=values._data.dtype))
+    return IndexPut.apply(zeros, values, index if isinstance(index, tuple) else (index,), True)
 
 
 tensor_xp = types.ModuleType("tinyattn.autograd.xp.tensor_xp")
