@@ -28,8 +28,6 @@ FIRST_ORDER_ONLY = {
     "Checkpoint",
     "ConstantPad",
     "CopySlices",
-    "Cumprod",
-    "Cumsum",
     "Dropout",
     "Embedding",
     "Fold",
