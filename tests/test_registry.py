@@ -36,7 +36,6 @@ FIRST_ORDER_ONLY = {
     "KlDiv",
     "LayerNorm",
     "Linear",
-    "Median",
     "NllLoss",
     "RMSNorm",
     "Resample",
