@@ -22,12 +22,10 @@ from tinyattn.autograd.function import Function
 
 # Ops whose backward does not support create_graph=True yet (one name a line, sorted).
 FIRST_ORDER_ONLY = {
-    "AsStrided",
     "AttentionWeights",
     "BceWithLogits",
     "Checkpoint",
     "ConstantPad",
-    "CopySlices",
     "Dropout",
     "Embedding",
     "Fold",
