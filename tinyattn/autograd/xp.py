@@ -76,6 +76,14 @@ def _np_add_at(shape, index, values):
     return out
 
 
+def _np_zero_at(x, index):
+    """``x`` with zeros at ``index`` (the backward of writing there)."""
+    out = x.copy()
+    out[index] = 0
+    return out
+
+
+numpy_xp.zero_at = _np_zero_at
 numpy_xp.zero_pad = _np_zero_pad
 numpy_xp.getitem = _np_getitem
 numpy_xp.add_at = _np_add_at
@@ -295,6 +303,13 @@ def zero_pad(x, pad_width):
                 parts.append(_t().Tensor._make(np.zeros(tuple(shape), dtype=dtype)))
             x = _t().cat([parts[0], x, parts[1]], axis)
     return x
+
+
+def zero_at(x, index):
+    """``x`` with zeros at ``index``: a ``where`` with a constant mask."""
+    written = np.zeros(tuple(x.shape), dtype=np.bool_)
+    written[index] = True
+    return where(written, 0, x)
 
 
 def getitem(x, index):

@@ -200,11 +200,7 @@ class IndexPut(Function):
     @staticmethod
     def backward(ctx, g):
         xp = ctx.xp
-        gx = g
-        if not ctx.accumulate:
-            written = np.zeros(g.shape, dtype=np.bool_)
-            written[ctx.index] = True
-            gx = xp.where(written, 0, g)
+        gx = g if ctx.accumulate else xp.zero_at(g, ctx.index)
         gv = None
         if ctx.needs_input_grad[1]:
             gv = xp.getitem(g, ctx.index)
@@ -425,11 +421,7 @@ class Scatter(Function):
     @staticmethod
     def backward(ctx, g):
         xp = ctx.xp
-        gx = g
-        if not ctx.reduce_add:
-            written = np.zeros(g.shape, dtype=np.bool_)
-            written[ctx.grid] = True
-            gx = xp.where(written, 0, g)
+        gx = g if ctx.reduce_add else xp.zero_at(g, ctx.grid)
         gsrc = None
         if len(ctx.src_shape):  # g at index, zeros where src was not read
             pad = [(0, s - n) for s, n in zip(ctx.src_shape, ctx.index_shape)]
@@ -516,9 +508,10 @@ class IndexFill(Function):
     @staticmethod
     def backward(ctx, g):
         xp = ctx.xp
-        filled = np.zeros(g.shape, dtype=np.bool_)
-        filled[ctx.sel] = True
-        return xp.where(filled, 0, g), None, None, xp.sum(xp.where(filled, g, 0))
+        dim, index = len(ctx.sel) - 1, ctx.sel[-1]
+        unique = np.unique(index % g.shape[dim]) if g.ndim else index[:1]  # each filled slot once
+        gvalue = xp.sum(xp.getitem(g, ctx.sel[:-1] + (unique,)))
+        return xp.zero_at(g, ctx.sel), None, None, gvalue
 
 
 @gradient_doc(IndexFill)
