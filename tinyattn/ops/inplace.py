@@ -295,13 +295,14 @@ def _copy_slices_grad_graph(ctx, g):
     size = int(np.prod(geometry.base_shape))
     flat = xp.reshape(g, (-1,))
     op_node.check_versions()
-    op_node._graph = True
+    op_node._graph = True  # the op's backward runs in graph mode, as the engine runs a node
+    op_node.__dict__["xp"] = xp
     try:
-        op_grads = op_node.fn.backward(
-            op_node, xp.reshape(xp.getitem(flat, (where,)), geometry.shape)
-        )
+        g_region = xp.reshape(xp.getitem(flat, (where,)), geometry.shape)
+        op_grads = op_node.fn.backward(op_node, g_region)
     finally:
         op_node._graph = False
+        del op_node.__dict__["xp"]
     if not isinstance(op_grads, tuple):
         op_grads = (op_grads,)
     region = np.zeros(size, dtype=np.bool_)
