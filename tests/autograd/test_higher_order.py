@@ -128,3 +128,31 @@ def test_saved_output_unpacks_with_this_node():
         node._graph = False
     assert out.grad_fn is node
     np.testing.assert_array_equal(out.detach().numpy(), y.detach().numpy())
+
+
+def test_the_two_namespaces_offer_the_same_functions_with_the_same_values():
+    from tinyattn.autograd.xp import numpy_xp, tensor_xp
+
+    names = sorted(k for k in vars(tensor_xp) if not k.startswith("_"))
+    missing = [n for n in names if not hasattr(numpy_xp, n)]
+    assert not missing, f"tensor_xp functions without a NumPy twin: {missing}"
+    a = X.copy()
+    t = tinyattn.tensor(a)
+    pairs = {
+        "exp": lambda xp, x: xp.exp(x),
+        "sgn": lambda xp, x: xp.sgn(x),
+        "sum": lambda xp, x: xp.sum(x, axis=(0,), keepdims=True),
+        "sum_all": lambda xp, x: xp.sum(x, keepdims=True),
+        "expand": lambda xp, x: xp.expand(xp.sum(x, axis=(1,)), (1,), (2, 3)),
+        "where": lambda xp, x: xp.where(x > 0, x, 0),
+        "maximum": lambda xp, x: xp.maximum(x, 0.2),
+        "swapaxes": lambda xp, x: xp.swapaxes(x, 0, 1),
+        "concatenate": lambda xp, x: xp.concatenate([x, x], 1),
+        "cumprod": lambda xp, x: xp.cumprod(x, 1),
+        "flip": lambda xp, x: xp.flip(x, -1),
+        "astype": lambda xp, x: xp.astype(x, np.float32),
+    }
+    for name, f in pairs.items():
+        want, got = f(numpy_xp, a), f(tensor_xp, t)
+        assert tuple(got.shape) == np.shape(want), name
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-6, err_msg=name)

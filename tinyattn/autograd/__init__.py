@@ -38,7 +38,7 @@ def _root_grads(outputs, grad_outputs, op: str, as_tensors: bool = False) -> lis
     Under ``create_graph`` a Tensor given in ``grad_outputs`` is used as it is, so
     that the result is differentiable with respect to it too (``jvp`` relies on this).
     """
-    grads = []
+    grads: list = []
     for i, out in enumerate(outputs):
         if not isinstance(out, TensorBase):
             raise TypeError(f"{op}: outputs must be tensors, got {type(out).__name__}")
@@ -48,18 +48,18 @@ def _root_grads(outputs, grad_outputs, op: str, as_tensors: bool = False) -> lis
             )
         g = grad_outputs[i] if i < len(grad_outputs) else None
         if g is None:
-            if out.numel() != 1:
+            if out._data.size != 1:
                 raise RuntimeError(
                     f"{op}: grad can be implicitly created only for scalar outputs; this output "
-                    f"has shape {list(out.shape)}. Pass gradient= (a tensor of that shape)."
+                    f"has shape {list(out._data.shape)}. Pass gradient= (a tensor of that shape)."
                 )
-            grads.append(np.ones(out.shape, dtype=out._data.dtype))
+            grads.append(np.ones(out._data.shape, dtype=out._data.dtype))
         else:
             g = g._data if isinstance(g, TensorBase) else np.asarray(g, dtype=out._data.dtype)
             if g.shape != out._data.shape:
                 raise RuntimeError(
                     f"{op}: mismatch in shape: grad_output[{i}] has a shape of {list(g.shape)} "
-                    f"and output[{i}] has a shape of {list(out.shape)}"
+                    f"and output[{i}] has a shape of {list(out._data.shape)}"
                 )
             grads.append(g)
         if as_tensors:
@@ -150,7 +150,10 @@ def grad(
                 )
             result.append(None)
         elif isinstance(g, TensorBase):  # create_graph: the graph's own tensor
-            result.append(g if g._data.dtype == x._data.dtype else g.to(x.dtype))
+            result.append(g if g._data.dtype == x._data.dtype else g.to(x.dtype))  # type: ignore[attr-defined]
         else:
             result.append(TensorBase._make(np.array(g, dtype=x._data.dtype)))
     return tuple(result)
+
+
+from . import functional

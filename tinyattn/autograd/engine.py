@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import threading
 import time
+from typing import Any
 
 import numpy as np
 
@@ -37,6 +38,7 @@ from .. import _dtype
 from .function import AccumulateGrad, Node
 from .grad_mode import enable_grad
 from .tensor_base import TensorBase
+from .xp import tensor_xp
 
 # Active ``autograd.trace()`` recorders; each gets one record per node run.
 _tracers: list = []
@@ -49,7 +51,7 @@ def run_backward(
     capture: dict[Node, None] | None = None,
     accumulate: bool = True,
     create_graph: bool = False,
-) -> dict[Node, np.ndarray]:
+) -> dict[Node, Any]:
     """Propagate ``root_grads`` from ``roots`` through the graph (steps 1-3 above).
 
     ``capture``: nodes whose incoming gradient is returned (``autograd.grad``).
@@ -127,7 +129,7 @@ def _call_backward(node: Node, grad: np.ndarray | None) -> tuple | None:
     if node._saved_versions:
         node.check_versions()
     start = time.perf_counter() if _tracers else 0.0
-    input_grads = node.fn.backward(node, grad)
+    input_grads = node.fn.backward(node, grad)  # type: ignore[union-attr]
     if type(input_grads) is not tuple:
         input_grads = (input_grads,)
     if len(input_grads) != len(inputs):
@@ -148,10 +150,12 @@ def _call_backward_graph(node: Node, grad) -> tuple | None:
             "arrays only); higher-order gradients cannot flow through this op"
         )
     node._graph = True
+    node.__dict__["xp"] = tensor_xp  # shadows the class's numpy_xp while the node runs
     try:
         input_grads = _call_backward(node, grad)
     finally:
         node._graph = False
+        del node.__dict__["xp"]
     if input_grads is None:
         return None
     return tuple(
@@ -180,7 +184,7 @@ def _sum_into(grads: dict, node: Node, grad: np.ndarray) -> None:
     grads[node] = grads[node] + grad if node in grads else grad
 
 
-def _fit_to_input(grad, meta: tuple) -> np.ndarray:
+def _fit_to_input(grad, meta: tuple) -> Any:
     """A backward's gradient, summed over broadcast axes and cast to the input's dtype."""
     shape, dtype = meta
     if type(grad) is not np.ndarray:
@@ -259,7 +263,7 @@ def _accumulate_into(tensor: TensorBase, grad: np.ndarray) -> None:
 
 def _run_hooks(node: Node, grad: np.ndarray) -> np.ndarray:
     """Call the tensor hooks in order; each may return a new gradient (same shape and dtype)."""
-    for hook in node._hooks:
+    for hook in node._hooks or ():
         if isinstance(grad, TensorBase):  # create_graph: the hook sees the graph's tensor
             result = hook(grad)
             if result is not None:

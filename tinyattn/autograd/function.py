@@ -59,7 +59,7 @@ import numpy as np
 from .. import _dtype
 from .grad_mode import is_grad_enabled
 from .tensor_base import TensorBase, VersionCounter
-from .xp import numpy_xp, tensor_xp
+from .xp import numpy_xp
 
 __all__ = ["AccumulateGrad", "Function", "Node", "NoGradContext", "VersionCounter"]
 
@@ -99,6 +99,11 @@ class Node:
         "__weakref__",
     )
 
+    # The namespace backward formulas compute with (``xp = ctx.xp``): NumPy-like on arrays;
+    # the engine sets ``tensor_xp`` on the instance while it runs a node under create_graph
+    # (``xp.exp``, ``xp.where``, ``xp.sum(x, axis=, keepdims=)`` ... mean the same on both).
+    xp = numpy_xp
+
     def __init__(self, fn: type[Function] | None = None, name: str | None = None) -> None:
         self.fn = fn
         self._name = name  # None: derived from fn when asked (most nodes are never named)
@@ -112,7 +117,7 @@ class Node:
         self._hooks: list | None = None  # tensor hooks on this node's output
         self._retained = None  # weakref to a tensor whose .grad this node fills (retain_grad)
         self._graph = False  # True while the engine runs backward with create_graph=True
-        self._saved_owners: tuple = ()  # per saved array: input index, -1 (output) or None
+        self._saved_owners: tuple = ()  # per saved array: (input index or -1, version) or None
 
     @property
     def name(self) -> str:
@@ -146,15 +151,6 @@ class Node:
             return self._unpack_saved()
         return self._saved or ()
 
-    @property
-    def xp(self):
-        """The namespace backward formulas compute with: NumPy-like on arrays, or on Tensors.
-
-        ``xp.exp``, ``xp.where``, ``xp.sum(x, axis=, keepdims=)`` ... mean the same on
-        both; under ``create_graph=True`` they are differentiable tinyattn ops.
-        """
-        return tensor_xp if self._graph else numpy_xp
-
     def _unpack_saved(self) -> tuple:
         saved = self._saved or ()
         owners = self._saved_owners or (None,) * len(saved)
@@ -165,14 +161,16 @@ class Node:
             return array  # None, numbers, options
         if owner is None:  # made by forward, not an input or the output: a constant
             return TensorBase._make(array)
-        if owner == -1:  # the output: its node is this one (as torch's saved outputs)
-            return TensorBase._make(array, self)
-        node = self.next_functions[owner]
-        if node is None:  # an input that does not require grad
-            return TensorBase._make(array)
-        if node.__class__ is AccumulateGrad:  # a leaf: the tensor itself
-            return node.variable
-        return TensorBase._make(array, node)
+        index, version = owner
+        if index == -1:  # the output: its node is this one (as torch's saved outputs)
+            tensor = TensorBase._make(array, self)
+        else:
+            node = self.next_functions[index]
+            if node.__class__ is AccumulateGrad:  # a leaf: the tensor itself
+                return node.variable
+            tensor = TensorBase._make(array, node)  # node None: does not require grad
+        tensor._version = version  # in-place writes to the original are seen (as torch)
+        return tensor
 
     def check_versions(self) -> None:
         """Raise if a tensor whose memory forward kept was modified in place since.
@@ -369,18 +367,20 @@ def _record_versions(ctx: Node, args, result) -> None:
     if not kept:
         return
     records = []
-    owners = []
-    n_saved = len(saved)
-    for n, array in enumerate(kept):
-        owner, index = _owner(array, args, result)
-        if n < n_saved:
-            owners.append(index)
+    owners: list = []  # per kept value: (index, version counter), so unpacked Tensors share it
+    out_data = result._data
+    for array in kept:
+        if type(array) is not np.ndarray:  # None, a number: nothing to check or connect
+            owners.append(None)
+            continue
+        owner, index = (result, -1) if array is out_data else _owner(array, args, result)
+        owners.append(None if index is None else (index, owner._version))
         if owner is not None:
             data = owner._data
             which = "output" if owner is result else "input"
             records.append((owner._version, owner._version.value, data.shape, data.dtype, which))
     ctx._saved_versions = tuple(records)
-    ctx._saved_owners = tuple(owners)
+    ctx._saved_owners = tuple(owners[: len(saved)])
 
 
 _CONTAINERS = frozenset((np.ndarray, tuple, list))
@@ -399,17 +399,13 @@ def _with_arrays_on_ctx(saved: tuple, attrs: dict) -> tuple:
     return (*saved, *found)
 
 
-def _owner(saved, args, result) -> tuple:
-    """(tensor, index): the output or input whose memory ``saved`` is or is a view of.
+def _owner(saved: np.ndarray, args, result) -> tuple:
+    """(tensor, index): the input (or output) whose memory ``saved`` is or is a view of.
 
-    ``index`` is -1 when ``saved`` is the output's array itself, ``i`` when it is
-    input ``i``'s array itself, None for views and fresh arrays. ``tensor`` is None
-    for fresh arrays (memory made by forward).
+    ``index`` is ``i`` when ``saved`` is input ``i``'s array itself, None for views
+    and fresh arrays; ``tensor`` is None for fresh arrays (memory made by forward).
+    (The output's own array is recognised by the caller, with index -1.)
     """
-    if type(saved) is not np.ndarray:
-        return None, None
-    if saved is result._data:
-        return result, -1
     for i, a in enumerate(args):
         if isinstance(a, TensorBase) and a._data is saved:
             return a, i

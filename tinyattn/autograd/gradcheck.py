@@ -103,7 +103,7 @@ def gradcheck(
     numeric values and the error of the worst mismatch.
     """
     inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
-    diff = [i for i, x in enumerate(inputs) if isinstance(x, TensorBase) and x.requires_grad]
+    diff = [i for i, x in enumerate(inputs) if isinstance(x, TensorBase) and x._requires_grad]
     if not diff:
         raise ValueError("gradcheck: no input requires grad; nothing to check")
     for i in diff:
@@ -151,7 +151,7 @@ def gradgradcheck(
 
     inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
     n = len(inputs)
-    diff = [i for i, x in enumerate(inputs) if isinstance(x, TensorBase) and x.requires_grad]
+    diff = [i for i, x in enumerate(inputs) if isinstance(x, TensorBase) and x._requires_grad]
     if not diff:
         raise ValueError("gradgradcheck: no input requires grad; nothing to check")
     outs = [o for o in _outputs(func, inputs) if o.requires_grad]

@@ -19,6 +19,8 @@ So the dependency points one way: ``_tensor`` -> ``autograd``, never back.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from .. import _dtype
@@ -72,6 +74,16 @@ class TensorBase:
 
     _output_class: type  # the class op outputs are made of (declared with op_outputs=True)
 
+    # the slots' types (for type checkers; the values are set by ``_init`` / ``_make``)
+    _data: np.ndarray
+    _grad_fn: Any
+    _requires_grad: bool
+    _grad: Any
+    _version: VersionCounter
+    _base: Any
+    _accumulator: Any
+    _retains_grad: bool
+
     def __init_subclass__(cls, op_outputs: bool = False, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
         if op_outputs:
@@ -90,7 +102,7 @@ class TensorBase:
     @classmethod
     def _make(cls, data: np.ndarray, grad_fn=None):
         """Wrap an array without copying, as a ``Tensor`` (the fast constructor every op uses)."""
-        t = object.__new__(TensorBase._output_class)
+        t: TensorBase = object.__new__(TensorBase._output_class)
         t._data = data
         t._grad_fn = grad_fn
         t._requires_grad = grad_fn is not None

@@ -48,8 +48,7 @@ def _np_expand(g, axes, shape):
 # NumPy, plus the helpers formulas share (same names in both namespaces).
 numpy_xp = types.ModuleType("tinyattn.autograd.xp.numpy_xp")
 numpy_xp.__dict__.update({k: v for k, v in vars(np).items() if not k.startswith("__")})
-numpy_xp.sgn = _np_sgn
-numpy_xp.expand = _np_expand
+numpy_xp.__dict__.update(sgn=_np_sgn, expand=_np_expand)
 
 
 # -- additions for views, rearrange, indexing, linalg, scans (branch higher_ops) -------------
@@ -332,6 +331,6 @@ tensor_xp = types.ModuleType("tinyattn.autograd.xp.tensor_xp")
 tensor_xp.__dict__.update(
     {k: v for k, v in list(globals().items()) if callable(v) and not k.startswith("_")}
 )
-tensor_xp.inf, tensor_xp.nan = np.inf, np.nan
+tensor_xp.__dict__.update(inf=np.inf, nan=np.nan)
 for _name in ("numpy_xp", "tensor_xp", "annotations", "types", "np"):
     tensor_xp.__dict__.pop(_name, None)
