@@ -78,7 +78,8 @@ def torch_twin(model):
     except ImportError:
         return None
     twin = make_model(torch)
-    twin.load_state_dict({k: torch.from_numpy(v.numpy().copy()) for k, v in model.state_dict().items()})
+    state = {k: torch.from_numpy(v.numpy().copy()) for k, v in model.state_dict().items()}
+    twin.load_state_dict(state)
     return twin
 
 
@@ -92,8 +93,11 @@ def main() -> dict:
         theirs = [float("nan")] * STEPS
     else:
         import torch
+        from torch.nn.attention import SDPBackend, sdpa_kernel
 
-        theirs = train(torch, twin, x, y)
+        # torch's fused CPU attention has no double backward: its math path has.
+        with sdpa_kernel(SDPBackend.MATH):
+            theirs = train(torch, twin, x, y)
     print("step  tinyattn loss   torch loss")
     for i, (a, b) in enumerate(zip(ours, theirs)):
         print(f"{i + 1:4d}  {a:13.10f}  {b:11.10f}")

@@ -11,6 +11,14 @@ writes through views must show up in the bases too. At the end a random
 weighted sum of the last differentiable value is backpropagated and every
 leaf gradient compared at 1e-10.
 
+Second order (``create_graph=True``): before that backward, the same weighted sum
+is differentiated with ``autograd.grad(..., create_graph=True)``; those gradients
+must equal torch's and (after the backward) tinyattn's own first-order ones, and
+the gradient of a random weighted sum of them (a Hessian-vector product) must
+match torch's. Programs whose graph holds an op still in ``FIRST_ORDER_ONLY``
+skip this part; the reason is noted and the skipped ops are collected in
+``SECOND_ORDER_SKIPPED``.
+
 When torch raises, tinyattn must raise too. When tinyattn raises and torch
 does not, the test fails unless the difference is listed in
 ``KNOWN_DIFFERENCES`` with its reason.
@@ -25,12 +33,16 @@ import re
 
 import numpy as np
 import pytest
+from harness import _function_classes
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
 import tinyattn
 
 torch = pytest.importorskip("torch")
+
+# ops (class names) that made a program skip its second-order check: FIRST_ORDER_ONLY ones
+SECOND_ORDER_SKIPPED: set[str] = set()
 
 # (regex on the statement, regex on tinyattn's error message, why the difference is accepted)
 KNOWN_DIFFERENCES: list[tuple[str, str, str]] = [
@@ -151,7 +163,9 @@ class Program:
             return
         out = candidates[-1]
         w = np.round(np.random.default_rng(seed).uniform(-1, 1, self.t(out).shape), 2).tolist()
-        line = f"({out} * lib.tensor({w!r}, dtype=lib.float64)).sum().backward()"
+        loss = f"({out} * lib.tensor({w!r}, dtype=lib.float64)).sum()"
+        first = self.second_order(loss, out, seed)
+        line = f"{loss}.backward()"
         self.lines.append(line)
         note(line)
         errors = {}
@@ -177,6 +191,69 @@ class Program:
                 gt, gw, rtol=1e-10, atol=1e-10, equal_nan=True
             ):
                 self.fail(f"{leaf}.grad differs\ntinyattn:\n{gt}\ntorch:\n{gw}")
+        for leaf, g in (first or {}).items():  # create_graph gives the first-order values
+            plain = self.ns["tinyattn"][leaf].grad
+            if (g is None) != (plain is None) or (
+                g is not None
+                and not np.allclose(g, plain.numpy(), rtol=1e-12, atol=1e-12, equal_nan=True)
+            ):
+                self.fail(f"{leaf}: create_graph gradient {g} differs from first order {plain}")
+
+    def second_order(self, loss: str, out: str, seed: int) -> dict | None:
+        """Gradients with create_graph (compared to torch's), then a Hessian-vector product.
+
+        Returns tinyattn's create_graph gradients (arrays or None per leaf), or None when
+        skipped (an op without create_graph support, or a statement torch refuses).
+        """
+        classes = _function_classes([self.ns["tinyattn"][out]])
+        lacking = sorted(c.__name__ for c in classes if not c.supports_create_graph)
+        if lacking:
+            note(f"second order skipped: {lacking} do not support create_graph (FIRST_ORDER_ONLY)")
+            SECOND_ORDER_SKIPPED.update(lacking)
+            return None
+        leaves = ", ".join(self.leaves)
+        rng = np.random.default_rng(seed + 1)
+        ws = [np.round(rng.uniform(-1, 1, self.t(x).shape), 2).tolist() for x in self.leaves]
+        lines = [
+            f"g2 = lib.autograd.grad({loss}, [{leaves}], create_graph=True, allow_unused=True)",
+            "t2 = [(g * lib.tensor(w, dtype=lib.float64)).sum() for g, w in zip(g2, "
+            f"{ws!r}) if g is not None and g.requires_grad]",
+            f"h2 = lib.autograd.grad(sum(t2), [{leaves}], allow_unused=True, retain_graph=True)"
+            " if t2 else [None] * len(g2)",
+        ]
+        for line in lines:
+            note(line)
+        errors = {}
+        for lib, ns in self.ns.items():
+            try:
+                for line in lines:
+                    exec(line, ns)
+            except Exception as e:
+                errors[lib] = e
+        if set(errors) == {"tinyattn"}:
+            self.fail(f"second order: tinyattn raised {errors['tinyattn']!r} but torch did not")
+        if errors:
+            return None
+        kinds = ("g2", "h2")
+        if not all(
+            g is None or np.isfinite(g.detach().numpy()).all() for g in self.ns["tinyattn"]["g2"]
+        ):
+            note("second derivative not compared: a first-order gradient is NaN or infinite")
+            kinds = ("g2",)
+        dense = {}
+        for kind in kinds:
+            for x, gw, gt in zip(self.leaves, self.ns["torch"][kind], self.ns["tinyattn"][kind]):
+                shape = tuple(self.t(x).shape)
+                gw = np.zeros(shape) if gw is None else gw.detach().numpy(force=True)
+                dense[x, kind] = gt  # (the first-order gradients are returned as they are)
+                gt = np.zeros(shape) if gt is None else gt.detach().numpy()
+                if not np.allclose(gt, gw, rtol=1e-9, atol=1e-9, equal_nan=True):
+                    what = "create_graph gradient" if kind == "g2" else "second derivative"
+                    self.fail(f"{x}: {what} differs\ntinyattn:\n{gt}\ntorch:\n{gw}")
+        return {
+            x: None if dense[x, "g2"] is None else dense[x, "g2"].detach().numpy()
+            for x in self.leaves
+        }
 
 
 # -- statement generators: each returns (source, target) or None when not applicable ----------

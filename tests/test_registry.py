@@ -22,36 +22,7 @@ from tinyattn.autograd.function import Function
 
 # Ops whose backward does not support create_graph=True yet (one name a line, sorted).
 FIRST_ORDER_ONLY = {
-    "AsStrided",
-    "Cat",
-    "CopySlices",
-    "Cross",
-    "Cumprod",
-    "Cumsum",
-    "DiagEmbed",
-    "Diagonal",
-    "Einsum",
-    "Expand",
-    "Flip",
-    "Gather",
-    "Index",
-    "IndexAdd",
-    "IndexFill",
-    "IndexPut",
-    "MaskedFill",
-    "Matmul",
-    "Median",
-    "Narrow",
-    "Permute",
-    "Repeat",
-    "RepeatInterleave",
     "Resample",
-    "Reshape",
-    "Roll",
-    "Scatter",
-    "Select",
-    "Stack",
-    "Triangle",
 }
 
 

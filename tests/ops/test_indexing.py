@@ -218,6 +218,26 @@ def test_index_put_():
     check_op(f, rand(3, 2, seed=9), rand(2, seed=10))
 
 
+def test_index_put_accumulate_adds_at_repeated_indices():
+    def f(T, x, v):
+        rows, cols = T.tensor([0, 2, 0, 0]), T.tensor([1, 1, 1, 0])
+        return (x * x).index_put_((rows, cols), v * v, accumulate=True)
+
+    check_op(f, rand(3, 2, seed=9), rand(4, seed=10))
+    x = tinyattn.zeros(2, 2)
+    x.index_put_((tinyattn.tensor([1, 1]), tinyattn.tensor([0, 0])), tinyattn.ones(2), True)
+    assert x.tolist() == [[0.0, 0.0], [2.0, 0.0]]
+
+
+def test_index_backward_is_differentiable_again():
+    """x[idx] with a repeated index: second derivatives flow through the scatter-add."""
+
+    def f(T, x):
+        return (x[T.tensor([0, 2, 0])] ** 3).sum(0)
+
+    check_op(f, rand(3, 2, seed=11))
+
+
 # -- MaskedFill -------------------------------------------------------------------------
 
 

@@ -115,6 +115,20 @@ def test_inplace_chain_on_nonleaf():
     check_op(f, rand(2, 3, seed=12), rand(3, seed=13))
 
 
+def test_nonlinear_write_through_views_is_twice_differentiable():
+    """CopySlices / AsStrided under create_graph: the op's saved input (a strided view of
+    the base) connects the double backward to the base's earlier value."""
+
+    def f(T, x, w):
+        y = x * x
+        y.t()[1:].mul_(w)  # CopySlices around the product, through a transposed view
+        v = y[:, 1]  # a view made before the next write: re-derived as AsStrided
+        y[0].mul_(y[1] * 1)
+        return (y * v.unsqueeze(1)).exp()
+
+    check_op(f, rand(2, 3, seed=20), rand(2, seed=21))
+
+
 def test_views_share_version_counter():
     x = tinyattn.zeros(3, 4)
     views = [x[0], x.view(12), x.t(), x[:, ::2], x.unsqueeze(0), x.reshape(2, 6), x.narrow(1, 1, 2)]

@@ -60,7 +60,7 @@ def _np_erf(x):
     return _erf(x).astype(np.result_type(x, np.float32), copy=False)
 
 
-def _np_add_at(shape, axis, index, values):
+def _np_add_at_axis(shape, axis, index, values):
     """Zeros of ``shape`` with ``values`` added at positions ``index`` along ``axis``
     (repeats add up): the adjoint of ``take(x, index, axis)``."""
     out = np.zeros(shape, dtype=values.dtype)
@@ -84,10 +84,47 @@ def _np_apply(function, *args):
 
 
 numpy_xp.erf = _np_erf
-numpy_xp.add_at = _np_add_at
+numpy_xp.add_at_axis = _np_add_at_axis
 numpy_xp.put_along_axis = _np_put_along_axis
 numpy_xp.apply = _np_apply
 # -- end of the nn block ------------------------------------------------------------------
+
+
+# -- additions for views, rearrange, indexing, linalg, scans (branch higher_ops) -------------
+def _np_zero_pad(x, pad_width):
+    """``x`` padded with zeros: ``pad_width`` is one ``(before, after)`` per axis (as np.pad)."""
+    out = np.zeros(tuple(n + a + b for n, (a, b) in zip(x.shape, pad_width)), dtype=x.dtype)
+    out[tuple(slice(a, a + n) for n, (a, _) in zip(x.shape, pad_width))] = x
+    return out
+
+
+def _np_getitem(x, index):
+    """``x[index]`` with NumPy's indexing rules (an index a forward already converted)."""
+    return x[index]
+
+
+def _np_add_at(shape, index, values):
+    """Zeros of ``shape`` with ``values`` added at ``index`` (repeats accumulate): the
+    backward of ``x[index]``. A basic index (ints, slices) cannot repeat: plain assignment."""
+    out = np.zeros(shape, dtype=values.dtype)
+    if all(isinstance(i, (int, np.integer, slice)) or i is None or i is Ellipsis for i in index):
+        out[index] = values
+    else:
+        np.add.at(out, index, values)
+    return out
+
+
+def _np_zero_at(x, index):
+    """``x`` with zeros at ``index`` (the backward of writing there)."""
+    out = x.copy()
+    out[index] = 0
+    return out
+
+
+numpy_xp.zero_at = _np_zero_at
+numpy_xp.zero_pad = _np_zero_pad
+numpy_xp.getitem = _np_getitem
+numpy_xp.add_at = _np_add_at
 
 
 def _t():
@@ -267,7 +304,7 @@ def erf(x):
     return Erf.apply(x)
 
 
-def add_at(shape, axis, index, values):
+def add_at_axis(shape, axis, index, values):
     """Zeros of ``shape`` with ``values`` added at ``index`` along ``axis`` (``index_add``)."""
     zeros = _t().zeros(tuple(shape), dtype=values.dtype)
     return zeros.index_add(axis, _as_tensor(np.asarray(index)), values)
@@ -298,6 +335,78 @@ def _as_operand(x):
     if isinstance(x, np.ndarray):
         return _t().Tensor._make(x)
     return x
+
+
+# -- additions for views, rearrange, indexing, linalg, scans (branch higher_ops) -------------
+def cumsum(x, axis):
+    return _t().cumsum(x, axis)
+
+
+def transpose(x, axes):
+    return _t().permute(x, *axes)
+
+
+def tril(x, k=0):
+    return _t().tril(x, k)
+
+
+def triu(x, k=0):
+    return _t().triu(x, k)
+
+
+def roll(x, shift, axis):
+    return _t().roll(x, shift, axis)
+
+
+def diagonal(x, offset=0, axis1=0, axis2=1):
+    return _t().diagonal(x, offset, axis1, axis2)
+
+
+def cross(a, b, axis=-1):
+    return _t().cross(_as_tensor(a), _as_tensor(b), axis)
+
+
+def split(x, indices, axis=0):
+    """``np.split(x, indices, axis)`` at the given boundaries: views (narrow)."""
+    bounds = [0, *(int(i) for i in indices), x.shape[axis]]
+    return [_t().narrow(x, axis, a, b - a) for a, b in zip(bounds[:-1], bounds[1:])]
+
+
+def zero_pad(x, pad_width):
+    """``x`` padded with zeros (``(before, after)`` per axis): constant blocks concatenated."""
+    dtype = x._data.dtype
+    for axis, (before, after) in enumerate(pad_width):
+        if before or after:
+            shape = list(x.shape)
+            parts = []
+            for n in (before, after):
+                shape[axis] = n
+                parts.append(_t().Tensor._make(np.zeros(tuple(shape), dtype=dtype)))
+            x = _t().cat([parts[0], x, parts[1]], axis)
+    return x
+
+
+def zero_at(x, index):
+    """``x`` with zeros at ``index``: a ``where`` with a constant mask."""
+    written = np.zeros(tuple(x.shape), dtype=np.bool_)
+    written[index] = True
+    return where(written, 0, x)
+
+
+def getitem(x, index):
+    """``x[index]`` with NumPy's indexing rules (differentiable: backward is ``add_at``)."""
+    from ..ops.indexing import Index
+
+    return Index.apply(x, index if isinstance(index, tuple) else (index,))
+
+
+def add_at(shape, index, values):
+    """Zeros of ``shape`` with ``values`` added at ``index`` (differentiable: index_put with
+    accumulate; its backward is ``getitem``)."""
+    from ..ops.indexing import IndexPut
+
+    zeros = _t().Tensor._make(np.zeros(shape, dtype=values._data.dtype))
+    return IndexPut.apply(zeros, values, index if isinstance(index, tuple) else (index,), True)
 
 
 tensor_xp = types.ModuleType("tinyattn.autograd.xp.tensor_xp")

@@ -76,7 +76,7 @@ class IndexPad(Function):
         for dim, source in reversed(ctx.sources):
             shape = tuple(g.shape)
             shape = shape[:dim] + (ctx.in_shape[dim],) + shape[dim + 1 :]
-            g = ctx.xp.add_at(shape, dim, source, g)
+            g = ctx.xp.add_at_axis(shape, dim, source, g)
         return g, None
 
 

@@ -428,7 +428,7 @@ class Embedding(Function):
         xp = ctx.xp
         dim = g.shape[-1]
         rows_of_g = xp.reshape(g, (-1, dim))
-        dweight = xp.add_at((ctx.num_weights, dim), 0, ctx.flat_indices, rows_of_g)
+        dweight = xp.add_at_axis((ctx.num_weights, dim), 0, ctx.flat_indices, rows_of_g)
         if ctx.padding_idx is not None:
             dweight = xp.where(np.arange(ctx.num_weights)[:, None] == ctx.padding_idx, 0, dweight)
         return dweight, None, None

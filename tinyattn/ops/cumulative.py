@@ -13,6 +13,7 @@ import numpy as np
 from .. import _dtype as dt
 from .._tensor import Tensor
 from ..autograd.function import Function
+from ..autograd.xp import numpy_xp
 from ._util import gradient_doc, normalize_dim
 from .indexing import Gather
 
@@ -33,6 +34,8 @@ def _scan_dtype(x: np.ndarray, dtype) -> np.dtype:
 class Cumsum(Function):
     """out[i] = sum_{k<=i} x[k] along ``dim``.   dx = reverse cumsum of g"""
 
+    supports_create_graph = True
+
     @staticmethod
     def forward(ctx, x, dim):
         ctx.dim = dim
@@ -40,9 +43,10 @@ class Cumsum(Function):
 
     @staticmethod
     def backward(ctx, g):
+        xp = ctx.xp
         if g.ndim == 0:
             return g, None
-        return np.flip(np.cumsum(np.flip(g, ctx.dim), axis=ctx.dim), ctx.dim), None
+        return xp.flip(xp.cumsum(xp.flip(g, ctx.dim), ctx.dim), ctx.dim), None
 
 
 @gradient_doc(Cumsum)
@@ -67,20 +71,29 @@ class Cumprod(Function):
     - k < z:  reverse_cumsum over i < z of g[i] out[i], divided by x[k] (non-zero);
     - k = z:  prod_{j<z} x[j] * sum_{i>=z} g[i] prod_{z<j<=i} x[j];
     - k > z:  0 (every product holds x[z] = 0).
+
+    Under ``create_graph`` the formula must stay differentiable in every x[j], the zeros
+    included (d dx[k] / d x[z] is not 0 for k < z): without zeros it is the division above,
+    with zeros the definition itself, vectorised: ``prod_{j<=i, j!=k} x[j]`` is the
+    cumprod of x with x[k] replaced by 1 (an n x n matrix per slice).
     """
+
+    supports_create_graph = True
 
     @staticmethod
     def forward(ctx, x, dim):
         ctx.dim = dim
-        out = np.cumprod(x, axis=dim)
-        ctx.save_for_backward(x, out)
-        return out.reshape(x.shape)
+        out = np.cumprod(x, axis=dim).reshape(x.shape)  # 0-d stays 0-d
+        ctx.save_for_backward(x, out)  # (the very array returned: the output, create_graph)
+        return out
 
     @staticmethod
     def backward(ctx, g):
         x, out = ctx.saved_tensors
-        if g.ndim == 0 or g.size == 0:
+        if g.ndim == 0 or 0 in g.shape:
             return g, None
+        if ctx.xp is not numpy_xp:
+            return _cumprod_grad_graph(ctx.xp, x, out, g, ctx.dim), None
         x, out, g = (np.moveaxis(a, ctx.dim, -1) for a in (x, out, g))
         j = np.arange(x.shape[-1])
         zero = x == 0
@@ -95,6 +108,19 @@ class Cumprod(Function):
         at_zero = prefix * np.sum(np.where(j >= z, g * tail, 0), axis=-1, keepdims=True)
         dx = np.where(first, at_zero, dx)
         return np.moveaxis(dx, -1, ctx.dim).astype(g.dtype, copy=False), None
+
+
+def _cumprod_grad_graph(xp, x, out, g, dim):
+    """Cumprod's gradient as recorded ops (create_graph), exact and differentiable at zeros."""
+    if not xp.any(x == 0):  # reverse_cumsum(g * out) / x
+        return xp.flip(xp.cumsum(xp.flip(g * out, dim), dim), dim) / x
+    x, g = xp.moveaxis(x, dim, -1), xp.moveaxis(g, dim, -1)
+    n = x.shape[-1]
+    k, i = np.arange(n)[:, None], np.arange(n)[None, :]  # rows: the element k; columns: i
+    rows = xp.broadcast_to(xp.expand_dims(x, -2), tuple(x.shape[:-1]) + (n, n))
+    others = xp.cumprod(xp.where(k == i, 1, rows), -1)  # [k, i] = prod_{j<=i, j!=k} x[j]
+    terms = xp.where(i >= k, xp.expand_dims(g, -2) * others, 0)
+    return xp.moveaxis(xp.sum(terms, axis=-1), -1, dim)
 
 
 @gradient_doc(Cumprod)

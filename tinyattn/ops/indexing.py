@@ -10,7 +10,6 @@ from __future__ import annotations
 import numpy as np
 
 from .._tensor import Tensor
-from ..autograd.engine import unbroadcast
 from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled
 from ._util import gradient_doc, normalize_dim
@@ -104,6 +103,8 @@ def _is_basic(index: tuple) -> bool:
 class Index(Function):
     """out = x[index].   dx = zeros like x with g added at index (repeats accumulate)"""
 
+    supports_create_graph = True
+
     @staticmethod
     def forward(ctx, x, index):
         ctx.in_shape, ctx.index = x.shape, index
@@ -115,12 +116,7 @@ class Index(Function):
 
     @staticmethod
     def backward(ctx, g):
-        out = np.zeros(ctx.in_shape, dtype=g.dtype)
-        if _is_basic(ctx.index):
-            out[ctx.index] = g
-        else:
-            np.add.at(out, ctx.index, g)
-        return out, None
+        return ctx.xp.add_at(ctx.in_shape, ctx.index, g), None
 
 
 def _split_ints(idx: tuple):
@@ -171,15 +167,23 @@ def _drop_leading_ones(value):
 
 
 class IndexPut(Function):
-    """out = x with x[index] = value.   dx = g with 0 at index,  dvalue = g[index]"""
+    """out = x with x[index] = value (accumulate: out[index] += value, repeats add up).
+
+    dx = g with 0 at index (accumulate: g),  dvalue = g[index]
+    """
+
+    supports_create_graph = True
 
     @staticmethod
-    def forward(ctx, x, value, index):
+    def forward(ctx, x, value, index, accumulate=False):
         out = x.copy() if ctx is not None else x  # ctx None: setitem's no-grad fast path
         value_shape = np.shape(value)
         value = _drop_leading_ones(value)
         try:
-            out[index] = value
+            if accumulate:
+                np.add.at(out, index, value)
+            else:
+                out[index] = value
         except IndexError as e:
             raise _index_error(e, x.shape, index, "index_put") from None
         except ValueError:
@@ -190,17 +194,29 @@ class IndexPut(Function):
             ) from None
         if ctx is not None:
             ctx.index, ctx.value_shapes = index, (value_shape, np.shape(value))
+            ctx.accumulate = accumulate
         return out
 
     @staticmethod
     def backward(ctx, g):
-        gx = g.copy()
-        gx[ctx.index] = 0
-        gv = g[ctx.index]
-        shape, dropped = ctx.value_shapes
-        if shape != dropped:  # sum over the broadcast, then put the leading 1s back
-            gv = unbroadcast(gv, dropped).reshape(shape)
-        return gx, gv, None
+        xp = ctx.xp
+        gx = g if ctx.accumulate else xp.zero_at(g, ctx.index)
+        gv = None
+        if ctx.needs_input_grad[1]:
+            gv = xp.getitem(g, ctx.index)
+            shape, dropped = ctx.value_shapes
+            if shape != dropped:  # sum over the broadcast, then put the leading 1s back
+                gv = xp.reshape(_sum_to(xp, gv, dropped), shape)
+        return (gx, gv, None, None)[: len(ctx.needs_input_grad)]  # accumulate: optional
+
+
+def _sum_to(xp, g, shape):
+    """``g`` summed over the dims broadcasting added or stretched to reach ``shape``."""
+    extra = g.ndim - len(shape)
+    axes = tuple(range(extra)) + tuple(
+        i + extra for i, n in enumerate(shape) if n == 1 and g.shape[i + extra] != 1
+    )
+    return xp.reshape(xp.sum(g, axis=axes, keepdims=True), shape) if axes else g
 
 
 def setitem(input: Tensor, index, value) -> None:
@@ -232,14 +248,30 @@ def setitem(input: Tensor, index, value) -> None:
 
 def index_put_(input: Tensor, indices, values, accumulate: bool = False) -> Tensor:
     if accumulate:
-        raise NotImplementedError("index_put_(accumulate=True) is not supported; use index_add_")
+        input._apply_inplace(IndexPut, _put_value(values), *_put_index(input, indices, accumulate))
+        return input
     setitem(input, tuple(indices), values)
     return input
+
+
+def _put_value(values):
+    return Tensor._make(np.asarray(values)) if not isinstance(values, Tensor) else values
+
+
+def _put_index(input: Tensor, indices, accumulate: bool):
+    if not isinstance(indices, (tuple, list)):
+        raise TypeError(f"index_put(): indices must be a tuple of tensors, got {type(indices)}")
+    idx = _convert_index(tuple(indices), input.shape, "index_put")
+    if any(isinstance(i, (int, np.integer)) and not isinstance(i, bool) for i in idx):
+        raise TypeError("index_put(): indices must be tensors, not ints")
+    return idx, bool(accumulate)
 
 
 class MaskedFill(Function):
     """out = value where mask else x (x and mask broadcast together, as in torch).
     dx = g where ~mask (summed over broadcast dims),  dvalue = sum(g[mask])"""
+
+    supports_create_graph = True
 
     @staticmethod
     def forward(ctx, x, mask, value):
@@ -250,9 +282,9 @@ class MaskedFill(Function):
 
     @staticmethod
     def backward(ctx, g):
+        xp = ctx.xp
         (mask,) = ctx.saved_tensors
-        zero = np.zeros((), dtype=g.dtype)
-        return np.where(mask, zero, g), None, np.where(mask, g, zero).sum()
+        return xp.where(mask, 0, g), None, xp.sum(xp.where(mask, g, 0))
 
 
 def _mask(mask, x: Tensor, op: str) -> np.ndarray:
@@ -342,6 +374,8 @@ def _check_gather_shapes(x_shape, index: np.ndarray, dim: int, op: str) -> None:
 class Gather(Function):
     """out[i][j] = x[index[i][j]][j] (for dim 0).   dx = scatter-add of g at index"""
 
+    supports_create_graph = True
+
     @staticmethod
     def forward(ctx, x, dim, index):
         grid = _grid(index, dim)
@@ -350,9 +384,7 @@ class Gather(Function):
 
     @staticmethod
     def backward(ctx, g):
-        out = np.zeros(ctx.in_shape, dtype=g.dtype)
-        np.add.at(out, ctx.grid, g)
-        return out, None, None
+        return ctx.xp.add_at(ctx.in_shape, ctx.grid, g), None, None
 
 
 @gradient_doc(Gather)
@@ -366,6 +398,8 @@ def gather(input: Tensor, dim: int, index, *, sparse_grad: bool = False) -> Tens
 
 class Scatter(Function):
     """out = x with out[index[i][j]][j] = src[i][j] (dim 0).   dx = g with those zeroed, dsrc = g[index]"""
+
+    supports_create_graph = True
 
     @staticmethod
     def forward(ctx, x, dim, index, src, reduce_add=False):
@@ -386,14 +420,12 @@ class Scatter(Function):
 
     @staticmethod
     def backward(ctx, g):
-        gx = g
-        if not ctx.reduce_add:
-            gx = g.copy()
-            gx[ctx.grid] = 0
+        xp = ctx.xp
+        gx = g if ctx.reduce_add else xp.zero_at(g, ctx.grid)
         gsrc = None
-        if len(ctx.src_shape):
-            gsrc = np.zeros(ctx.src_shape, dtype=g.dtype)
-            gsrc[tuple(slice(0, n) for n in ctx.index_shape)] = g[ctx.grid]
+        if len(ctx.src_shape):  # g at index, zeros where src was not read
+            pad = [(0, s - n) for s, n in zip(ctx.src_shape, ctx.index_shape)]
+            gsrc = xp.zero_pad(xp.getitem(g, ctx.grid), pad)
         return gx, None, None, gsrc, None
 
 
@@ -463,6 +495,8 @@ def index_select(input: Tensor, dim: int, index) -> Tensor:
 class IndexFill(Function):
     """out = x with positions ``index`` along ``dim`` set to value.   dx = g zeroed there"""
 
+    supports_create_graph = True
+
     @staticmethod
     def forward(ctx, x, dim, index, value):
         out = x.copy()
@@ -473,11 +507,11 @@ class IndexFill(Function):
 
     @staticmethod
     def backward(ctx, g):
-        gx = g.copy()
-        gx[ctx.sel] = 0
+        xp = ctx.xp
         dim, index = len(ctx.sel) - 1, ctx.sel[-1]
         unique = np.unique(index % g.shape[dim]) if g.ndim else index[:1]  # each filled slot once
-        return gx, None, None, g[ctx.sel[:-1] + (unique,)].sum()
+        gvalue = xp.sum(xp.getitem(g, ctx.sel[:-1] + (unique,)))
+        return xp.zero_at(g, ctx.sel), None, None, gvalue
 
 
 @gradient_doc(IndexFill)
@@ -495,6 +529,8 @@ def index_fill_(input: Tensor, dim: int, index, value) -> Tensor:
 class IndexAdd(Function):
     """out = x with source added at ``index`` along ``dim``.   dx = g,  dsource = g[index]"""
 
+    supports_create_graph = True
+
     @staticmethod
     def forward(ctx, x, dim, index, source, alpha=1):
         out = x.copy()
@@ -505,7 +541,7 @@ class IndexAdd(Function):
 
     @staticmethod
     def backward(ctx, g):
-        return g, None, None, g[ctx.sel] * ctx.alpha, None
+        return g, None, None, ctx.xp.getitem(g, ctx.sel) * ctx.alpha, None
 
 
 def _check_index_add_source(input: Tensor, d: int, idx: np.ndarray, source, op: str) -> None:

@@ -24,9 +24,11 @@ import re
 import numpy as np
 
 from .._tensor import Tensor
-from ..autograd.engine import unbroadcast
+from ..autograd.engine import _fit_tensor, unbroadcast
 from ..autograd.function import Function, Node, NoGradContext, _as_array
 from ..autograd.grad_mode import enable_grad, is_grad_enabled
+from ..autograd.tensor_base import TensorBase
+from ..autograd.xp import numpy_xp
 
 
 def check_inplace_allowed(t: Tensor, op: str) -> None:
@@ -217,6 +219,21 @@ class _ViewGeometry:
         )
         return base, view
 
+    def flat_index(self) -> np.ndarray:
+        """For each view element, the row-major flat index of the base element it is."""
+        memory = np.arange(max(self.extent, 1))  # memory slot -> itself, laid out as the base
+        as_strided = np.lib.stride_tricks.as_strided
+        scale = memory.itemsize // self.itemsize
+        base_slots = as_strided(
+            memory, self.base_shape, tuple(s * scale for s in self.base_strides)
+        )
+        view_slots = as_strided(
+            memory[self.offset :], self.shape, tuple(s * scale for s in self.strides)
+        )
+        element = np.zeros(memory.shape, dtype=np.intp)  # memory slot -> base element
+        element[base_slots.reshape(-1)] = np.arange(base_slots.size)
+        return element[view_slots]
+
     def view_of(self, base: np.ndarray) -> np.ndarray:
         """The view's region of ``base`` (an array laid out as at construction)."""
         as_strided = np.lib.stride_tricks.as_strided
@@ -235,8 +252,12 @@ class CopySlices(Function):
         d others = those of op.backward
 
     ``forward`` returns ``base``'s own array: the op's result is written into it
-    just after this node is recorded.
+    just after this node is recorded. Under ``create_graph`` the same formula runs as
+    recorded ops (the region read with ``getitem``, written with ``add_at``), and the
+    op's own backward runs in graph mode.
     """
+
+    supports_create_graph = True
 
     node_name = "CopySlices"  # torch's name for this node
 
@@ -248,6 +269,8 @@ class CopySlices(Function):
 
     @staticmethod
     def backward(ctx, g: np.ndarray):
+        if ctx.xp is not numpy_xp:
+            return _copy_slices_grad_graph(ctx, g)
         base_buf, view_buf = ctx.geometry.buffers(g.dtype)
         base_buf[...] = g
         op_node = ctx.op_node
@@ -260,6 +283,40 @@ class CopySlices(Function):
         return (np.array(base_buf),) + tuple(op_grads[1:])
 
 
+def _copy_slices_grad_graph(ctx, g):
+    """CopySlices's backward as recorded ops (create_graph); see the class docstring."""
+    xp, geometry, op_node = ctx.xp, ctx.geometry, ctx.op_node
+    if not getattr(op_node.fn, "supports_create_graph", False):
+        raise RuntimeError(
+            f"{op_node.name} does not support create_graph=True yet (its backward runs on "
+            "NumPy arrays only); higher-order gradients cannot flow through this op"
+        )
+    where = geometry.flat_index().reshape(-1)
+    size = int(np.prod(geometry.base_shape))
+    flat = xp.reshape(g, (-1,))
+    op_node.check_versions()
+    op_node._graph = True  # the op's backward runs in graph mode, as the engine runs a node
+    op_node.__dict__["xp"] = xp
+    try:
+        g_region = xp.reshape(xp.getitem(flat, (where,)), geometry.shape)
+        op_grads = op_node.fn.backward(op_node, g_region)
+    finally:
+        op_node._graph = False
+        del op_node.__dict__["xp"]
+    if not isinstance(op_grads, tuple):
+        op_grads = (op_grads,)
+    region = np.zeros(size, dtype=np.bool_)
+    region[where] = True
+    d_base = xp.where(region, 0, flat)  # outside the region: g passes straight through
+    g_view = op_grads[0]
+    if g_view is not None:
+        if not isinstance(g_view, TensorBase):
+            g_view = TensorBase._make(np.asarray(g_view))
+        g_view = _fit_tensor(g_view, geometry.shape, g._data.dtype)
+        d_base = d_base + xp.add_at((size,), (where,), xp.reshape(g_view, (-1,)))
+    return (xp.reshape(d_base, geometry.base_shape),) + tuple(op_grads[1:])
+
+
 class AsStrided(Function):
     """``view = as_strided(base)``: the view at ``geometry`` (offset, shape, strides) in base.
 
@@ -268,6 +325,8 @@ class AsStrided(Function):
         d base = zeros, with d view scattered into the view's region
     """
 
+    supports_create_graph = True
+
     @staticmethod
     def forward(ctx, base, geometry: _ViewGeometry):
         ctx.geometry = geometry
@@ -275,7 +334,13 @@ class AsStrided(Function):
 
     @staticmethod
     def backward(ctx, g: np.ndarray):
-        base_buf, view_buf = ctx.geometry.buffers(g.dtype)
+        xp, geometry = ctx.xp, ctx.geometry
+        if xp is not numpy_xp:  # create_graph: g added at the view's elements (recorded)
+            size = int(np.prod(geometry.base_shape))
+            where = geometry.flat_index().reshape(-1)
+            flat = xp.add_at((size,), (where,), xp.reshape(g, (-1,)))
+            return xp.reshape(flat, geometry.base_shape)
+        base_buf, view_buf = geometry.buffers(g.dtype)
         view_buf[...] = g
         return np.array(base_buf)
 

@@ -15,6 +15,7 @@ from .._matmul import matmul as matmul_arrays
 from .._matmul import matmul_sum_batch
 from .._tensor import Tensor
 from ..autograd.function import Function
+from ..autograd.xp import numpy_xp
 from ._util import gradient_doc, normalize_dim
 
 __all__ = [
@@ -42,6 +43,8 @@ def _same_dtype(a: np.ndarray, b: np.ndarray, op: str):
 class Matmul(Function):
     """C = A @ B.   dA = dC @ B^T,  dB = A^T @ dC  (1-D operands are treated as row/column vectors)"""
 
+    supports_create_graph = True
+
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
@@ -49,8 +52,11 @@ class Matmul(Function):
 
     @staticmethod
     def backward(ctx, g):
+        xp = ctx.xp
         a, b = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
+        graph = xp is not numpy_xp  # create_graph: the products are recorded (tinyattn.matmul)
+        mm = xp.matmul if graph else matmul_arrays
         if a.ndim == 1 and b.ndim == 1:  # dot product
             return (g * b if need_a else None), (g * a if need_b else None)
         a2 = a[None, :] if a.ndim == 1 else a
@@ -62,14 +68,14 @@ class Matmul(Function):
             g2 = g2[..., None]
         da = db = None
         if need_a:
-            da = matmul_arrays(g2, b2.swapaxes(-1, -2))
+            da = mm(g2, xp.swapaxes(b2, -1, -2))
             if a.ndim == 1:
                 da = da[..., 0, :]
         if need_b:
-            if b2.ndim == 2 and a2.ndim > 2:  # sum over the leading dims inside one GEMM
+            if b2.ndim == 2 and a2.ndim > 2 and not graph:  # leading dims summed in one GEMM
                 db = matmul_sum_batch(a2, g2)
-            else:
-                db = matmul_arrays(a2.swapaxes(-1, -2), g2)
+            else:  # (the engine sums broadcast batch dims)
+                db = mm(xp.swapaxes(a2, -1, -2), g2)
             if b.ndim == 1:
                 db = db[..., 0]
         return da, db
@@ -237,6 +243,8 @@ def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) ->
 class Cross(Function):
     """out = a x b (3-vectors along ``dim``).   da = b x g,  db = g x a"""
 
+    supports_create_graph = True
+
     @staticmethod
     def forward(ctx, a, b, dim):
         ctx.dim = dim
@@ -246,9 +254,9 @@ class Cross(Function):
 
     @staticmethod
     def backward(ctx, g):
+        xp = ctx.xp
         a, b = ctx.saved_tensors
-        a, b = np.broadcast_arrays(a, b)
-        return np.cross(b, g, axis=ctx.dim), np.cross(g, a, axis=ctx.dim), None
+        return xp.cross(b, g, axis=ctx.dim), xp.cross(g, a, axis=ctx.dim), None
 
 
 @gradient_doc(Cross)
@@ -478,6 +486,8 @@ class Einsum(Function):
     (a diagonal/trace) put the gradient on that diagonal.
     """
 
+    supports_create_graph = True
+
     @staticmethod
     def forward(ctx, *operands, terms, out, sizes):
         ctx.terms, ctx.out, ctx.sizes = terms, out, sizes
@@ -489,11 +499,11 @@ class Einsum(Function):
         operands = ctx.saved_tensors
         grads = []
         for i, need in enumerate(ctx.needs_input_grad):
-            grads.append(_einsum_grad(g, ctx, operands, i) if need else None)
+            grads.append(_einsum_grad(ctx.xp, g, ctx, operands, i) if need else None)
         return tuple(grads)
 
 
-def _einsum_grad(g, ctx, operands, i):
+def _einsum_grad(xp, g, ctx, operands, i):
     """d operand_i = einsum(out, *other terms -> term_i)(g, *others), made to x's shape."""
     term = ctx.terms[i]
     x = operands[i]
@@ -501,18 +511,27 @@ def _einsum_grad(g, ctx, operands, i):
     others = [(ctx.terms[j], operands[j]) for j in range(len(operands)) if j != i]
     available = set(ctx.out) | set("".join(t for t, _ in others))
     present = "".join(c for c in unique if c in available)
-    grad = _einsum_arrays([ctx.out] + [t for t, _ in others], present, [g] + [o for _, o in others])
+    terms, tensors = [ctx.out] + [t for t, _ in others], [g] + [o for _, o in others]
+    if xp is numpy_xp:
+        grad = _einsum_arrays(terms, present, tensors)
+    else:  # create_graph: a recorded einsum
+        grad = xp.einsum(",".join(terms) + "->" + present, *tensors)
     # letters the gradient lacks (x alone had them, forward summed them) broadcast back;
     # letters of size 1 in x but larger elsewhere were broadcast in forward: sum them
     shape = [grad.shape[present.index(c)] if c in present else 1 for c in unique]
-    grad = grad.reshape(shape)
+    grad = xp.reshape(grad, shape)
     own = [x.shape[term.index(c)] for c in unique]
     sum_axes = tuple(k for k, (n, m) in enumerate(zip(own, shape)) if n == 1 and m != 1)
     if sum_axes:
-        grad = grad.sum(axis=sum_axes, keepdims=True)
-    grad = np.broadcast_to(grad, own)
+        grad = xp.sum(grad, axis=sum_axes, keepdims=True)
+    grad = xp.broadcast_to(grad, own)
     if len(unique) == len(term):
-        return np.transpose(grad, [unique.index(c) for c in term]) if unique != term else grad
+        return xp.transpose(grad, [unique.index(c) for c in term]) if unique != term else grad
+    if xp is not numpy_xp:  # create_graph: grad added at the diagonal's flat positions in x
+        size = int(np.prod(x.shape))
+        positions = np.einsum(f"{term}->{unique}", np.arange(size).reshape(x.shape))
+        flat = xp.add_at((size,), (positions.reshape(-1),), xp.reshape(grad, (-1,)))
+        return xp.reshape(flat, x.shape)
     result = np.zeros(x.shape, dtype=g.dtype)
     np.einsum(f"{term}->{unique}", result)[...] = grad  # the diagonal view is writable
     return result

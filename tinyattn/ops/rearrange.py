@@ -9,6 +9,7 @@ import numpy as np
 from .. import _dtype as dt
 from .._tensor import Tensor
 from ..autograd.function import Function
+from ..autograd.xp import numpy_xp
 from ._util import gradient_doc, normalize_dim, normalize_dims, shape_args
 from .views import reshape
 
@@ -36,6 +37,8 @@ __all__ += ["meshgrid"]
 class Repeat(Function):
     """out = x tiled ``reps`` times per dim.   dx = sum of g over the tiles"""
 
+    supports_create_graph = True
+
     @staticmethod
     def forward(ctx, x, reps):
         in_shape = (1,) * (len(reps) - x.ndim) + x.shape
@@ -47,8 +50,8 @@ class Repeat(Function):
         split = []
         for r, s in zip(ctx.reps, ctx.in_shape):
             split += [r, s]
-        g = g.reshape(split).sum(axis=tuple(range(0, len(split), 2)))
-        return g, None
+        xp = ctx.xp
+        return xp.sum(xp.reshape(g, split), axis=tuple(range(0, len(split), 2))), None
 
 
 @gradient_doc(Repeat)
@@ -66,6 +69,8 @@ def repeat(input: Tensor, *sizes) -> Tensor:
 class RepeatInterleave(Function):
     """out = each element along ``dim`` repeated ``repeats`` times.   dx = g summed per group"""
 
+    supports_create_graph = True
+
     @staticmethod
     def forward(ctx, x, repeats, dim):
         ctx.dim, ctx.repeats, ctx.n_in = dim, repeats, x.shape[dim]
@@ -76,6 +81,11 @@ class RepeatInterleave(Function):
         repeats = np.asarray(ctx.repeats).reshape(-1)
         if repeats.size == 1 and ctx.n_in != 1:
             repeats = np.full(ctx.n_in, int(repeats[0]))
+        if ctx.xp is not numpy_xp:  # create_graph: each element's copies added back (index_put)
+            shape = list(g.shape)
+            shape[ctx.dim] = len(repeats)
+            group = np.repeat(np.arange(len(repeats)), repeats)
+            return ctx.xp.add_at(tuple(shape), (slice(None),) * ctx.dim + (group,), g), None, None
         starts = np.concatenate(([0], np.cumsum(repeats)[:-1])).astype(np.intp)
         shape = list(g.shape)
         shape[ctx.dim] = len(repeats)
@@ -123,6 +133,8 @@ def repeat_interleave(input, repeats=None, dim: int | None = None, *, output_siz
 class Cat(Function):
     """out = inputs joined along ``dim``.   d input_i = the matching slice of g"""
 
+    supports_create_graph = True
+
     @staticmethod
     def forward(ctx, *xs, dim):
         rt = dt.result_type(*xs)
@@ -133,7 +145,7 @@ class Cat(Function):
     @staticmethod
     def backward(ctx, g):
         bounds = np.cumsum(ctx.sizes)[:-1]
-        return tuple(np.split(g, bounds, axis=ctx.dim))
+        return tuple(ctx.xp.split(g, bounds, axis=ctx.dim))
 
 
 def _tensor_list(tensors, op: str) -> list[Tensor]:
@@ -180,6 +192,8 @@ concat = concatenate = cat
 class Stack(Function):
     """out = inputs stacked along a new ``dim``.   d input_i = g selected at i along dim"""
 
+    supports_create_graph = True
+
     @staticmethod
     def forward(ctx, *xs, dim):
         rt = dt.result_type(*xs)
@@ -188,7 +202,8 @@ class Stack(Function):
 
     @staticmethod
     def backward(ctx, g):
-        return tuple(np.moveaxis(g, ctx.dim, 0))
+        head = (slice(None),) * ctx.dim
+        return tuple(g[head + (i,)] for i in range(g.shape[ctx.dim]))
 
 
 @gradient_doc(Stack)
@@ -208,6 +223,8 @@ def stack(tensors, dim: int = 0) -> Tensor:
 class Flip(Function):
     """out = x reversed along ``dims``.   dx = g reversed along ``dims``"""
 
+    supports_create_graph = True
+
     @staticmethod
     def forward(ctx, x, dims):
         ctx.dims = dims
@@ -215,7 +232,7 @@ class Flip(Function):
 
     @staticmethod
     def backward(ctx, g):
-        return np.flip(g, ctx.dims), None
+        return ctx.xp.flip(g, ctx.dims), None
 
 
 @gradient_doc(Flip)
@@ -230,6 +247,8 @@ def flip(input: Tensor, *dims) -> Tensor:
 class Roll(Function):
     """out = x shifted cyclically.   dx = g shifted back"""
 
+    supports_create_graph = True
+
     @staticmethod
     def forward(ctx, x, shifts, dims):
         ctx.shifts, ctx.dims = shifts, dims
@@ -238,7 +257,7 @@ class Roll(Function):
     @staticmethod
     def backward(ctx, g):
         back = tuple(-s for s in ctx.shifts) if isinstance(ctx.shifts, tuple) else -ctx.shifts
-        return np.roll(g, back, ctx.dims), None, None
+        return ctx.xp.roll(g, back, ctx.dims), None, None
 
 
 @gradient_doc(Roll)
@@ -265,6 +284,8 @@ def roll(input: Tensor, shifts, dims=None) -> Tensor:
 class Triangle(Function):
     """out = triu/tril of the last two dims.   dx = triu/tril of g (same diagonal)"""
 
+    supports_create_graph = True
+
     @staticmethod
     def forward(ctx, x, upper, diagonal):
         ctx.upper, ctx.diagonal = upper, diagonal
@@ -272,7 +293,8 @@ class Triangle(Function):
 
     @staticmethod
     def backward(ctx, g):
-        return (np.triu if ctx.upper else np.tril)(g, ctx.diagonal), None, None
+        xp = ctx.xp
+        return (xp.triu if ctx.upper else xp.tril)(g, ctx.diagonal), None, None
 
 
 def _triangle(input: Tensor, diagonal: int, upper: bool) -> Tensor:
@@ -307,6 +329,8 @@ def tril_(input: Tensor, diagonal: int = 0) -> Tensor:
 class Diagonal(Function):
     """out = the diagonal of dims (dim1, dim2) as the last dim.   dx = g on that diagonal"""
 
+    supports_create_graph = True
+
     @staticmethod
     def forward(ctx, x, offset, dim1, dim2):
         ctx.in_shape, ctx.args = x.shape, (offset, dim1, dim2)
@@ -314,6 +338,12 @@ class Diagonal(Function):
 
     @staticmethod
     def backward(ctx, g):
+        xp = ctx.xp
+        if xp is not numpy_xp:  # create_graph: g added at the diagonal's flat positions
+            size = int(np.prod(ctx.in_shape))
+            where = np.diagonal(np.arange(size).reshape(ctx.in_shape), *ctx.args).reshape(-1)
+            out = xp.add_at((size,), (where,), xp.reshape(g, (-1,)))
+            return xp.reshape(out, ctx.in_shape), None, None, None
         out = np.zeros(ctx.in_shape, dtype=g.dtype)
         view = np.diagonal(out, *ctx.args)
         view.setflags(write=True)
@@ -335,6 +365,8 @@ class DiagEmbed(Function):
     dx = the same diagonal of g
     """
 
+    supports_create_graph = True
+
     @staticmethod
     def forward(ctx, x, offset, dim1, dim2):
         m = x.shape[-1] + abs(offset)
@@ -348,7 +380,8 @@ class DiagEmbed(Function):
     @staticmethod
     def backward(ctx, g):
         offset, dim1, dim2 = ctx.args
-        return np.diagonal(np.moveaxis(g, (dim1, dim2), (-2, -1)), offset, -2, -1), None, None, None
+        xp = ctx.xp
+        return xp.diagonal(xp.moveaxis(g, (dim1, dim2), (-2, -1)), offset, -2, -1), None, None, None
 
 
 @gradient_doc(DiagEmbed)

@@ -212,6 +212,8 @@ class Median(Function):
     elsewhere: the gradient is split evenly among ties, as in torch.
     """
 
+    supports_create_graph = True
+
     @staticmethod
     def forward(ctx, x, ignore_nan):
         flat = x.reshape(-1)
@@ -221,9 +223,10 @@ class Median(Function):
 
     @staticmethod
     def backward(ctx, g):
+        xp = ctx.xp
         x, out = ctx.saved_tensors
-        hit = (x == out) | (np.isnan(x) & np.isnan(out)) if x.dtype.kind == "f" else x == out
-        return (g * hit / hit.sum()).astype(g.dtype), None
+        hit = xp.logical_or(x == out, xp.logical_and(xp.isnan(x), xp.isnan(out)))
+        return xp.astype(g * hit / xp.sum(hit), g.dtype), None
 
 
 def _median(input: Tensor, dim, keepdim: bool, ignore_nan: bool, ret, op: str):

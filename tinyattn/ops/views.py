@@ -75,6 +75,8 @@ def _infer_shape(shape: tuple[int, ...], numel: int, op: str) -> tuple[int, ...]
 class Reshape(Function):
     """out = x with a new shape (same elements, row-major order).   dx = g.reshape(x.shape)"""
 
+    supports_create_graph = True
+
     @staticmethod
     def forward(ctx, x, shape, must_view):
         ctx.in_shape = x.shape
@@ -95,7 +97,7 @@ class Reshape(Function):
 
     @staticmethod
     def backward(ctx, g):
-        return np.reshape(g, ctx.in_shape), None, None
+        return ctx.xp.reshape(g, ctx.in_shape), None, None
 
 
 @gradient_doc(Reshape)
@@ -188,6 +190,8 @@ def unsqueeze(input: Tensor, dim: int) -> Tensor:
 class Permute(Function):
     """out = x with its axes reordered.   dx = g with the inverse order"""
 
+    supports_create_graph = True
+
     @staticmethod
     def forward(ctx, x, dims):
         ctx.dims = dims
@@ -195,7 +199,7 @@ class Permute(Function):
 
     @staticmethod
     def backward(ctx, g):
-        return np.transpose(g, np.argsort(ctx.dims)), None
+        return ctx.xp.transpose(g, tuple(np.argsort(ctx.dims).tolist())), None
 
 
 @gradient_doc(Permute)
@@ -268,6 +272,8 @@ moveaxis = movedim
 class Expand(Function):
     """out = x broadcast to a larger shape (a read-only view).   dx = g summed over the copies"""
 
+    supports_create_graph = True
+
     @staticmethod
     def forward(ctx, x, shape):
         return np.broadcast_to(x, shape)
@@ -314,17 +320,19 @@ def expand_as(input: Tensor, other: Tensor) -> Tensor:
 class Narrow(Function):
     """out = x[..., start:start+length, ...] along ``dim`` (a view).   dx = g placed there, 0 elsewhere"""
 
+    supports_create_graph = True
+
     @staticmethod
     def forward(ctx, x, dim, start, length):
         index = (slice(None),) * dim + (slice(start, start + length),)
-        ctx.in_shape, ctx.index = x.shape, index
+        pad = [(0, 0)] * x.ndim
+        pad[dim] = (start, x.shape[dim] - start - length)
+        ctx.pad = pad
         return x[index]
 
     @staticmethod
     def backward(ctx, g):
-        out = np.zeros(ctx.in_shape, dtype=g.dtype)
-        out[ctx.index] = g
-        return out, None, None, None
+        return ctx.xp.zero_pad(g, ctx.pad), None, None, None
 
 
 @gradient_doc(Narrow)
@@ -345,16 +353,19 @@ def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
 class Select(Function):
     """out = x[..., index, ...] along ``dim``, dropping that dim (a view).   dx = g placed at index"""
 
+    supports_create_graph = True
+
     @staticmethod
     def forward(ctx, x, dim, index):
-        ctx.in_shape, ctx.dim, ctx.index = x.shape, dim, index
+        pad = [(0, 0)] * x.ndim
+        pad[dim] = (index, x.shape[dim] - index - 1)
+        ctx.dim, ctx.pad = dim, pad
         return x[(slice(None),) * dim + (index, Ellipsis)]  # '...' keeps a 0-d result a view
 
     @staticmethod
     def backward(ctx, g):
-        out = np.zeros(ctx.in_shape, dtype=g.dtype)
-        out[(slice(None),) * ctx.dim + (ctx.index,)] = g
-        return out, None, None
+        xp = ctx.xp
+        return xp.zero_pad(xp.expand_dims(g, ctx.dim), ctx.pad), None, None
 
 
 @gradient_doc(Select)
