@@ -54,6 +54,7 @@ def test_every_script_is_covered():
     assert SCRIPTS == [
         "annotated_transformer_mha.py",
         "d2l_attention.py",
+        "gradient_penalty_attention.py",
         "labml_mha.py",
         "raschka_attention.py",
         "self_attention_tutorial.py",
@@ -215,6 +216,19 @@ def test_weights_roundtrip_without_torch(monkeypatch, capsys):
     result = load("torch_weights_roundtrip").main()
     assert result == {"file": 0.0, "torch": None}
     assert "torch is not installed: skipping" in capsys.readouterr().out
+
+
+# -- second order: a gradient penalty through MultiheadAttention --------------------------
+
+
+def test_gradient_penalty_training_matches_torch_in_lockstep(capsys):
+    result = load("gradient_penalty_attention").main()
+    losses = result["losses"]
+    assert len(losses) == 12 and losses[-1] < losses[0] - 0.05  # it trains
+    if not HAVE_TORCH:
+        pytest.skip("torch not installed: only tinyattn's run was checked")
+    np.testing.assert_allclose(losses, result["torch_losses"], rtol=1e-12, atol=1e-12)
+    assert result["max_param_diff"] < 1e-12
 
 
 # -- copy task -----------------------------------------------------------------------------------
