@@ -21,9 +21,7 @@ import tinyattn
 from tinyattn.autograd.function import Function
 
 # Ops whose backward does not support create_graph=True yet (one name a line, sorted).
-FIRST_ORDER_ONLY = {
-    "Resample",
-}
+FIRST_ORDER_ONLY: set[str] = set()
 
 
 def _all_function_classes() -> dict[str, list[type]]:

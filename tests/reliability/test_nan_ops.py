@@ -366,19 +366,6 @@ KNOWN_DIFFERENCES: dict[tuple[str, str], str] = {
     for v in ("+inf", "-inf")
     for i in (0, 2)
 }
-# lerp: tinyattn computes ``start + weight * (end - start)`` for every weight; torch uses
-# ``end - (end - start) * (1 - weight)`` when weight >= 0.5, so an infinite start or end
-# gives ±inf in torch where tinyattn gives NaN (and the reverse for inf - inf in torch's
-# branch). Fix needed in tinyattn/ops/unary.py (Lerp.forward: torch's two-branch formula),
-# owned by the helper rewriting that file: listed in the issue-8 report.
-KNOWN_DIFFERENCES.update(
-    {
-        ("lerp", f"input{i}-{v}@{at}"): "lerp: one-branch formula (see comment above)"
-        for i in (0, 1)
-        for v in ("+inf", "-inf", "all")
-        for at in (0, 3, 5)
-    }
-)
 # batch_norm with an infinite weight element: tinyattn's composite gives ±inf outputs and
 # NaN input gradients where torch's fused kernel (x * w * invstd + (b - mean * w * invstd))
 # gives NaN outputs and ±inf gradients; documented in tinyattn/nn/_batchnorm.py.

@@ -170,7 +170,9 @@ def _send_to_inputs(node: Node, input_grads, grads: dict, pending: dict, ready: 
         if child is None:
             continue
         if input_grads is not None and input_grads[i] is not None:
-            grad = _fit_to_input(input_grads[i], node.input_meta[i])
+            grad, (shape, dtype) = input_grads[i], node.input_meta[i]
+            if type(grad) is not np.ndarray or grad.shape != shape or grad.dtype != dtype:
+                grad = _fit_to_input(grad, (shape, dtype))  # (most gradients already fit)
             grads[child] = grads[child] + grad if child in grads else grad  # as _sum_into
         remaining = pending[child] - 1
         pending[child] = remaining

@@ -320,8 +320,9 @@ class Function:
         ctx.input_meta = tuple(input_meta)
         ctx.output_meta = (out.shape, out.dtype)
         result = TensorBase._make(out, ctx)
-        if ctx._saved or ctx.__dict__:
-            _record_versions(ctx, args, result)
+        keeps_arrays = _keeps_arrays(ctx.__dict__)
+        if ctx._saved or keeps_arrays:
+            _record_versions(ctx, args, result, keeps_arrays)
         return result
 
 
@@ -347,7 +348,7 @@ def _as_array(x) -> np.ndarray:
     return x if type(x) is np.ndarray else np.asarray(x)
 
 
-def _record_versions(ctx: Node, args, result) -> None:
+def _record_versions(ctx: Node, args, result, keeps_arrays: bool) -> None:
     """Remember the version of every input/output whose memory forward kept.
 
     A kept array (saved, or stored on ``ctx``) is checked when it is an input's or
@@ -359,11 +360,7 @@ def _record_versions(ctx: Node, args, result) -> None:
     it is exactly, or None: ``saved_tensors`` under ``create_graph`` unpacks by it.
     """
     saved = ctx._saved or ()
-    kept = saved
-    for value in ctx.__dict__.values():  # (most ops keep only numbers here, or nothing)
-        if type(value) in _CONTAINERS:
-            kept = _with_arrays_on_ctx(kept, ctx.__dict__)
-            break
+    kept = _with_arrays_on_ctx(saved, ctx.__dict__) if keeps_arrays else saved
     if not kept:
         return
     records = []
@@ -384,6 +381,15 @@ def _record_versions(ctx: Node, args, result) -> None:
 
 
 _CONTAINERS = frozenset((np.ndarray, tuple, list))
+
+
+def _keeps_arrays(attrs: dict) -> bool:
+    """Whether forward stored anything array-like on ``ctx`` (most ops keep numbers or nothing)."""
+    if attrs:
+        for value in attrs.values():
+            if type(value) in _CONTAINERS:
+                return True
+    return False
 
 
 def _with_arrays_on_ctx(saved: tuple, attrs: dict) -> tuple:

@@ -296,12 +296,12 @@ def attention_weights(q: Tensor, k: Tensor, mask: Tensor | None, scale: float) -
 
 def attention_dropout(weights: Tensor, dropout_p: float) -> Tensor:
     """``weights * keep / (1 - p)`` with the keep mask every attention path uses for this seed."""
-    from .functional import Dropout
+    from .functional import DropoutFunction
 
     scaled_keep = kernels.reference.dropout_scale(
         dropout_seed(dropout_p), tuple(weights.shape), dropout_p, weights._data.dtype
     )
-    return Dropout.apply(weights, np.broadcast_to(scaled_keep, tuple(weights.shape)))
+    return DropoutFunction.apply(weights, np.broadcast_to(scaled_keep, tuple(weights.shape)))
 
 
 # -- the public function ---------------------------------------------------------------------

@@ -207,15 +207,22 @@ class Resample(Function):
             x = y
         return x
 
+    supports_create_graph = True
+
     @staticmethod
     def backward(ctx, g):
+        xp = ctx.xp
         for (dim, taps), n_in in zip(reversed(ctx.weights), reversed(ctx.sizes)):
-            gm = np.moveaxis(g, dim, 0)
-            out = np.zeros((n_in, *gm.shape[1:]), dtype=g.dtype)
-            for index, w in taps:
-                part = gm if w is None else w.reshape((-1,) + (1,) * (gm.ndim - 1)) * gm
-                np.add.at(out, index, part)
-            g = np.moveaxis(out, 0, dim)
+            shape = list(g.shape)
+            shape[dim] = n_in
+            spread = [1] * len(shape)  # a tap's weights run along ``dim``
+            spread[dim] = -1
+            dx = None
+            for index, w in taps:  # each tap scatters its share of g back to its inputs
+                part = g if w is None else g * w.reshape(spread)
+                term = xp.add_at_axis(tuple(shape), dim, index, part)
+                dx = term if dx is None else dx + term
+            g = dx
         return g, None
 
 

@@ -58,11 +58,13 @@ def _check_tensor(x, op: str, arg: str = "input") -> Tensor:
 # -- linear ---------------------------------------------------------------------------------
 
 
-class Linear(Function):
+class LinearFunction(Function):
     """y = x W^T + b.   x (*, in), W (out, in), b (out,) -> y (*, out).
 
     dx = g W,   dW = g^T x (summed over the batch dims),   db = sum(g over batch dims)
     """
+
+    node_name = "LinearBackward0"  # (the class is not called Linear: that is the nn Module)
 
     supports_create_graph = True
 
@@ -135,7 +137,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
             f"linear: bias must have shape [{weight.shape[0]}] (out_features), "
             f"got {list(bias.shape)}"
         )
-    return Linear.apply(input, weight, bias)
+    return LinearFunction.apply(input, weight, bias)
 
 
 # -- activations ----------------------------------------------------------------------------
@@ -205,11 +207,13 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
 # -- dropout --------------------------------------------------------------------------------
 
 
-class Dropout(Function):
+class DropoutFunction(Function):
     """y = x * m,  m = keep / (1 - p) with keep ~ Bernoulli(1 - p) (inverted dropout).
 
     dx = g * m
     """
+
+    node_name = "DropoutBackward0"  # (the class is not called Dropout: that is the nn Module)
 
     supports_create_graph = True
 
@@ -244,8 +248,8 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
         return input
     mask = _dropout_mask(input.shape, float(p), input._data.dtype)
     if inplace:
-        return input._apply_inplace(Dropout, mask)
-    return Dropout.apply(input, mask)
+        return input._apply_inplace(DropoutFunction, mask)
+    return DropoutFunction.apply(input, mask)
 
 
 # -- normalization --------------------------------------------------------------------------
@@ -255,7 +259,7 @@ def _norm_axes(x: np.ndarray, k: int) -> tuple[int, ...]:
     return tuple(range(x.ndim - k, x.ndim))
 
 
-class LayerNorm(Function):
+class LayerNormFunction(Function):
     """Normalise over the last k dims, then scale and shift.
 
     mu = mean(x),  var = mean((x - mu)^2),  rstd = 1 / sqrt(var + eps),
@@ -267,6 +271,8 @@ class LayerNorm(Function):
     NaN/inf: as torch, except that with an infinite ``weight`` element dx may hold ±inf
     where torch's fused kernel (the same formula arranged differently) gives NaN.
     """
+
+    node_name = "LayerNormBackward0"  # (the class is not called LayerNorm: that is the nn Module)
 
     supports_create_graph = True
 
@@ -353,15 +359,17 @@ def layer_norm(
     shape = _check_normalized_shape(input, normalized_shape, "layer_norm")
     _check_affine(weight, shape, "layer_norm", "weight")
     _check_affine(bias, shape, "layer_norm", "bias")
-    return LayerNorm.apply(input, weight, bias, len(shape), float(eps))
+    return LayerNormFunction.apply(input, weight, bias, len(shape), float(eps))
 
 
-class RMSNorm(Function):
+class RMSNormFunction(Function):
     """y = x * rstd * weight,  rstd = 1 / sqrt(mean(x^2) + eps)   (means over the last k dims).
 
     xhat = x rstd,  g' = g * weight:
     dx = rstd (g' - xhat mean(g' xhat)),   dweight = sum(g xhat)  (the engine reduces)
     """
+
+    node_name = "RMSNormBackward0"  # (the class is not called RMSNorm: that is the nn Module)
 
     supports_create_graph = True
 
@@ -402,17 +410,19 @@ def rms_norm(
     _check_affine(weight, shape, "rms_norm", "weight")
     if eps is None:
         eps = float(np.finfo(input._data.dtype).eps)
-    return RMSNorm.apply(input, weight, len(shape), float(eps))
+    return RMSNormFunction.apply(input, weight, len(shape), float(eps))
 
 
 # -- embedding ------------------------------------------------------------------------------
 
 
-class Embedding(Function):
+class EmbeddingFunction(Function):
     """y = weight[indices]:  weight (V, D), indices (*) -> y (*, D).
 
     dweight = scatter-add of g rows into the rows named by indices (row padding_idx gets 0)
     """
+
+    node_name = "EmbeddingBackward0"  # (the class is not called Embedding: that is the nn Module)
 
     supports_create_graph = True
 
@@ -473,7 +483,7 @@ def embedding(
         if not -num <= padding_idx < num:
             raise ValueError(f"embedding: padding_idx must be within num_embeddings={num}")
         padding_idx = padding_idx % num
-    return Embedding.apply(weight, idx.astype(np.int64, copy=False), padding_idx)
+    return EmbeddingFunction.apply(weight, idx.astype(np.int64, copy=False), padding_idx)
 
 
 # -- one_hot, pad ---------------------------------------------------------------------------

@@ -213,7 +213,10 @@ class Lerp(Function):
     @staticmethod
     def forward(ctx, start, end, weight):
         ctx.save_for_backward(start, end, weight)
-        out = start + weight * (end - start)
+        diff = end - start
+        # torch's two forms: from whichever end is nearer (the same value, less rounding;
+        # with an infinite end the two forms give torch's inf/NaN pattern).
+        out = np.where(np.abs(weight) < 0.5, start + weight * diff, end - diff * (1 - weight))
         return np.asarray(out, dtype=start.dtype)
 
     @staticmethod
