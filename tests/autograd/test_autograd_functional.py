@@ -165,3 +165,51 @@ def test_hessian_of_nn_functions_matches_torch(model):
     ours = tinyattn.autograd.functional.hessian(lambda x: model(tinyattn, x), tinyattn.tensor(X))
     theirs = torch.autograd.functional.hessian(lambda x: model(torch, x), torch.tensor(X))
     _compare(ours, theirs, rtol=1e-8)
+
+
+# -- whole layers: nn.MultiheadAttention and a 2-layer Transformer encoder ----------------
+
+
+def _twin_modules(build):
+    """The same float64 module in tinyattn and torch (torch gets tinyattn's weights)."""
+    tinyattn.manual_seed(0)
+    ours = build(tinyattn).double()
+    theirs = build(torch).double()
+    theirs.load_state_dict(
+        {k: torch.from_numpy(v.numpy().copy()) for k, v in ours.state_dict().items()}
+    )
+    return ours, theirs
+
+
+def _mha_module(lib):
+    return lib.nn.MultiheadAttention(4, 2, batch_first=True)
+
+
+def _encoder(lib):
+    layer = lib.nn.TransformerEncoderLayer(4, 2, dim_feedforward=8, dropout=0.0, batch_first=True)
+    return lib.nn.TransformerEncoder(layer, num_layers=2, enable_nested_tensor=False)
+
+
+def _run(module, x):
+    out = module(x, x, x)[0] if "Multihead" in type(module).__name__ else module(x)
+    return (out * out).sum()
+
+
+@pytest.mark.parametrize("build", [_mha_module, _encoder], ids=["MultiheadAttention", "encoder"])
+def test_hessian_and_hvp_of_whole_layers_match_torch(build):
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    ours, theirs = _twin_modules(build)
+    x = np.linspace(-1.0, 1.0, 12).reshape(1, 3, 4)
+    v = np.cos(np.arange(12.0)).reshape(1, 3, 4)
+    h_ours = tinyattn.autograd.functional.hessian(lambda a: _run(ours, a), tinyattn.tensor(x))
+    hvp_ours = tinyattn.autograd.functional.hvp(
+        lambda a: _run(ours, a), tinyattn.tensor(x), tinyattn.tensor(v)
+    )
+    with sdpa_kernel(SDPBackend.MATH):  # torch's fused CPU attention has no double backward
+        h_theirs = torch.autograd.functional.hessian(lambda a: _run(theirs, a), torch.tensor(x))
+        hvp_theirs = torch.autograd.functional.hvp(
+            lambda a: _run(theirs, a), torch.tensor(x), torch.tensor(v)
+        )
+    _compare(h_ours, h_theirs, rtol=1e-8)
+    _compare(hvp_ours, hvp_theirs, rtol=1e-8)
