@@ -83,10 +83,9 @@ def _np_apply(function, *args):
     return function.forward(NoGradContext(), *args)
 
 
-numpy_xp.erf = _np_erf
-numpy_xp.add_at_axis = _np_add_at_axis
-numpy_xp.put_along_axis = _np_put_along_axis
-numpy_xp.apply = _np_apply
+numpy_xp.__dict__.update(
+    erf=_np_erf, add_at_axis=_np_add_at_axis, put_along_axis=_np_put_along_axis, apply=_np_apply
+)
 # -- end of the nn block ------------------------------------------------------------------
 
 
@@ -121,10 +120,9 @@ def _np_zero_at(x, index):
     return out
 
 
-numpy_xp.zero_at = _np_zero_at
-numpy_xp.zero_pad = _np_zero_pad
-numpy_xp.getitem = _np_getitem
-numpy_xp.add_at = _np_add_at
+numpy_xp.__dict__.update(
+    zero_at=_np_zero_at, zero_pad=_np_zero_pad, getitem=_np_getitem, add_at=_np_add_at
+)
 
 
 def _t():
