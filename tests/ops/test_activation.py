@@ -72,3 +72,15 @@ def test_bad_arguments():
         tinyattn.zeros(2, 3).softmax(2)
     with pytest.raises(TypeError, match="softmax.*Tensor"):
         tinyattn.softmax([1.0, 2.0], dim=0)
+
+
+def test_implicit_dim_warning_points_at_the_caller():
+    """``_stacklevel`` is honoured: the deprecation warning names the user's line, as torch's."""
+    x = tinyattn.randn(2, 3)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        tinyattn.softmax(x)
+        tinyattn.nn.functional.log_softmax(x)
+        tinyattn.nn.Softmax()(x)
+    assert len(caught) == 3
+    assert all(w.filename == __file__ for w in caught), [w.filename for w in caught]

@@ -65,23 +65,23 @@ class LogSoftmax(Function):
         return g - xp.exp(y) * xp.sum(g, axis=ctx.dim, keepdims=True), None
 
 
-def _implicit_dim(ndim: int, op: str) -> int:
+def _implicit_dim(ndim: int, op: str, stacklevel: int) -> int:
     warnings.warn(
         f"Implicit dimension choice for {op} has been deprecated. Change the call to include "
         "dim=X as an argument.",
         UserWarning,
-        stacklevel=3,
+        stacklevel=stacklevel + 1,  # one more frame than torch's: _prepare
     )
     return 0 if ndim in (0, 1, 3) else 1
 
 
-def _prepare(input: Tensor, dim, dtype, op: str):
+def _prepare(input: Tensor, dim, dtype, op: str, stacklevel: int):
     if not isinstance(input, Tensor):
         raise TypeError(f"{op}(): argument 'input' must be a Tensor, not {type(input).__name__}")
     if dtype is not None:
         input = input.to(dt.to_dtype(dtype))
     if dim is None:
-        dim = _implicit_dim(input.ndim, op)
+        dim = _implicit_dim(input.ndim, op, stacklevel)
     return input, normalize_dim(dim, input.ndim, op) if input.ndim else None
 
 
@@ -90,7 +90,7 @@ def softmax(input: Tensor, dim: int | None = None, dtype=None, *, _stacklevel=3)
 
     Gradient: ``dx = y * (dy - sum(dy * y, dim))``.
     """
-    input, d = _prepare(input, dim, dtype, "softmax")
+    input, d = _prepare(input, dim, dtype, "softmax", _stacklevel)
     return Softmax.apply(input, d)
 
 
@@ -99,5 +99,5 @@ def log_softmax(input: Tensor, dim: int | None = None, dtype=None, *, _stackleve
 
     Gradient: ``dx = dy - softmax(x) * sum(dy, dim)``.
     """
-    input, d = _prepare(input, dim, dtype, "log_softmax")
+    input, d = _prepare(input, dim, dtype, "log_softmax", _stacklevel)
     return LogSoftmax.apply(input, d)
