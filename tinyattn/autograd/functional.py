@@ -1,267 +1,177 @@
-"""Higher-level autograd: ``jacobian``, ``hessian``, ``vjp``, ``jvp``, ``hvp``, ``vhp``.
+"""Jacobians, Hessians and their products: ``torch.autograd.functional``'s API.
 
-The signatures and semantics are torch's (``torch.autograd.functional``):
-``inputs`` is a Tensor or a tuple of Tensors and the results mirror that
-structure; ``create_graph=True`` returns results that are in the graph (else
-they are detached); ``strict=True`` raises when an output is independent of an
-input instead of returning zeros. ``vectorize=True`` is accepted and computes
-the same values with the loop (there is no ``vmap`` here).
+Everything here is built from one primitive, the vector-Jacobian product: for
+``y = f(x)``, ``autograd.grad(y, x, v)`` is ``v^T J``. Then
 
-All are built on ``autograd.grad`` with ``create_graph=True``: the ops
-involved must support it (see ``docs/higher-order.md``).
+* ``vjp``      is that primitive;
+* ``jacobian`` is one vjp per output element (``v`` = a one-hot), stacked;
+* ``jvp``      is the double-vjp trick: ``u -> u^T J`` is linear in ``u``, so its
+  own vjp with ``v`` is ``J v`` (torch computes it the same way);
+* ``hessian``  is the jacobian of the gradient function ``x -> df/dx``;
+* ``vhp``      is the vjp of the gradient function with ``v``, and ``hvp`` equals it
+  because a Hessian is symmetric.
+
+Signatures and semantics are torch's: ``inputs`` is a Tensor or a tuple of
+Tensors, and results mirror that structure; results are detached unless
+``create_graph=True``; an output that does not depend on an input gives zeros,
+or raises with ``strict=True``. ``vectorize`` is accepted and the loop computes
+the same values (there is no ``vmap`` here). The ops involved must support
+``create_graph`` (all of tinyattn's do; see ``docs/higher-order.md``).
 """
 
 from __future__ import annotations
 
-from . import grad as _grad
-from .grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
+from typing import Any
+
+from . import grad as _vjp_primitive
+from .grad_mode import enable_grad
 from .tensor_base import TensorBase
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
 
+_STRICT = " This is not allowed in strict mode."
+_NONE_OUTPUT = "the user-provided function returns a single Tensor with a single element."
+_NONE_INPUT = "the input to the user-provided function is a single Tensor with a single element."
 
-# -- helpers (torch's semantics) ---------------------------------------------------------------
 
-
-def _as_tuple(inp, arg_name: str, fn_name: str) -> tuple[bool, tuple]:
-    """(whether ``inp`` was a tuple, ``inp`` as a tuple); each element must be a Tensor."""
-    is_tuple = isinstance(inp, tuple)
-    inp = inp if is_tuple else (inp,)
-    for i, el in enumerate(inp):
-        if not isinstance(el, TensorBase):
+# -- Tensor-or-tuple arguments ------------------------------------------------------------------
+def _tensors(value, what: str, fn: str) -> tuple[bool, tuple]:
+    """(was it a tuple, its Tensors as a tuple)."""
+    was_tuple = isinstance(value, tuple)
+    items = value if was_tuple else (value,)
+    for i, item in enumerate(items):
+        if not isinstance(item, TensorBase):
             raise TypeError(
-                f"The {arg_name} given to {fn_name} must be either a Tensor or a tuple of "
-                f"Tensors but the value at index {i} has type {type(el)}."
+                f"The {what} given to {fn} must be either a Tensor or a tuple of Tensors but "
+                f"the value at index {i} has type {type(item)}."
             )
-    return is_tuple, inp
+    return was_tuple, items
 
 
-def _tuple_postprocess(res, to_unpack):
-    """Undo ``_as_tuple``: unwrap single results (two levels for jacobian/hessian)."""
-    if isinstance(to_unpack, tuple):
-        if not to_unpack[1]:
-            res = tuple(el[0] for el in res)
-        if not to_unpack[0]:
-            res = res[0]
-    elif not to_unpack:
-        res = res[0]
-    return res
+def _unwrap(results: tuple, was_tuple: bool):
+    return results if was_tuple else results[0]
 
 
-def _grad_preprocess(inputs, create_graph: bool, need_graph: bool) -> tuple:
-    """Fresh leaves (or, with ``create_graph``, graph-keeping copies) to differentiate by."""
-    res = []
-    for inp in inputs:
-        if create_graph and inp.requires_grad:
-            res.append(inp.clone())  # stays in the user's graph
-        else:
-            res.append(inp.detach().requires_grad_(need_graph))
-    return tuple(res)
-
-
-def _grad_postprocess(inputs, create_graph: bool):
-    if isinstance(inputs[0], TensorBase):
-        return inputs if create_graph else tuple(inp.detach() for inp in inputs)
-    return tuple(_grad_postprocess(inp, create_graph) for inp in inputs)
-
-
-def _validate_v(v, other, is_other_tuple: bool) -> None:
-    if len(other) != len(v):
-        if is_other_tuple:
-            raise RuntimeError(
-                f"v is a tuple of invalid length: should be {len(other)} but got {len(v)}."
-            )
-        raise RuntimeError("The given v should contain a single Tensor.")
-    for idx, (el_v, el_other) in enumerate(zip(v, other)):
-        if tuple(el_v.shape) != tuple(el_other.shape):
-            prepend = f"Entry {idx} in " if is_other_tuple else ""
-            raise RuntimeError(
-                f"{prepend}v has invalid size: should be {el_other.size()} but got {el_v.size()}."
-            )
-
-
-_STRICT_MESSAGES = {
-    "hessian": "The hessian of the user-provided function with respect to input {i} is "
-    "independent of the input. This is not allowed in strict mode. You should ensure that "
-    "your function is thrice differentiable and that the hessian depends on the inputs.",
-    "jacobian": "While computing the hessian, found that the jacobian of the user-provided "
-    "function with respect to input {i} is independent of the input. This is not allowed in "
-    "strict mode. You should ensure that your function is twice differentiable and that the "
-    "jacobian depends on the inputs (this would be violated by a linear function for example).",
-    "grad_inputs": "The gradient with respect to input {i} is independent of the inputs of the "
-    "user-provided function. This is not allowed in strict mode.",
-    "outputs": "Output {i} of the user-provided function does not require gradients. The "
-    "outputs must be computed in a differentiable manner from the input when running in "
-    "strict mode.",
-}
-
-
-def _check_requires_grad(inputs, input_type: str, strict: bool) -> None:
-    if not strict:
-        return
-    for i, inp in enumerate(inputs):
-        if inp is None:
-            raise RuntimeError(
-                f"The output of the user-provided function is independent of input {i}. This "
-                "is not allowed in strict mode."
-            )
-        if not inp.requires_grad:
-            raise RuntimeError(_STRICT_MESSAGES[input_type].format(i=i))
-
-
-def _autograd_grad(outputs, inputs, grad_outputs=None, create_graph=False, retain_graph=None):
-    """``autograd.grad`` over the outputs that require grad; None for unused inputs."""
-    if grad_outputs is None:
-        grad_outputs = (None,) * len(outputs)
-    pairs = [(o, g) for o, g in zip(outputs, grad_outputs) if o is not None and o.requires_grad]
-    if not pairs:
-        return (None,) * len(inputs)
-    return _grad(
-        [o for o, _ in pairs],
-        list(inputs),
-        [g for _, g in pairs],
-        retain_graph=retain_graph,
-        create_graph=create_graph,
-        allow_unused=True,
+def _fresh_inputs(inputs: tuple, create_graph: bool) -> tuple:
+    """Inputs to differentiate at: kept in the caller's graph only with ``create_graph``."""
+    return tuple(
+        x.view_as(x) if create_graph and x.requires_grad else x.detach().requires_grad_(True)
+        for x in inputs
     )
 
 
-_INDEPENDENT = {
-    "back": "The output of the user-provided function is independent of input {i}. This is "
-    "not allowed in strict mode.",
-    "back_trick": "The gradient with respect to the input is independent of entries in the "
-    "input. This is not allowed in strict mode.",
-    "double_back": "The jacobian of the user-provided function is independent of input {i}. "
-    "This is not allowed in strict mode.",
-}
+def _finish(results, create_graph: bool):
+    """Detach results unless the caller wants a graph (nested tuples kept)."""
+    if isinstance(results, tuple):
+        return tuple(_finish(r, create_graph) for r in results)
+    return results if create_graph else results.detach()
 
 
-def _fill_in_zeros(grads, refs, strict: bool, create_graph: bool, stage: str) -> tuple:
-    """None gradients (input unused) as zeros shaped like ``refs``, or an error in strict mode."""
-    res = []
-    for i, (g, ref) in enumerate(zip(grads, refs)):
+# -- the primitive, with zeros for what does not depend ------------------------------------------
+def _vjp(outputs: tuple, inputs: tuple, vs, create_graph: bool, strict: bool, independent: str):
+    """``sum_j v_j^T d outputs_j / d inputs``, one Tensor per input (zeros where independent).
+
+    ``independent`` is the strict-mode message for input ``{i}``.
+    """
+    live = [(y, v) for y, v in zip(outputs, vs) if y.requires_grad]
+    grads = (None,) * len(inputs)
+    if live:
+        grads = _vjp_primitive(
+            [y for y, _ in live],
+            inputs,
+            [v for _, v in live],
+            retain_graph=True,
+            create_graph=create_graph,
+            allow_unused=True,
+        )
+    result = []
+    for i, (g, x) in enumerate(zip(grads, inputs)):
         if g is None:
             if strict:
-                raise RuntimeError(_INDEPENDENT[stage].format(i=i))
-            g = TensorBase._make(ref._data * 0)
-        elif strict and create_graph and not g.requires_grad:
-            raise RuntimeError(
-                "The jacobian of the user-provided function is independent of input "
-                f"{i}. This is not allowed in strict mode when create_graph=True."
-            )
-        res.append(g)
-    return tuple(res)
+                raise RuntimeError(independent.format(i=i) + _STRICT)
+            g = _zeros_like(x)
+        result.append(g)
+    return tuple(result)
 
 
-def _single_entry_v(v, ref, arg: str, fn_name: str, create_graph: bool):
-    """``v`` validated against ``ref`` (the outputs or inputs); None only for one 1-element Tensor."""
-    if v is not None:
-        _, v = _as_tuple(v, "v", fn_name)
-        v = _grad_preprocess(v, create_graph=create_graph, need_graph=False)
-        _validate_v(v, ref[1], ref[0])
-        return v
-    if len(ref[1]) != 1 or ref[1][0]._data.size != 1:
+def _zeros_like(x: TensorBase) -> Any:  # a tinyattn.Tensor (this layer does not import it)
+    from .. import zeros_like
+
+    return zeros_like(x)
+
+
+def _check_requires_grad(tensors: tuple, what: str, strict: bool) -> None:
+    if strict:
+        for i, t in enumerate(tensors):
+            if not t.requires_grad:
+                raise RuntimeError(
+                    f"The {what} of the user-provided function is independent of input {i}."
+                    + _STRICT
+                )
+
+
+def _vectors(v, like: tuple, fn: str, if_none: str) -> tuple:
+    """``v`` as a tuple shaped like ``like``; None only where ``like`` is one element."""
+    if v is None:
+        if len(like) != 1 or like[0].numel() != 1:
+            raise RuntimeError(f"The vector v can only be None if {if_none}")
+        return (_ones_like(like[0]),)
+    _, vs = _tensors(v, "v", fn)
+    if len(vs) != len(like):
         raise RuntimeError(
-            f"The vector v can only be None if the {arg} is a single Tensor with a single element."
+            f"v is a tuple of invalid length: should be {len(like)} but got {len(vs)}."
         )
-    return None
+    for i, (a, b) in enumerate(zip(vs, like)):
+        if tuple(a.shape) != tuple(b.shape):
+            where = f"Entry {i} in " if len(like) > 1 else ""
+            raise RuntimeError(
+                f"{where}v has invalid size: should be {b.size()} but got {a.size()}."
+            )
+    return vs
 
 
-# -- the functions ----------------------------------------------------------------------------
+def _ones_like(x: TensorBase) -> Any:  # a tinyattn.Tensor
+    from .. import ones_like
+
+    return ones_like(x)
 
 
+# -- the public functions -----------------------------------------------------------------------
 def vjp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
-    """``(func(inputs), v^T J)``: the vector-Jacobian product at ``inputs`` (one backward).
-
-    ``v`` has the shape of ``func``'s output (None for a one-element output).
-    """
+    """``(func(inputs), v^T J)``: the vector-Jacobian product at ``inputs``."""
+    in_tuple, xs = _tensors(inputs, "inputs", "vjp")
     with enable_grad():
-        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "vjp")
-        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
-        outputs = func(*inputs)
-        is_outputs_tuple, outputs = _as_tuple(
-            outputs, "outputs of the user-provided function", "vjp"
-        )
-        _check_requires_grad(outputs, "outputs", strict=strict)
-        v = _single_entry_v(
-            v,
-            (is_outputs_tuple, outputs),
-            "user-provided function returns",
-            "vjp",
-            create_graph,
-        )
-        with set_grad_enabled(True if create_graph else is_grad_enabled()):
-            grad_res = _autograd_grad(outputs, inputs, v, create_graph=create_graph)
-            result = _fill_in_zeros(grad_res, inputs, strict, create_graph, "back")
-    outputs = _grad_postprocess(outputs, create_graph)
-    result = _grad_postprocess(result, create_graph)
-    return _tuple_postprocess(outputs, is_outputs_tuple), _tuple_postprocess(
-        result, is_inputs_tuple
+        xs = _fresh_inputs(xs, create_graph)
+        out_tuple, ys = _tensors(func(*xs), "outputs of the user-provided function", "vjp")
+        _check_requires_grad(ys, "outputs", strict)
+        vs = _vectors(v, ys, "vjp", _NONE_OUTPUT)
+        independent = "The output of the user-provided function is independent of input {i}."
+        grads = _vjp(ys, xs, vs, create_graph, strict, independent)
+    return _unwrap(_finish(ys, create_graph), out_tuple), _unwrap(
+        _finish(grads, create_graph), in_tuple
     )
 
 
 def jvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
     """``(func(inputs), J v)``: the Jacobian-vector product at ``inputs``.
 
-    Computed by the double-vjp trick, as torch's: with ``u`` a dummy upstream gradient
-    that requires grad, ``g(u) = u^T J`` is linear in ``u`` and ``d(g(u) . v)/du = J v``.
-    Two backward passes (the first with ``create_graph=True``); no forward mode.
-    ``v`` has the shape of ``inputs`` (None for a one-element input).
+    Computed by the double-vjp trick (as torch does): ``g(u) = u^T J`` is linear in
+    ``u``, so the vjp of ``g`` with ``v`` is ``J v``. It costs two backward passes.
     """
+    in_tuple, xs = _tensors(inputs, "inputs", "jvp")
+    vs = _vectors(v, xs, "jvp", _NONE_INPUT)
     with enable_grad():
-        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
-        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
-        v = _single_entry_v(
-            v, (is_inputs_tuple, inputs), "input to the user-provided function", "jvp", create_graph
-        )
-        outputs = func(*inputs)
-        is_outputs_tuple, outputs = _as_tuple(
-            outputs, "outputs of the user-provided function", "jvp"
-        )
-        _check_requires_grad(outputs, "outputs", strict=strict)
-        dummy = tuple(TensorBase._make(o._data * 0).requires_grad_(True) for o in outputs)
-        grad_inputs = _autograd_grad(outputs, inputs, dummy, create_graph=True)
-        _check_requires_grad(grad_inputs, "grad_inputs", strict=strict)
-        with set_grad_enabled(True if create_graph else is_grad_enabled()):
-            grad_res = _autograd_grad(grad_inputs, dummy, v, create_graph=create_graph)
-            result = _fill_in_zeros(grad_res, outputs, strict, create_graph, "back_trick")
-    outputs = _grad_postprocess(outputs, create_graph)
-    result = _grad_postprocess(result, create_graph)
-    return _tuple_postprocess(outputs, is_outputs_tuple), _tuple_postprocess(
-        result, is_outputs_tuple
-    )
-
-
-def _jacobian_rows(out, inputs, i: int, create_graph: bool, strict: bool) -> tuple:
-    """d out / d inputs, one backward per element of ``out`` (a one-hot upstream gradient)."""
-    import numpy as np
-
-    from .. import stack
-
-    rows: list[list] = [[] for _ in inputs]
-    for j in range(out.numel()):
-        onehot = np.zeros(tuple(out.shape), dtype=out._data.dtype)
-        onehot.reshape(-1)[j] = 1
-        seed = TensorBase._make(onehot)
-        grads = _autograd_grad(
-            (out,), inputs, (seed,), retain_graph=True, create_graph=create_graph
-        )
-        for k, (g, inp) in enumerate(zip(grads, inputs)):
-            if g is None:
-                if strict:
-                    raise RuntimeError(
-                        f"Output {i} of the user-provided function is independent of input {k}."
-                        " This is not allowed in strict mode."
-                    )
-                g = TensorBase._make(inp._data * 0)
-            rows[k].append(g)
-    if out.ndim == 0:  # one row each: no stack (keeps hessian's inner jacobian op-free)
-        return tuple(r[0] for r in rows)
-    return tuple(
-        stack(r, 0).reshape(tuple(out.shape) + tuple(inp.shape))
-        if r
-        else TensorBase._make(np.zeros(tuple(out.shape) + tuple(inp.shape), inp._data.dtype))
-        for r, inp in zip(rows, inputs)
+        xs = _fresh_inputs(xs, create_graph)
+        out_tuple, ys = _tensors(func(*xs), "outputs of the user-provided function", "jvp")
+        _check_requires_grad(ys, "outputs", strict)
+        us = tuple(_zeros_like(y).requires_grad_(True) for y in ys)  # dummy cotangents
+        independent = "The output of the user-provided function is independent of input {i}."
+        g_of_u = _vjp(ys, xs, us, True, strict, independent)
+        _check_requires_grad(g_of_u, "grad_inputs", strict)
+        independent = "The gradient with respect to input {i} is independent of the inputs."
+        jv = _vjp(g_of_u, us, vs, create_graph, strict, independent)
+    return _unwrap(_finish(ys, create_graph), out_tuple), _unwrap(
+        _finish(jv, create_graph), out_tuple
     )
 
 
@@ -273,39 +183,72 @@ def jacobian(
     vectorize: bool = False,
     strategy: str = "reverse-mode",
 ):
-    """The Jacobian of ``func`` at ``inputs``: ``J[i][k]`` of shape ``out_i.shape + in_k.shape``.
+    """The Jacobian of ``func`` at ``inputs``: entry ``[i][j]`` has shape
+    ``outputs[i].shape + inputs[j].shape`` (single Tensors unwrap a level).
 
-    Reverse mode, one backward per output element. ``vectorize=True`` gives the same values
-    (computed by the same loop); ``strategy="forward-mode"`` is not supported.
+    One vjp per output element, with a one-hot ``v`` (reverse mode).
     """
     if strategy not in ("forward-mode", "reverse-mode"):
         raise ValueError(
             'Expected strategy to be either "forward-mode" or "reverse-mode". Hint: If your '
-            'function is not vectorizable, use strategy="reverse-mode".'
+            'function has more outputs than inputs, "forward-mode" tends to be more performant. '
+            'Otherwise, prefer to use "reverse-mode".'
         )
     if strategy == "forward-mode":
         raise NotImplementedError(
-            "jacobian: strategy='forward-mode' is not supported by tinyattn (no forward-mode "
-            "AD); use strategy='reverse-mode'"
+            "jacobian: tinyattn has no forward mode; use strategy='reverse-mode'"
         )
-    if strict and vectorize:
-        raise RuntimeError(
-            "torch.autograd.functional.jacobian: `strict=True` and `vectorized=True` are not "
-            "supported together. Please either set `strict=False` or `vectorize=False`."
-        )
+    in_tuple, xs = _tensors(inputs, "inputs", "jacobian")
     with enable_grad():
-        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
-        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
-        outputs = func(*inputs)
-        is_outputs_tuple, outputs = _as_tuple(
-            outputs, "outputs of the user-provided function", "jacobian"
+        xs = _fresh_inputs(xs, create_graph)
+        out_tuple, ys = _tensors(func(*xs), "outputs of the user-provided function", "jacobian")
+        blocks = tuple(
+            _jacobian_of_output(y, i, xs, create_graph, strict) for i, y in enumerate(ys)
         )
-        _check_requires_grad(outputs, "outputs", strict=strict)
-        jac = tuple(
-            _jacobian_rows(out, inputs, i, create_graph, strict) for i, out in enumerate(outputs)
+    blocks = _finish(blocks, create_graph)
+    if not out_tuple:
+        return _unwrap(blocks[0], in_tuple)
+    return tuple(_unwrap(b, in_tuple) for b in blocks)
+
+
+def _jacobian_of_output(y, i: int, xs: tuple, create_graph: bool, strict: bool) -> tuple:
+    """``d y / d xs[j]`` for each j, shaped ``y.shape + xs[j].shape``."""
+    from .. import stack
+
+    flat = y.reshape(-1)
+    rows: list[list] = [[] for _ in xs]
+    independent = f"Output {i} of the user-provided function is independent of input {{i}}."
+    for k in range(flat.numel()):
+        one_hot = _zeros_like(flat)
+        one_hot[k] = 1
+        for j, g in enumerate(_vjp((flat,), xs, (one_hot,), create_graph, strict, independent)):
+            rows[j].append(g)
+    return tuple(
+        (stack(r) if r else _zeros_like(x).reshape(0, *x.shape)).reshape(*y.shape, *x.shape)
+        for r, x in zip(rows, xs)
+    )
+
+
+def _gradient_function(func, fn: str, strict: bool):
+    """``x -> d func / d x`` for a ``func`` that returns one single-element Tensor."""
+
+    def gradient(*xs):
+        y = func(*xs)
+        out_tuple, ys = _tensors(y, "outputs of the user-provided function", fn)
+        if out_tuple or len(ys) != 1:
+            raise RuntimeError(f"The function given to {fn} should return a single Tensor")
+        if ys[0].numel() != 1:
+            raise RuntimeError(
+                f"The Tensor returned by the function given to {fn} should contain a single element"
+            )
+        independent = "The output of the user-provided function is independent of input {i}."
+        grads = _vjp(
+            (ys[0].reshape(()),), xs, (_ones_like(ys[0].reshape(())),), True, False, independent
         )
-    jac = _grad_postprocess(jac, create_graph)
-    return _tuple_postprocess(jac, (is_outputs_tuple, is_inputs_tuple))
+        _check_requires_grad(grads, "jacobian", strict)
+        return grads
+
+    return gradient
 
 
 def hessian(
@@ -316,75 +259,16 @@ def hessian(
     vectorize: bool = False,
     outer_jacobian_strategy: str = "reverse-mode",
 ):
-    """The Hessian of a scalar ``func`` at ``inputs``: the jacobian of its gradient.
+    """The Hessian of a scalar ``func``: the jacobian of its gradient function.
 
-    ``H[i][j]`` has shape ``in_i.shape + in_j.shape``.
+    Entry ``[i][j]`` has shape ``inputs[i].shape + inputs[j].shape``.
     """
-    is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "hessian")
-
-    def ensure_single_output_function(*inp):
-        out = func(*inp)
-        is_out_tuple, t_out = _as_tuple(out, "outputs of the user-provided function", "hessian")
-        _check_requires_grad(t_out, "outputs", strict=strict)
-        if is_out_tuple or not isinstance(out, TensorBase):
-            raise RuntimeError("The function given to hessian should return a single Tensor")
-        if out.numel() != 1:
-            raise RuntimeError(
-                "The Tensor returned by the function given to hessian should contain a single "
-                "element"
-            )
-        return out.sum()  # the one element as a 0-d tensor (as squeeze(), by a converted op)
-
-    def jac_func(*inp):
-        jac = jacobian(ensure_single_output_function, inp, create_graph=True)
-        _check_requires_grad(jac, "jacobian", strict=strict)
-        return jac
-
-    res = jacobian(
-        jac_func,
-        inputs,
-        create_graph=create_graph,
-        strict=strict,
-        vectorize=vectorize,
-        strategy=outer_jacobian_strategy,
+    in_tuple, xs = _tensors(inputs, "inputs", "hessian")
+    gradient = _gradient_function(func, "hessian", strict)
+    result = jacobian(
+        lambda *x: gradient(*x), xs, create_graph, strict, vectorize, outer_jacobian_strategy
     )
-    return _tuple_postprocess(res, (is_inputs_tuple, is_inputs_tuple))
-
-
-def _hessian_product(func, inputs, v, create_graph, strict, fn_name: str):
-    """``(func(inputs), v^T H)`` for a scalar ``func`` (shared by ``vhp`` and ``hvp``)."""
-    with enable_grad():
-        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", fn_name)
-        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
-        v = _single_entry_v(
-            v,
-            (is_inputs_tuple, inputs),
-            "input to the user-provided function",
-            fn_name,
-            create_graph,
-        )
-        outputs = func(*inputs)
-        is_outputs_tuple, outputs = _as_tuple(
-            outputs, "outputs of the user-provided function", fn_name
-        )
-        _check_requires_grad(outputs, "outputs", strict=strict)
-        if is_outputs_tuple or not isinstance(outputs[0], TensorBase):
-            raise RuntimeError(f"The function given to {fn_name} should return a single Tensor")
-        if outputs[0]._data.size != 1:
-            raise RuntimeError(
-                f"The Tensor returned by the function given to {fn_name} should contain a "
-                "single element"
-            )
-        jac = _autograd_grad(outputs, inputs, create_graph=True)
-        _check_requires_grad(jac, "jacobian", strict=strict)
-    with set_grad_enabled(True if create_graph else is_grad_enabled()):
-        grad_res = _autograd_grad(jac, inputs, v, create_graph=create_graph)
-        result = _fill_in_zeros(grad_res, inputs, strict, create_graph, "double_back")
-    outputs = _grad_postprocess(outputs, create_graph)
-    result = _grad_postprocess(result, create_graph)
-    return _tuple_postprocess(outputs, is_outputs_tuple), _tuple_postprocess(
-        result, is_inputs_tuple
-    )
+    return _unwrap(tuple(_unwrap(r, in_tuple) for r in result), in_tuple)
 
 
 def vhp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
@@ -393,10 +277,21 @@ def vhp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
 
 
 def hvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
-    """``(func(inputs), H v)``: Hessian-vector product of a scalar ``func``.
-
-    The Hessian of a twice continuously differentiable function is symmetric, so
-    ``H v = (v^T H)^T``: it is computed as :func:`vhp` (one backward of the gradient)
-    rather than by torch's double-backward trick, with the same values.
-    """
+    """``(func(inputs), H v)``. A Hessian is symmetric, so this is ``vhp``'s value, computed
+    the same way (torch gets it by a double-backward trick; the values are equal)."""
     return _hessian_product(func, inputs, v, create_graph, strict, "hvp")
+
+
+def _hessian_product(func, inputs, v, create_graph: bool, strict: bool, fn: str):
+    in_tuple, xs = _tensors(inputs, "inputs", fn)
+    vs = _vectors(v, xs, fn, _NONE_INPUT)
+    with enable_grad():
+        xs = _fresh_inputs(xs, create_graph)
+        value = func(*xs)
+        grads = _gradient_function(lambda *x: value, fn, strict)(*xs)
+        independent = (
+            "The hessian of the user-provided function with respect to input {i} is "
+            "independent of the input."
+        )
+        product = _vjp(grads, xs, vs, create_graph, strict, independent)
+    return _finish(value, create_graph), _unwrap(_finish(product, create_graph), in_tuple)
