@@ -94,7 +94,6 @@ class Node:
         "_hooks",
         "_retained",
         "_graph",
-        "_saved_owners",
         "__dict__",
         "__weakref__",
     )
@@ -117,7 +116,6 @@ class Node:
         self._hooks: list | None = None  # tensor hooks on this node's output
         self._retained = None  # weakref to a tensor whose .grad this node fills (retain_grad)
         self._graph = False  # True while the engine runs backward with create_graph=True
-        self._saved_owners: tuple = ()  # per saved array: (input index or -1, version) or None
 
     @property
     def name(self) -> str:
@@ -153,7 +151,10 @@ class Node:
 
     def _unpack_saved(self) -> tuple:
         saved = self._saved or ()
-        owners = self._saved_owners or (None,) * len(saved)
+        owners: list = [None] * len(saved)  # per saved array: (input index or -1, version)
+        for counter, _, _, pos, index, _ in self._saved_versions:
+            if pos < len(saved) and index is not None:
+                owners[pos] = (index, counter)
         return tuple(self._unpack_one(a, o) for a, o in zip(saved, owners))
 
     def _unpack_one(self, array, owner):
@@ -178,8 +179,9 @@ class Node:
         The engine calls this before ``backward``; it covers what was saved with
         ``save_for_backward`` and arrays stored on ``ctx`` (``ctx.mask = mask``).
         """
-        for counter, expected, shape, dtype, which in self._saved_versions:
+        for counter, expected, array, _, _, which in self._saved_versions:
             if counter.value != expected:
+                shape, dtype = array.shape, array.dtype
                 raise RuntimeError(
                     "one of the variables needed for gradient computation has been modified "
                     f"by an inplace operation: {self.name} saved its {which}, a "
@@ -201,14 +203,15 @@ class Node:
         if self._saved is not None:
             self._saved = None
             self._released = True
-        attrs = self.__dict__  # what the op stored on ctx
+        attrs = self.__dict__  # what the op stored on ctx (numbers and flags, mostly)
         if attrs:
             drop = []
             for key, value in attrs.items():
-                if isinstance(value, Node):
+                if type(value) in _CONTAINERS:
+                    if _holds_array(value):
+                        drop.append(key)
+                elif isinstance(value, Node):
                     value.release()
-                elif _holds_array(value):
-                    drop.append(key)
             if drop:
                 self._released = True
                 for key in drop:
@@ -320,9 +323,12 @@ class Function:
         ctx.input_meta = tuple(input_meta)
         ctx.output_meta = (out.shape, out.dtype)
         result = TensorBase._make(out, ctx)
-        keeps_arrays = _keeps_arrays(ctx.__dict__)
-        if ctx._saved or keeps_arrays:
-            _record_versions(ctx, args, result, keeps_arrays)
+        kept = ctx._saved
+        attrs = ctx.__dict__
+        if attrs and _keeps_arrays(attrs):  # arrays stored on ctx are checked too
+            kept = _with_arrays_on_ctx(kept or (), attrs)
+        if kept:
+            _record_versions(ctx, args, result, kept)
         return result
 
 
@@ -348,7 +354,7 @@ def _as_array(x) -> np.ndarray:
     return x if type(x) is np.ndarray else np.asarray(x)
 
 
-def _record_versions(ctx: Node, args, result, keeps_arrays: bool) -> None:
+def _record_versions(ctx: Node, args, result, kept: tuple) -> None:
     """Remember the version of every input/output whose memory forward kept.
 
     A kept array (saved, or stored on ``ctx``) is checked when it is an input's or
@@ -356,28 +362,30 @@ def _record_versions(ctx: Node, args, result, keeps_arrays: bool) -> None:
     memory, which an in-place op on that tensor would change). Anything else
     forward kept (a cast copy, a product) is fresh memory the user cannot modify.
 
-    For each saved array it also notes which input (its index) or the output (-1)
-    it is exactly, or None: ``saved_tensors`` under ``create_graph`` unpacks by it.
+    Each record is ``(version counter, its value now, the kept array, its position
+    in kept, index, "input" or "output")`` with index the input's position, -1 for
+    the output's own array, None for a view of either; ``saved_tensors`` under
+    ``create_graph`` connects saved arrays to the graph by it.
     """
-    saved = ctx._saved or ()
-    kept = _with_arrays_on_ctx(saved, ctx.__dict__) if keeps_arrays else saved
-    if not kept:
-        return
     records = []
-    owners: list = []  # per kept value: (index, version counter), so unpacked Tensors share it
     out_data = result._data
-    for array in kept:
+    for pos, array in enumerate(kept):
         if type(array) is not np.ndarray:  # None, a number: nothing to check or connect
-            owners.append(None)
             continue
-        owner, index = (result, -1) if array is out_data else _owner(array, args, result)
-        owners.append(None if index is None else (index, owner._version))
-        if owner is not None:
-            data = owner._data
-            which = "output" if owner is result else "input"
-            records.append((owner._version, owner._version.value, data.shape, data.dtype, which))
+        owner, index = (result, -1) if array is out_data else (None, None)
+        if owner is None:
+            for i, arg in enumerate(args):  # the common case: an input's own array
+                if isinstance(arg, TensorBase) and arg._data is array:
+                    owner, index = arg, i
+                    break
+            else:
+                owner = _view_owner(array, args, result)
+                if owner is None:  # memory made by forward
+                    continue
+        which = "output" if owner is result else "input"
+        version = owner._version
+        records.append((version, version.value, array, pos, index, which))
     ctx._saved_versions = tuple(records)
-    ctx._saved_owners = tuple(owners[: len(saved)])
 
 
 _CONTAINERS = frozenset((np.ndarray, tuple, list))
@@ -385,10 +393,9 @@ _CONTAINERS = frozenset((np.ndarray, tuple, list))
 
 def _keeps_arrays(attrs: dict) -> bool:
     """Whether forward stored anything array-like on ``ctx`` (most ops keep numbers or nothing)."""
-    if attrs:
-        for value in attrs.values():
-            if type(value) in _CONTAINERS:
-                return True
+    for value in attrs.values():
+        if type(value) in _CONTAINERS:
+            return True
     return False
 
 
@@ -405,19 +412,11 @@ def _with_arrays_on_ctx(saved: tuple, attrs: dict) -> tuple:
     return (*saved, *found)
 
 
-def _owner(saved: np.ndarray, args, result) -> tuple:
-    """(tensor, index): the input (or output) whose memory ``saved`` is or is a view of.
-
-    ``index`` is ``i`` when ``saved`` is input ``i``'s array itself, None for views
-    and fresh arrays; ``tensor`` is None for fresh arrays (memory made by forward).
-    (The output's own array is recognised by the caller, with index -1.)
-    """
-    for i, a in enumerate(args):
-        if isinstance(a, TensorBase) and a._data is saved:
-            return a, i
-    if saved.base is None:  # owns its memory: made by forward
-        return None, None
+def _view_owner(saved: np.ndarray, args, result) -> TensorBase | None:
+    """The output or input whose memory ``saved`` is a view of (None: memory made by forward)."""
+    if saved.base is None:  # owns its memory
+        return None
     for owner in (result, *args):
         if isinstance(owner, TensorBase) and np.may_share_memory(saved, owner._data):
-            return owner, None
-    return None, None
+            return owner
+    return None

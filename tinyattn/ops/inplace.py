@@ -27,7 +27,7 @@ from .._tensor import Tensor
 from ..autograd.engine import _fit_tensor, unbroadcast
 from ..autograd.function import Function, Node, NoGradContext, _as_array
 from ..autograd.grad_mode import enable_grad, is_grad_enabled
-from ..autograd.tensor_base import TensorBase
+from ..autograd.tensor_base import TensorBase, VersionCounter
 from ..autograd.xp import numpy_xp
 
 
@@ -150,7 +150,11 @@ def apply_inplace(t: Tensor, fn: type[Function], *args, **kwargs) -> Tensor:
             a.copy() if isinstance(a, np.ndarray) and np.shares_memory(a, t._data) else a
             for a in node._saved
         )
-        node._saved_versions = tuple(r for r in node._saved_versions if r[0] is not t._version)
+        # the copies are not t's memory: nothing to check (the records still say which
+        # input they were, for create_graph), so they get fresh counters
+        node._saved_versions = tuple(
+            (VersionCounter(), 0, *r[2:]) if r[0] is t._version else r for r in node._saved_versions
+        )
     base = t._base
     if base is not None:  # before the write: CopySlices's inputs are the op's, pre-write
         base_new = _copy_slices(t, base, node, args)
