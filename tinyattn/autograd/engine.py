@@ -87,20 +87,7 @@ def _traverse(roots, root_grads, retain_graph, capture, accumulate, call_backwar
         input_grads = call_backward(node, grad)
         if not retain_graph:
             node.release()
-        # send each input its gradient (summed over broadcast axes, cast: most already
-        # fit); an input whose consumers have all sent theirs becomes ready
-        for i, child in enumerate(node.next_functions):
-            if child is None:
-                continue
-            if input_grads is not None and (g := input_grads[i]) is not None:
-                shape, dtype = node.input_meta[i]
-                if type(g) is not np.ndarray or g.shape != shape or g.dtype != dtype:
-                    g = _fit_to_input(g, (shape, dtype))
-                grads[child] = grads[child] + g if child in grads else g
-            remaining = pending[child] - 1
-            pending[child] = remaining
-            if remaining == 0:
-                ready.append(child)
+        _send_to_inputs(node, input_grads, grads, pending, ready)
     return captured
 
 
