@@ -207,8 +207,8 @@ class DataLoader:
     ) -> None:
         _check_worker_options(num_workers, timeout, prefetch_factor, persistent_workers)
         iterable = isinstance(dataset, IterableDataset)
-        shuffle = bool(shuffle)
         _check_sampling_options(iterable, batch_size, shuffle, sampler, batch_sampler, drop_last)
+        shuffle = bool(shuffle)
         if num_workers > 0 and prefetch_factor is None:
             prefetch_factor = 2
         if sampler is None:
