@@ -111,6 +111,35 @@ def test_reduce_lr_on_plateau_state_dict_round_trip():
     assert isinstance(s, tinyattn.optim.lr_scheduler.LRScheduler)
 
 
+def test_reduce_lr_on_plateau_param_group_added_later():
+    def run(lib, min_lr):
+        p = [lib.zeros(1, requires_grad=True) for _ in range(3)]
+        opt = lib.optim.SGD([p[0]], lr=1.0)
+        sched = lib.optim.lr_scheduler.ReduceLROnPlateau(opt, patience=0, min_lr=min_lr)
+        opt.add_param_group({"params": [p[1]], "lr": 0.5})
+        for metric in (3.0, 3.0, 3.0):
+            sched.step(metric)
+        return [g["lr"] for g in opt.param_groups], sched.min_lrs
+
+    assert run(tinyattn, 0.02) == run(torch, 0.02)  # the scalar min_lr covers the new group
+    with pytest.raises(RuntimeError, match="param groups"):
+        run(tinyattn, [0.02])
+    with pytest.raises(RuntimeError):
+        run(torch, [0.02])
+
+
+def test_reduce_lr_on_plateau_load_state_dict_recomputes_mode_worse():
+    opt = _two_group_optimizers()[0]
+    sd = ReduceLROnPlateau(opt, mode="max").state_dict()
+    del sd["mode_worse"]
+    fresh = ReduceLROnPlateau(_two_group_optimizers()[0])
+    fresh.load_state_dict(sd)
+    assert fresh.mode == "max" and fresh.mode_worse == -math.inf
+    sd["threshold_mode"] = "pct"
+    with pytest.raises(ValueError, match="threshold mode"):
+        fresh.load_state_dict(sd)
+
+
 def test_reduce_lr_on_plateau_bad_input():
     opt = _two_group_optimizers()[0]
     with pytest.raises(ValueError, match="factor"):

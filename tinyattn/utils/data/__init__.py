@@ -8,7 +8,8 @@
 
 Files: ``dataset.py`` (what samples are), ``sampler.py`` (which indices, in which
 order), ``_collate.py`` (samples -> batch), ``dataloader.py`` (the loop, in-process or
-with workers), ``_worker.py`` (what runs in a worker process).
+with workers), ``_multiprocess.py`` (the main process's side of the workers),
+``_worker.py`` (what runs in a worker process).
 """
 
 from ._collate import default_collate, default_convert

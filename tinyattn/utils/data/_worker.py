@@ -1,29 +1,37 @@
-"""What runs inside a DataLoader worker process, and how batches travel back.
+"""The worker side of a DataLoader with ``num_workers > 0``: what runs in each process.
 
-Each worker owns an *index queue* (tasks from the main process) and shares one
-*data queue* (results to the main process). A task is ``(task_index, indices)``; the
-worker fetches and collates that batch and sends ``(task_index, batch)``. The main
-process puts the results back in task order, so the batches come out in the same order
-as with ``num_workers=0``.
+A worker waits on its own *inbox* for tasks ``(epoch, batch_number, indices)``, builds
+that batch (dataset lookups + ``collate_fn``) and puts ``(epoch, batch_number, reply)``
+into the *outbox* it shares with the other workers. The reply is the pickled batch, a
+:class:`WorkerError` (the exception, with the worker's traceback as text), or
+:class:`StreamEnd` when the worker's copy of an iterable dataset has run dry. The main
+process side (who gets which task, how order is restored) is in ``_multiprocess.py``.
 
-Batches cross the process boundary pickled. tinyattn tensors refuse pickle (see
-``tinyattn.save``), so tensors inside lists, tuples, dicts and namedtuples are sent
-as their NumPy arrays and rebuilt as tensors in the main process; a tensor hidden
-in another kind of object makes the worker raise a clear error instead.
+Epochs: the first task of a new epoch makes the worker start over (a fresh iterator
+over an iterable dataset); a task from an epoch the main process has abandoned (the
+shared ``current_epoch`` has moved on) is skipped unanswered.
 
-Seeds: worker ``i`` seeds ``random``, ``tinyattn`` (with ``base_seed + i``) and NumPy's
-legacy global generator (from ``(base_seed, i)``), so augmentations drawn in workers
-are deterministic given the loader's ``generator`` and differ between workers.
+Batches travel pickled. tinyattn tensors refuse pickle (see ``tinyattn.save``), so
+tensors inside lists, tuples, dicts and namedtuples travel as NumPy arrays and become
+tensors again in the main process; a tensor inside any other object is an error.
+
+Seeds: worker ``i`` seeds ``random`` and ``tinyattn`` with ``base_seed + i`` (its
+``WorkerInfo.seed``) and NumPy's legacy global generator from ``(base_seed, i)``, so
+random augmentations in workers differ between workers and repeat with the loader's
+``generator``.
 """
 
 from __future__ import annotations
 
 import os
 import pickle
+import queue
 import random
 import sys
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -32,29 +40,30 @@ from ...random import manual_seed
 
 __all__ = ["WorkerInfo", "get_worker_info"]
 
-_POLL_SECONDS = 1.0
-_worker_info: WorkerInfo | None = None
+# How often a waiting process looks up from its queue to check on the other side.
+POLL_SECONDS = 0.5
+
+_this_worker: WorkerInfo | None = None  # set once, at the start of a worker process
 
 
 class WorkerInfo:
-    """Inside a worker: ``id``, ``num_workers``, ``seed`` and this worker's copy of ``dataset``."""
+    """Who am I, inside a worker: ``id``, ``num_workers``, ``seed``, ``dataset`` (read-only).
 
-    __initialized = False
+    ``dataset`` is this worker's own copy of the loader's dataset.
+    """
 
-    def __init__(self, **kwargs) -> None:
-        for k, v in kwargs.items():
-            setattr(self, k, v)
-        self.__keys = tuple(kwargs.keys())
-        self.__initialized = True
+    _FIELDS = ("id", "num_workers", "seed", "dataset")
 
-    def __setattr__(self, key, val) -> None:
-        if self.__initialized:
-            raise RuntimeError(f"Cannot assign attributes to {self.__class__.__name__} objects")
-        return super().__setattr__(key, val)
+    def __init__(self, *, id: int, num_workers: int, seed: int, dataset: Any) -> None:
+        for name, value in zip(self._FIELDS, (id, num_workers, seed, dataset)):
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise RuntimeError(f"Cannot assign attributes to {type(self).__name__} objects")
 
     def __repr__(self) -> str:
-        items = ", ".join(f"{k}={getattr(self, k)}" for k in self.__keys)
-        return f"{self.__class__.__name__}({items})"
+        fields = ", ".join(f"{name}={getattr(self, name)}" for name in self._FIELDS)
+        return f"{type(self).__name__}({fields})"
 
 
 def get_worker_info() -> WorkerInfo | None:
@@ -66,154 +75,169 @@ def get_worker_info() -> WorkerInfo | None:
         start, step = (0, 1) if info is None else (info.id, info.num_workers)
         yield from itertools.islice(stream, start, None, step)
     """
-    return _worker_info
+    return _this_worker
 
 
-# -- messages -------------------------------------------------------------------------------
+# -- what a worker sends back besides batches ------------------------------------------------
 @dataclass(frozen=True)
-class IterableStop:
-    """A worker's iterable dataset is exhausted."""
-
-    worker_id: int
+class StreamEnd:
+    """This worker's iterator over the iterable dataset is exhausted for this epoch."""
 
 
-@dataclass(frozen=True)
-class ResumeIteration:
-    """Start a new epoch with persistent workers (the worker answers with the same message)."""
+class WorkerError:
+    """The exception being handled in a worker, made ready to be raised in the main process.
 
-
-class ExceptionWrapper:
-    """An exception raised in a worker, carried to the main process and raised there."""
+    The exception object itself may not pickle, so its type travels (when it can) with
+    a message holding the worker's formatted traceback.
+    """
 
     def __init__(self, where: str) -> None:
-        exc_type, exc, _ = sys.exc_info()
-        try:  # the type itself travels only if it can be pickled (local classes cannot)
-            pickle.dumps(exc_type)
-        except Exception:
-            exc_type = RuntimeError
-        self.exc_type = exc_type
-        self.message = f"Caught {type(exc).__name__} {where}.\nOriginal {traceback.format_exc()}"
-
-    def reraise(self):
+        kind, exc, _ = sys.exc_info()
+        self.message = f"Caught {kind.__name__} {where}.\nOriginal {traceback.format_exc()}"
         try:
-            exception = self.exc_type(self.message)
-        except Exception:  # a type whose constructor wants other arguments
-            raise RuntimeError(self.message) from None
-        raise exception
+            pickle.dumps(kind)
+            self.kind = kind
+        except Exception:  # e.g. a class defined inside a function
+            self.kind = RuntimeError
+
+    def raise_in_main(self):
+        try:
+            error = self.kind(self.message)
+        except Exception:  # an exception type that needs other constructor arguments
+            error = RuntimeError(self.message)
+        raise error
 
 
-# -- tensors across processes ---------------------------------------------------------------
+# -- tensors across the process boundary ------------------------------------------------------
 @dataclass
 class _TensorPayload:
     array: np.ndarray
     requires_grad: bool
 
 
+def _map_containers(fn: Callable, data):
+    """``data`` with ``fn`` applied to each leaf of its list/tuple/dict/namedtuple nesting."""
+    if isinstance(data, tuple) and hasattr(data, "_fields"):
+        return type(data)(*(_map_containers(fn, item) for item in data))
+    if isinstance(data, (list, tuple)):
+        return type(data)(_map_containers(fn, item) for item in data)
+    if isinstance(data, dict):
+        return type(data)((key, _map_containers(fn, item)) for key, item in data.items())
+    return fn(data)
+
+
+def _tensor_to_payload(leaf):
+    if not isinstance(leaf, Tensor):
+        return leaf
+    if leaf.requires_grad and leaf.grad_fn is not None:
+        raise RuntimeError(
+            "DataLoader worker: a batch holds a non-leaf tensor that requires grad; "
+            "detach it in the dataset or collate_fn (it cannot leave the worker process)"
+        )
+    return _TensorPayload(leaf.detach().numpy(), leaf.requires_grad)
+
+
+def _payload_to_tensor(leaf):
+    if not isinstance(leaf, _TensorPayload):
+        return leaf
+    tensor = Tensor._make(leaf.array)
+    return tensor.requires_grad_(True) if leaf.requires_grad else tensor
+
+
 def pack(data):
     """``data`` with every tensor in its containers replaced by a picklable payload."""
-    if isinstance(data, Tensor):
-        if data.requires_grad and data.grad_fn is not None:
-            raise RuntimeError(
-                "DataLoader worker: a batch holds a non-leaf tensor that requires grad; "
-                "detach it in the dataset or collate_fn (it cannot leave the worker process)"
-            )
-        return _TensorPayload(data.detach().numpy(), data.requires_grad)
-    if isinstance(data, tuple) and hasattr(data, "_fields"):
-        return type(data)(*(pack(d) for d in data))
-    if isinstance(data, (list, tuple)):
-        return type(data)(pack(d) for d in data)
-    if isinstance(data, dict):
-        return type(data)((k, pack(v)) for k, v in data.items())
-    return data
+    return _map_containers(_tensor_to_payload, data)
 
 
 def unpack(data):
     """Inverse of :func:`pack`, in the main process."""
-    if isinstance(data, _TensorPayload):
-        t = Tensor._make(data.array)
-        return t.requires_grad_(True) if data.requires_grad else t
-    if isinstance(data, tuple) and hasattr(data, "_fields"):
-        return type(data)(*(unpack(d) for d in data))
-    if isinstance(data, (list, tuple)):
-        return type(data)(unpack(d) for d in data)
-    if isinstance(data, dict):
-        return type(data)((k, unpack(v)) for k, v in data.items())
-    return data
+    return _map_containers(_payload_to_tensor, data)
 
 
-def _dumps(data, worker_id: int) -> bytes:
-    """Pickle a result here, so an unpicklable batch becomes an error the main process sees."""
-    try:
-        return pickle.dumps(pack(data), protocol=pickle.HIGHEST_PROTOCOL)
-    except Exception:
-        where = (
-            f"in DataLoader worker process {worker_id} while sending a batch (batches must be "
-            "picklable; tinyattn tensors travel only inside lists, tuples, dicts and namedtuples)"
-        )
-        return pickle.dumps(ExceptionWrapper(where))
+# -- the worker process -----------------------------------------------------------------------
+@dataclass
+class WorkerSetup:
+    """Everything a worker process needs to know, sent once when it starts."""
+
+    worker_id: int
+    num_workers: int
+    base_seed: int
+    dataset: Any
+    make_batches: Callable  # make_batches(dataset) -> callable(indices) -> batch
+    worker_init_fn: Callable | None
+    parent_pid: int
+
+    @property
+    def where(self) -> str:
+        return f"in DataLoader worker process {self.worker_id}"
 
 
-# -- the worker process ---------------------------------------------------------------------
-def _seed_worker(base_seed: int, worker_id: int) -> int:
-    seed = base_seed + worker_id
+def _seed_this_process(setup: WorkerSetup) -> int:
+    seed = setup.base_seed + setup.worker_id
     random.seed(seed)
     manual_seed(seed)
-    np.random.seed(np.random.SeedSequence([base_seed, worker_id]).generate_state(1)[0])
+    numpy_seed = np.random.SeedSequence([setup.base_seed, setup.worker_id]).generate_state(1)[0]
+    np.random.seed(numpy_seed)
     return seed
 
 
-def worker_loop(
-    make_fetcher,
-    dataset,
-    index_queue,
-    data_queue,
-    done_event,
-    base_seed: int,
-    worker_init_fn,
-    worker_id: int,
-    num_workers: int,
-    parent_pid: int,
-) -> None:
-    """Serve tasks from ``index_queue`` until told to stop (``None``) or the parent is gone."""
-    import queue
-
-    global _worker_info
-    seed = _seed_worker(base_seed, worker_id)
-    _worker_info = WorkerInfo(id=worker_id, num_workers=num_workers, seed=seed, dataset=dataset)
-    where = f"in DataLoader worker process {worker_id}"
-    init_error = None
-    fetcher = None
-    try:
-        if worker_init_fn is not None:
-            worker_init_fn(worker_id)
-        fetcher = make_fetcher(dataset)
-    except Exception:
-        init_error = ExceptionWrapper(where)
-    exhausted = False
+def _wait_for_task(inbox, stop_event, parent_pid: int):
+    """The next task from ``inbox``; ``None`` when told to stop or when the parent is gone."""
     while True:
         try:
-            task = index_queue.get(timeout=_POLL_SECONDS)
+            return inbox.get(timeout=POLL_SECONDS)
         except queue.Empty:
-            if done_event.is_set() or os.getppid() != parent_pid:
-                break
-            continue
-        if task is None:
+            # the ``None`` sent at shutdown can be lost if the main process is exiting
+            if stop_event.is_set() or os.getppid() != parent_pid:
+                return None
+
+
+def _encode(reply, setup: WorkerSetup) -> bytes:
+    """Pickle ``reply`` here, so that an unpicklable batch is an error the main process sees."""
+    try:
+        return pickle.dumps(pack(reply), protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception:
+        where = (
+            f"{setup.where} while sending a batch (batches must be picklable; "
+            "tinyattn tensors travel only inside lists, tuples, dicts and namedtuples)"
+        )
+        return pickle.dumps(WorkerError(where))
+
+
+def run_worker(setup: WorkerSetup, inbox, outbox, stop_event, current_epoch) -> None:
+    """The body of a worker process: answer tasks from ``inbox`` until told to stop."""
+    global _this_worker
+    seed = _seed_this_process(setup)
+    _this_worker = WorkerInfo(
+        id=setup.worker_id, num_workers=setup.num_workers, seed=seed, dataset=setup.dataset
+    )
+    setup_failed = None  # a worker_init_fn error answers every task
+    try:
+        if setup.worker_init_fn is not None:
+            setup.worker_init_fn(setup.worker_id)
+    except Exception:
+        setup_failed = WorkerError(setup.where)
+
+    epoch_seen, make_batch, dry = -1, None, False
+    while (task := _wait_for_task(inbox, stop_event, setup.parent_pid)) is not None:
+        if stop_event.is_set():
             break
-        if isinstance(task, ResumeIteration):
-            exhausted = False
-            fetcher = make_fetcher(dataset) if init_error is None else None
-            data_queue.put((task, None))
-            continue
-        if done_event.is_set() or exhausted:
-            continue
-        task_index, indices = task
-        if init_error is not None:
-            data, init_error = init_error, None
-        else:
+        epoch, batch_number, indices = task
+        if epoch < current_epoch.value:
+            continue  # the main process has moved on to a later epoch
+        if epoch != epoch_seen:  # a new epoch starts from a fresh iterator
+            epoch_seen, make_batch, dry = epoch, None, False
+        if dry:
+            continue  # the main process learns of it from the StreamEnd already sent
+        reply = setup_failed
+        if reply is None:
             try:
-                data = fetcher.fetch(indices)
+                if make_batch is None:
+                    make_batch = setup.make_batches(setup.dataset)
+                reply = make_batch(indices)
             except StopIteration:
-                data, exhausted = IterableStop(worker_id), True
+                reply, dry = StreamEnd(), True
             except Exception:
-                data = ExceptionWrapper(where)
-        data_queue.put((task_index, _dumps(data, worker_id)))
+                reply = WorkerError(setup.where)
+        outbox.put((epoch, batch_number, _encode(reply, setup)))
+    outbox.cancel_join_thread()  # results nobody will read must not keep this process alive

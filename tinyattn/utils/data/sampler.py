@@ -12,6 +12,7 @@ random streams are NumPy's, not torch's.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Iterator, Sequence, Sized
 
 from ... import _dtype as dt
@@ -86,14 +87,14 @@ class RandomSampler(Sampler):
         num_samples: int | None = None,
         generator: Generator | None = None,
     ) -> None:
+        if not isinstance(replacement, bool):
+            raise TypeError(
+                f"replacement should be a boolean value, but got replacement={replacement}"
+            )
         self.data_source = data_source
         self.replacement = replacement
-        self._num_samples = num_samples
         self.generator = generator
-        if not isinstance(self.replacement, bool):
-            raise TypeError(
-                f"replacement should be a boolean value, but got replacement={self.replacement}"
-            )
+        self._requested = num_samples  # None: one pass over the dataset
         if not _is_positive_int(self.num_samples):
             raise ValueError(
                 "num_samples should be a positive integer value, "
@@ -102,19 +103,22 @@ class RandomSampler(Sampler):
 
     @property
     def num_samples(self) -> int:
-        return len(self.data_source) if self._num_samples is None else self._num_samples
+        return len(self.data_source) if self._requested is None else self._requested
 
     def __iter__(self) -> Iterator[int]:
-        n = len(self.data_source)
+        # Drawn when iteration starts, as torch (a fresh seed per pass without a generator).
+        # torch draws with replacement in chunks of 32 to match its own random stream; ours
+        # is NumPy's, so there is no stream to match and we draw everything at once.
         generator = _fresh_generator(self.generator)
+        size, wanted = len(self.data_source), self.num_samples
         if self.replacement:
-            for _ in range(self.num_samples // 32):
-                yield from randint(0, n, (32,), generator=generator).tolist()
-            yield from randint(0, n, (self.num_samples % 32,), generator=generator).tolist()
-        else:
-            for _ in range(self.num_samples // n):
-                yield from randperm(n, generator=generator).tolist()
-            yield from randperm(n, generator=generator).tolist()[: self.num_samples % n]
+            yield from randint(0, size, (wanted,), generator=generator).tolist()
+            return
+        whole_passes, rest = divmod(wanted, size)
+        for _ in range(whole_passes):
+            yield from randperm(size, generator=generator).tolist()
+        if rest:
+            yield from randperm(size, generator=generator).tolist()[:rest]
 
     def __len__(self) -> int:
         return self.num_samples
@@ -128,8 +132,8 @@ class SubsetRandomSampler(Sampler):
         self.generator = generator
 
     def __iter__(self) -> Iterator[int]:
-        for i in randperm(len(self.indices), generator=self.generator).tolist():
-            yield self.indices[i]
+        order = randperm(len(self.indices), generator=self.generator).tolist()
+        yield from (self.indices[position] for position in order)
 
     def __len__(self) -> int:
         return len(self.indices)
@@ -205,17 +209,12 @@ class BatchSampler(Sampler):
         self.drop_last = drop_last
 
     def __iter__(self) -> Iterator[list[int]]:
-        batch: list[int] = []
-        for idx in self.sampler:
-            batch.append(idx)
-            if len(batch) == self.batch_size:
-                yield batch
-                batch = []
-        if batch and not self.drop_last:
+        indices = iter(self.sampler)
+        while batch := list(itertools.islice(indices, self.batch_size)):
+            if len(batch) < self.batch_size and self.drop_last:
+                return
             yield batch
 
     def __len__(self) -> int:
-        n = len(self.sampler)  # type: ignore[arg-type]
-        if self.drop_last:
-            return n // self.batch_size
-        return (n + self.batch_size - 1) // self.batch_size
+        full, partial = divmod(len(self.sampler), self.batch_size)  # type: ignore[arg-type]
+        return full + (1 if partial and not self.drop_last else 0)
