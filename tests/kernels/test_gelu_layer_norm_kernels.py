@@ -174,21 +174,25 @@ def test_layer_norm_kernel_propagates_nan_and_inf_like_twin(monkeypatch):
         np.testing.assert_allclose(ours, twin, rtol=1e-4, atol=1e-5, equal_nan=True)
 
 
-def test_layer_norm_parameter_grads_do_not_depend_on_thread_count():
-    import numba
-
+def test_parallel_launch_equals_one_thread(monkeypatch):
+    """Over all threads (PARALLEL_MIN = 0) or on one, every result is the same, bit for bit:
+    elements and rows are computed alike, dweight/dbias summed in fixed row blocks."""
     rng = np.random.default_rng(2)
     x = rng.standard_normal((200, 64)).astype(np.float32)
     g = rng.standard_normal((200, 64)).astype(np.float32)
     w = rng.standard_normal(64).astype(np.float32)
-    y, mean, rstd = kernels.layer_norm(x, w, None, 1, 1e-5)
-    before = numba.get_num_threads()
-    try:
-        numba.set_num_threads(1)
-        one = kernels.layer_norm_backward(g, x, w, mean, rstd, 1)
-    finally:
-        numba.set_num_threads(before)
-    many = kernels.layer_norm_backward(g, x, w, mean, rstd, 1)
+
+    def everything():
+        y, mean, rstd = kernels.layer_norm(x, w, None, 1, 1e-5)
+        grads = kernels.layer_norm_backward(g, x, w, mean, rstd, 1)
+        gelus = [kernels.gelu(x, a) for a in ("none", "tanh")]
+        gelus += [kernels.gelu_backward(g, x, a) for a in ("none", "tanh")]
+        return [y, mean, rstd, *grads, *gelus]
+
+    monkeypatch.setattr(kernels, "PARALLEL_MIN", 1 << 60)
+    one = everything()
+    monkeypatch.setattr(kernels, "PARALLEL_MIN", 0)
+    many = everything()
     for a, b in zip(one, many):
         np.testing.assert_array_equal(a, b)
 
