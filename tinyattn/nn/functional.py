@@ -154,32 +154,34 @@ class Gelu(Function):
     'tanh':  u = sqrt(2/pi) (x + 0.044715 x^3),  t = tanh(u),  y = x (1 + t) / 2,
              dx = g ((1 + t) / 2 + x (1 - t^2) sqrt(2/pi) (1 + 3 * 0.044715 x^2) / 2)
 
-    Only x is saved; the backward recomputes Phi (or t). First order on float32/float64
-    runs the numba kernels (``tinyattn.kernels.gelu_layer_norm``), whose twin is the
-    formula below (computed in float64, rounded once).
+    First order on float32/float64 runs the numba kernels
+    (``tinyattn.kernels.gelu_layer_norm``), whose twin is the formula below (computed in
+    float64, rounded once); they save x only and recompute Phi (or t) in the backward.
     """
 
     supports_create_graph = True
 
     @staticmethod
     def forward(ctx, x, approximate):
-        ctx.save_for_backward(x)
         ctx.approximate = approximate
         if kernels.fits(x):
+            ctx.save_for_backward(x, None)  # the kernel's backward recomputes Phi: cheap
             return kernels.gelu(x, approximate)
         x64 = x.astype(np.float64)
         aux = _gelu_aux(numpy_xp, x64, approximate)
         y = 0.5 * x64 * (1.0 + aux) if approximate == "tanh" else x64 * aux
+        ctx.save_for_backward(x, aux)  # NumPy's erf is not: computed once
         return y.astype(x.dtype, copy=False)
 
     @staticmethod
     def backward(ctx, g):
         xp = ctx.xp
-        (x,) = ctx.saved_tensors
+        x, aux = ctx.saved_tensors
         if xp is numpy_xp and kernels.fits(x, g):
             return kernels.gelu_backward(g, x, ctx.approximate), None
         x64 = xp.astype(x, np.float64)
-        aux = _gelu_aux(xp, x64, ctx.approximate)  # t or Phi (in the graph under create_graph)
+        if aux is None or xp is tensor_xp:  # t or Phi (as a function of x under create_graph)
+            aux = _gelu_aux(xp, x64, ctx.approximate)
         if ctx.approximate == "tanh":
             t = aux
             du = _SQRT_2_OVER_PI * (1.0 + 3.0 * _GELU_C * x64**2)
