@@ -31,12 +31,12 @@ def _run(monkeypatch, backend, f, arrays, g):
 def _agree(ours, twin, dtype, scale=1.0):
     tol = TOL[dtype] * scale
     np.testing.assert_allclose(ours, twin, rtol=tol, atol=tol, equal_nan=True)
-    assert ours.dtype == twin.dtype == dtype
+    assert ours.dtype == twin.dtype == dtype and ours.shape == twin.shape
 
 
 # -- GELU -------------------------------------------------------------------------------------
 
-GELU_SHAPES = [(1,), (1, 1), (3, 7), (2, 5, 9), (3 * _numba_gelu.CHUNK + 5,)]
+GELU_SHAPES = [(), (1,), (1, 1), (3, 7), (2, 5, 9), (3 * _numba_gelu.CHUNK + 5,)]
 
 
 @pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")  # the twin on inf * 0
@@ -44,7 +44,7 @@ GELU_SHAPES = [(1,), (1, 1), (3, 7), (2, 5, 9), (3 * _numba_gelu.CHUNK + 5,)]
 @pytest.mark.parametrize("approximate", ["none", "tanh"])
 @pytest.mark.parametrize("shape", GELU_SHAPES)
 def test_gelu_kernel_matches_twin(monkeypatch, dtype, approximate, shape):
-    rng = np.random.default_rng(len(shape) + shape[-1])
+    rng = np.random.default_rng(len(shape) + sum(shape))
     x = (rng.standard_normal(shape) * 4).astype(dtype)
     flat = x.reshape(-1)
     specials = [0.0, -0.0, 4 * math.sqrt(2), -4 * math.sqrt(2), 30.0, -30.0, 1e-30, -1e-30]

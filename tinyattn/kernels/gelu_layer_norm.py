@@ -32,18 +32,24 @@ def fits(x: np.ndarray, *others: np.ndarray | None) -> bool:
     )
 
 
+def _c_order(a: np.ndarray) -> np.ndarray:
+    """``a`` itself if C-contiguous, else a C-ordered copy (0-d stays 0-d, unlike
+    ``np.ascontiguousarray``)."""
+    return a if a.flags.c_contiguous else a.copy(order="C")
+
+
 def _check(name: str, a: np.ndarray, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
     if not isinstance(a, np.ndarray) or a.dtype != dtype or a.shape != shape:
         got = f"{a.dtype} {a.shape}" if isinstance(a, np.ndarray) else type(a).__name__
         raise ValueError(f"{name}: expected a {dtype} array of shape {shape}, got {got}")
-    return np.ascontiguousarray(a)
+    return _c_order(a)
 
 
 def _check_x(x: np.ndarray) -> np.ndarray:
     if not isinstance(x, np.ndarray) or x.dtype not in _DTYPES or x.size == 0:
         got = f"{x.dtype} {x.shape}" if isinstance(x, np.ndarray) else type(x).__name__
         raise ValueError(f"x: expected a non-empty float32 or float64 array, got {got}")
-    return np.ascontiguousarray(x)
+    return _c_order(x)
 
 
 # Below this many elements a kernel runs on the calling thread only (numba's thread count
