@@ -16,6 +16,7 @@ from .._matmul import rows
 from .._tensor import Tensor
 from ..autograd.function import Function
 from ..autograd.xp import numpy_xp, tensor_xp
+from ..kernels import gelu_layer_norm as kernels
 from ..ops.activation import log_softmax, softmax
 from ..ops.unary import relu, sigmoid, tanh
 from ..random import _numpy_generator
@@ -152,25 +153,34 @@ class Gelu(Function):
 
     'tanh':  u = sqrt(2/pi) (x + 0.044715 x^3),  t = tanh(u),  y = x (1 + t) / 2,
              dx = g ((1 + t) / 2 + x (1 - t^2) sqrt(2/pi) (1 + 3 * 0.044715 x^2) / 2)
+
+    First order on float32/float64 runs the numba kernels
+    (``tinyattn.kernels.gelu_layer_norm``), whose twin is the formula below (computed in
+    float64, rounded once); they save x only and recompute Phi (or t) in the backward.
     """
 
     supports_create_graph = True
 
     @staticmethod
     def forward(ctx, x, approximate):
+        ctx.approximate = approximate
+        if kernels.fits(x):
+            ctx.save_for_backward(x, None)  # the kernel's backward recomputes Phi: cheap
+            return kernels.gelu(x, approximate)
         x64 = x.astype(np.float64)
         aux = _gelu_aux(numpy_xp, x64, approximate)
         y = 0.5 * x64 * (1.0 + aux) if approximate == "tanh" else x64 * aux
-        ctx.save_for_backward(x, aux)
-        ctx.approximate = approximate
+        ctx.save_for_backward(x, aux)  # NumPy's erf is not: computed once
         return y.astype(x.dtype, copy=False)
 
     @staticmethod
     def backward(ctx, g):
         xp = ctx.xp
         x, aux = ctx.saved_tensors
+        if xp is numpy_xp and kernels.fits(x, g):
+            return kernels.gelu_backward(g, x, ctx.approximate), None
         x64 = xp.astype(x, np.float64)
-        if xp is tensor_xp:  # create_graph: t or Phi as a function of x, in the graph
+        if aux is None or xp is tensor_xp:  # t or Phi (as a function of x under create_graph)
             aux = _gelu_aux(xp, x64, ctx.approximate)
         if ctx.approximate == "tanh":
             t = aux
@@ -267,7 +277,9 @@ class LayerNormFunction(Function):
 
     g' = g * weight:
     dx = rstd (g' - mean(g') - xhat mean(g' xhat)),   dweight = sum(g xhat),   dbias = sum(g)
-    (dweight / dbias summed over the leading dims: returned full-size, the engine reduces.)
+    (dweight / dbias summed over the leading dims: returned full-size by the formula, the
+    engine reduces; the numba kernel (first order, float32/float64) returns them reduced.)
+    The forward saves mu and rstd, not xhat; the backward recomputes xhat = (x - mu) rstd.
     NaN/inf: as torch, except that with an infinite ``weight`` element dx may hold ±inf
     where torch's fused kernel (the same formula arranged differently) gives NaN.
     """
@@ -279,37 +291,44 @@ class LayerNormFunction(Function):
     @staticmethod
     def forward(ctx, x, weight, bias, k, eps):
         axes = _norm_axes(x, k)
+        ctx.axes, ctx.k, ctx.eps = axes, k, eps
+        if kernels.fits(x, weight, bias):  # the numba kernel: the same math, fused
+            y, mu, rstd = kernels.layer_norm(x, weight, bias, k, eps)
+            ctx.save_for_backward(x, weight, mu, rstd)
+            return y
         mu = x.mean(axis=axes, keepdims=True)
         xc = x - mu
-        var = (xc * xc).mean(axis=axes, keepdims=True)
-        rstd = 1.0 / np.sqrt(var + eps)
-        xhat = xc * rstd
-        y = xhat
+        rstd = 1.0 / np.sqrt((xc * xc).mean(axis=axes, keepdims=True) + eps)
+        y = xc * rstd
         if weight is not None:
             y = y * weight
         if bias is not None:
             y = y + bias
-        ctx.axes, ctx.eps = axes, eps
-        ctx.save_for_backward(x, weight, xhat, rstd)
+        ctx.save_for_backward(x, weight, mu, rstd)  # mu, rstd: 2 numbers a row, not xhat
         return y
 
     @staticmethod
     def backward(ctx, g):
         xp = ctx.xp
-        x, weight, xhat, rstd = ctx.saved_tensors
+        x, weight, mu, rstd = ctx.saved_tensors
+        need_w, need_b = ctx.needs_input_grad[1:3]
+        if xp is numpy_xp and kernels.fits(x, g, weight, mu, rstd):
+            dx, dweight, dbias = kernels.layer_norm_backward(g, x, weight, mu, rstd, ctx.k)
+            return dx, dweight if need_w else None, dbias if need_b else None, None, None
         axes = ctx.axes
-        if xp is tensor_xp:  # create_graph: xhat and rstd as functions of x, in the graph
-            xc = x - xp.mean(x, axis=axes, keepdims=True)
+        if xp is tensor_xp:  # create_graph: mu and rstd as functions of x, in the graph
+            mu = xp.mean(x, axis=axes, keepdims=True)
+            xc = x - mu
             rstd = 1.0 / xp.sqrt(xp.mean(xc * xc, axis=axes, keepdims=True) + ctx.eps)
-            xhat = xc * rstd
+        xhat = (x - mu) * rstd
         gw = g * weight if weight is not None else g
         dx = rstd * (
             gw
             - xp.mean(gw, axis=axes, keepdims=True)
             - xhat * xp.mean(gw * xhat, axis=axes, keepdims=True)
         )
-        dweight = g * xhat if ctx.needs_input_grad[1] else None
-        dbias = g if ctx.needs_input_grad[2] else None
+        dweight = g * xhat if need_w else None
+        dbias = g if need_b else None
         return dx, dweight, dbias, None, None
 
 

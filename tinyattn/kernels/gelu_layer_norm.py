@@ -1,0 +1,189 @@
+"""GELU and LayerNorm on NumPy arrays through the numba kernels: the checks before them.
+
+``tinyattn.nn.functional.Gelu`` and ``LayerNormFunction`` call these on their
+first-order path when ``fits(...)`` says the kernels take the arrays (float32 or
+float64, one dtype, not empty, ``TINYATTN_KERNELS`` not ``numpy``); otherwise, and
+under ``create_graph=True``, their NumPy/xp formula runs: it is the kernels' twin
+(see ``_numba_gelu`` and ``_numba_layer_norm`` for the formulas and the precision).
+Inputs of any layout are accepted: a strided one is copied to C order here, before a
+kernel sees it; shapes and dtypes are checked here, the kernels check nothing.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import backend
+
+__all__ = ["fits", "gelu", "gelu_backward", "layer_norm", "layer_norm_backward"]
+
+_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def fits(x: np.ndarray, *others: np.ndarray | None) -> bool:
+    """Whether the kernels take ``x`` with ``others`` (None skipped): float32/float64
+    arrays of one dtype, ``x`` not empty, and the backend is not ``numpy``."""
+    arrays = [a for a in (x, *others) if a is not None]
+    return (
+        all(isinstance(a, np.ndarray) and a.dtype == x.dtype for a in arrays)
+        and x.dtype in _DTYPES
+        and x.size > 0
+        and backend() != "numpy"
+    )
+
+
+def _c_order(a: np.ndarray) -> np.ndarray:
+    """``a`` itself if C-contiguous, else a C-ordered copy (0-d stays 0-d, unlike
+    ``np.ascontiguousarray``)."""
+    return a if a.flags.c_contiguous else a.copy(order="C")
+
+
+def _check(name: str, a: np.ndarray, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    if not isinstance(a, np.ndarray) or a.dtype != dtype or a.shape != shape:
+        got = f"{a.dtype} {a.shape}" if isinstance(a, np.ndarray) else type(a).__name__
+        raise ValueError(f"{name}: expected a {dtype} array of shape {shape}, got {got}")
+    return _c_order(a)
+
+
+def _check_x(x: np.ndarray) -> np.ndarray:
+    if not isinstance(x, np.ndarray) or x.dtype not in _DTYPES or x.size == 0:
+        got = f"{x.dtype} {x.shape}" if isinstance(x, np.ndarray) else type(x).__name__
+        raise ValueError(f"x: expected a non-empty float32 or float64 array, got {got}")
+    return _c_order(x)
+
+
+# Below this many elements a kernel runs on the calling thread only (numba's thread count
+# set to 1 for the launch). On the shared 2-core machine, loaded (float32, medians of 30):
+# LayerNorm forward at (8, 128, 256) took 0.16 ms on one thread and 0.65 ms on two, its
+# backward 0.25 vs 0.76 ms; the same reasoning and bound as the fused Adam kernel.
+PARALLEL_MIN = 1 << 20
+
+
+def _launch(kernel, size: int, *args) -> None:
+    import numba
+
+    from ._threads import kernel_launch
+
+    with kernel_launch():
+        if size >= PARALLEL_MIN:
+            kernel(*args)
+            return
+        threads = numba.get_num_threads()
+        numba.set_num_threads(1)
+        try:
+            kernel(*args)
+        finally:
+            numba.set_num_threads(threads)
+
+
+def _check_approximate(approximate: str) -> bool:
+    if approximate not in ("none", "tanh"):
+        raise ValueError(f"approximate: expected 'none' or 'tanh', got {approximate!r}")
+    return approximate == "tanh"
+
+
+def gelu(x: np.ndarray, approximate: str = "none") -> np.ndarray:
+    """``gelu(x)``, any shape; the result has x's shape and dtype."""
+    x = _check_x(x)
+    tanh = _check_approximate(approximate)
+    from ._numba_gelu import gelu_forward
+
+    out = np.empty_like(x)
+    _launch(gelu_forward, x.size, x.reshape(-1), out.reshape(-1), tanh, x.dtype == np.float32)
+    return out
+
+
+def gelu_backward(g: np.ndarray, x: np.ndarray, approximate: str = "none") -> np.ndarray:
+    """``g * gelu'(x)``: g and x of one shape and dtype."""
+    x = _check_x(x)
+    g = _check("g", g, x.shape, x.dtype)
+    tanh = _check_approximate(approximate)
+    from ._numba_gelu import gelu_backward as kernel
+
+    out = np.empty_like(x)
+    _launch(
+        kernel, x.size, g.reshape(-1), x.reshape(-1), out.reshape(-1), tanh, x.dtype == np.float32
+    )
+    return out
+
+
+def _rows(x: np.ndarray, k: int) -> tuple[int, int]:
+    if not isinstance(k, int) or not 1 <= k <= x.ndim:
+        raise ValueError(f"k: expected 1 <= k <= x.ndim = {x.ndim} normalized dims, got {k!r}")
+    n = int(np.prod(x.shape[x.ndim - k :]))
+    return x.size // n, n
+
+
+def _affine(name: str, a: np.ndarray | None, x: np.ndarray, k: int, fill: float) -> np.ndarray:
+    shape = x.shape[x.ndim - k :]
+    if a is None:
+        return np.full(shape, fill, x.dtype).reshape(-1)
+    return _check(name, a, shape, x.dtype).reshape(-1)
+
+
+def layer_norm(
+    x: np.ndarray, weight: np.ndarray | None, bias: np.ndarray | None, k: int, eps: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """LayerNorm over the last ``k`` dims of ``x``: returns ``(y, mean, rstd)``, ``y`` as x,
+    ``mean`` and ``rstd`` of shape ``x.shape[:-k] + (1,) * k`` (x's dtype)."""
+    x = _check_x(x)
+    rows, n = _rows(x, k)
+    w, b = _affine("weight", weight, x, k, 1.0), _affine("bias", bias, x, k, 0.0)
+    from ._numba_layer_norm import layer_norm_forward
+
+    y = np.empty_like(x)
+    stats_shape = x.shape[: x.ndim - k] + (1,) * k
+    mean, rstd = np.empty(stats_shape, x.dtype), np.empty(stats_shape, x.dtype)
+    _launch(
+        layer_norm_forward,
+        x.size,
+        x.reshape(rows, n),
+        w,
+        b,
+        float(eps),
+        y.reshape(rows, n),
+        mean.reshape(-1),
+        rstd.reshape(-1),
+    )
+    return y, mean, rstd
+
+
+def layer_norm_backward(
+    g: np.ndarray,
+    x: np.ndarray,
+    weight: np.ndarray | None,
+    mean: np.ndarray,
+    rstd: np.ndarray,
+    k: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(dx, dweight, dbias)`` of LayerNorm over the last ``k`` dims; ``mean`` and ``rstd``
+    from ``layer_norm``; ``dweight``/``dbias`` of the normalized shape, summed over rows."""
+    x = _check_x(x)
+    rows, n = _rows(x, k)
+    g = _check("g", g, x.shape, x.dtype)
+    stats_shape = x.shape[: x.ndim - k] + (1,) * k
+    mean = _check("mean", mean, stats_shape, x.dtype)
+    rstd = _check("rstd", rstd, stats_shape, x.dtype)
+    w = _affine("weight", weight, x, k, 1.0)
+    from ._numba_layer_norm import ROWS_PER_BLOCK
+    from ._numba_layer_norm import layer_norm_backward as kernel
+
+    dx = np.empty_like(x)
+    blocks = -(-rows // ROWS_PER_BLOCK)
+    dweight_parts, dbias_parts = np.empty((blocks, n)), np.empty((blocks, n))
+    _launch(
+        kernel,
+        x.size,
+        g.reshape(rows, n),
+        x.reshape(rows, n),
+        w,
+        mean.reshape(-1),
+        rstd.reshape(-1),
+        dx.reshape(rows, n),
+        dweight_parts,
+        dbias_parts,
+    )
+    shape = x.shape[x.ndim - k :]
+    dweight = dweight_parts.sum(axis=0).astype(x.dtype).reshape(shape)
+    dbias = dbias_parts.sum(axis=0).astype(x.dtype).reshape(shape)
+    return dx, dweight, dbias
