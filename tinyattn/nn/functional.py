@@ -75,7 +75,7 @@ class LinearFunction(Function):
         x2 = np.reshape(x, (rows(x), x.shape[-1]))
         y = (x2 @ weight.T).reshape(x.shape[:-1] + (weight.shape[0],))
         if bias is not None:
-            y = y + bias
+            y += bias  # (y is the product's fresh array: no second output array)
         # x itself, not x2: in-place edits of x are caught, and under create_graph the
         # saved x is the input in the graph (a strided x is folded again in backward)
         ctx.save_for_backward(x, weight)
