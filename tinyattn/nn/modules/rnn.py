@@ -26,7 +26,9 @@ from ...ops.creation import empty, zeros
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
+from ..utils.rnn import PackedSequence
 from ._args import size_arg
+from ._rnn_packed import forward_packed
 from .module import Module
 
 _GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
@@ -214,6 +216,8 @@ class RNNBase(Module):
         return layer_input, final
 
     def _forward(self, input: Tensor, hx, with_cell: bool):
+        if isinstance(input, PackedSequence):
+            return forward_packed(self, input, hx, with_cell)
         batched = self._check_input(input)
         if not batched:
             input = input.unsqueeze(1)
