@@ -276,6 +276,8 @@ class LSTM(RNNBase):
 
     ``input (L, N, input_size)`` (``(N, L, ...)`` batch-first, or unbatched ``(L, input_size)``);
     ``output (L, N, D*H)``; ``h_n, c_n (num_layers*D, N, H)``, D = 2 if bidirectional.
+    A ``PackedSequence`` input gives a packed output and each sequence's last-step states
+    (``_rnn_packed.py``); RNN and GRU accept one too.
     """
 
     def __init__(self, input_size: int, hidden_size: int, *args, **kwargs) -> None:

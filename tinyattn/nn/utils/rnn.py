@@ -186,8 +186,7 @@ def pack_padded_sequence(
     """
     if not isinstance(input, Tensor):
         raise TypeError(
-            f"pack_padded_sequence(): argument 'input' must be a Tensor, got "
-            f"{type(input).__name__}"
+            f"pack_padded_sequence(): argument 'input' must be a Tensor, got {type(input).__name__}"
         )
     if input.ndim < 2:
         raise ValueError(
