@@ -72,6 +72,14 @@ ARGS: dict[str, tuple[tuple, dict]] = {
     "torch.nn.functional.cross_entropy": (("target",), {}),
     "torch.nn.functional.scaled_dot_product_attention": (("q", "q"), {}),
     "torch.nn.utils.rnn.pack_padded_sequence": (([5, 3],), {}),
+    "Tensor.bmm": (("b2",), {}),
+    "Tensor.expand_as": (("row1",), {}),
+    "Tensor.matmul": (("xT",), {}),
+    "Tensor.pow": ((2.0,), {}),
+    "Tensor.swapaxes": ((0, 1), {}),
+    "torch.gather": ((1, "idx2"), {}),
+    "torch.gt": (("x",), {}),
+    "torch.roll": ((1,), {"dims": 0}),
 }
 PROPERTIES = {"T", "mT", "H", "mH", "real", "imag"}
 # Tensor arguments: the first element selects the input, the rest the first argument.
@@ -86,6 +94,7 @@ INPUT_OF = {
     "Tensor.expand": "row1",
     "torch.nn.utils.rnn.pad_sequence": "pair",
     "torch.nn.utils.rnn.pack_padded_sequence": "seq",
+    "Tensor.bmm": "b1",
     "torch.nn.utils.rnn.pad_packed_sequence": "packed",
 }
 # Module classes: (constructor args, input).
@@ -104,6 +113,8 @@ MODULES: dict[str, tuple[tuple, dict, str]] = {
     "torch.nn.GRU": ((4, 3), {}, "seq"),
     "torch.nn.RNN": ((4, 3), {}, "seq"),
     "torch.nn.LSTM": ((4, 3), {}, "seq"),
+    "torch.nn.Conv1d": ((2, 3, 2), {}, "seq"),
+    "torch.nn.LogSoftmax": ((), {"dim": -1}, "x"),
     "torch.nn.CrossEntropyLoss": ((), {}, "x,target"),
     "torch.nn.NLLLoss": ((), {}, "x,target"),
     "torch.nn.KLDivLoss": ((), {"reduction": "batchmean"}, "x,x"),
@@ -136,6 +147,7 @@ NOT_ON_TENSORS = {
     "torch.nn.Module", "torch.nn.ModuleList", "torch.nn.ModuleDict", "torch.nn.Parameter",
     "torch.nn.DataParallel", "torch.nn.parallel.DistributedDataParallel",
     "torch.nn.utils.clip_grad_norm_", "torch.nn.utils.clip_grad_norm",
+    "torch.nn.Embedding.from_pretrained", "torch.inference_mode", "Tensor.is_cuda",
     "torch.optim.Adam", "torch.optim.AdamW", "torch.optim.Optimizer",
     "torch.optim.Optimizer.param_groups", "torch.optim.Optimizer.step",
     "torch.optim.lr_scheduler.LambdaLR", "torch.optim.lr_scheduler.ReduceLROnPlateau",
