@@ -255,6 +255,9 @@ from ._device import device
 from ._size import Size
 from ._tensor import Tensor
 from . import autograd
+from ._legacy import Variable as _Variable
+
+autograd.Variable = _Variable  # torch.autograd.Variable: kept for pre-0.4 tutorials (_legacy.py)
 
 inf = _math.inf
 nan = _math.nan
@@ -311,6 +314,7 @@ _LAZY_NAMES = {  # name -> the module that defines it
     "load": "serialization",
     "save": "serialization",
     "compile": "_compile",
+    "range": "_legacy",  # deprecated torch.range (end inclusive); lazy, so builtin range stays
     "autocast": "amp",
     "get_autocast_dtype": "amp",
     "is_autocast_enabled": "amp",

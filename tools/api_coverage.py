@@ -553,6 +553,18 @@ contribute their ` ```{.python .input}` blocks tagged `%%tab pytorch`/`all` (or
 `#@tab pytorch`/`all`). d2l's own helpers (`d2l.xxx`) are not torch names and are not
 counted.
 
+### Which programs
+
+Programs people learn attention and sequence models from: GPTs (nanoGPT, minGPT,
+ng-video-lecture, makemore, LLMs-from-scratch), Transformers (the Annotated Transformer,
+d2l, jadore801120, hyunwoongko, graykode/nlp-tutorial, ViT), and RNN encoder-decoders
+with attention (bentrevett/pytorch-seq2seq, d2l's modern-RNN chapter, spro/practical-pytorch,
+whose char-RNN and seq2seq notebooks became the PyTorch tutorials of those names).
+pytorch/tutorials itself is not in: its snapshot is too large to fetch here, and the
+scanner reads fetched mirrors. spro/practical-pytorch predates PyTorch 0.4 and calls
+`torch.autograd.Variable`, `torch.range` and `nn.utils.clip_grad_norm`, which torch still
+ships (the last two warn they are deprecated); tinyattn has them too, with the same warnings.
+
 ### Exclusion rule
 
 Nothing the corpus touches is excluded for being hardware-specific: `torch.cuda.*`,

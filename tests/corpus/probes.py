@@ -71,6 +71,15 @@ ARGS: dict[str, tuple[tuple, dict]] = {
     "torch.nn.functional.pad": (((1, 1),), {}),
     "torch.nn.functional.cross_entropy": (("target",), {}),
     "torch.nn.functional.scaled_dot_product_attention": (("q", "q"), {}),
+    "torch.nn.utils.rnn.pack_padded_sequence": (([5, 3],), {}),
+    "Tensor.bmm": (("b2",), {}),
+    "Tensor.expand_as": (("row1",), {}),
+    "Tensor.matmul": (("xT",), {}),
+    "Tensor.pow": ((2.0,), {}),
+    "Tensor.swapaxes": ((0, 1), {}),
+    "torch.gather": ((1, "idx2"), {}),
+    "torch.gt": (("x",), {}),
+    "torch.roll": ((1,), {"dims": 0}),
 }
 PROPERTIES = {"T", "mT", "H", "mH", "real", "imag"}
 # Tensor arguments: the first element selects the input, the rest the first argument.
@@ -84,6 +93,9 @@ INPUT_OF = {
     "torch.nn.functional.scaled_dot_product_attention": "q",
     "Tensor.expand": "row1",
     "torch.nn.utils.rnn.pad_sequence": "pair",
+    "torch.nn.utils.rnn.pack_padded_sequence": "seq",
+    "Tensor.bmm": "b1",
+    "torch.nn.utils.rnn.pad_packed_sequence": "packed",
 }
 # Module classes: (constructor args, input).
 MODULES: dict[str, tuple[tuple, dict, str]] = {
@@ -101,6 +113,8 @@ MODULES: dict[str, tuple[tuple, dict, str]] = {
     "torch.nn.GRU": ((4, 3), {}, "seq"),
     "torch.nn.RNN": ((4, 3), {}, "seq"),
     "torch.nn.LSTM": ((4, 3), {}, "seq"),
+    "torch.nn.Conv1d": ((2, 3, 2), {}, "seq"),
+    "torch.nn.LogSoftmax": ((), {"dim": -1}, "x"),
     "torch.nn.CrossEntropyLoss": ((), {}, "x,target"),
     "torch.nn.NLLLoss": ((), {}, "x,target"),
     "torch.nn.KLDivLoss": ((), {"reduction": "batchmean"}, "x,x"),
@@ -132,7 +146,8 @@ NOT_ON_TENSORS = {
     "torch.optim", "torch.distributed", "torch.multiprocessing",
     "torch.nn.Module", "torch.nn.ModuleList", "torch.nn.ModuleDict", "torch.nn.Parameter",
     "torch.nn.DataParallel", "torch.nn.parallel.DistributedDataParallel",
-    "torch.nn.utils.clip_grad_norm_",
+    "torch.nn.utils.clip_grad_norm_", "torch.nn.utils.clip_grad_norm",
+    "torch.nn.Embedding.from_pretrained", "torch.inference_mode", "Tensor.is_cuda",
     "torch.optim.Adam", "torch.optim.AdamW", "torch.optim.Optimizer",
     "torch.optim.Optimizer.param_groups", "torch.optim.Optimizer.step",
     "torch.optim.lr_scheduler.LambdaLR", "torch.optim.lr_scheduler.ReduceLROnPlateau",
@@ -156,6 +171,7 @@ CREATION = {
     "torch.randperm": ((4,), {}), "torch.linspace": ((0.0, 1.0, 5), {}),
     "torch.tensor": (([1.0, 2.0],), {}), "torch.from_numpy": (("np",), {}),
     "torch.meshgrid": (("row", "row"), {"indexing": "ij"}), "torch.multinomial": (("p", 2), {}),
+    "torch.range": ((0, 4), {}),
 }  # fmt: skip
 
 
@@ -177,6 +193,9 @@ def _inputs(lib):
         "q": t(rng.standard_normal((1, 2, 3, 4))),
         "seq": t(rng.standard_normal((5, 2, 4))),
         "seq4": t(rng.standard_normal((5, 2, 4))),
+        "packed": lib.nn.utils.rnn.pack_padded_sequence(
+            t(rng.standard_normal((5, 2, 4))), [3, 5], enforce_sorted=False
+        ),
         "img": t(rng.standard_normal((1, 1, 5, 5))),
         "pair": [t(x), t(x + 1)],
         "mask": lib.tensor(x > 0),

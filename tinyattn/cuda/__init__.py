@@ -63,3 +63,12 @@ def set_device(device) -> None:
 
 
 from . import amp
+
+
+def synchronize(device=None) -> None:
+    """Raises, as torch's CPU-only build does: there is no CUDA device to wait for.
+
+    Programs call it only when they run on CUDA (makemore: ``if args.device.startswith(
+    'cuda'): torch.cuda.synchronize()``), which tinyattn never does.
+    """
+    raise AssertionError("Torch not compiled with CUDA enabled (tinyattn runs on the CPU only)")

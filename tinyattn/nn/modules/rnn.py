@@ -26,7 +26,9 @@ from ...ops.creation import empty, zeros
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
+from ..utils.rnn import PackedSequence
 from ._args import size_arg
+from ._rnn_packed import forward_packed
 from .module import Module
 
 _GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
@@ -214,6 +216,8 @@ class RNNBase(Module):
         return layer_input, final
 
     def _forward(self, input: Tensor, hx, with_cell: bool):
+        if isinstance(input, PackedSequence):
+            return forward_packed(self, input, hx, with_cell)
         batched = self._check_input(input)
         if not batched:
             input = input.unsqueeze(1)
@@ -272,6 +276,8 @@ class LSTM(RNNBase):
 
     ``input (L, N, input_size)`` (``(N, L, ...)`` batch-first, or unbatched ``(L, input_size)``);
     ``output (L, N, D*H)``; ``h_n, c_n (num_layers*D, N, H)``, D = 2 if bidirectional.
+    A ``PackedSequence`` input gives a packed output and each sequence's last-step states
+    (``_rnn_packed.py``); RNN and GRU accept one too.
     """
 
     def __init__(self, input_size: int, hidden_size: int, *args, **kwargs) -> None:

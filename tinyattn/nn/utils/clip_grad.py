@@ -7,6 +7,7 @@ coef  = min(max_norm / (total + 1e-6), 1);   every g is multiplied by coef
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Iterable
 
 import numpy as np
@@ -96,3 +97,19 @@ def clip_grad_value_(parameters, clip_value: float, foreach=None) -> None:
     for g in _grads(parameters):
         np.clip(g._data, -clip_value, clip_value, out=g._data)
         g._bump_version()
+
+
+def clip_grad_norm(
+    parameters, max_norm: float, norm_type: float = 2.0, error_if_nonfinite: bool = False
+) -> Tensor:
+    """Deprecated alias of :func:`clip_grad_norm_` (torch warns with a FutureWarning; so do we).
+
+    Composes: clip_grad_norm_
+    """
+    warnings.warn(
+        "`torch.nn.utils.clip_grad_norm` is now deprecated in favor of "
+        "`torch.nn.utils.clip_grad_norm_`.",
+        FutureWarning,
+        stacklevel=2,
+    )
+    return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite)
