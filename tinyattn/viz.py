@@ -48,6 +48,12 @@ def graph(tensor: Tensor, params: dict | None = None, path: str | None = None) -
         ids[id(node)] = f"n{len(ids)}"
         order.append(node)
         stack.extend(n for n in node.next_functions if n is not None)
+    # a node's output is its consumers' input: its (shape, dtype) is in their input_meta
+    out_meta = {id(tensor.grad_fn): (tuple(tensor.shape), tensor._data.dtype)}
+    for node in order:
+        for child, meta in zip(node.next_functions, node.input_meta):
+            if child is not None:
+                out_meta.setdefault(id(child), meta)
     for node in order:
         nid = ids[id(node)]
         if isinstance(node, AccumulateGrad):
@@ -56,7 +62,7 @@ def graph(tensor: Tensor, params: dict | None = None, path: str | None = None) -
             text = f"{label}\\n{list(var.shape)} {var.dtype.name}"
             lines.append(f'  {nid} [label="{text}", style=filled, fillcolor="lightblue"];')
         else:
-            meta = node.output_meta
+            meta = out_meta.get(id(node))
             shape = f"{list(meta[0])} {_dtype_name(meta[1])}" if meta else ""
             lines.append(f'  {nid} [label="{node.name}\\n{shape}"];')
         for child in node.next_functions:

@@ -87,7 +87,6 @@ class Node:
         "next_functions",
         "needs_input_grad",
         "input_meta",
-        "output_meta",
         "_saved",
         "_saved_versions",
         "_released",
@@ -109,7 +108,6 @@ class Node:
         self.next_functions: tuple = ()
         self.needs_input_grad: tuple = ()
         self.input_meta: tuple = ()  # (shape, np dtype) per input, for unbroadcast and casting
-        self.output_meta: tuple | None = None  # (shape, np dtype) of the output (for viz/trace)
         self._saved: tuple | None = None
         self._saved_versions: tuple = ()
         self._released = False
@@ -321,12 +319,14 @@ class Function:
             out = _as_output_array(ctx, out)
         ctx.next_functions = tuple(next_functions)
         ctx.input_meta = tuple(input_meta)
-        ctx.output_meta = (out.shape, out.dtype)
         result = TensorBase._make(out, ctx)
         kept = ctx._saved
         attrs = ctx.__dict__
-        if attrs and _keeps_arrays(attrs):  # arrays stored on ctx are checked too
-            kept = _with_arrays_on_ctx(kept or (), attrs)
+        if attrs:  # arrays stored on ctx (not numbers or flags) are version-checked too
+            for value in attrs.values():
+                if type(value) in _CONTAINERS:
+                    kept = _with_arrays_on_ctx(kept or (), attrs)
+                    break
         if kept:
             _record_versions(ctx, args, result, kept)
         return result
@@ -389,14 +389,6 @@ def _record_versions(ctx: Node, args, result, kept: tuple) -> None:
 
 
 _CONTAINERS = frozenset((np.ndarray, tuple, list))
-
-
-def _keeps_arrays(attrs: dict) -> bool:
-    """Whether forward stored anything array-like on ``ctx`` (most ops keep numbers or nothing)."""
-    for value in attrs.values():
-        if type(value) in _CONTAINERS:
-            return True
-    return False
 
 
 def _with_arrays_on_ctx(saved: tuple, attrs: dict) -> tuple:

@@ -38,7 +38,7 @@ class trace:
         engine._tracers.remove(self)
 
     def _record(self, node, grad_output, input_grads, seconds: float) -> None:
-        out_shape = node.output_meta[0] if node.output_meta else tuple(np.shape(grad_output))
+        out_shape = np.shape(grad_output)  # (a node's gradient has its output's shape)
         self.records.append(
             {
                 "step": len(self.records),
