@@ -58,8 +58,9 @@ def _worst_mismatch(fn, inputs, diff, eps, atol, rtol):
     base, numeric = _jacobians_numeric(fn, inputs, eps)
     worst = None
     for o_idx, out_ref in enumerate(base):
-        n_out = out_ref._data.size
-        for j in range(n_out):
+        # numeric Jacobian of this output, per input: (input elements, output elements)
+        num_jac = {i: np.array([col[o_idx] for col in numeric[i]]) for i in diff}
+        for j in range(out_ref._data.size):
             outs = _outputs(fn, inputs)
             out = outs[o_idx]
             if not out.requires_grad:
@@ -69,21 +70,37 @@ def _worst_mismatch(fn, inputs, diff, eps, atol, rtol):
                 seed.reshape(-1)[j] = 1
                 analytic = autograd_grad(out, [inputs[i] for i in diff], seed, allow_unused=True)
             for a_tensor, i in zip(analytic, diff):
-                a_row = (
-                    np.zeros(inputs[i]._data.size)
-                    if a_tensor is None
-                    else a_tensor._data.reshape(-1)
-                )
-                for k in range(inputs[i]._data.size):
-                    num = numeric[i][k][o_idx][j]
-                    ana = float(a_row[k])
-                    err = abs(ana - num)
-                    tol = atol + rtol * abs(num)
-                    if not np.isfinite(ana) or err > tol:
-                        excess = err / tol if np.isfinite(err) else np.inf
-                        if worst is None or excess > worst[0]:
-                            worst = (excess, i, k, o_idx, j, ana, num, err)
+                num = num_jac[i][:, j]
+                ana = np.zeros(num.size) if a_tensor is None else a_tensor._data.reshape(-1)
+                found = _worst_in_row(ana.astype(np.float64), num, atol, rtol)
+                if found is not None and (worst is None or found[0] > worst[0]):
+                    excess, k = found
+                    worst = (
+                        excess,
+                        i,
+                        k,
+                        o_idx,
+                        j,
+                        float(ana[k]),
+                        float(num[k]),
+                        abs(ana[k] - num[k]),
+                    )
     return worst
+
+
+def _worst_in_row(ana: np.ndarray, num: np.ndarray, atol: float, rtol: float):
+    """(excess, element) of the worst element with ``|ana - num| > atol + rtol |num|`` or a
+    non-finite ``ana`` (excess inf when the error is not finite), or None if all agree."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        err = np.abs(ana - num)
+        tol = atol + rtol * np.abs(num)
+        bad = ~np.isfinite(ana) | (err > tol)
+        if not bad.any():
+            return None
+        excess = np.where(np.isfinite(err), err / tol, np.inf)
+    excess = np.where(bad, excess, -np.inf)
+    k = int(np.argmax(excess))
+    return float(excess[k]), k
 
 
 def gradcheck(
