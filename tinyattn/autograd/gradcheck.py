@@ -59,7 +59,12 @@ def _worst_mismatch(fn, inputs, diff, eps, atol, rtol):
     worst = None
     for o_idx, out_ref in enumerate(base):
         # numeric Jacobian of this output, per input: (input elements, output elements)
-        num_jac = {i: np.array([col[o_idx] for col in numeric[i]]) for i in diff}
+        num_jac = {
+            i: np.reshape(
+                [col[o_idx] for col in numeric[i]], (inputs[i]._data.size, out_ref._data.size)
+            )
+            for i in diff
+        }
         for j in range(out_ref._data.size):
             outs = _outputs(fn, inputs)
             out = outs[o_idx]
