@@ -53,10 +53,13 @@ def _check_x(x: np.ndarray) -> np.ndarray:
 
 
 # Below this many elements a kernel runs on the calling thread only (numba's thread count
-# set to 1 for the launch). On the shared 2-core machine, loaded (float32, medians of 30):
-# LayerNorm forward at (8, 128, 256) took 0.16 ms on one thread and 0.65 ms on two, its
-# backward 0.25 vs 0.76 ms; the same reasoning and bound as the fused Adam kernel.
-PARALLEL_MIN = 1 << 20
+# set to 1 for the launch): the launch of the second thread costs more than it saves.
+# On the idle 2-core machine, LayerNorm + GELU forward+backward (float32, medians of 40,
+# 3 of 4 fresh processes): (8, 128, 256) 0.77 ms on two threads against 1.33 on one,
+# (8, 128, 512) 1.36 against 2.43, (8, 128, 1024) 2.79 against 3.03-5.37. (On the same
+# machine loaded by other work, two threads were 3-4x slower at (8, 128, 256): a shared
+# machine's numbers swing both ways.)
+PARALLEL_MIN = 1 << 16
 
 
 def _launch(kernel, size: int, *args) -> None:
