@@ -21,7 +21,6 @@ import numpy as np
 from ... import ops
 from ..._tensor import Tensor
 from ...ops.creation import zeros
-from .. import functional as F
 from ..utils.rnn import PackedSequence
 
 
@@ -56,25 +55,14 @@ def run_packed(module, data: Tensor, batch_sizes: np.ndarray, states: list):
     """Every layer and direction over packed ``data (sum n_t, in)``; ``states[layer*D + d]``.
 
     Returns the packed output data ``(sum n_t, D*H)`` and the final state of each
-    layer and direction (rows in sorted order).
+    layer and direction (rows in sorted order). The layer loop is the module's own
+    (``RNNBase._run``); only the walk of one direction differs.
     """
-    step = module._step()
-    directions = 2 if module.bidirectional else 1
-    final = []
-    layer_data = data
-    for layer in range(module.num_layers):
-        outputs = []
-        for direction in range(directions):
-            w_ih, w_hh, b_ih, b_hh = module._weights(layer, direction)
-            x_gates = F.linear(layer_data, w_ih, b_ih)  # all packed rows at once
-            state = states[layer * directions + direction]
-            y, state = _run_direction(step, x_gates, batch_sizes, state, w_hh, b_hh, direction)
-            outputs.append(y)
-            final.append(state)
-        layer_data = outputs[0] if directions == 1 else ops.rearrange.cat(outputs, -1)
-        if module.dropout and module.training and layer < module.num_layers - 1:
-            layer_data = F.dropout(layer_data, p=module.dropout, training=True)
-    return layer_data, final
+
+    def run_direction(step, x_gates, state, w_hh, b_hh, direction):
+        return _run_direction(step, x_gates, batch_sizes, state, w_hh, b_hh, direction)
+
+    return module._run(data, states, run_direction)
 
 
 def _initial_states(module, packed: PackedSequence, hx, with_cell: bool, batch: int) -> list:

@@ -102,6 +102,15 @@ def _check_rnn_args(name, mode, input_size, hidden_size, num_layers, dropout, pr
         raise NotImplementedError(f"{name}: proj_size is not supported by tinyattn")
 
 
+def _run_padded(step, x_gates: Tensor, state, w_hh, b_hh, reverse: int):
+    """One direction over (L, N, 4H or 3H or H) input gates: outputs (L, N, H), last state."""
+    steps = range(x_gates.shape[0])
+    out: list = [None] * len(steps)
+    for t in reversed(steps) if reverse else steps:
+        out[t], state = step(x_gates[t], state, w_hh, b_hh)
+    return ops.rearrange.stack(out, 0), state
+
+
 class RNNBase(Module):
     """Shared by RNN, LSTM and GRU: parameters, layouts, layers, directions, dropout."""
 
@@ -190,8 +199,13 @@ class RNNBase(Module):
                 f"{type(self).__name__}: expected {what} size {expected}, got {tuple(hx.shape)}"
             )
 
-    def _run(self, input: Tensor, states: list) -> tuple[Tensor, list]:
-        """Run every layer and direction over ``input (L, N, in)``; ``states[layer*D + d]``."""
+    def _run(self, input: Tensor, states: list, run_direction=None) -> tuple[Tensor, list]:
+        """Run every layer and direction over ``input``; ``states[layer*D + d]``.
+
+        ``input`` is (L, N, in), walked by ``_run_padded``; packed batches pass their
+        packed rows and a ``run_direction`` of the same signature (``_rnn_packed``).
+        """
+        run_direction = run_direction or _run_padded
         step = self._step()
         directions = 2 if self.bidirectional else 1
         final = []
@@ -202,13 +216,8 @@ class RNNBase(Module):
                 w_ih, w_hh, b_ih, b_hh = self._weights(layer, direction)
                 x_gates = F.linear(layer_input, w_ih, b_ih)  # all time steps at once
                 state = states[layer * directions + direction]
-                steps = range(layer_input.shape[0])
-                if direction:
-                    steps = reversed(steps)
-                out = [None] * layer_input.shape[0]
-                for t in steps:
-                    out[t], state = step(x_gates[t], state, w_hh, b_hh)
-                outputs.append(ops.rearrange.stack(out, 0))
+                y, state = run_direction(step, x_gates, state, w_hh, b_hh, direction)
+                outputs.append(y)
                 final.append(state)
             layer_input = outputs[0] if directions == 1 else ops.rearrange.cat(outputs, -1)
             if self.dropout and self.training and layer < self.num_layers - 1:
