@@ -178,9 +178,10 @@ def test_parallel_launch_equals_one_thread(monkeypatch):
     """Over all threads (PARALLEL_MIN = 0) or on one, every result is the same, bit for bit:
     elements and rows are computed alike, dweight/dbias summed in fixed row blocks."""
     rng = np.random.default_rng(2)
-    x = rng.standard_normal((200, 64)).astype(np.float32)
-    g = rng.standard_normal((200, 64)).astype(np.float32)
+    x = rng.standard_normal((600, 64)).astype(np.float32)  # GELU: 3 blocks of CHUNK elements
+    g = rng.standard_normal((600, 64)).astype(np.float32)
     w = rng.standard_normal(64).astype(np.float32)
+    assert x.size > 2 * _numba_gelu.CHUNK
 
     def everything():
         y, mean, rstd = kernels.layer_norm(x, w, None, 1, 1e-5)

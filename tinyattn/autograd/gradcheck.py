@@ -96,7 +96,7 @@ def _worst_mismatch(fn, inputs, diff, eps, atol, rtol):
 def _worst_in_row(ana: np.ndarray, num: np.ndarray, atol: float, rtol: float):
     """(excess, element) of the worst element with ``|ana - num| > atol + rtol |num|`` or a
     non-finite ``ana`` (excess inf when the error is not finite), or None if all agree."""
-    with np.errstate(invalid="ignore", over="ignore"):
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
         err = np.abs(ana - num)
         tol = atol + rtol * np.abs(num)
         bad = ~np.isfinite(ana) | (err > tol)

@@ -197,3 +197,48 @@ def test_worker_info_is_read_only_and_has_torch_repr():
 
 def _gen(seed):
     return tinyattn.Generator().manual_seed(seed)
+
+
+class StopsAt:
+    """Map-style dataset whose ``__getitem__`` raises StopIteration at one index."""
+
+    def __len__(self):
+        return 20
+
+    def __getitem__(self, i):
+        if i == 4:
+            raise StopIteration
+        return i
+
+
+def test_stop_iteration_in_a_map_style_dataset_ends_the_epoch_as_in_process():
+    """Not a silently skipped batch: iteration ends where it ends without workers (torch too)."""
+
+    def batches(workers):
+        loader = DataLoader(StopsAt(), batch_size=2, num_workers=workers, timeout=30)
+        return [b.tolist() for b in loader]
+
+    assert batches(0) == [[0, 1], [2, 3]]
+    assert batches(2) == [[0, 1], [2, 3]]
+
+
+class Gelus:
+    """A dataset whose items run a numba kernel (GELU) in the worker."""
+
+    def __len__(self):
+        return 4
+
+    def __getitem__(self, i):
+        x = tinyattn.full((64,), float(i))
+        return tinyattn.nn.functional.gelu(x).sum()
+
+
+@pytest.mark.skipif(
+    "fork" not in __import__("multiprocessing").get_all_start_methods(), reason="needs fork"
+)
+def test_forked_workers_after_kernels_ran_in_the_parent():
+    """GNU OpenMP does not survive fork: workers forked after a kernel launch use the twins."""
+    tinyattn.nn.functional.gelu(tinyattn.ones(1 << 17))  # a parallel launch in this process
+    loader = DataLoader(Gelus(), batch_size=2, num_workers=2, timeout=60)
+    got = [value for batch in loader for value in batch.tolist()]
+    assert got == pytest.approx([Gelus()[i].item() for i in range(4)], rel=1e-6)

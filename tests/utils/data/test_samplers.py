@@ -1,6 +1,7 @@
 """Samplers: orders as torch where they are RNG-free, semantics and determinism elsewhere."""
 
 import collections
+import itertools
 
 import pytest
 
@@ -114,3 +115,10 @@ def test_weighted_random_sampler():
     assert len(WeightedRandomSampler(tinyattn.tensor([1.0, 2.0]), 5)) == 5
     with pytest.raises(RuntimeError):
         list(WeightedRandomSampler([1.0, 2.0], 3, replacement=False))
+
+
+def test_random_sampler_with_replacement_draws_lazily():
+    """An "endless" sampler yields its first indices without building all of them."""
+    sampler = tinyattn.utils.data.RandomSampler(range(5), replacement=True, num_samples=10**12)
+    first = list(itertools.islice(iter(sampler), 3000))
+    assert len(first) == 3000 and set(first) <= set(range(5))

@@ -72,6 +72,7 @@ class _WorkerPool:
                 base_seed=base_seed,
                 dataset=loader.dataset,
                 make_batches=loader._batch_maker(),
+                streams=loader._iterable,
                 worker_init_fn=loader.worker_init_fn,
                 parent_pid=os.getpid(),
             )

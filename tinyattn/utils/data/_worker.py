@@ -164,6 +164,7 @@ class WorkerSetup:
     base_seed: int
     dataset: Any
     make_batches: Callable  # make_batches(dataset) -> callable(indices) -> batch
+    streams: bool  # an iterable dataset (StopIteration ends this worker's stream)
     worker_init_fn: Callable | None
     parent_pid: int
 
@@ -204,9 +205,25 @@ def _encode(reply, setup: WorkerSetup) -> bytes:
         return pickle.dumps(WorkerError(where))
 
 
+def _avoid_forked_openmp() -> None:
+    """A worker forked from a process whose numba kernels started GNU OpenMP threads would
+    abort at its first kernel launch (libgomp does not survive a fork): such a worker
+    computes with the kernels' NumPy twins (``TINYATTN_KERNELS=numpy``), same results."""
+    numba = sys.modules.get("numba")
+    if numba is None:
+        return
+    try:
+        layer = numba.threading_layer()
+    except ValueError:  # no parallel kernel has run in this process image
+        return
+    if layer == "omp":
+        os.environ["TINYATTN_KERNELS"] = "numpy"
+
+
 def run_worker(setup: WorkerSetup, inbox, outbox, stop_event, current_epoch) -> None:
     """The body of a worker process: answer tasks from ``inbox`` until told to stop."""
     global _this_worker
+    _avoid_forked_openmp()
     seed = _seed_this_process(setup)
     _this_worker = WorkerInfo(
         id=setup.worker_id, num_workers=setup.num_workers, seed=seed, dataset=setup.dataset
@@ -236,7 +253,10 @@ def run_worker(setup: WorkerSetup, inbox, outbox, stop_event, current_epoch) -> 
                     make_batch = setup.make_batches(setup.dataset)
                 reply = make_batch(indices)
             except StopIteration:
-                reply, dry = StreamEnd(), True
+                if not setup.streams:  # user code stopped a map-style dataset: the main
+                    reply = WorkerError(setup.where)  # process ends iteration, as in-process
+                else:
+                    reply, dry = StreamEnd(), True
             except Exception:
                 reply = WorkerError(setup.where)
         outbox.put((epoch, batch_number, _encode(reply, setup)))

@@ -28,6 +28,8 @@ __all__ = [
     "BatchSampler",
 ]
 
+_CHUNK = 1024  # indices drawn at a time by RandomSampler(replacement=True)
+
 
 class Sampler:
     """Base class: subclasses implement ``__iter__`` (indices) and, when known, ``__len__``."""
@@ -107,12 +109,14 @@ class RandomSampler(Sampler):
 
     def __iter__(self) -> Iterator[int]:
         # Drawn when iteration starts, as torch (a fresh seed per pass without a generator).
-        # torch draws with replacement in chunks of 32 to match its own random stream; ours
-        # is NumPy's, so there is no stream to match and we draw everything at once.
+        # With replacement, lazily in chunks: an "endless" sampler (num_samples=10**10)
+        # must not build all its indices up front. (Our stream is NumPy's, not torch's.)
         generator = _fresh_generator(self.generator)
         size, wanted = len(self.data_source), self.num_samples
         if self.replacement:
-            yield from randint(0, size, (wanted,), generator=generator).tolist()
+            for start in range(0, wanted, _CHUNK):
+                count = min(_CHUNK, wanted - start)
+                yield from randint(0, size, (count,), generator=generator).tolist()
             return
         whole_passes, rest = divmod(wanted, size)
         for _ in range(whole_passes):
