@@ -12,12 +12,16 @@ with ``Phi(x) = (1 + erf(x / sqrt 2)) / 2`` and ``phi(x) = exp(-x^2 / 2) / sqrt(
 Every element is computed in float64 and rounded once to the array's dtype, as the twin
 does. float64 data uses libm's ``erf``, ``exp`` and ``tanh``. For float32 data those
 calls would dominate (libm's erf: 8 ms per million numbers, tanh 17 ms; they do not
-vectorise), so the float32 kernels use approximations that do, accurate far beyond
-float32 (``benchmarks/fit_gelu_approximations.py`` re-derives them)::
+vectorise), so the float32 kernels use approximations that do, with absolute errors far
+below float32's resolution (``benchmarks/fit_gelu_approximations.py`` re-derives them)::
 
     erf(z) ~ z P(z^2) / Q(z^2) for |z| <= 4, +-1 beyond       (error < 2e-9)
     exp(-z) = p(z / 64) ** 64 for 0 <= z <= 104, 0 beyond     (relative error < 4e-10)
     tanh(u) = sign(u) (1 - e) / (1 + e),  e = exp(-2 |u|)
+
+Relative error is another matter in the far left tail, where GELU itself is tiny: erf is
+-1 beyond |z| = 4, so x < -5.66 gives -0.0 for about -4e-8 (absolute error < 2.4e-7
+everywhere; torch's float32 GELU is no closer there).
 
 NaN stays NaN and the infinities give what the twin gives (e.g. ``gelu(-inf) = -inf * 0
 = NaN``, as torch). Arrays are 1-D C-contiguous of one dtype, prepared and checked by
