@@ -101,15 +101,21 @@ def test_float32_approximations_are_far_below_float32_rounding():
     assert np.isnan(_exp_neg_on(np.array([np.nan]))[0])
 
 
-def test_gelu_parity_with_torch_runs_the_kernel(monkeypatch):
-    """The float32 torch parity of check_op goes through the kernels (no size threshold)."""
-    calls = []
-    for name in ("gelu", "gelu_backward"):
+def _spy_on_kernels(monkeypatch, *names: str) -> list[str]:
+    """Record the names of the kernel entry points called (and force the numba backend)."""
+    calls: list[str] = []
+    for name in names:
         real = getattr(kernels, name)
         monkeypatch.setattr(
             kernels, name, lambda *a, _real=real, _name=name: calls.append(_name) or _real(*a)
         )
     monkeypatch.setenv("TINYATTN_KERNELS", "numba")
+    return calls
+
+
+def test_gelu_parity_with_torch_runs_the_kernel(monkeypatch):
+    """The float32 torch parity of check_op goes through the kernels (no size threshold)."""
+    calls = _spy_on_kernels(monkeypatch, "gelu", "gelu_backward")
     x = np.random.default_rng(3).uniform(-5, 5, (4, 33))
     check_op(lambda T, x: T.nn.functional.gelu(x, approximate="tanh"), x)
     check_op(lambda T, x: T.nn.functional.gelu(x), x)
@@ -199,13 +205,7 @@ def test_parallel_launch_equals_one_thread(monkeypatch):
 
 
 def test_layer_norm_parity_with_torch_runs_the_kernel(monkeypatch):
-    calls = []
-    for name in ("layer_norm", "layer_norm_backward"):
-        real = getattr(kernels, name)
-        monkeypatch.setattr(
-            kernels, name, lambda *a, _real=real, _name=name: calls.append(_name) or _real(*a)
-        )
-    monkeypatch.setenv("TINYATTN_KERNELS", "numba")
+    calls = _spy_on_kernels(monkeypatch, "layer_norm", "layer_norm_backward")
     rng = np.random.default_rng(4)
     x, w, b = rng.standard_normal((5, 3, 8)), rng.standard_normal(8), rng.standard_normal(8)
     check_op(lambda T, x, w, b: T.nn.functional.layer_norm(x, (8,), w, b), x, w, b)
