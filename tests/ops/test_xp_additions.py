@@ -47,3 +47,26 @@ def test_add_at_accumulates_repeats_and_getitem_is_its_transpose():
     v = tinyattn.tensor(np.random.default_rng(1).standard_normal((3, 3)), requires_grad=True)
     (tensor_xp.add_at((2, 3, 4), IDX, v) * tinyattn.tensor(w)).sum().backward()
     np.testing.assert_allclose(v.grad.numpy(), w[IDX])
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2])
+def test_add_at_axis_sorted_path_equals_np_add_at(axis):
+    """The sort-and-sum path of ``add_at_axis`` (1-d integer index) gives np.add.at's sums:
+    repeats add up (also written as negative indices), untouched rows stay 0."""
+    rng = np.random.default_rng(axis)
+    shape = [4, 5, 6]
+    index = np.array([2, 0, 2, -2, 3, 2, 0])  # -2 names the same row as shape[axis] - 2
+    values_shape = list(shape)
+    values_shape[axis] = index.size
+    values = rng.standard_normal(values_shape)
+    expected = np.zeros(shape)
+    np.add.at(np.moveaxis(expected, axis, 0), index, np.moveaxis(values, axis, 0))
+    got = numpy_xp.add_at_axis(tuple(shape), axis, index, values)
+    np.testing.assert_allclose(got, expected, rtol=1e-15, atol=1e-15)
+    assert not np.any(np.take(got, [1], axis=axis))  # row 1 is never named
+
+
+@pytest.mark.parametrize("index", [[0, 9], [0, -10]])
+def test_add_at_axis_out_of_range_raises(index):
+    with pytest.raises(IndexError):
+        numpy_xp.add_at_axis((9, 2), 0, np.array(index), np.ones((2, 2)))
