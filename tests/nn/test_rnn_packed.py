@@ -252,3 +252,46 @@ def test_packed_module_bad_input():
     flat = packed._replace(data=tinyattn.zeros(7, 1, IN))
     with pytest.raises(ValueError, match=r"\(sum\(lengths\), input_size\), got shape \(7, 1, 2\)"):
         gru(flat)
+
+
+# -- unpad / unpack --------------------------------------------------------------------------
+@pytest.mark.parametrize("batch_first", [False, True])
+def test_unpad_sequence_gradcheck_and_parity(batch_first):
+    lengths = [3, 1, 4]
+
+    def f(lib, x):
+        rnn = lib.nn.utils.rnn
+        # (x * 1: torch transposes a time-major input in place, which a leaf refuses)
+        pieces = rnn.unpad_sequence(x * 1, lib.tensor(lengths), batch_first=batch_first)
+        return tuple(p * (i + 1) for i, p in enumerate(pieces))
+
+    check_op(f, padded(batch_first))
+
+
+def test_unpack_sequence_gradcheck_and_parity():
+    def f(lib, a, b, c):
+        rnn = lib.nn.utils.rnn
+        pieces = rnn.unpack_sequence(rnn.pack_sequence([a, b, c], enforce_sorted=False))
+        return tuple(p * (i + 1) for i, p in enumerate(pieces))
+
+    check_op(f, rand(2, IN, seed=1), rand(4, IN, seed=2), rand(1, IN, seed=3))
+
+
+def test_unpad_unpack_round_trip_and_bad_input():
+    from tinyattn.nn.utils.rnn import pad_sequence, unpack_sequence, unpad_sequence
+
+    seqs = [tinyattn.tensor(np.arange(n, dtype=np.float64) + 10 * n) for n in (2, 0, 3)]
+    back = unpad_sequence(pad_sequence(seqs), [2, 0, 3])
+    assert [s.tolist() for s in back] == [s.tolist() for s in seqs]
+    x = tinyattn.zeros(4, 3)
+    assert x.shape == (4, 3)  # the input is not transposed in place (torch's would be)
+    with pytest.raises(RuntimeError, match=r"unpad_sequence\(\).*batch_size"):
+        unpad_sequence(x, [1, 2])
+    with pytest.raises(RuntimeError, match=r"unpad_sequence\(\).*max\(lengths\) = 5"):
+        unpad_sequence(x, [5, 1, 1])
+    with pytest.raises(TypeError, match="padded_sequences"):
+        unpad_sequence([x], [1])
+    with pytest.raises(TypeError, match="PackedSequence"):
+        unpack_sequence(x)
+    nested = [tinyattn.ones(2, 3), tinyattn.ones(1, 3)]
+    assert [tuple(s.shape) for s in unpack_sequence(pack_sequence(nested))] == [(2, 3), (1, 3)]

@@ -36,6 +36,8 @@ __all__ = [
     "pack_sequence",
     "pad_packed_sequence",
     "pad_sequence",
+    "unpack_sequence",
+    "unpad_sequence",
 ]
 
 
@@ -136,9 +138,11 @@ class PackedSequence(
         return False
 
 
-def _lengths_array(lengths, batch: int, steps: int) -> np.ndarray:
-    """``lengths`` as a 1-D int64 array, checked against the batch and time sizes."""
-    name = "pack_padded_sequence()"
+def _lengths_array(
+    lengths, batch: int, steps: int, name: str = "pack_padded_sequence()", least: int = 1
+) -> np.ndarray:
+    """``lengths`` as a 1-D int64 array, checked against the batch and time sizes
+    (each length at least ``least``)."""
     values = lengths.detach().numpy() if isinstance(lengths, Tensor) else np.asarray(lengths)
     if values.ndim != 1 or values.dtype.kind not in "iuf" or values.size == 0:
         raise RuntimeError(
@@ -153,10 +157,11 @@ def _lengths_array(lengths, batch: int, steps: int) -> np.ndarray:
             f"{name}: Expected `len(lengths)` to be equal to batch_size, but got "
             f"{values.size} (batch_size={batch})"
         )
-    if values.min() <= 0:
+    if values.min() < least:
+        bound = "greater than 0" if least == 1 else f"at least {least}"
         raise RuntimeError(
-            f"{name}: Length of all samples has to be greater than 0, but found an element "
-            f"in 'lengths' that is <= 0 (lengths={values.tolist()})"
+            f"{name}: Length of all samples has to be {bound}, but found an element "
+            f"in 'lengths' that is smaller (lengths={values.tolist()})"
         )
     if values.max() > steps:
         raise RuntimeError(
@@ -282,3 +287,53 @@ def pack_sequence(sequences, enforce_sorted: bool = True) -> PackedSequence:
         )
     lengths = [s.shape[0] if isinstance(s, Tensor) and s.ndim else 0 for s in sequences]
     return pack_padded_sequence(pad_sequence(sequences), lengths, enforce_sorted=enforce_sorted)
+
+
+def unpad_sequence(padded_sequences: Tensor, lengths, batch_first: bool = False) -> list[Tensor]:
+    """Undo :func:`pad_sequence`: the sequences ``padded[:L_i, i]`` (``padded[i, :L_i]``
+    with ``batch_first``), a list of B tensors (L_i, *).
+
+    ``lengths`` is a list or int tensor (B,). Each piece is a view (a slice), so its
+    gradient flows back to its own positions only; the padding gets none. (torch's
+    version transposes a time-major input in place; this one leaves the input as it is.)
+
+    >>> import tinyattn as torch
+    >>> from tinyattn.nn.utils.rnn import unpad_sequence
+    >>> x = torch.tensor([[1.0, 2.0, 3.0], [4.0, 0.0, 0.0]])
+    >>> [s.tolist() for s in unpad_sequence(x, [3, 1], batch_first=True)]
+    [[1.0, 2.0, 3.0], [4.0]]
+    """
+    if not isinstance(padded_sequences, Tensor) or padded_sequences.ndim < 2:
+        got = (
+            f"shape {tuple(padded_sequences.shape)}"
+            if isinstance(padded_sequences, Tensor)
+            else type(padded_sequences).__name__
+        )
+        raise TypeError(
+            "unpad_sequence(): argument 'padded_sequences' must be a Tensor of at least 2 "
+            f"dims (T, B, *) or (B, T, *), got {got}"
+        )
+    batched = padded_sequences if batch_first else padded_sequences.transpose(0, 1)
+    batch, steps = batched.shape[0], batched.shape[1]
+    values = _lengths_array(lengths, batch, steps, "unpad_sequence()", least=0)
+    return [batched[i, : int(n)] for i, n in enumerate(values)]
+
+
+def unpack_sequence(packed_sequences: PackedSequence) -> list[Tensor]:
+    """Undo :func:`pack_sequence`: the list of sequences (L_i, *) in the original order.
+
+    Composes: pad_packed_sequence, unpad_sequence
+
+    >>> import tinyattn as torch
+    >>> from tinyattn.nn.utils.rnn import pack_sequence, unpack_sequence
+    >>> packed = pack_sequence([torch.tensor([1.0]), torch.tensor([2.0, 3.0])], False)
+    >>> [s.tolist() for s in unpack_sequence(packed)]
+    [[1.0], [2.0, 3.0]]
+    """
+    if not isinstance(packed_sequences, PackedSequence):
+        raise TypeError(
+            "unpack_sequence(): argument 'packed_sequences' must be a PackedSequence, got "
+            f"{type(packed_sequences).__name__}"
+        )
+    padded, lengths = pad_packed_sequence(packed_sequences, batch_first=True)
+    return unpad_sequence(padded, lengths, batch_first=True)
