@@ -37,6 +37,7 @@ import numpy as np
 from .. import _dtype
 from .function import AccumulateGrad, Node
 from .grad_mode import enable_grad
+from .padded import PaddedGrad
 from .tensor_base import TensorBase
 from .xp import tensor_xp
 
@@ -75,9 +76,12 @@ def _traverse(roots, root_grads, retain_graph, capture, accumulate, call_backwar
         _sum_into(grads, node, grad)
     ready = [node for node in dict.fromkeys(roots) if not pending.get(node)]
     captured: dict[Node, np.ndarray] = {}
+    owned: set[Node] = set()  # nodes whose summed gradient is an array this loop made
     while ready:
         node = ready.pop()
         grad = grads.pop(node, None)
+        if type(grad) is PaddedGrad:
+            grad = grad.materialize()
         if grad is not None and (node._hooks or node._retained is not None or capture):
             grad = _on_arrival(node, grad, capture, captured)
         if node.__class__ is AccumulateGrad:
@@ -87,7 +91,7 @@ def _traverse(roots, root_grads, retain_graph, capture, accumulate, call_backwar
         input_grads = call_backward(node, grad)
         if not retain_graph:
             node.release()
-        _send_to_inputs(node, input_grads, grads, pending, ready)
+        _send_to_inputs(node, input_grads, grads, pending, ready, owned)
     return captured
 
 
@@ -164,7 +168,9 @@ def _call_backward_graph(node: Node, grad) -> tuple | None:
     )
 
 
-def _send_to_inputs(node: Node, input_grads, grads: dict, pending: dict, ready: list) -> None:
+def _send_to_inputs(
+    node: Node, input_grads, grads: dict, pending: dict, ready: list, owned: set
+) -> None:
     """Add each input's gradient to ``grads``; inputs whose consumers all ran become ready."""
     for i, child in enumerate(node.next_functions):
         if child is None:
@@ -173,7 +179,10 @@ def _send_to_inputs(node: Node, input_grads, grads: dict, pending: dict, ready: 
             grad, (shape, dtype) = input_grads[i], node.input_meta[i]
             if type(grad) is not np.ndarray or grad.shape != shape or grad.dtype != dtype:
                 grad = _fit_to_input(grad, (shape, dtype))  # (most gradients already fit)
-            grads[child] = grads[child] + grad if child in grads else grad  # as _sum_into
+            if child in grads:
+                grads[child] = _add_grads(child, grads[child], grad, owned)
+            else:
+                grads[child] = grad
         remaining = pending[child] - 1
         pending[child] = remaining
         if remaining == 0:
@@ -186,9 +195,41 @@ def _sum_into(grads: dict, node: Node, grad: np.ndarray) -> None:
     grads[node] = grads[node] + grad if node in grads else grad
 
 
+def _add_grads(node: Node, total, grad, owned: set):
+    """``total + grad``: the gradients of a node with several consumers add up.
+
+    The first sum is a new array, which the engine owns (no backward returned it, no
+    one else holds it), so every later gradient is added into it in place. A
+    ``PaddedGrad`` (the gradient of one slice) adds only its block: the pieces of a
+    ``split`` become one array, not one zero-padded array per piece plus their sums.
+    Gradients that are Tensors (``create_graph``) are added by a recorded op.
+    """
+    if node in owned:
+        if type(grad) is PaddedGrad:
+            grad.add_into(total)
+        else:
+            total += grad
+        return total
+    if type(total) is PaddedGrad:
+        total = total.materialize()
+    elif type(grad) is PaddedGrad:
+        total = np.array(total, copy=True)  # (total may be a backward's own array)
+    else:
+        total = total + grad
+        if type(total) is np.ndarray:
+            owned.add(node)
+        return total
+    owned.add(node)
+    return _add_grads(node, total, grad, owned)
+
+
 def _fit_to_input(grad, meta: tuple) -> Any:
     """A backward's gradient, summed over broadcast axes and cast to the input's dtype."""
     shape, dtype = meta
+    if type(grad) is PaddedGrad:
+        if grad.shape == shape and grad.dtype == dtype:
+            return grad  # (a slice's gradient always has its input's shape and dtype)
+        grad = grad.materialize()
     if type(grad) is not np.ndarray:
         if isinstance(grad, TensorBase):
             return _fit_tensor(grad, shape, dtype)

@@ -27,6 +27,8 @@ import types
 
 import numpy as np
 
+from .padded import PaddedGrad
+
 __all__ = ["numpy_xp", "tensor_xp"]
 
 
@@ -135,6 +137,7 @@ def _np_zero_at(x, index):
 numpy_xp.__dict__.update(
     zero_at=_np_zero_at, zero_pad=_np_zero_pad, getitem=_np_getitem, add_at=_np_add_at
 )
+numpy_xp.__dict__["slice_grad"] = PaddedGrad  # (zero_pad, built by the engine when needed)
 
 
 def _t():
@@ -396,6 +399,11 @@ def zero_pad(x, pad_width):
     return x
 
 
+def slice_grad(g, pad_width):
+    """The gradient of a slice: ``g`` zero-padded (NumPy: a ``PaddedGrad`` the engine builds)."""
+    return zero_pad(g, pad_width)
+
+
 def zero_at(x, index):
     """``x`` with zeros at ``index``: a ``where`` with a constant mask."""
     written = np.zeros(tuple(x.shape), dtype=np.bool_)
@@ -424,5 +432,5 @@ tensor_xp.__dict__.update(
     {k: v for k, v in list(globals().items()) if callable(v) and not k.startswith("_")}
 )
 tensor_xp.__dict__.update(inf=np.inf, nan=np.nan)
-for _name in ("numpy_xp", "tensor_xp", "annotations", "types", "np"):
+for _name in ("numpy_xp", "tensor_xp", "annotations", "types", "np", "PaddedGrad"):
     tensor_xp.__dict__.pop(_name, None)

@@ -332,7 +332,7 @@ class Narrow(Function):
 
     @staticmethod
     def backward(ctx, g):
-        return ctx.xp.zero_pad(g, ctx.pad), None, None, None
+        return ctx.xp.slice_grad(g, ctx.pad), None, None, None
 
 
 @gradient_doc(Narrow)
@@ -365,7 +365,7 @@ class Select(Function):
     @staticmethod
     def backward(ctx, g):
         xp = ctx.xp
-        return xp.zero_pad(xp.expand_dims(g, ctx.dim), ctx.pad), None, None
+        return xp.slice_grad(xp.expand_dims(g, ctx.dim), ctx.pad), None, None
 
 
 @gradient_doc(Select)
