@@ -4,7 +4,9 @@
    node, how many of its consumers are in the graph.
 2. Start from the roots; a node runs once all its consumers have sent their
    gradients (Kahn's algorithm). Gradients arriving at the same node from
-   several consumers are summed in the dict before it runs.
+   several consumers are summed in the dict before it runs. A node whose
+   backward calls another node's (``Node._held``) counts as one more consumer
+   of it, so that the held node runs, and frees its arrays, after it.
 3. A node's ``backward`` returns one gradient per input shaped like the
    broadcast output; the engine sums it down to the input's shape
    (``unbroadcast``) and casts it to the input's dtype. This is the one place
@@ -69,11 +71,13 @@ def run_backward(
 
 def _traverse(roots, root_grads, retain_graph, capture, accumulate, call_backward) -> dict:
     """Kahn's algorithm over the graph; ``call_backward`` runs one node."""
-    pending = _count_consumers(roots)
+    pending, holders = _count_consumers(roots)
     grads: dict[Node, np.ndarray] = {}
     for node, grad in zip(roots, root_grads):
         _sum_into(grads, node, grad)
     ready = [node for node in dict.fromkeys(roots) if not pending.get(node)]
+    if holders:
+        call_backward = _held_after_holders(holders, pending, ready, call_backward)
     captured: dict[Node, np.ndarray] = {}
     while ready:
         node = ready.pop()
@@ -91,13 +95,17 @@ def _traverse(roots, root_grads, retain_graph, capture, accumulate, call_backwar
     return captured
 
 
-def _count_consumers(roots: list[Node]) -> dict[Node, int]:
-    """For every node reachable from the roots, the number of its consumers in the graph."""
+def _count_consumers(roots: list[Node]) -> tuple[dict[Node, int], list[Node]]:
+    """For every node reachable from the roots, the number of its consumers in the graph;
+    and the reachable nodes that hold another node (``Node._held``)."""
     consumers: dict[Node, int] = {}
+    holders = []
     seen = set(roots)
     stack = list(roots)
     while stack:
         node = stack.pop()
+        if node._held:
+            holders.append(node)
         for child in node.next_functions:
             if child is None:
                 continue
@@ -105,7 +113,38 @@ def _count_consumers(roots: list[Node]) -> dict[Node, int]:
             if child not in seen:
                 seen.add(child)
                 stack.append(child)
-    return consumers
+    return consumers, holders
+
+
+def _held_after_holders(holders: list, pending: dict, ready: list, call_backward):
+    """Run every held node that is also reachable on its own after the node holding it.
+
+    A holder calls its held node's backward inside its own (``CopySlices`` calls the
+    in-place op's node). Once the holder ran under ``create_graph``, the held node's
+    saved output is a tensor of the recorded graph, so a later backward may reach the
+    held node on its own as well. Counted as one more consumer of it, the holder runs
+    first (as in torch, where the holder's higher sequence number puts it first): the
+    held node then still has its saved arrays when the holder calls it, and frees them
+    when it runs itself. ``call_backward`` is returned wrapped to send that count.
+    """
+    held_by: dict[Node, list] = {}
+    for holder in holders:
+        for held in holder._held:
+            if held in pending:  # (else reached only through its holder: nothing to order)
+                pending[held] += 1
+                held_by.setdefault(holder, []).append(held)
+    if not held_by:
+        return call_backward
+
+    def call_holder_first(node: Node, grad):
+        input_grads = call_backward(node, grad)
+        for held in held_by.get(node, ()):
+            pending[held] -= 1
+            if pending[held] == 0:
+                ready.append(held)
+        return input_grads
+
+    return call_holder_first
 
 
 def _on_arrival(node: Node, grad: np.ndarray, capture, captured: dict) -> np.ndarray:
@@ -150,12 +189,16 @@ def _call_backward_graph(node: Node, grad) -> tuple | None:
             "arrays only); higher-order gradients cannot flow through this op"
         )
     node._graph = True
-    node.__dict__["xp"] = tensor_xp  # shadows the class's numpy_xp while the node runs
+    attrs = node.__dict__
+    attrs["xp"] = tensor_xp  # shadows the class's numpy_xp while the node runs
     try:
         input_grads = _call_backward(node, grad)
     finally:
         node._graph = False
-        del node.__dict__["xp"]
+        del attrs["xp"]
+    held = tuple(v for v in attrs.values() if isinstance(v, Node))
+    if held:  # a node it called may now be reached on its own: see _held_after_holders
+        node._held = held
     if input_grads is None:
         return None
     return tuple(
