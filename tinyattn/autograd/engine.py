@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import threading
 import time
+import weakref
 from typing import Any
 
 import numpy as np
@@ -71,13 +72,13 @@ def run_backward(
 
 def _traverse(roots, root_grads, retain_graph, capture, accumulate, call_backward) -> dict:
     """Kahn's algorithm over the graph; ``call_backward`` runs one node."""
-    pending, holders = _count_consumers(roots)
+    pending = _count_consumers(roots)
     grads: dict[Node, np.ndarray] = {}
     for node, grad in zip(roots, root_grads):
         _sum_into(grads, node, grad)
     ready = [node for node in dict.fromkeys(roots) if not pending.get(node)]
-    if holders:
-        call_backward = _held_after_holders(holders, pending, ready, call_backward)
+    if _holders:  # (empty unless an in-place write through a view ran under create_graph)
+        call_backward = _held_after_holders(roots, pending, ready, call_backward)
     captured: dict[Node, np.ndarray] = {}
     while ready:
         node = ready.pop()
@@ -95,17 +96,13 @@ def _traverse(roots, root_grads, retain_graph, capture, accumulate, call_backwar
     return captured
 
 
-def _count_consumers(roots: list[Node]) -> tuple[dict[Node, int], list[Node]]:
-    """For every node reachable from the roots, the number of its consumers in the graph;
-    and the reachable nodes that hold another node (``Node._held``)."""
+def _count_consumers(roots: list[Node]) -> dict[Node, int]:
+    """For every node reachable from the roots, the number of its consumers in the graph."""
     consumers: dict[Node, int] = {}
-    holders = []
     seen = set(roots)
     stack = list(roots)
     while stack:
         node = stack.pop()
-        if node._held:
-            holders.append(node)
         for child in node.next_functions:
             if child is None:
                 continue
@@ -113,10 +110,17 @@ def _count_consumers(roots: list[Node]) -> tuple[dict[Node, int], list[Node]]:
             if child not in seen:
                 seen.add(child)
                 stack.append(child)
-    return consumers, holders
+    return consumers
 
 
-def _held_after_holders(holders: list, pending: dict, ready: list, call_backward):
+# The nodes that hold another node (``Node._held``), weakly: the engine adds a node when it
+# ran it under create_graph. Kept here rather than looked up on every node of every graph,
+# so that a backward pays nothing per node for them (an attribute read per node would).
+_holders: weakref.WeakSet[Node] = weakref.WeakSet()
+_holders_lock = threading.Lock()
+
+
+def _held_after_holders(roots: list, pending: dict, ready: list, call_backward):
     """Run every held node that is also reachable on its own after the node holding it.
 
     A holder calls its held node's backward inside its own (``CopySlices`` calls the
@@ -127,8 +131,12 @@ def _held_after_holders(holders: list, pending: dict, ready: list, call_backward
     held node then still has its saved arrays when the holder calls it, and frees them
     when it runs itself. ``call_backward`` is returned wrapped to send that count.
     """
+    with _holders_lock:
+        holders = list(_holders)
     held_by: dict[Node, list] = {}
     for holder in holders:
+        if holder not in pending and holder not in roots:  # not in this graph
+            continue
         for held in holder._held:
             if held in pending:  # (else reached only through its holder: nothing to order)
                 pending[held] += 1
@@ -199,6 +207,8 @@ def _call_backward_graph(node: Node, grad) -> tuple | None:
     held = tuple(v for v in attrs.values() if isinstance(v, Node))
     if held:  # a node it called may now be reached on its own: see _held_after_holders
         node._held = held
+        with _holders_lock:
+            _holders.add(node)
     if input_grads is None:
         return None
     return tuple(

@@ -103,9 +103,9 @@ class Node:
     xp = numpy_xp
 
     # Nodes this one calls inside its backward and keeps on ctx (``CopySlices`` keeps the
-    # in-place op's node), recorded by the engine when this node runs under create_graph:
+    # in-place op's node), noted by the engine when this node runs under create_graph:
     # from then on the kept node may be reached on its own too, and the engine runs it
-    # after this one. Not a slot: set on a few nodes, read as the class's ``()`` by the rest.
+    # after this one. Not a slot: set on those few nodes only (``release`` drops it).
     _held: tuple = ()
 
     def __init__(self, fn: type[Function] | None = None, name: str | None = None) -> None:
