@@ -11,6 +11,8 @@ a tensor exponent); mul_/div_/pow_(scalar) save their inputs and already worked.
 The finite-difference checks always run; the torch comparisons skip without torch.
 """
 
+import weakref
+
 import numpy as np
 import pytest
 
@@ -181,3 +183,39 @@ def test_retain_graph_outcomes():
 @needs_torch
 def test_retain_graph_outcomes_match_torch():
     assert _outcomes(tinyattn) == _outcomes(torch)
+
+
+# -- memory: what the release of CopySlices frees -------------------------------------------
+
+
+def _exp_through_view():
+    x = tinyattn.tensor(X.copy(), requires_grad=True)
+    y = x * 1
+    y[0].exp_()
+    op_node = y.grad_fn.op_node
+    saved = [weakref.ref(a) for a in op_node._saved if isinstance(a, np.ndarray)]
+    assert saved
+    return x, y, saved
+
+
+def test_first_order_backward_frees_the_op_nodes_arrays():
+    """CopySlices lets go of the op's node instead of releasing it: its arrays still go.
+
+    (A guard for that change: the old code released the op's node and kept it, so its
+    arrays were freed too; only the last assertion fails there.)
+    """
+    x, y, saved = _exp_through_view()
+    (y * y).sum().backward()
+    assert [r() for r in saved] == [None] * len(saved)
+    assert y.grad_fn.__dict__.get("op_node") is None
+
+
+def test_second_backward_frees_the_op_nodes_arrays_while_the_gradient_lives():
+    """The op's node, reached by the second backward through its saved output and through
+    CopySlices, frees its arrays when it runs (after CopySlices), though ``g`` keeps it."""
+    x, y, saved = _exp_through_view()
+    (g,) = tinyattn.autograd.grad((y * y).sum(), x, create_graph=True)
+    assert all(r() is not None for r in saved)  # retained: create_graph retains the graph
+    g.sum().backward()
+    assert [r() for r in saved] == [None] * len(saved)
+    assert g.grad_fn is not None
