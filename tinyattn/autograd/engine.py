@@ -4,7 +4,9 @@
    node, how many of its consumers are in the graph.
 2. Start from the roots; a node runs once all its consumers have sent their
    gradients (Kahn's algorithm). Gradients arriving at the same node from
-   several consumers are summed in the dict before it runs.
+   several consumers are summed in the dict before it runs. A node whose
+   backward calls another node's (``Node._held``) counts as one more consumer
+   of it, so that the held node runs, and frees its arrays, after it.
 3. A node's ``backward`` returns one gradient per input shaped like the
    broadcast output; the engine sums it down to the input's shape
    (``unbroadcast``) and casts it to the input's dtype. This is the one place
@@ -30,6 +32,7 @@ from __future__ import annotations
 
 import threading
 import time
+import weakref
 from typing import Any
 
 import numpy as np
@@ -75,6 +78,8 @@ def _traverse(roots, root_grads, retain_graph, capture, accumulate, call_backwar
     for node, grad in zip(roots, root_grads):
         _sum_into(grads, node, grad)
     ready = [node for node in dict.fromkeys(roots) if not pending.get(node)]
+    if _holders:  # (empty unless an in-place write through a view ran under create_graph)
+        call_backward = _held_after_holders(roots, pending, ready, call_backward)
     captured: dict[Node, np.ndarray] = {}
     owned: set[Node] = set()  # nodes whose summed gradient is an array this loop made
     while ready:
@@ -110,6 +115,48 @@ def _count_consumers(roots: list[Node]) -> dict[Node, int]:
                 seen.add(child)
                 stack.append(child)
     return consumers
+
+
+# The nodes that hold another node (``Node._held``), weakly: the engine adds a node when it
+# ran it under create_graph. Kept here rather than looked up on every node of every graph,
+# so that a backward pays nothing per node for them (an attribute read per node would).
+_holders: weakref.WeakSet[Node] = weakref.WeakSet()
+_holders_lock = threading.Lock()
+
+
+def _held_after_holders(roots: list, pending: dict, ready: list, call_backward):
+    """Run every held node that is also reachable on its own after the node holding it.
+
+    A holder calls its held node's backward inside its own (``CopySlices`` calls the
+    in-place op's node). Once the holder ran under ``create_graph``, the held node's
+    saved output is a tensor of the recorded graph, so a later backward may reach the
+    held node on its own as well. Counted as one more consumer of it, the holder runs
+    first (as in torch, where the holder's higher sequence number puts it first): the
+    held node then still has its saved arrays when the holder calls it, and frees them
+    when it runs itself. ``call_backward`` is returned wrapped to send that count.
+    """
+    with _holders_lock:
+        holders = list(_holders)
+    held_by: dict[Node, list] = {}
+    for holder in holders:
+        if holder not in pending and holder not in roots:  # not in this graph
+            continue
+        for held in holder._held:
+            if held in pending:  # (else reached only through its holder: nothing to order)
+                pending[held] += 1
+                held_by.setdefault(holder, []).append(held)
+    if not held_by:
+        return call_backward
+
+    def call_holder_first(node: Node, grad):
+        input_grads = call_backward(node, grad)
+        for held in held_by.get(node, ()):
+            pending[held] -= 1
+            if pending[held] == 0:
+                ready.append(held)
+        return input_grads
+
+    return call_holder_first
 
 
 def _on_arrival(node: Node, grad: np.ndarray, capture, captured: dict) -> np.ndarray:
@@ -154,12 +201,18 @@ def _call_backward_graph(node: Node, grad) -> tuple | None:
             "arrays only); higher-order gradients cannot flow through this op"
         )
     node._graph = True
-    node.__dict__["xp"] = tensor_xp  # shadows the class's numpy_xp while the node runs
+    attrs = node.__dict__
+    attrs["xp"] = tensor_xp  # shadows the class's numpy_xp while the node runs
     try:
         input_grads = _call_backward(node, grad)
     finally:
         node._graph = False
-        del node.__dict__["xp"]
+        del attrs["xp"]
+    held = tuple(v for v in attrs.values() if isinstance(v, Node))
+    if held:  # a node it called may now be reached on its own: see _held_after_holders
+        node._held = held
+        with _holders_lock:
+            _holders.add(node)
     if input_grads is None:
         return None
     return tuple(

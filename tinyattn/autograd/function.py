@@ -102,6 +102,12 @@ class Node:
     # (``xp.exp``, ``xp.where``, ``xp.sum(x, axis=, keepdims=)`` ... mean the same on both).
     xp = numpy_xp
 
+    # Nodes this one calls inside its backward and keeps on ctx (``CopySlices`` keeps the
+    # in-place op's node), noted by the engine when this node runs under create_graph:
+    # from then on the kept node may be reached on its own too, and the engine runs it
+    # after this one. Not a slot: set on those few nodes only (``release`` drops it).
+    _held: tuple = ()
+
     def __init__(self, fn: type[Function] | None = None, name: str | None = None) -> None:
         self.fn = fn
         self._name = name  # None: derived from fn when asked (most nodes are never named)
@@ -195,7 +201,10 @@ class Node:
         As in torch, only what holds tensor data is freed: saved arrays and array
         attributes. Small attributes (axes, shapes, flags) stay, so nodes that saved
         no data (add, sum, ...) can be backpropagated through again. A node kept on
-        ``ctx`` (``CopySlices`` keeps the in-place op's node) is released with it.
+        ``ctx`` (``CopySlices`` keeps the in-place op's node) is let go, not released
+        (torch's ``CopySlices`` drops its ``fn``): its arrays go with it when nothing
+        else holds it, and if a recorded graph still reaches it, it frees them when
+        it runs there itself.
         """
         self._saved_versions = ()  # nothing left to check: a second backward says "freed"
         if self._saved is not None:
@@ -206,10 +215,10 @@ class Node:
             drop = []
             for key, value in attrs.items():
                 if type(value) in _CONTAINERS:
-                    if _holds_array(value):
+                    if _holds_data(value):
                         drop.append(key)
                 elif isinstance(value, Node):
-                    value.release()
+                    drop.append(key)
             if drop:
                 self._released = True
                 for key in drop:
@@ -332,12 +341,12 @@ class Function:
         return result
 
 
-def _holds_array(value) -> bool:
-    """An array, or a tuple/list holding one (at any depth): tensor data to free."""
-    if isinstance(value, np.ndarray):
+def _holds_data(value) -> bool:
+    """An array or a node, or a tuple/list holding one (at any depth): data to free."""
+    if isinstance(value, (np.ndarray, Node)):
         return True
     if isinstance(value, (tuple, list)):
-        return any(_holds_array(v) for v in value)
+        return any(_holds_data(v) for v in value)
     return False
 
 
