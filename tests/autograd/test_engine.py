@@ -188,3 +188,20 @@ def test_requires_grad_flags():
         T.tensor([1]).requires_grad_()
     with pytest.raises(RuntimeError, match="does not require grad"):
         T.ones(2).sum().backward()
+
+
+def test_node_has_no_getattr_until_released():
+    """A ``__getattr__`` on Node would slow every attribute read of every node (the engine
+    reads several per node); only a released node gets one, to explain a freed attribute."""
+    from tinyattn.autograd.function import Node
+
+    assert "__getattr__" not in vars(Node)
+    x = T.tensor([1.0, 2.0], requires_grad=True)
+    y = (x * x).sum()
+    mul = y.grad_fn.next_functions[0]
+    mul = mul[0] if isinstance(mul, tuple) else mul
+    assert type(mul) is Node
+    y.backward()
+    assert type(mul) is not Node and isinstance(mul, Node)  # released: explains freed data
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        y.backward()
