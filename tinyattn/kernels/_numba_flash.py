@@ -40,13 +40,20 @@ slices (the backward owns a whole kv head, so GQA needs no reduction across
 workers), so results are bitwise identical run to run.
 
 The launchers ``forward``/``backward`` take checked ``AttentionArgs`` only.
+
+Layout: q, k, v (and out, dout) may be strided views, e.g. heads split off a
+fused (B, L, 3, H, D) projection, as long as their last dim has unit stride
+(``_boundary.kernel_layout``); row tiles go to BLAS with the row stride as
+leading dimension. The launchers type these arrays as numba layout "A"
+(read-only for the inputs) whatever their actual layout, so each kernel is
+compiled once per dtype, for contiguous and strided callers alike (``_call``).
 """
 
 from __future__ import annotations
 
 import numba
 import numpy as np
-from numba import njit, prange
+from numba import njit, prange, types
 
 from ._boundary import AttentionArgs
 from ._numba_softmax import nan_count, poisoned
@@ -365,22 +372,57 @@ def _mask_and_options(args: AttentionArgs, use_blas: bool) -> tuple[np.ndarray, 
     return mask, options
 
 
-def forward(args: AttentionArgs, use_blas: bool) -> tuple[np.ndarray, np.ndarray]:
-    """Allocate out, logsumexp and per-worker scratch; run the forward kernel."""
+def _any_layout(x: np.ndarray, readonly: bool) -> types.Array:
+    """The numba type of array ``x`` as layout "A" (any strides)."""
+    return types.Array(numba.from_dtype(x.dtype), x.ndim, "A", readonly=readonly)
+
+
+def _call(kernel, *args):
+    """Run ``kernel`` on ``args``, where an argument given as ``(array, "in")`` or
+    ``(array, "out")`` (or a tuple of such) is typed as a layout-A array, read-only
+    for "in". numba's dispatcher would type a C-contiguous array as layout C and
+    compile a second specialisation next to the strided one; instead we pick the
+    signature (``compile`` loads it from the on-disk cache or compiles it once)."""
+
+    def split(arg):
+        if isinstance(arg, tuple) and len(arg) == 2 and isinstance(arg[1], str):
+            return arg[0], _any_layout(arg[0], arg[1] == "in")
+        if isinstance(arg, tuple) and arg and isinstance(arg[0], tuple):
+            values, tys = zip(*(split(a) for a in arg))
+            return values, types.BaseTuple.from_types(tys)
+        return arg, numba.typeof(arg)
+
+    values, signature = zip(*(split(a) for a in args))
+    return kernel.compile(signature)(*values)
+
+
+def forward(args: AttentionArgs, out: np.ndarray, use_blas: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Allocate logsumexp and per-worker scratch; run the forward kernel into ``out``
+    ((B, Hq, L, Dv), any strides with a unit last one). Returns (out, logsumexp)."""
     q, k, v = args.q, args.k, args.v
     B, Hq, L, _ = q.shape
     Dv = v.shape[3]
     block_q, block_k = CAUSAL_FORWARD_BLOCKS if args.causal else FORWARD_BLOCKS
     block_q, block_k = min(block_q, L), min(block_k, k.shape[2])
     workers = numba.get_num_threads()
-    out = np.empty((B, Hq, L, Dv), q.dtype)
     logsumexp = np.empty((B, Hq, L), q.dtype)
     scores_buf = np.empty((workers, block_q * block_k), q.dtype)
     acc_buf = np.empty((workers, block_q, Dv), q.dtype)
     stats_buf = np.empty((workers, 2, block_q), q.dtype)
     mask, options = _mask_and_options(args, use_blas)
-    _forward_kernel(
-        q, k, v, mask, options, (block_q, block_k), out, logsumexp, scores_buf, acc_buf, stats_buf
+    _call(
+        _forward_kernel,
+        (q, "in"),
+        (k, "in"),
+        (v, "in"),
+        mask,
+        options,
+        (block_q, block_k),
+        (out, "out"),
+        logsumexp,
+        scores_buf,
+        acc_buf,
+        stats_buf,
     )
     return out, logsumexp
 
@@ -388,19 +430,20 @@ def forward(args: AttentionArgs, use_blas: bool) -> tuple[np.ndarray, np.ndarray
 def backward(
     args: AttentionArgs, dout: np.ndarray, out: np.ndarray, logsumexp: np.ndarray, use_blas: bool
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Allocate zeroed gradients and per-worker scratch; run the backward kernel."""
+    """Allocate zeroed gradients (C-contiguous) and per-worker scratch; run the backward."""
     q, k, v = args.q, args.k, args.v
     L = q.shape[2]
     block_q, block_k = BACKWARD_BLOCKS
     block_q, block_k = min(block_q, L), min(block_k, k.shape[2])
     workers = numba.get_num_threads()
-    dq, dk, dv = np.zeros_like(q), np.zeros_like(k), np.zeros_like(v)
+    dq, dk, dv = (np.zeros(x.shape, x.dtype) for x in (q, k, v))
     tiles_buf = np.empty((workers, 4 if args.dropout_p > 0 else 2, block_q * block_k), q.dtype)
     delta_buf = np.empty((workers, L), q.dtype)
     mask, options = _mask_and_options(args, use_blas)
-    _backward_kernel(
-        (dout, q, k, v, logsumexp),
-        out,
+    _call(
+        _backward_kernel,
+        ((dout, "in"), (q, "in"), (k, "in"), (v, "in"), (logsumexp, "in")),
+        (out, "in"),
         mask,
         options,
         (block_q, block_k),
