@@ -91,10 +91,18 @@ def has_kernel_layout(x: np.ndarray) -> bool:
     return strides[-1] == itemsize and (rows <= 1 or strides[-2] >= cols * itemsize)
 
 
+def contiguous(x: np.ndarray) -> np.ndarray:
+    """``x`` as an aligned C-contiguous array (a copy only when it is not one already;
+    ``np.ascontiguousarray`` alone would pass an unaligned contiguous array through)."""
+    x = np.ascontiguousarray(x)
+    return x if x.flags.aligned else x.copy()
+
+
 def kernel_layout(x: np.ndarray) -> np.ndarray:
-    """``x`` itself when the kernels can read it in place (``has_kernel_layout``),
-    else a C-contiguous copy (a non-unit last stride, negative or overlapping strides)."""
-    return x if has_kernel_layout(x) else np.ascontiguousarray(x)
+    """``x`` itself when the kernels can read it in place (``has_kernel_layout``), else
+    an aligned C-contiguous copy (a non-unit last stride, negative, overlapping or odd
+    strides, an unaligned pointer)."""
+    return x if has_kernel_layout(x) else contiguous(x)
 
 
 def dense_order(shape: tuple[int, ...], strides: tuple[int, ...]) -> tuple[int, ...]:
@@ -209,7 +217,7 @@ def normalize_mask(
     else:
         additive = mask.astype(dtype, copy=False)
     target = padded[:3] + (shape[3],)
-    return np.ascontiguousarray(np.broadcast_to(additive, target))
+    return contiguous(np.broadcast_to(additive, target))
 
 
 def check_scale(scale: object, head_dim: int) -> float:
@@ -275,7 +283,7 @@ def check_like(
     _require_same_dtype(name, x, ref_name, ref)
     if x.shape != shape:
         raise ValueError(f"{name}: expected shape {what} = {shape}, got {x.shape}")
-    return kernel_layout(x) if strided else np.ascontiguousarray(x)
+    return kernel_layout(x) if strided else contiguous(x)
 
 
 def check_float_array(name: str, x: object, layout: str) -> np.ndarray:
@@ -285,7 +293,7 @@ def check_float_array(name: str, x: object, layout: str) -> np.ndarray:
     if x.ndim != ndim:
         raise ValueError(f"{name}: expected a {ndim}-d array {layout}, got shape {x.shape}")
     _require_float(name, x)
-    return np.ascontiguousarray(x)
+    return contiguous(x)
 
 
 def check_weights_v(weights: object, v: object) -> tuple[np.ndarray, np.ndarray]:

@@ -372,21 +372,28 @@ def _mask_and_options(args: AttentionArgs, use_blas: bool) -> tuple[np.ndarray, 
     return mask, options
 
 
-def _any_layout(x: np.ndarray, readonly: bool) -> types.Array:
-    """The numba type of array ``x`` as layout "A" (any strides)."""
-    return types.Array(numba.from_dtype(x.dtype), x.ndim, "A", readonly=readonly)
+_ROLES = {"in": ("A", True), "out": ("A", False), "in_c": ("C", True)}
+
+
+def _array_type(x: np.ndarray, role: str) -> types.Array:
+    """The numba type of array ``x`` in ``role``: "in" a read-only layout-A array (any
+    strides), "out" a writable one, "in_c" a read-only C-contiguous one."""
+    layout, readonly = _ROLES[role]
+    if layout == "C" and not x.flags.c_contiguous:
+        raise AssertionError("the boundary hands the kernels a C-contiguous array here")
+    return types.Array(numba.from_dtype(x.dtype), x.ndim, layout, readonly=readonly)
 
 
 def _call(kernel, *args):
-    """Run ``kernel`` on ``args``, where an argument given as ``(array, "in")`` or
-    ``(array, "out")`` (or a tuple of such) is typed as a layout-A array, read-only
-    for "in". numba's dispatcher would type a C-contiguous array as layout C and
-    compile a second specialisation next to the strided one; instead we pick the
-    signature (``compile`` loads it from the on-disk cache or compiles it once)."""
+    """Run ``kernel`` on ``args``, where an argument given as ``(array, role)`` (or a tuple
+    of such) is typed as ``_array_type`` says. numba's dispatcher would type a
+    C-contiguous array as layout C and compile a second specialisation next to the
+    strided one (and a third for a read-only one); instead we pick the signature
+    (``compile`` loads it from the on-disk cache, or compiles it once)."""
 
     def split(arg):
         if isinstance(arg, tuple) and len(arg) == 2 and isinstance(arg[1], str):
-            return arg[0], _any_layout(arg[0], arg[1] == "in")
+            return arg[0], _array_type(*arg)
         if isinstance(arg, tuple) and arg and isinstance(arg[0], tuple):
             values, tys = zip(*(split(a) for a in arg))
             return values, types.BaseTuple.from_types(tys)
@@ -415,7 +422,7 @@ def forward(args: AttentionArgs, out: np.ndarray, use_blas: bool) -> tuple[np.nd
         (q, "in"),
         (k, "in"),
         (v, "in"),
-        mask,
+        (mask, "in_c"),
         options,
         (block_q, block_k),
         (out, "out"),
@@ -444,7 +451,7 @@ def backward(
         _backward_kernel,
         ((dout, "in"), (q, "in"), (k, "in"), (v, "in"), (logsumexp, "in")),
         (out, "in"),
-        mask,
+        (mask, "in_c"),
         options,
         (block_q, block_k),
         (dq, dk, dv),
