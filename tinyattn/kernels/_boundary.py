@@ -143,6 +143,8 @@ def empty_like_order(like: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
 
     The fused forward's output with q (B, Hq, L, D) split from a (B, L, 3, Hq, D)
     buffer is then (B, L, Hq, Dv) memory seen as (B, Hq, L, Dv), like torch's."""
+    if like.flags.c_contiguous:
+        return np.empty(shape, like.dtype)
     order = dense_order(like.shape, like.strides)
     if order[-1] != len(shape) - 1:
         return np.empty(shape, like.dtype)

@@ -360,6 +360,8 @@ def _mask_and_options(args: AttentionArgs, use_blas: bool) -> tuple[np.ndarray, 
     (scale, causal, dropout_p, keep_scale, seed, use_blas) in the types the kernels use."""
     dtype = args.q.dtype.type
     mask = args.mask if args.mask is not None else np.zeros((0, 0, 0, 0), args.q.dtype)
+    if not (mask.flags.c_contiguous and mask.flags.aligned):  # (typed "in_c" by _call)
+        raise AssertionError("the boundary hands the kernels an aligned C-contiguous mask")
     keep_scale = 0.0 if args.dropout_p >= 1 else 1.0 / (1.0 - args.dropout_p)
     options = (
         dtype(args.scale),
@@ -367,7 +369,7 @@ def _mask_and_options(args: AttentionArgs, use_blas: bool) -> tuple[np.ndarray, 
         np.float64(args.dropout_p),
         dtype(keep_scale),
         np.uint64(args.seed),
-        use_blas,
+        int(use_blas),
     )
     return mask, options
 
@@ -384,23 +386,36 @@ def _array_type(x: np.ndarray, role: str) -> types.Array:
     return types.Array(numba.from_dtype(x.dtype), x.ndim, layout, readonly=readonly)
 
 
-def _call(kernel, *args):
-    """Run ``kernel`` on ``args``, where an argument given as ``(array, role)`` (or a tuple
-    of such) is typed as ``_array_type`` says. numba's dispatcher would type a
-    C-contiguous array as layout C and compile a second specialisation next to the
-    strided one (and a third for a read-only one); instead we pick the signature
-    (``compile`` loads it from the on-disk cache, or compiles it once)."""
+_entry_points: dict = {}
 
-    def split(arg):
-        if isinstance(arg, tuple) and len(arg) == 2 and isinstance(arg[1], str):
-            return arg[0], _array_type(*arg)
-        if isinstance(arg, tuple) and arg and isinstance(arg[0], tuple):
-            values, tys = zip(*(split(a) for a in arg))
-            return values, types.BaseTuple.from_types(tys)
-        return arg, numba.typeof(arg)
 
-    values, signature = zip(*(split(a) for a in args))
-    return kernel.compile(signature)(*values)
+def _call(kernel, args: tuple, roles: tuple):
+    """Run ``kernel(*args)`` with each array whose entry in ``roles`` (a tuple of the
+    same nesting as ``args``) is a role string typed as ``_array_type`` says, and
+    everything else as numba's dispatcher would type it.
+
+    numba's dispatcher would type a C-contiguous array as layout C and compile a
+    second specialisation next to the strided one (and another for a read-only
+    one); instead we pick the signature (``compile`` loads it from the on-disk cache,
+    or compiles it once). The launchers build every other argument from the dtype
+    (fresh C arrays, options of fixed types), so the signature depends on the kernel
+    and the dtype only; its entry point is remembered per (kernel, dtype) (building
+    numba types costs ~0.15 ms a call).
+    """
+    key = (kernel, args[0].dtype if isinstance(args[0], np.ndarray) else args[0][0].dtype)
+    entry = _entry_points.get(key)
+    if entry is None:
+
+        def typed(arg, role):
+            if isinstance(role, str):
+                return _array_type(arg, role)
+            if isinstance(role, tuple):
+                return types.BaseTuple.from_types([typed(a, r) for a, r in zip(arg, role)])
+            return numba.typeof(arg)
+
+        signature = tuple(typed(a, r) for a, r in zip(args, roles))
+        entry = _entry_points[key] = kernel.compile(signature)
+    return entry(*args)
 
 
 def forward(args: AttentionArgs, out: np.ndarray, use_blas: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -419,17 +434,20 @@ def forward(args: AttentionArgs, out: np.ndarray, use_blas: bool) -> tuple[np.nd
     mask, options = _mask_and_options(args, use_blas)
     _call(
         _forward_kernel,
-        (q, "in"),
-        (k, "in"),
-        (v, "in"),
-        (mask, "in_c"),
-        options,
-        (block_q, block_k),
-        (out, "out"),
-        logsumexp,
-        scores_buf,
-        acc_buf,
-        stats_buf,
+        (
+            q,
+            k,
+            v,
+            mask,
+            options,
+            (block_q, block_k),
+            out,
+            logsumexp,
+            scores_buf,
+            acc_buf,
+            stats_buf,
+        ),
+        ("in", "in", "in", "in_c", None, None, "out", None, None, None, None),
     )
     return out, logsumexp
 
@@ -449,13 +467,16 @@ def backward(
     mask, options = _mask_and_options(args, use_blas)
     _call(
         _backward_kernel,
-        ((dout, "in"), (q, "in"), (k, "in"), (v, "in"), (logsumexp, "in")),
-        (out, "in"),
-        (mask, "in_c"),
-        options,
-        (block_q, block_k),
-        (dq, dk, dv),
-        tiles_buf,
-        delta_buf,
+        (
+            (dout, q, k, v, logsumexp),
+            out,
+            mask,
+            options,
+            (block_q, block_k),
+            (dq, dk, dv),
+            tiles_buf,
+            delta_buf,
+        ),
+        (("in",) * 5, "in", "in_c", None, None, None, None, None),
     )
     return dq, dk, dv
