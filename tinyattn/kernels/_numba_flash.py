@@ -65,6 +65,7 @@ from ._numba_tiles import (
     row_dot,
     row_max,
     scalar_exp,
+    unit_stride,
 )
 
 _CONTRACT = {"contract"}
@@ -140,10 +141,11 @@ def _forward_tile(q, k, v, mask, options, b, h, i0, r0, r1, j0, j1, acc, stats, 
 
 @njit(cache=True)
 def _nonfinite_count(rows):
-    """How many entries of a 2-d slice are NaN or +-inf (x - x is NaN exactly for those)."""
+    """How many entries of a 2-d slice (unit stride along a row) are NaN or +-inf
+    (x - x is NaN exactly for those)."""
     n = 0
     for i in range(rows.shape[0]):
-        row = rows[i]
+        row = unit_stride(rows[i])
         for j in range(row.shape[0]):
             n += (row[j] - row[j]) != 0
     return n
@@ -220,7 +222,7 @@ def _forward_rows(q, k, v, mask, options, b, h, i0, i1, block_k, out, logsumexp,
                     q, k, v, mask, options, b, h, i0, r0, r1, j0, keys_end, acc, stats, scores_flat
                 )
     for r in range(n_rows):
-        out_row = out[b, h, i0 + r]
+        out_row = unit_stride(out[b, h, i0 + r])
         if running_sum[r] > 0:
             inv = 1 / running_sum[r]
             for c in range(out_row.shape[0]):
@@ -323,7 +325,7 @@ def _backward_kernel(inputs, out, mask, options, blocks, grads, tiles_buf, delta
             skip = causal and _backward_skip_is_exact(inputs, out, mask, b, hk, group)
             for h in range(hk * group, (hk + 1) * group):
                 for i in range(L):  # delta_i = rowsum(dO_i * O_i)
-                    delta[i] = row_dot(dout[b, h, i], out[b, h, i])
+                    delta[i] = row_dot(unit_stride(dout[b, h, i]), unit_stride(out[b, h, i]))
                 for j0 in range(0, S, block_k):
                     j1 = min(j0 + block_k, S)
                     first_row = (j0 // block_q) * block_q if skip else 0
@@ -461,6 +463,8 @@ def backward(
     block_q, block_k = BACKWARD_BLOCKS
     block_q, block_k = min(block_q, L), min(block_k, k.shape[2])
     workers = numba.get_num_threads()
+    if not (logsumexp.flags.c_contiguous and logsumexp.flags.aligned):  # (typed "in_c")
+        raise AssertionError("the boundary hands the kernels an aligned C-contiguous logsumexp")
     dq, dk, dv = (np.zeros(x.shape, x.dtype) for x in (q, k, v))
     tiles_buf = np.empty((workers, 4 if args.dropout_p > 0 else 2, block_q * block_k), q.dtype)
     delta_buf = np.empty((workers, L), q.dtype)
@@ -477,6 +481,6 @@ def backward(
             tiles_buf,
             delta_buf,
         ),
-        (("in",) * 5, "in", "in_c", None, None, None, None, None),
+        (("in", "in", "in", "in", "in_c"), "in", "in_c", None, None, None, None, None),
     )
     return dq, dk, dv

@@ -16,6 +16,9 @@ from inside the ``prange`` bodies of ``_numba_flash``; nothing allocates.
   Why BLAS at all: on the 2-core target, one thread, float32 tiles of 64..256
   rows x 64, these loops reach 23-46 GFLOP/s and OpenBLAS 95-145 GFLOP/s, while
   torch's SDPA runs at ~200 GFLOP/s equivalent (``benchmarks/tile_products.py``).
+- ``unit_stride(row)``: a 1-d row of a strided (layout A) array retyped as layout C,
+  so that loops over it vectorise; only for rows along a dim the boundary checked
+  to have unit stride (the last dim of q, k, v, out, dout).
 - ``exp_shifted(row, shift)``: ``row = exp(row - shift)`` in place. For float32
   a Cephes-style polynomial that LLVM vectorises (numba has no vector exp here:
   no SVML, and ``math.exp`` is a scalar libm call at ~2.3 ns per element,
@@ -42,7 +45,9 @@ import numpy as np
 from llvmlite import ir
 from numba import njit, types
 from numba.core import cgutils
+from numba.core.imputils import impl_ret_borrowed
 from numba.extending import intrinsic, overload
+from numba.np.arrayobj import populate_array
 from numba.np.linalg import check_blas_return, get_blas_kind
 
 from . import _blas
@@ -261,6 +266,36 @@ def gemm(alpha, a, b, beta, c, use_blas):
         _gemm_cblas(alpha, a, b, beta, c)
     else:
         _gemm_blas(alpha, a, b, beta, c)
+
+
+# --------------------------------------------------------------------------- rows
+
+
+@intrinsic
+def unit_stride(typingctx, row):
+    """``row`` (1-d, any layout) as a C-layout view of the same memory: its stride is
+    taken to be the itemsize. Only for rows the boundary guarantees to have unit
+    stride (``_boundary.kernel_layout``): a loop over a layout-A row cannot assume
+    it and stays scalar (e.g. the NaN scans: 1.0 against 0.1 ns per element)."""
+    if not (isinstance(row, types.Array) and row.ndim == 1):
+        return None
+    result = row.copy(layout="C")
+
+    def codegen(context, builder, sig, args):
+        src = context.make_array(sig.args[0])(context, builder, args[0])
+        dst = context.make_array(sig.return_type)(context, builder)
+        populate_array(
+            dst,
+            data=src.data,
+            shape=src.shape,
+            strides=cgutils.pack_array(builder, [src.itemsize]),
+            itemsize=src.itemsize,
+            meminfo=src.meminfo,
+            parent=src.parent,
+        )
+        return impl_ret_borrowed(context, builder, sig.return_type, dst._getvalue())
+
+    return result(row), codegen
 
 
 # --------------------------------------------------------------------------- vector width
