@@ -129,6 +129,18 @@ def test_output_memory_follows_q_and_stays_contiguous_for_contiguous_q(fused_bac
     assert kernels.flash_attention_forward(q, k, v, out_like_q=False)[0].flags.c_contiguous
 
 
+@pytest.mark.parametrize("name", ["numba", "numba-loops", "numpy"])
+def test_gradients_follow_the_memory_order_of_their_inputs(monkeypatch, name):
+    monkeypatch.setenv("TINYATTN_KERNELS", name)
+    rng = np.random.default_rng(1)
+    _, (q, k, v, dout) = fused_heads(rng, np.float32, Hkv=2)
+    grads = run_flash(q, k, v, dout)[2:]
+    for grad, x in zip(grads, (q, k, v)):
+        assert grad.shape == x.shape and grad.transpose(0, 2, 1, 3).flags.c_contiguous
+    grads = run_flash(*contiguous((q, k, v, dout)))[2:]
+    assert all(grad.flags.c_contiguous for grad in grads)
+
+
 def _raw_array(values, strides, offset):
     """An array of ``values``' shape and dtype over a byte buffer, with the given byte
     strides and byte offset (which may leave it unaligned or with odd strides)."""

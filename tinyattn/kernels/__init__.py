@@ -17,6 +17,7 @@ dropout_p=0.0, seed=0, out_like_q=True) -> (out, logsumexp)``
 ``flash_attention_backward(dout, q, k, v, out, logsumexp, *, <same options>)
 -> (dq, dk, dv)``
     Recomputes the weights from logsumexp; see ``reference`` for the formulas.
+    Each gradient is laid out in memory like its input (``empty_like_order``).
     The mask gradient is not produced here: when a float mask needs a gradient,
     use the materialised path (its ``dscores`` is the mask gradient).
 
@@ -236,7 +237,7 @@ def flash_attention_backward(
     logsumexp = check_like("logsumexp", logsumexp, (B, Hq, L), args.q, "(B, Hq, L)")
     name = backend()
     if name == "numpy" or args.empty:
-        return reference.flash_attention_backward(
+        grads = reference.flash_attention_backward(
             dout,
             args.q,
             args.k,
@@ -249,9 +250,19 @@ def flash_attention_backward(
             dropout_p=args.dropout_p,
             seed=args.seed,
         )
+        return tuple(_laid_out_like(g, x) for g, x in zip(grads, (args.q, args.k, args.v)))
     from . import _numba_flash
 
     return _run_fused(_numba_flash.backward, _use_blas(name), args, dout, out, logsumexp)
+
+
+def _laid_out_like(grad: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """``grad`` in the memory order of ``x``, as the fused backward allocates its gradients."""
+    if x.flags.c_contiguous:
+        return grad
+    result = empty_like_order(x, x.shape)
+    result[...] = grad
+    return result
 
 
 # --------------------------------------------------------------------------- stored weights

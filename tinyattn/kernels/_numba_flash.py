@@ -55,7 +55,7 @@ import numba
 import numpy as np
 from numba import njit, prange, types
 
-from ._boundary import AttentionArgs
+from ._boundary import AttentionArgs, empty_like_order
 from ._numba_softmax import nan_count, poisoned
 from ._numba_tiles import (
     dropout_row,
@@ -457,7 +457,8 @@ def forward(args: AttentionArgs, out: np.ndarray, use_blas: bool) -> tuple[np.nd
 def backward(
     args: AttentionArgs, dout: np.ndarray, out: np.ndarray, logsumexp: np.ndarray, use_blas: bool
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Allocate zeroed gradients (C-contiguous) and per-worker scratch; run the backward."""
+    """Allocate zeroed gradients (in the memory order of q, k, v) and per-worker scratch;
+    run the backward."""
     q, k, v = args.q, args.k, args.v
     L = q.shape[2]
     block_q, block_k = BACKWARD_BLOCKS
@@ -465,7 +466,11 @@ def backward(
     workers = numba.get_num_threads()
     if not (logsumexp.flags.c_contiguous and logsumexp.flags.aligned):  # (typed "in_c")
         raise AssertionError("the boundary hands the kernels an aligned C-contiguous logsumexp")
-    dq, dk, dv = (np.zeros(x.shape, x.dtype) for x in (q, k, v))
+    # laid out like q, k, v: for heads split off a fused qkv buffer, the gradient of
+    # the user's view/transpose back to (B, L, H * D) is then free
+    dq, dk, dv = (empty_like_order(x, x.shape) for x in (q, k, v))
+    for grad in (dq, dk, dv):
+        grad[...] = 0
     tiles_buf = np.empty((workers, 4 if args.dropout_p > 0 else 2, block_q * block_k), q.dtype)
     delta_buf = np.empty((workers, L), q.dtype)
     mask, options = _mask_and_options(args, use_blas)
@@ -481,6 +486,6 @@ def backward(
             tiles_buf,
             delta_buf,
         ),
-        (("in", "in", "in", "in", "in_c"), "in", "in_c", None, None, None, None, None),
+        (("in", "in", "in", "in", "in_c"), "in", "in_c", None, None, ("out",) * 3, None, None),
     )
     return dq, dk, dv
