@@ -7,12 +7,17 @@ dtype float32 or float64, the same for all inputs (float16: compute in float32).
 Fused path (no L x S matrix is ever stored)
 -------------------------------------------
 ``flash_attention_forward(q, k, v, *, scale=None, causal=False, mask=None,
-dropout_p=0.0, seed=0) -> (out, logsumexp)``
+dropout_p=0.0, seed=0, out_like_q=True) -> (out, logsumexp)``
     out = dropout(softmax(scale * Q K^T + mask)) V, out (B, Hq, L, Dv), and the
     per-row logsumexp (B, Hq, L) of the (pre-dropout) scores, saved for the backward.
+    ``out``'s memory follows the dim order of q (``_boundary.empty_like_order``,
+    as torch's CPU flash kernel): heads split off a (B, L, 3, Hq, D) buffer give
+    (B, L, Hq, Dv) memory, so ``out.transpose(0, 2, 1, 3).reshape(B, L, Hq * Dv)``
+    is free; a contiguous q gives a contiguous out. ``out_like_q=False``: C-contiguous.
 ``flash_attention_backward(dout, q, k, v, out, logsumexp, *, <same options>)
 -> (dq, dk, dv)``
     Recomputes the weights from logsumexp; see ``reference`` for the formulas.
+    Each gradient is laid out in memory like its input (``empty_like_order``).
     The mask gradient is not produced here: when a float mask needs a gradient,
     use the materialised path (its ``dscores`` is the mask gradient).
 
@@ -73,8 +78,12 @@ else plain loops: ``blas_backend()``, ``TINYATTN_BLAS``), ``numba-loops`` (fused
 this package imports neither numba nor scipy; kernels compile on first use and
 are cached on disk. Calls with a zero-sized dimension use the twins.
 
-All checks (shapes, dtypes, contiguity, mask form, scalar ranges) happen here,
+All checks (shapes, dtypes, layout, mask form, scalar ranges) happen here,
 before any kernel runs; errors name the argument, the expectation and what came.
+The fused kernels read q, k, v, out and dout in place when their last dim has
+unit stride (views such as heads split off a fused qkv projection); other
+layouts (a non-unit last stride, negative or overlapping strides) are copied
+first (``_boundary.kernel_layout``).
 """
 
 from __future__ import annotations
@@ -90,6 +99,7 @@ from ._boundary import (
     check_float_array,
     check_like,
     check_weights_v,
+    empty_like_order,
     normalize_mask,
 )
 from .reference import dropout_keep
@@ -168,14 +178,21 @@ def flash_attention_forward(
     mask: np.ndarray | None = None,
     dropout_p: float = 0.0,
     seed: int = 0,
+    out_like_q: bool = True,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Fused attention forward: returns (out (B, Hq, L, Dv), logsumexp (B, Hq, L))."""
+    """Fused attention forward: returns (out (B, Hq, L, Dv), logsumexp (B, Hq, L)).
+
+    ``out`` is laid out in memory like q when ``out_like_q`` (see the module docstring),
+    else C-contiguous, on every backend."""
     args = check_attention(
         q, k, v, scale=scale, causal=causal, mask=mask, dropout_p=dropout_p, seed=seed
     )
+    B, Hq, L, _ = args.q.shape
+    out_shape = (B, Hq, L, args.v.shape[3])
+    out = empty_like_order(args.q, out_shape) if out_like_q else np.empty(out_shape, args.q.dtype)
     name = backend()
     if name == "numpy" or args.empty:
-        return reference.flash_attention_forward(
+        twin_out, logsumexp = reference.flash_attention_forward(
             args.q,
             args.k,
             args.v,
@@ -185,9 +202,11 @@ def flash_attention_forward(
             dropout_p=args.dropout_p,
             seed=args.seed,
         )
+        out[...] = twin_out
+        return out, logsumexp
     from . import _numba_flash
 
-    return _run_fused(_numba_flash.forward, _use_blas(name), args)
+    return _run_fused(_numba_flash.forward, _use_blas(name), args, out)
 
 
 def flash_attention_backward(
@@ -213,12 +232,12 @@ def flash_attention_backward(
     )
     B, Hq, L, _ = args.q.shape
     out_shape = (B, Hq, L, args.v.shape[3])
-    dout = check_like("dout", dout, out_shape, args.q, "(B, Hq, L, Dv)")
-    out = check_like("out", out, out_shape, args.q, "(B, Hq, L, Dv)")
+    dout = check_like("dout", dout, out_shape, args.q, "(B, Hq, L, Dv)", strided=True)
+    out = check_like("out", out, out_shape, args.q, "(B, Hq, L, Dv)", strided=True)
     logsumexp = check_like("logsumexp", logsumexp, (B, Hq, L), args.q, "(B, Hq, L)")
     name = backend()
     if name == "numpy" or args.empty:
-        return reference.flash_attention_backward(
+        grads = reference.flash_attention_backward(
             dout,
             args.q,
             args.k,
@@ -231,9 +250,19 @@ def flash_attention_backward(
             dropout_p=args.dropout_p,
             seed=args.seed,
         )
+        return tuple(_laid_out_like(g, x) for g, x in zip(grads, (args.q, args.k, args.v)))
     from . import _numba_flash
 
     return _run_fused(_numba_flash.backward, _use_blas(name), args, dout, out, logsumexp)
+
+
+def _laid_out_like(grad: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """``grad`` in the memory order of ``x``, as the fused backward allocates its gradients."""
+    if x.flags.c_contiguous:
+        return grad
+    result = empty_like_order(x, x.shape)
+    result[...] = grad
+    return result
 
 
 # --------------------------------------------------------------------------- stored weights

@@ -2,9 +2,10 @@
 
 Every public kernel function calls these before anything else runs. numba does
 no bounds checking, so nothing reaches a compiled kernel unless it went through
-here: shapes agree, dtypes are float32/float64 and equal, arrays are
-C-contiguous, the mask has one of the few forms the kernels index, and the
-scalars are in range. Errors name the argument, what was expected and what came.
+here: shapes agree, dtypes are float32/float64 and equal, arrays have a layout
+the kernels index (``kernel_layout``), the mask has one of the few forms the
+kernels index, and the scalars are in range. Errors name the argument, what was
+expected and what came.
 """
 
 from __future__ import annotations
@@ -25,7 +26,10 @@ _MASK_POLARITY = (
 
 @dataclass(frozen=True)
 class AttentionArgs:
-    """Validated, contiguous inputs of one attention call.
+    """Validated inputs of one attention call.
+
+    q, k, v are 4-d arrays in the layout ``kernel_layout`` guarantees (views of the
+    caller's arrays when they already had it, e.g. heads split off a fused qkv buffer).
 
     ``mask`` is None or an additive float array of the input dtype and shape
     ``(Bm, Hm, Lm, S)`` with ``Bm in {1, B}``, ``Hm in {1, Hq}``, ``Lm in {1, L}``.
@@ -70,8 +74,89 @@ def _require_same_dtype(name: str, x: np.ndarray, ref_name: str, ref: np.ndarray
         )
 
 
+def has_kernel_layout(x: np.ndarray) -> bool:
+    """Whether the fused kernels can read 4-d ``x`` (..., R, C) in place.
+
+    They index any strides, and hand 2-d tiles ``x[b, h, i0:i1]`` (and their ``.T``)
+    to BLAS with the row stride as leading dimension. That needs: an aligned pointer,
+    strides that are non-negative multiples of the itemsize, a unit stride along the
+    last dim, and rows that do not overlap (row stride >= C, unless R <= 1). The
+    batch and head strides are free (0 too: an expanded, read-only input).
+    """
+    itemsize = x.itemsize
+    strides = x.strides
+    if not x.flags.aligned or any(s < 0 or s % itemsize for s in strides):
+        return False
+    rows, cols = x.shape[-2:]
+    return strides[-1] == itemsize and (rows <= 1 or strides[-2] >= cols * itemsize)
+
+
+def contiguous(x: np.ndarray) -> np.ndarray:
+    """``x`` as an aligned C-contiguous array (a copy only when it is not one already;
+    ``np.ascontiguousarray`` alone would pass an unaligned contiguous array through)."""
+    x = np.ascontiguousarray(x)
+    return x if x.flags.aligned else x.copy()
+
+
+def kernel_layout(x: np.ndarray) -> np.ndarray:
+    """``x`` itself when the kernels can read it in place (``has_kernel_layout``), else
+    an aligned C-contiguous copy (a non-unit last stride, negative, overlapping or odd
+    strides, an unaligned pointer)."""
+    return x if has_kernel_layout(x) else contiguous(x)
+
+
+def dense_order(shape: tuple[int, ...], strides: tuple[int, ...]) -> tuple[int, ...]:
+    """The dims of an array ordered outermost to innermost by stride, as torch's
+    ``empty_like`` lays out the result of a strided input (the order of the memory).
+
+    Insertion sort over the dims from innermost: a dim moves outward past one with a
+    smaller stride (past an equal stride when its size is larger); a stride of 0
+    (an expanded dim) is no evidence either way and is stepped over. A contiguous
+    array gives ``(0, 1, ..., n - 1)``.
+    """
+
+    def outer(d0: int, d1: int) -> int:
+        """> 0: d0 belongs outside d1; < 0: inside; 0: no evidence."""
+        s0, s1 = strides[d0], strides[d1]
+        if s0 == 0 or s1 == 0:
+            return 0
+        if s0 != s1:
+            return 1 if s0 > s1 else -1
+        return 1 if shape[d0] > shape[d1] else 0
+
+    inner_first = list(range(len(shape) - 1, -1, -1))
+    for i in range(1, len(inner_first)):
+        moving = i
+        for j in range(i - 1, -1, -1):
+            verdict = outer(inner_first[j], inner_first[moving])
+            if verdict > 0:
+                inner_first[j], inner_first[moving] = inner_first[moving], inner_first[j]
+                moving = j
+            elif verdict < 0:
+                break
+    return tuple(reversed(inner_first))
+
+
+def empty_like_order(like: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """An uninitialised array of ``shape`` whose memory follows the dim order of ``like``
+    (``dense_order``) when that keeps the last dim innermost, else C-contiguous.
+
+    The fused forward's output with q (B, Hq, L, D) split from a (B, L, 3, Hq, D)
+    buffer is then (B, L, Hq, Dv) memory seen as (B, Hq, L, Dv), like torch's."""
+    if like.flags.c_contiguous:
+        return np.empty(shape, like.dtype)
+    order = dense_order(like.shape, like.strides)
+    if order[-1] != len(shape) - 1:
+        return np.empty(shape, like.dtype)
+    memory = np.empty(tuple(shape[d] for d in order), like.dtype)
+    return memory.transpose(np.argsort(order))
+
+
 def check_qkv(q: object, k: object, v: object) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Check the layouts q (B, Hq, L, D), k (B, Hkv, S, D), v (B, Hkv, S, Dv)."""
+    """Check the layouts q (B, Hq, L, D), k (B, Hkv, S, D), v (B, Hkv, S, Dv).
+
+    Returns them in a layout the kernels read (``kernel_layout``): only arrays
+    that need it are copied."""
     q, k, v = _require_array("q", q), _require_array("k", k), _require_array("v", v)
     for name, x, layout in (
         ("q", q, "(B, Hq, L, D)"),
@@ -99,7 +184,7 @@ def check_qkv(q: object, k: object, v: object) -> tuple[np.ndarray, np.ndarray, 
             f"v: expected shape (B, Hkv, S, Dv) = {k.shape[:3] + ('Dv',)} to match k of shape "
             f"{k.shape}, got {v.shape}"
         )
-    return np.ascontiguousarray(q), np.ascontiguousarray(k), np.ascontiguousarray(v)
+    return kernel_layout(q), kernel_layout(k), kernel_layout(v)
 
 
 def normalize_mask(
@@ -134,7 +219,7 @@ def normalize_mask(
     else:
         additive = mask.astype(dtype, copy=False)
     target = padded[:3] + (shape[3],)
-    return np.ascontiguousarray(np.broadcast_to(additive, target))
+    return contiguous(np.broadcast_to(additive, target))
 
 
 def check_scale(scale: object, head_dim: int) -> float:
@@ -183,15 +268,24 @@ def check_attention(q, k, v, *, scale, causal, mask, dropout_p, seed) -> Attenti
 
 
 def check_like(
-    name: str, x: object, shape: tuple[int, ...], ref: np.ndarray, what: str, ref_name: str = "q"
+    name: str,
+    x: object,
+    shape: tuple[int, ...],
+    ref: np.ndarray,
+    what: str,
+    ref_name: str = "q",
+    *,
+    strided: bool = False,
 ) -> np.ndarray:
-    """Check that ``x`` is an array of ``shape`` with the dtype of ``ref``; make it contiguous."""
+    """Check that ``x`` is an array of ``shape`` with the dtype of ``ref``; make it
+    contiguous, or with ``strided`` (a 4-d input of the fused kernels) only bring it
+    to ``kernel_layout``."""
     x = _require_array(name, x)
     _require_float(name, x)
     _require_same_dtype(name, x, ref_name, ref)
     if x.shape != shape:
         raise ValueError(f"{name}: expected shape {what} = {shape}, got {x.shape}")
-    return np.ascontiguousarray(x)
+    return kernel_layout(x) if strided else contiguous(x)
 
 
 def check_float_array(name: str, x: object, layout: str) -> np.ndarray:
@@ -201,7 +295,7 @@ def check_float_array(name: str, x: object, layout: str) -> np.ndarray:
     if x.ndim != ndim:
         raise ValueError(f"{name}: expected a {ndim}-d array {layout}, got shape {x.shape}")
     _require_float(name, x)
-    return np.ascontiguousarray(x)
+    return contiguous(x)
 
 
 def check_weights_v(weights: object, v: object) -> tuple[np.ndarray, np.ndarray]:

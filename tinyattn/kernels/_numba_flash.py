@@ -40,15 +40,22 @@ slices (the backward owns a whole kv head, so GQA needs no reduction across
 workers), so results are bitwise identical run to run.
 
 The launchers ``forward``/``backward`` take checked ``AttentionArgs`` only.
+
+Layout: q, k, v (and out, dout) may be strided views, e.g. heads split off a
+fused (B, L, 3, H, D) projection, as long as their last dim has unit stride
+(``_boundary.kernel_layout``); row tiles go to BLAS with the row stride as
+leading dimension. The launchers type these arrays as numba layout "A"
+(read-only for the inputs) whatever their actual layout, so each kernel is
+compiled once per dtype, for contiguous and strided callers alike (``_call``).
 """
 
 from __future__ import annotations
 
 import numba
 import numpy as np
-from numba import njit, prange
+from numba import njit, prange, types
 
-from ._boundary import AttentionArgs
+from ._boundary import AttentionArgs, empty_like_order
 from ._numba_softmax import nan_count, poisoned
 from ._numba_tiles import (
     dropout_row,
@@ -58,6 +65,7 @@ from ._numba_tiles import (
     row_dot,
     row_max,
     scalar_exp,
+    unit_stride,
 )
 
 _CONTRACT = {"contract"}
@@ -133,10 +141,11 @@ def _forward_tile(q, k, v, mask, options, b, h, i0, r0, r1, j0, j1, acc, stats, 
 
 @njit(cache=True)
 def _nonfinite_count(rows):
-    """How many entries of a 2-d slice are NaN or +-inf (x - x is NaN exactly for those)."""
+    """How many entries of a 2-d slice (unit stride along a row) are NaN or +-inf
+    (x - x is NaN exactly for those)."""
     n = 0
     for i in range(rows.shape[0]):
-        row = rows[i]
+        row = unit_stride(rows[i])
         for j in range(row.shape[0]):
             n += (row[j] - row[j]) != 0
     return n
@@ -213,7 +222,7 @@ def _forward_rows(q, k, v, mask, options, b, h, i0, i1, block_k, out, logsumexp,
                     q, k, v, mask, options, b, h, i0, r0, r1, j0, keys_end, acc, stats, scores_flat
                 )
     for r in range(n_rows):
-        out_row = out[b, h, i0 + r]
+        out_row = unit_stride(out[b, h, i0 + r])
         if running_sum[r] > 0:
             inv = 1 / running_sum[r]
             for c in range(out_row.shape[0]):
@@ -316,7 +325,7 @@ def _backward_kernel(inputs, out, mask, options, blocks, grads, tiles_buf, delta
             skip = causal and _backward_skip_is_exact(inputs, out, mask, b, hk, group)
             for h in range(hk * group, (hk + 1) * group):
                 for i in range(L):  # delta_i = rowsum(dO_i * O_i)
-                    delta[i] = row_dot(dout[b, h, i], out[b, h, i])
+                    delta[i] = row_dot(unit_stride(dout[b, h, i]), unit_stride(out[b, h, i]))
                 for j0 in range(0, S, block_k):
                     j1 = min(j0 + block_k, S)
                     first_row = (j0 // block_q) * block_q if skip else 0
@@ -353,6 +362,8 @@ def _mask_and_options(args: AttentionArgs, use_blas: bool) -> tuple[np.ndarray, 
     (scale, causal, dropout_p, keep_scale, seed, use_blas) in the types the kernels use."""
     dtype = args.q.dtype.type
     mask = args.mask if args.mask is not None else np.zeros((0, 0, 0, 0), args.q.dtype)
+    if not (mask.flags.c_contiguous and mask.flags.aligned):  # (typed "in_c" by _call)
+        raise AssertionError("the boundary hands the kernels an aligned C-contiguous mask")
     keep_scale = 0.0 if args.dropout_p >= 1 else 1.0 / (1.0 - args.dropout_p)
     options = (
         dtype(args.scale),
@@ -360,27 +371,85 @@ def _mask_and_options(args: AttentionArgs, use_blas: bool) -> tuple[np.ndarray, 
         np.float64(args.dropout_p),
         dtype(keep_scale),
         np.uint64(args.seed),
-        use_blas,
+        int(use_blas),
     )
     return mask, options
 
 
-def forward(args: AttentionArgs, use_blas: bool) -> tuple[np.ndarray, np.ndarray]:
-    """Allocate out, logsumexp and per-worker scratch; run the forward kernel."""
+_ROLES = {"in": ("A", True), "out": ("A", False), "in_c": ("C", True)}
+
+
+def _array_type(x: np.ndarray, role: str) -> types.Array:
+    """The numba type of array ``x`` in ``role``: "in" a read-only layout-A array (any
+    strides), "out" a writable one, "in_c" a read-only C-contiguous one."""
+    layout, readonly = _ROLES[role]
+    if layout == "C" and not x.flags.c_contiguous:
+        raise AssertionError("the boundary hands the kernels a C-contiguous array here")
+    return types.Array(numba.from_dtype(x.dtype), x.ndim, layout, readonly=readonly)
+
+
+_entry_points: dict = {}
+
+
+def _call(kernel, args: tuple, roles: tuple):
+    """Run ``kernel(*args)`` with each array whose entry in ``roles`` (a tuple of the
+    same nesting as ``args``) is a role string typed as ``_array_type`` says, and
+    everything else as numba's dispatcher would type it.
+
+    numba's dispatcher would type a C-contiguous array as layout C and compile a
+    second specialisation next to the strided one (and another for a read-only
+    one); instead we pick the signature (``compile`` loads it from the on-disk cache,
+    or compiles it once). The launchers build every other argument from the dtype
+    (fresh C arrays, options of fixed types), so the signature depends on the kernel
+    and the dtype only; its entry point is remembered per (kernel, dtype) (building
+    numba types costs ~0.15 ms a call).
+    """
+    key = (kernel, args[0].dtype if isinstance(args[0], np.ndarray) else args[0][0].dtype)
+    entry = _entry_points.get(key)
+    if entry is None:
+
+        def typed(arg, role):
+            if isinstance(role, str):
+                return _array_type(arg, role)
+            if isinstance(role, tuple):
+                return types.BaseTuple.from_types([typed(a, r) for a, r in zip(arg, role)])
+            return numba.typeof(arg)
+
+        signature = tuple(typed(a, r) for a, r in zip(args, roles))
+        entry = _entry_points[key] = kernel.compile(signature)
+    return entry(*args)
+
+
+def forward(args: AttentionArgs, out: np.ndarray, use_blas: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Allocate logsumexp and per-worker scratch; run the forward kernel into ``out``
+    ((B, Hq, L, Dv), any strides with a unit last one). Returns (out, logsumexp)."""
     q, k, v = args.q, args.k, args.v
     B, Hq, L, _ = q.shape
     Dv = v.shape[3]
     block_q, block_k = CAUSAL_FORWARD_BLOCKS if args.causal else FORWARD_BLOCKS
     block_q, block_k = min(block_q, L), min(block_k, k.shape[2])
     workers = numba.get_num_threads()
-    out = np.empty((B, Hq, L, Dv), q.dtype)
     logsumexp = np.empty((B, Hq, L), q.dtype)
     scores_buf = np.empty((workers, block_q * block_k), q.dtype)
     acc_buf = np.empty((workers, block_q, Dv), q.dtype)
     stats_buf = np.empty((workers, 2, block_q), q.dtype)
     mask, options = _mask_and_options(args, use_blas)
-    _forward_kernel(
-        q, k, v, mask, options, (block_q, block_k), out, logsumexp, scores_buf, acc_buf, stats_buf
+    _call(
+        _forward_kernel,
+        (
+            q,
+            k,
+            v,
+            mask,
+            options,
+            (block_q, block_k),
+            out,
+            logsumexp,
+            scores_buf,
+            acc_buf,
+            stats_buf,
+        ),
+        ("in", "in", "in", "in_c", None, None, "out", None, None, None, None),
     )
     return out, logsumexp
 
@@ -388,24 +457,35 @@ def forward(args: AttentionArgs, use_blas: bool) -> tuple[np.ndarray, np.ndarray
 def backward(
     args: AttentionArgs, dout: np.ndarray, out: np.ndarray, logsumexp: np.ndarray, use_blas: bool
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Allocate zeroed gradients and per-worker scratch; run the backward kernel."""
+    """Allocate zeroed gradients (in the memory order of q, k, v) and per-worker scratch;
+    run the backward."""
     q, k, v = args.q, args.k, args.v
     L = q.shape[2]
     block_q, block_k = BACKWARD_BLOCKS
     block_q, block_k = min(block_q, L), min(block_k, k.shape[2])
     workers = numba.get_num_threads()
-    dq, dk, dv = np.zeros_like(q), np.zeros_like(k), np.zeros_like(v)
+    if not (logsumexp.flags.c_contiguous and logsumexp.flags.aligned):  # (typed "in_c")
+        raise AssertionError("the boundary hands the kernels an aligned C-contiguous logsumexp")
+    # laid out like q, k, v: for heads split off a fused qkv buffer, the gradient of
+    # the user's view/transpose back to (B, L, H * D) is then free
+    dq, dk, dv = (empty_like_order(x, x.shape) for x in (q, k, v))
+    for grad in (dq, dk, dv):
+        grad[...] = 0
     tiles_buf = np.empty((workers, 4 if args.dropout_p > 0 else 2, block_q * block_k), q.dtype)
     delta_buf = np.empty((workers, L), q.dtype)
     mask, options = _mask_and_options(args, use_blas)
-    _backward_kernel(
-        (dout, q, k, v, logsumexp),
-        out,
-        mask,
-        options,
-        (block_q, block_k),
-        (dq, dk, dv),
-        tiles_buf,
-        delta_buf,
+    _call(
+        _backward_kernel,
+        (
+            (dout, q, k, v, logsumexp),
+            out,
+            mask,
+            options,
+            (block_q, block_k),
+            (dq, dk, dv),
+            tiles_buf,
+            delta_buf,
+        ),
+        (("in", "in", "in", "in", "in_c"), "in", "in_c", None, None, ("out",) * 3, None, None),
     )
     return dq, dk, dv

@@ -4,7 +4,11 @@ Everything here works on one tile (a few dozen rows of a head) and is called
 from inside the ``prange`` bodies of ``_numba_flash``; nothing allocates.
 
 - ``gemm(alpha, a, b, beta, c, use_blas)``: ``c = alpha * a @ b + beta * c`` on
-  2-d C- or F-contiguous tiles (an F tile is the ``.T`` of a C tile). ``use_blas``
+  2-d tiles that are row-major with strided rows (unit stride along a row, any
+  row stride: a slice of rows of a head, also when the heads are views into a
+  (B, L, 3, H, D) buffer) or the ``.T`` of one (column-major). BLAS takes such a
+  tile as is: the row stride is its leading dimension. C and F tiles are the
+  special cases with a row stride equal to the row length. ``use_blas``
   picks NumPy's bundled CBLAS (1), scipy's BLAS through numba's ``numba_xxgemm``
   helper (2) or plain loops (0); see ``_blas``. All three are compiled into the
   kernel and the code is read at run time, so the kernels compile (and run the
@@ -12,6 +16,9 @@ from inside the ``prange`` bodies of ``_numba_flash``; nothing allocates.
   Why BLAS at all: on the 2-core target, one thread, float32 tiles of 64..256
   rows x 64, these loops reach 23-46 GFLOP/s and OpenBLAS 95-145 GFLOP/s, while
   torch's SDPA runs at ~200 GFLOP/s equivalent (``benchmarks/tile_products.py``).
+- ``unit_stride(row)``: a 1-d row of a strided (layout A) array retyped as layout C,
+  so that loops over it vectorise; only for rows along a dim the boundary checked
+  to have unit stride (the last dim of q, k, v, out, dout).
 - ``exp_shifted(row, shift)``: ``row = exp(row - shift)`` in place. For float32
   a Cephes-style polynomial that LLVM vectorises (numba has no vector exp here:
   no SVML, and ``math.exp`` is a scalar libm call at ~2.3 ns per element,
@@ -38,7 +45,9 @@ import numpy as np
 from llvmlite import ir
 from numba import njit, types
 from numba.core import cgutils
+from numba.core.imputils import impl_ret_borrowed
 from numba.extending import intrinsic, overload
+from numba.np.arrayobj import populate_array
 from numba.np.linalg import check_blas_return, get_blas_kind
 
 from . import _blas
@@ -54,14 +63,16 @@ _CBLAS_ROW_MAJOR, _CBLAS_NO_TRANS, _CBLAS_TRANS = 101, 111, 112
 def _tile_types_ok(a, b, c) -> bool:
     """Whether ``a``, ``b``, ``c`` type as tiles the BLAS products take.
 
-    2-d arrays of one dtype, float32 or float64; a and b C- or F-contiguous, c C-contiguous.
+    2-d arrays of one dtype, float32 or float64, of layout C, F or A. An A tile must
+    have a unit stride along one of its dims at run time; ``gemm`` checks that
+    (``_blas_tile_ok``) and takes the loops otherwise. c is not F (it is written row-major).
     """
     arrays = (a, b, c)
     if not all(isinstance(x, types.Array) and x.ndim == 2 for x in arrays):
         return False
     if len({x.dtype for x in arrays}) != 1 or a.dtype not in (types.float32, types.float64):
         return False
-    return a.layout in "CF" and b.layout in "CF" and c.layout == "C"
+    return c.layout in "CA"
 
 
 def _xxgemm_type():
@@ -90,12 +101,32 @@ def _tile_arrays(context, builder, tys, values):
     return arrs, m, k, n
 
 
-def _leading_dim(builder, ty, arr, one):
-    """``(is_c, leading dimension)`` of a C or F tile: an F tile is the transpose of a
-    row-major array, whose row length is its leading dimension (at least 1, as BLAS wants)."""
+def _leading_dim(context, builder, ty, arr):
+    """``(is_row_major, leading dimension)`` of a tile, as LLVM values.
+
+    A C tile is row-major with the row length as leading dimension, an F tile the
+    transpose of one. An A tile is decided at run time from its strides (in elements
+    s0, s1): row-major when s1 == 1 (or it has at most one column) with leading
+    dimension s0, else column-major (s0 == 1) with leading dimension s1. A single row
+    (column) takes the row (column) length, since its stride is arbitrary. The
+    leading dimension is at least 1, as BLAS wants.
+    """
+    intp = cgutils.intp_t
+    one = ir.Constant(intp, 1)
     rows, cols = cgutils.unpack_tuple(builder, arr.shape)
-    lead = cols if ty.layout == "C" else rows
-    return ty.layout == "C", builder.select(builder.icmp_signed("<", lead, one), one, lead)
+
+    def at_least(value, low):
+        return builder.select(builder.icmp_signed("<", value, low), low, value)
+
+    if ty.layout in "CF":
+        lead = cols if ty.layout == "C" else rows
+        return ir.Constant(ir.IntType(1), ty.layout == "C"), at_least(lead, one)
+    itemsize = ir.Constant(intp, context.get_abi_sizeof(context.get_data_type(ty.dtype)))
+    s0, s1 = (builder.sdiv(s, itemsize) for s in cgutils.unpack_tuple(builder, arr.strides))
+    is_row = builder.or_(builder.icmp_signed("==", s1, one), builder.icmp_signed("<=", cols, one))
+    row_lead = builder.select(builder.icmp_signed("<=", rows, one), at_least(cols, one), s0)
+    col_lead = builder.select(builder.icmp_signed("<=", cols, one), at_least(rows, one), s1)
+    return is_row, at_least(builder.select(is_row, row_lead, col_lead), one)
 
 
 @intrinsic
@@ -114,14 +145,13 @@ def _gemm_blas(typingctx, alpha, a, b, beta, c):
             builder, context.cast(builder, beta_v, sig.args[3], dtype)
         )
         arrs, m, k, n = _tile_arrays(context, builder, (a, b, c), (a_v, b_v, c_v))
-        one = context.get_constant(types.intp, 1)
-        void_p = ir.IntType(8).as_pointer()
+        void_p, char = ir.IntType(8).as_pointer(), ir.IntType(8)
 
         def operand(ty, arr):
             # Row-major c = a b is column-major c^T = b^T a^T: an operand whose
-            # layout differs from c's is passed transposed.
-            is_c, lead = _leading_dim(builder, ty, arr, one)
-            trans = ir.Constant(ir.IntType(8), ord("n" if is_c else "t"))
+            # layout differs from c's (row-major) is passed transposed.
+            is_row, lead = _leading_dim(context, builder, ty, arr)
+            trans = builder.select(is_row, ir.Constant(char, ord("n")), ir.Constant(char, ord("t")))
             return trans, lead, builder.bitcast(arr.data, void_p)
 
         trans_b, ld_b, data_b = operand(b, arrs[1])
@@ -178,14 +208,13 @@ def _gemm_cblas(typingctx, alpha, a, b, beta, c):
     def codegen(context, builder, sig, args):
         alpha_v, a_v, b_v, beta_v, c_v = args
         arrs, m, k, n = _tile_arrays(context, builder, (a, b, c), (a_v, b_v, c_v))
-        one = context.get_constant(types.int64, 1)
         i32 = ir.IntType(32)
 
         def operand(ty, arr):
-            # An F tile is passed with Trans (see _leading_dim).
-            is_c, lead = _leading_dim(builder, ty, arr, one)
-            trans = ir.Constant(i32, _CBLAS_NO_TRANS if is_c else _CBLAS_TRANS)
-            return trans, lead, arr.data
+            # A column-major tile (an F tile, the .T of a row-major one) is passed with Trans.
+            is_row, lead = _leading_dim(context, builder, ty, arr)
+            no_trans, trans = ir.Constant(i32, _CBLAS_NO_TRANS), ir.Constant(i32, _CBLAS_TRANS)
+            return builder.select(is_row, no_trans, trans), lead, arr.data
 
         trans_a, ld_a, data_a = operand(a, arrs[0])
         trans_b, ld_b, data_b = operand(b, arrs[1])
@@ -202,23 +231,71 @@ def _gemm_cblas(typingctx, alpha, a, b, beta, c):
     return types.void(alpha, a, b, beta, c), codegen
 
 
+@njit(inline="always")
+def _blas_tile_ok(x, row_major_only):
+    """Whether BLAS can take tile ``x`` as ``_leading_dim`` reads it: strides that are
+    non-negative multiples of the itemsize, a unit stride along a row (or, unless
+    ``row_major_only``, along a column) and rows (columns) that do not overlap."""
+    rows, cols = x.shape
+    s0, s1 = x.strides
+    if s0 < 0 or s1 < 0 or s0 % x.itemsize or s1 % x.itemsize:
+        return False
+    s0, s1 = s0 // x.itemsize, s1 // x.itemsize
+    if s1 == 1 or cols <= 1:
+        return rows <= 1 or s0 >= cols
+    return not row_major_only and s0 == 1 and s1 >= rows
+
+
 @njit(cache=True)
 def gemm(alpha, a, b, beta, c, use_blas):
-    """c = alpha * a @ b + beta * c; a, b C- or F-contiguous 2-d, c C-contiguous.
+    """c = alpha * a @ b + beta * c on 2-d tiles (any strides; see the module docstring).
 
     ``use_blas``: 0 plain loops, 1 NumPy's bundled CBLAS, 2 scipy's BLAS
-    (``_blas.tile_blas_code()``; ``True`` counts as 1).
+    (``_blas.tile_blas_code()``; ``True`` counts as 1). A tile BLAS cannot take
+    (no unit stride, overlapping rows, c not row-major) goes to the loops.
     """
     if a.shape[0] == 0 or a.shape[1] == 0 or b.shape[1] == 0:
         for i in range(c.shape[0]):
             for j in range(c.shape[1]):
                 c[i, j] = 0 if beta == 0 else beta * c[i, j]
+    elif not use_blas or not (
+        _blas_tile_ok(a, False) and _blas_tile_ok(b, False) and _blas_tile_ok(c, True)
+    ):
+        _gemm_loops(alpha, a, b, beta, c)
     elif use_blas == 1:
         _gemm_cblas(alpha, a, b, beta, c)
-    elif use_blas:
-        _gemm_blas(alpha, a, b, beta, c)
     else:
-        _gemm_loops(alpha, a, b, beta, c)
+        _gemm_blas(alpha, a, b, beta, c)
+
+
+# --------------------------------------------------------------------------- rows
+
+
+@intrinsic
+def unit_stride(typingctx, row):
+    """``row`` (1-d, any layout) as a C-layout view of the same memory: its stride is
+    taken to be the itemsize. Only for rows the boundary guarantees to have unit
+    stride (``_boundary.kernel_layout``): a loop over a layout-A row cannot assume
+    it and stays scalar (e.g. the NaN scans: 1.0 against 0.1 ns per element)."""
+    if not (isinstance(row, types.Array) and row.ndim == 1):
+        return None
+    result = row.copy(layout="C")
+
+    def codegen(context, builder, sig, args):
+        src = context.make_array(sig.args[0])(context, builder, args[0])
+        dst = context.make_array(sig.return_type)(context, builder)
+        populate_array(
+            dst,
+            data=src.data,
+            shape=src.shape,
+            strides=cgutils.pack_array(builder, [src.itemsize]),
+            itemsize=src.itemsize,
+            meminfo=src.meminfo,
+            parent=src.parent,
+        )
+        return impl_ret_borrowed(context, builder, sig.return_type, dst._getvalue())
+
+    return result(row), codegen
 
 
 # --------------------------------------------------------------------------- vector width

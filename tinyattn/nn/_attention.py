@@ -78,6 +78,8 @@ class ScaledDotProductAttention(Function):
       head) sizes, a mask (if any) that only broadcasts over those, and a mask that
       does not require grad. The forward keeps ``out`` and each row's ``logsumexp``,
       the backward recomputes the weights tile by tile: no L x S matrix is stored.
+      The kernels read strided q, k, v (unit last stride) in place; the output's
+      memory follows q's dim order where torch's flash kernel does (``_out_like_q``).
       ``TINYATTN_KERNELS=numpy`` runs the kernels' NumPy twins (the *flash twin*,
       ``kernels.reference``) on this same path.
     * **stored-weights** (``kernels.attention_forward/backward``, NumPy): everything
@@ -176,10 +178,31 @@ def _fused_mask(mask, layout, work):
     return (_as_bhld(mask, layout) if mask.ndim == 3 else mask).astype(work, copy=False)
 
 
+def _out_like_q(q, k, v, layout, options) -> bool:
+    """Whether the output's memory follows q's dim order (else it is C-contiguous).
+
+    torch's CPU SDPA does so when it runs its flash kernel: 4-d inputs with unit last
+    strides, no dropout, E == Ev, L and S > 0 (e.g. heads split off a fused qkv
+    projection give a (B, L, H, Ev) memory, and ``out.transpose(1, 2).view(B, L, -1)``
+    works); otherwise its math path returns a contiguous tensor. We follow it, so
+    that a ``.view`` fails or succeeds as under torch."""
+    return (
+        layout == "BHLD"
+        and options["dropout_p"] == 0
+        and q.shape[-1] == v.shape[-1]
+        and q.shape[-2] > 0
+        and k.shape[-2] > 0
+        and all(a.strides[-1] == a.itemsize or a.shape[-1] <= 1 for a in (q, k, v))
+    )
+
+
 def _fused_forward(q, k, v, mask, layout, options):
+    out_like_q = _out_like_q(q, k, v, layout, options)
     q4, k4, v4 = _fused_arrays(layout, q, k, v)
     mask4 = _fused_mask(mask, layout, q4.dtype)
-    out4, logsumexp = kernels.flash_attention_forward(q4, k4, v4, mask=mask4, **options)
+    out4, logsumexp = kernels.flash_attention_forward(
+        q4, k4, v4, mask=mask4, out_like_q=out_like_q, **options
+    )
     return (out4[:, 0] if layout == "BLD" else out4), logsumexp
 
 
