@@ -151,7 +151,10 @@ def attention_scores(q, k, *, scale=None, causal=False, mask=None) -> np.ndarray
     """
     scale = 1.0 / np.sqrt(q.shape[-1]) if scale is None else scale
     k = _repeat_kv(k, q.shape[1])
-    scores = q.dtype.type(scale) * matmul(q, k.swapaxes(-1, -2)) + _additive(mask, q.dtype)
+    scores = matmul(q, k.swapaxes(-1, -2))
+    scores *= q.dtype.type(scale)  # (in place: the product is a new array)
+    if mask is not None:
+        scores = scores + _additive(mask, q.dtype)  # (the mask may broadcast scores up)
     if causal:
         L, S = scores.shape[-2:]
         blocked = np.arange(S)[None, :] > np.arange(L)[:, None]

@@ -303,7 +303,7 @@ class AttentionWeights(Function):
     def backward(ctx, dweights):
         xp = ctx.xp
         q, k, weights = (xp.astype(a, ctx.work, copy=False) for a in ctx.saved_tensors)
-        dweights = xp.astype(dweights, ctx.work)
+        dweights = xp.astype(dweights, ctx.work, copy=False)
         if xp is numpy_xp:  # first order: the numba row kernel (twin of the formula below)
             dscores = kernels.softmax_rows_backward(dweights, weights)
         else:

@@ -4,7 +4,7 @@ Layout ``(L, N, E)`` (or unbatched ``(L, E)``). Steps, as torch::
 
     q, k, v = query W_q^T + b_q,  key W_k^T + b_k,  value W_v^T + b_v
     [append bias_k / bias_v as one more key/value column]
-    split heads: (L, N, E) -> (N*H, L, E/H)          row index = batch * H + head
+    split heads: (L, N, E) -> (N, H, L, E/H)         a view, no copy
     [append a zero key/value column (add_zero_attn)]
     mask = attn_mask + key_padding_mask               both additive, -inf = blocked
     weights = softmax(q k^T / sqrt(E/H) + mask)       a fully blocked row -> 0
@@ -102,14 +102,20 @@ def _extra_key_columns(k, v, masks, bias_kv, static_kv, add_zero_attn, N, heads)
         masks = [_append_unblocked_column(m) for m in masks]
     head_dim = k.shape[-1] // heads
     k, v = (
-        s if s is not None else x.reshape(-1, N * heads, head_dim).transpose(0, 1)
+        _split_heads(x, N, heads) if s is None else s.reshape(N, heads, -1, head_dim)
         for x, s in zip((k, v), static_kv)
     )
     if add_zero_attn:
-        zeros = Tensor._make(np.zeros((N * heads, 1, head_dim), dtype=k._data.dtype))
-        k, v = ops.rearrange.cat([k, zeros], dim=1), ops.rearrange.cat([v, zeros], dim=1)
+        zeros = Tensor._make(np.zeros((N, heads, 1, head_dim), dtype=k._data.dtype))
+        k, v = ops.rearrange.cat([k, zeros], dim=2), ops.rearrange.cat([v, zeros], dim=2)
         masks = [_append_unblocked_column(m) for m in masks]
     return k, v, masks
+
+
+def _split_heads(x: Tensor, N: int, heads: int) -> Tensor:
+    """(S, N, E) -> (N, H, S, E/H), a view: the attention kernels read strided heads, so
+    the q/k/v thirds of the packed in-projection are never copied."""
+    return x.reshape(x.shape[0], N, heads, -1).permute(1, 2, 0, 3)
 
 
 def _merged_mask(attn_mask, key_padding_mask, N, heads, S):
@@ -190,11 +196,10 @@ def multi_head_attention_forward(
     q, k, v = _in_projection(
         query, key, value, in_proj_weight, in_proj_bias, use_separate_proj_weight, w_separate
     )
-    q = q.reshape(L, N * H, E // H).transpose(0, 1)
+    q = _split_heads(q, N, H)
     bias_kv, static_kv = (bias_k, bias_v), (static_k, static_v)
     k, v, masks = _extra_key_columns(k, v, masks, bias_kv, static_kv, add_zero_attn, N, H)
-    mask = _merged_mask(*masks, N, H, k.shape[1])
-    q, k, v = (x.reshape(N, H, -1, E // H) for x in (q, k, v))
+    mask = _merged_mask(*masks, N, H, k.shape[2])
     p = dropout_p if training else 0.0
     out, weights = _attend(q, k, v, mask, p, need_weights, average_attn_weights)
     out = out.permute(2, 0, 1, 3).reshape(N * L, E)
