@@ -28,6 +28,12 @@ _os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "20")
 # numba's libgomp (same soname), so the two share one OpenMP pool.
 _os.environ.setdefault("GOMP_SPINCOUNT", "10000")
 
+# glibc: freed arrays stay in the heap for the next step instead of coming back as fresh
+# pages (a page fault each); see _malloc.py. TINYATTN_MALLOC=default turns it off.
+from . import _malloc
+
+_malloc.tune()
+
 import math as _math
 
 from . import _dtype
