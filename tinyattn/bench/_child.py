@@ -1,4 +1,9 @@
-"""One benchmark process: ``python -m tinyattn.bench._child '<json spec>'``.
+"""One benchmark process: ``python <this file> '<json spec>'`` (run by ``_harness``).
+
+It runs as a script, not as ``-m tinyattn.bench._child``: that would import the tinyattn
+package, whose ``__init__`` makes process-wide settings (OpenMP/OpenBLAS spin times, glibc
+malloc thresholds), and a torch-only process must run as torch's users run it. The
+cases module is then imported from this directory, on its own.
 
 spec: {"suite", "frameworks": [...], "quick", "repeats", "threads"}. Prints one JSON
 line: {case: {framework: median ms}}. With two frameworks the timed calls
@@ -28,12 +33,23 @@ def _load(framework: str, threads: int):
     return tinyattn
 
 
+def _cases_module():
+    """``_cases``: from the package when imported as part of it, else from this directory."""
+    if __package__:
+        from . import _cases
+
+        return _cases
+    import importlib
+
+    return importlib.import_module("_cases")  # (this file's directory is sys.path[0])
+
+
 def _median_ms(samples: list[float]) -> float:
     return 1e3 * statistics.median(samples)
 
 
 def run_suite(spec: dict) -> dict:
-    from . import _cases
+    _cases = _cases_module()
 
     libs = {name: _load(name, spec["threads"]) for name in spec["frameworks"]}
     results = {}
@@ -53,7 +69,7 @@ def run_suite(spec: dict) -> dict:
 
 
 def run_interference(spec: dict) -> dict:
-    from . import _cases
+    _cases = _cases_module()
 
     tinyattn = _load("tinyattn", spec["threads"])
     try:

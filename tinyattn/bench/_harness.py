@@ -21,16 +21,24 @@ import shlex
 import statistics
 import subprocess
 import sys
+from pathlib import Path
 
 SUITES = ("kernels", "layers", "train", "overhead", "interference")
 SAME = "same process"
 
 
 def _child(spec: dict) -> dict:
+    # A script, so that a torch-only process never imports the tinyattn package (see
+    # _child's docstring); PYTHONPATH lets a tinyattn process import this same tree.
+    script = Path(__file__).with_name("_child.py")
+    root = str(Path(__file__).resolve().parents[2])
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
     proc = subprocess.run(
-        [sys.executable, "-m", "tinyattn.bench._child", json.dumps(spec)],
+        [sys.executable, str(script), json.dumps(spec)],
         capture_output=True,
         text=True,
+        env=env,
     )
     if proc.returncode != 0:
         raise RuntimeError(f"benchmark process {spec} failed:\n{proc.stderr[-3000:]}")
