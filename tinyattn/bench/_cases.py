@@ -195,9 +195,13 @@ def suites(quick: bool) -> dict[str, dict[str, Case]]:
         for causal in (False, True)
     }
     layer_shape, heads = ((2, 16, 32), 4) if quick else ((8, 128, 512), 8)
+    mha_shapes = [layer_shape] if quick else [layer_shape, (4, 512, 512)]
     layers = {
-        f"MHA {layer_shape} need_weights=False": mha(layer_shape, heads, False),
-        f"MHA {layer_shape} need_weights=True": mha(layer_shape, heads, True),
+        f"MHA {shape} need_weights={need}": mha(shape, heads, need)
+        for shape in mha_shapes
+        for need in (False, True)
+    }
+    layers |= {
         f"LayerNorm {layer_shape}": layer_norm(layer_shape),
         f"TransformerEncoderLayer {layer_shape}": encoder_layer(layer_shape, heads),
     }
