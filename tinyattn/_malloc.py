@@ -23,7 +23,8 @@ What changes is that the process keeps up to 256 MiB of freed memory for reuse r
 than handing it back between steps.
 
 It applies only when the user has not set ``MALLOC_MMAP_THRESHOLD_`` or
-``MALLOC_TRIM_THRESHOLD_`` (glibc's own variables), and ``TINYATTN_MALLOC=default``
+``MALLOC_TRIM_THRESHOLD_`` or either threshold in ``GLIBC_TUNABLES`` (glibc's own
+variables), and ``TINYATTN_MALLOC=default``
 leaves malloc alone. Not glibc (macOS, Windows, musl): nothing is done.
 """
 
@@ -41,6 +42,9 @@ def tune() -> bool:
     if os.environ.get("TINYATTN_MALLOC", "") == "default":
         return False
     if "MALLOC_MMAP_THRESHOLD_" in os.environ or "MALLOC_TRIM_THRESHOLD_" in os.environ:
+        return False
+    tunables = os.environ.get("GLIBC_TUNABLES", "")
+    if "glibc.malloc.mmap_threshold" in tunables or "glibc.malloc.trim_threshold" in tunables:
         return False
     try:
         libc_version = os.confstr("CS_GNU_LIBC_VERSION") or ""

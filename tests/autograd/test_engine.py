@@ -205,3 +205,18 @@ def test_node_has_no_getattr_until_released():
     assert type(mul) is not Node and isinstance(mul, Node)  # released: explains freed data
     with pytest.raises(RuntimeError, match="backward through the graph a second time"):
         y.backward()
+
+
+def test_retain_grad_of_a_non_leaf_is_a_new_tensor_each_backward():
+    """torch: ``y.grad = y.grad + new`` for a retained non-leaf, so a ``.grad`` kept from
+    the first backward keeps its values (was: updated in place to 2s)."""
+    x = T.tensor(np.ones(3), requires_grad=True)
+    y = x * 1
+    y.retain_grad()
+    z = y + 0
+    z.sum().backward(retain_graph=True)
+    first = y.grad
+    z.sum().backward()
+    np.testing.assert_array_equal(first.numpy(), np.ones(3))
+    np.testing.assert_array_equal(y.grad.numpy(), 2 * np.ones(3))
+    np.testing.assert_array_equal(x.grad.numpy(), 2 * np.ones(3))

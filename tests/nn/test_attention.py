@@ -425,3 +425,31 @@ def test_second_order_matches_torch_math_path(need_weights):
     with pytest.raises(RuntimeError, match="does not support create_graph=True yet"):
         grads = tinyattn.autograd.grad(f(tinyattn, *xs).sum(), xs, create_graph=True)
         tinyattn.autograd.grad(sum((g * g).sum() for g in grads), xs)
+
+
+def test_key_padding_mask_is_checked_against_static_k_length():
+    """With ``static_k``/``static_v`` the keys are static_k's S positions, so the key
+    padding mask is (N, S) of those (torch accepts it; the key's length was used)."""
+    E, H, L, N, S = 8, 2, 5, 3, 4
+    rng = np.random.default_rng(0)
+    tinyattn.manual_seed(0)
+    mha = nn.MultiheadAttention(E, H).double()
+    q = tinyattn.tensor(rng.standard_normal((L, N, E)))
+    sk = tinyattn.tensor(rng.standard_normal((N * H, S, E // H)))
+    sv = tinyattn.tensor(rng.standard_normal((N * H, S, E // H)))
+    kpm = np.zeros((N, S), bool)
+    kpm[0, 0] = True
+    blocked = np.zeros((N * H, L, S))
+    blocked[:H, :, 0] = -np.inf  # the same positions as an additive (N*H, L, S) mask
+
+    def run(**masks):
+        out, _ = multi_head_attention_forward(
+            q, q, q, E, H, mha.in_proj_weight, mha.in_proj_bias, None, None, False, 0.0,
+            mha.out_proj.weight, mha.out_proj.bias, training=False, static_k=sk,
+            static_v=sv, **masks,
+        )  # fmt: skip
+        return out.detach().numpy()
+
+    with_kpm = run(key_padding_mask=tinyattn.tensor(kpm))
+    np.testing.assert_allclose(with_kpm, run(attn_mask=tinyattn.tensor(blocked)), rtol=1e-12)
+    assert not np.allclose(with_kpm, run())

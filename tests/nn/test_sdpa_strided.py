@@ -99,3 +99,15 @@ def test_gpt_heads_float32_forward_and_grads_equal_contiguous_heads():
     y2.backward(tinyattn.ones_like(y2))
     np.testing.assert_allclose(y.detach().numpy(), y2.detach().numpy(), rtol=1e-6, atol=1e-7)
     np.testing.assert_allclose(x.grad.numpy(), x2.grad.numpy(), rtol=1e-6, atol=1e-6)
+
+
+def test_a_size_one_dim_is_no_evidence_for_the_output_layout():
+    """q (1, H, L, D) made by permuting an (L, H, D) array with a new size-1 dim: the size-1
+    dim's stride means nothing, so the output follows the (L, H, D) memory as torch's does
+    and ``out.transpose(1, 2).view(1, L, H * D)`` works (it raised before)."""
+    L, H, D = 4, 3, 5
+    x = tinyattn.tensor(np.random.default_rng(0).standard_normal((L, H, D)))
+    q = x.unsqueeze(-1).permute(3, 1, 0, 2)
+    out = F.scaled_dot_product_attention(q, q, q)
+    assert out.stride()[1:] == (D, H * D, 1)
+    assert out.transpose(1, 2).view(1, L, H * D).shape == (1, L, H * D)

@@ -53,3 +53,9 @@ def test_freed_arrays_are_reused_without_page_faults():
 @glibc
 def test_the_users_glibc_variables_win():
     assert _faults(MALLOC_TRIM_THRESHOLD_="131072") > FRESH
+
+
+@glibc
+def test_glibc_tunables_win_too():
+    tunables = "glibc.malloc.trim_threshold=131072"
+    assert _faults(GLIBC_TUNABLES=tunables) > FRESH

@@ -166,7 +166,7 @@ def _on_arrival(node: Node, grad: np.ndarray, capture, captured: dict) -> np.nda
     if node._retained is not None:
         tensor = node._retained()
         if tensor is not None and tensor._grad_fn is node:
-            _accumulate_into(tensor, grad)
+            _accumulate_retained(tensor, grad)
     if capture is not None and node in capture:
         captured[node] = grad
     return grad
@@ -344,17 +344,33 @@ def _accumulate_into(tensor: TensorBase, grad: np.ndarray) -> None:
     (``grad = grad + new``, as torch); so is an array into a ``.grad`` that has a graph.
     """
     with _grad_lock:
-        if isinstance(grad, TensorBase):
-            tensor._grad = grad if tensor._grad is None else tensor._grad + grad
-        elif tensor._grad is None:
-            g = np.array(grad, dtype=tensor._data.dtype, copy=True)
-            if g.shape != tensor._data.shape:
-                g = np.ascontiguousarray(np.broadcast_to(g, tensor._data.shape))
-            tensor._grad = TensorBase._make(g)
-        elif tensor._grad._requires_grad:
-            tensor._grad = TensorBase._make(tensor._grad._data + grad)
+        _accumulate_into_unlocked(tensor, grad)
+
+
+def _accumulate_into_unlocked(tensor: TensorBase, grad) -> None:
+    """``_accumulate_into`` without the lock (the caller holds it)."""
+    if isinstance(grad, TensorBase):
+        tensor._grad = grad if tensor._grad is None else tensor._grad + grad
+    elif tensor._grad is None:
+        g = np.array(grad, dtype=tensor._data.dtype, copy=True)
+        if g.shape != tensor._data.shape:
+            g = np.ascontiguousarray(np.broadcast_to(g, tensor._data.shape))
+        tensor._grad = TensorBase._make(g)
+    elif tensor._grad._requires_grad:
+        tensor._grad = TensorBase._make(tensor._grad._data + grad)
+    else:
+        tensor._grad._data += grad
+
+
+def _accumulate_retained(tensor: TensorBase, grad) -> None:
+    """``retain_grad``: a non-leaf's ``.grad`` is a new tensor each backward (as torch's
+    ``grad = grad + new``), so a ``.grad`` the user kept from an earlier backward keeps
+    its values; a leaf's ``.grad`` is updated in place (``_accumulate_into``)."""
+    with _grad_lock:
+        if tensor._grad is None or isinstance(grad, TensorBase):
+            _accumulate_into_unlocked(tensor, grad)
         else:
-            tensor._grad._data += grad
+            tensor._grad = TensorBase._make(tensor._grad._data + grad)
 
 
 def _run_hooks(node: Node, grad: np.ndarray) -> np.ndarray:

@@ -71,13 +71,14 @@ def run_suite(spec: dict) -> dict:
 def run_interference(spec: dict) -> dict:
     _cases = _cases_module()
 
-    tinyattn = _load("tinyattn", spec["threads"])
+    (mode,) = spec["frameworks"]
+    # "fresh": tinyattn is not even imported (its import makes process-wide settings)
+    tinyattn = _load("tinyattn", spec["threads"]) if mode == "after tinyattn" else None
     try:
         torch = _load("torch", spec["threads"])
     except ImportError:
         torch = None
-    (mode,) = spec["frameworks"]
-    before = _cases.tinyattn_call(spec["quick"])(tinyattn) if mode == "after tinyattn" else None
+    before = _cases.tinyattn_call(spec["quick"])(tinyattn) if tinyattn is not None else None
     results = {}
     for name, setup in _cases.probes(spec["quick"]).items():
         if name.startswith("torch") and torch is None:

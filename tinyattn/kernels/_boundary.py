@@ -111,14 +111,15 @@ def dense_order(shape: tuple[int, ...], strides: tuple[int, ...]) -> tuple[int, 
 
     Insertion sort over the dims from innermost: a dim moves outward past one with a
     smaller stride (past an equal stride when its size is larger); a stride of 0
-    (an expanded dim) is no evidence either way and is stepped over. A contiguous
+    (an expanded dim) or a dim of size 1 (whose stride means nothing) is no evidence
+    either way and is stepped over. A contiguous
     array gives ``(0, 1, ..., n - 1)``.
     """
 
     def outer(d0: int, d1: int) -> int:
         """> 0: d0 belongs outside d1; < 0: inside; 0: no evidence."""
         s0, s1 = strides[d0], strides[d1]
-        if s0 == 0 or s1 == 0:
+        if s0 == 0 or s1 == 0 or shape[d0] == 1 or shape[d1] == 1:
             return 0
         if s0 != s1:
             return 1 if s0 > s1 else -1

@@ -189,9 +189,8 @@ def multi_head_attention_forward(
             key_padding_mask = key_padding_mask.unsqueeze(0)
     checks.check_mha_sizes(query, key, value, embed_dim_to_check, num_heads)
     (L, N, E), H = query.shape, num_heads
-    masks = _prepare_masks(
-        attn_mask, key_padding_mask, is_causal, L, key.shape[0], N, H, query.dtype
-    )
+    S = static_k.shape[1] if static_k is not None else key.shape[0]  # (torch: the keys used)
+    masks = _prepare_masks(attn_mask, key_padding_mask, is_causal, L, S, N, H, query.dtype)
     w_separate = (q_proj_weight, k_proj_weight, v_proj_weight)
     q, k, v = _in_projection(
         query, key, value, in_proj_weight, in_proj_bias, use_separate_proj_weight, w_separate
