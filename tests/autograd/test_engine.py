@@ -220,3 +220,23 @@ def test_retain_grad_of_a_non_leaf_is_a_new_tensor_each_backward():
     np.testing.assert_array_equal(first.numpy(), np.ones(3))
     np.testing.assert_array_equal(y.grad.numpy(), 2 * np.ones(3))
     np.testing.assert_array_equal(x.grad.numpy(), 2 * np.ones(3))
+
+
+def test_autograd_grad_runs_only_what_leads_to_its_inputs():
+    """As torch: ``grad(out, [a])`` for a non-leaf ``a`` runs no node at or below ``a``, so
+    it works after an earlier backward freed that part of the graph, and leaves it alone."""
+    x = T.tensor(np.ones((2, 4)), requires_grad=True)
+    w = T.tensor(np.arange(16.0).reshape(4, 4), requires_grad=True)
+    y = x @ w
+    a, b = y.split(2, dim=1)
+    (a.sum() + b.sum()).backward()  # frees the matmul's saved arrays
+    (ga,) = autograd_grad([(a * 3).sum()], [a])  # raised "released its saved arrays"
+    np.testing.assert_array_equal(ga.numpy(), np.full((2, 2), 3.0))
+
+    x2 = T.tensor(np.ones(3), requires_grad=True)
+    a2 = x2 * 2  # a2's own node must not run (nor be released) in grad(..., [a2])
+    (g,) = autograd_grad([(a2 * a2).sum()], [a2])
+    np.testing.assert_array_equal(g.numpy(), np.full(3, 4.0))
+    assert x2.grad is None
+    (a2 * 5).sum().backward()  # a2's node kept its (nothing saved) state: still runs
+    np.testing.assert_array_equal(x2.grad.numpy(), np.full(3, 10.0))

@@ -78,8 +78,11 @@ def _traverse(roots, root_grads, retain_graph, capture, accumulate, call_backwar
     for node, grad in zip(roots, root_grads):
         _sum_into(grads, node, grad)
     ready = [node for node in dict.fromkeys(roots) if not pending.get(node)]
+    needed = None
     if _holders:  # (empty unless an in-place write through a view ran under create_graph)
         call_backward = _held_after_holders(roots, pending, ready, call_backward)
+    elif capture and not accumulate:  # autograd.grad: run only what leads to its inputs
+        needed = _leading_to(roots, capture)
     captured: dict[Node, np.ndarray] = {}
     owned: set[Node] = set()  # nodes whose summed gradient is an array this loop made
     while ready:
@@ -93,11 +96,40 @@ def _traverse(roots, root_grads, retain_graph, capture, accumulate, call_backwar
             if grad is not None and accumulate:
                 _accumulate_into(node.variable, grad)
             continue
+        if needed is not None and node not in needed:
+            continue  # (its inputs are not needed either: they lead to no input asked for)
         input_grads = call_backward(node, grad)
         if not retain_graph:
             node.release()
         _send_to_inputs(node, input_grads, grads, pending, ready, owned)
     return captured
+
+
+def _leading_to(roots: list[Node], targets) -> set[Node]:
+    """The nodes with a path of one edge or more to a node in ``targets``: the ones
+    ``autograd.grad`` runs. As in torch, the rest never run (nor are released): not the
+    inputs' own nodes unless they lead to another input, not what lies below them."""
+    consumers_of: dict[Node, list[Node]] = {}
+    seen = set(roots)
+    stack = list(roots)
+    while stack:
+        node = stack.pop()
+        for child in node.next_functions:
+            if child is None:
+                continue
+            consumers_of.setdefault(child, []).append(node)
+            if child not in seen:
+                seen.add(child)
+                stack.append(child)
+    leading: set[Node] = set()
+    stack = [t for t in targets if t in consumers_of]
+    while stack:
+        for consumer in consumers_of[stack.pop()]:
+            if consumer not in leading:
+                leading.add(consumer)
+                if consumer in consumers_of:
+                    stack.append(consumer)
+    return leading
 
 
 def _count_consumers(roots: list[Node]) -> dict[Node, int]:
