@@ -82,7 +82,7 @@ def _traverse(roots, root_grads, retain_graph, capture, accumulate, call_backwar
     if _holders:  # (empty unless an in-place write through a view ran under create_graph)
         call_backward = _held_after_holders(roots, pending, ready, call_backward)
     elif capture and not accumulate:  # autograd.grad: run only what leads to its inputs
-        needed = _leading_to(roots, capture)
+        needed = _leading_to(dict.fromkeys([*roots, *pending]), capture)
     captured: dict[Node, np.ndarray] = {}
     owned: set[Node] = set()  # nodes whose summed gradient is an array this loop made
     while ready:
@@ -105,22 +105,16 @@ def _traverse(roots, root_grads, retain_graph, capture, accumulate, call_backwar
     return captured
 
 
-def _leading_to(roots: list[Node], targets) -> set[Node]:
-    """The nodes with a path of one edge or more to a node in ``targets``: the ones
-    ``autograd.grad`` runs. As in torch, the rest never run (nor are released): not the
-    inputs' own nodes unless they lead to another input, not what lies below them."""
+def _leading_to(nodes, targets) -> set[Node]:
+    """Of ``nodes`` (every node of the graph, as ``_count_consumers`` found them), the ones
+    with a path of one edge or more to a node in ``targets``: the ones ``autograd.grad``
+    runs. As in torch, the rest never run (nor are released): not the inputs' own nodes
+    unless they lead to another input, not what lies below them."""
     consumers_of: dict[Node, list[Node]] = {}
-    seen = set(roots)
-    stack = list(roots)
-    while stack:
-        node = stack.pop()
+    for node in nodes:
         for child in node.next_functions:
-            if child is None:
-                continue
-            consumers_of.setdefault(child, []).append(node)
-            if child not in seen:
-                seen.add(child)
-                stack.append(child)
+            if child is not None:
+                consumers_of.setdefault(child, []).append(node)
     leading: set[Node] = set()
     stack = [t for t in targets if t in consumers_of]
     while stack:
