@@ -47,6 +47,8 @@ ALLOWED_UPWARD = {
     ("_tensor", "ops"),
     # The einops layers (nn.Rearrange ...) share the einops backend's registration.
     ("nn", "_einops"),
+    # ``nn.attention.sdpa_kernel`` sets torch's SDPA switches in ``backends.cuda`` (as torch's).
+    ("nn", "backends"),
     # ``_printing`` formats a tensor through the public package namespace at call time.
     ("_printing", "tinyattn"),
 }

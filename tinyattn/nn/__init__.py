@@ -42,6 +42,11 @@ from .modules import Conv1d, Conv2d, LazyConv1d, LazyConv2d
 from .modules import BatchNorm1d, BatchNorm2d, LazyBatchNorm1d, LazyBatchNorm2d
 from .parameter import Buffer, Parameter, UninitializedParameter
 
+# torch.nn.attention (sdpa_kernel, flex_attention); the star import above bound the name
+# to modules/attention.py (the MultiheadAttention file), which is not torch's meaning
+del attention  # noqa: F821
+from . import attention
+
 # -- one-device parallel wrappers and einops layers ------------------------------------------
 from . import parallel
 from .parallel import DataParallel
