@@ -384,3 +384,31 @@ def test_shims_import_nothing_heavy():
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=root
     )
     assert out.stdout.strip() == "[]"
+
+
+def test_cuda_device_and_memory_queries_behave_as_torch_cpu_build():
+    torch = _torch()
+    for name in (
+        "memory_allocated",
+        "max_memory_allocated",
+        "memory_reserved",
+        "max_memory_reserved",
+    ):
+        assert getattr(tinyattn.cuda, name)() == getattr(torch.cuda, name)() == 0
+    assert tinyattn.cuda.is_initialized() is torch.cuda.is_initialized() is False
+    for name in (
+        "current_device",
+        "get_device_name",
+        "get_device_properties",
+        "get_device_capability",
+    ):
+        args = () if name == "current_device" else (0,)
+        with pytest.raises(AssertionError, match="not compiled with CUDA"):
+            getattr(tinyattn.cuda, name)(*args)
+        with pytest.raises(AssertionError, match="not compiled with CUDA"):
+            getattr(torch.cuda, name)(*args)
+    with pytest.raises(AssertionError, match="not compiled with CUDA"):
+        tinyattn.cuda.reset_peak_memory_stats()
+    for lib in (tinyattn, torch):
+        with pytest.raises(RuntimeError, match="dummy base class Event"):
+            lib.cuda.Event(enable_timing=True)

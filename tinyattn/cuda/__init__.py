@@ -72,3 +72,71 @@ def synchronize(device=None) -> None:
     'cuda'): torch.cuda.synchronize()``), which tinyattn never does.
     """
     raise AssertionError("Torch not compiled with CUDA enabled (tinyattn runs on the CPU only)")
+
+
+# -- device and memory queries (LLM scripts print them after training) ----------------------
+_NOT_COMPILED = "Torch not compiled with CUDA enabled (tinyattn runs on the CPU only)"
+
+
+def current_device() -> int:
+    """Raises, as torch's CPU-only build: there is no CUDA device."""
+    raise AssertionError(_NOT_COMPILED)
+
+
+def get_device_name(device=None) -> str:
+    """Raises, as torch's CPU-only build: there is no CUDA device to name."""
+    raise AssertionError(_NOT_COMPILED)
+
+
+def get_device_properties(device=None):
+    """Raises, as torch's CPU-only build: there is no CUDA device."""
+    raise AssertionError(_NOT_COMPILED)
+
+
+def get_device_capability(device=None) -> tuple[int, int]:
+    """Raises, as torch's CPU-only build: there is no CUDA device."""
+    raise AssertionError(_NOT_COMPILED)
+
+
+def is_initialized() -> bool:
+    """False: CUDA is never initialised."""
+    return False
+
+
+def memory_allocated(device=None) -> int:
+    """0 bytes, as torch's CPU-only build (nothing lives on a GPU)."""
+    return 0
+
+
+def max_memory_allocated(device=None) -> int:
+    """0 bytes, as torch's CPU-only build."""
+    return 0
+
+
+def memory_reserved(device=None) -> int:
+    """0 bytes, as torch's CPU-only build."""
+    return 0
+
+
+def max_memory_reserved(device=None) -> int:
+    """0 bytes, as torch's CPU-only build."""
+    return 0
+
+
+def reset_peak_memory_stats(device=None) -> None:
+    """Raises, as torch's CPU-only build does (there, an AttributeError from its C module;
+    here the same assertion as the other device calls)."""
+    raise AssertionError(_NOT_COMPILED)
+
+
+class Event:
+    """``torch.cuda.Event``: cannot be created without CUDA (torch's CPU-only build raises
+    "Tried to instantiate dummy base class Event" too). Scripts time GPU kernels with it."""
+
+    def __init__(
+        self, enable_timing: bool = False, blocking: bool = False, interprocess: bool = False
+    ):
+        raise RuntimeError(
+            "Tried to instantiate dummy base class Event: CUDA events need a GPU "
+            "(tinyattn runs on the CPU only)"
+        )
