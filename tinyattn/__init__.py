@@ -293,6 +293,105 @@ _einops.install()  # einops finds tinyattn tensors once einops is imported (cost
 
 from .ops.rearrange import meshgrid
 
+# -- elementwise breadth --
+from .ops import binary_more, logic, trig, unary_more
+from .ops.binary_more import (
+    addcdiv,
+    addcmul,
+    arctan2,
+    atan2,
+    copysign,
+    float_power,
+    fmax,
+    fmin,
+    fmod,
+    heaviside,
+    hypot,
+    logaddexp,
+    logaddexp2,
+    xlogy,
+)
+from .ops.compare import bitwise_left_shift, bitwise_right_shift
+from .ops.trig import (
+    acos,
+    acosh,
+    arccos,
+    arccosh,
+    arcsin,
+    arcsinh,
+    arctan,
+    arctanh,
+    asin,
+    asinh,
+    atan,
+    atanh,
+    cosh,
+    deg2rad,
+    rad2deg,
+    sinc,
+    sinh,
+    tan,
+)
+from .ops.unary_more import (
+    ceil_,
+    clamp_max,
+    clamp_max_,
+    clamp_min,
+    clamp_min_,
+    cos_,
+    erf_,
+    exp2,
+    exp2_,
+    expm1_,
+    fix,
+    fix_,
+    floor_,
+    frac,
+    frac_,
+    log1p_,
+    log2_,
+    log10,
+    log10_,
+    logit,
+    logit_,
+    nan_to_num,
+    nan_to_num_,
+    negative_,
+    positive,
+    reciprocal_,
+    round_,
+    rsqrt_,
+    sgn,
+    signbit,
+    sin_,
+    square_,
+    trunc,
+    trunc_,
+)
+from .ops.trig import (
+    acos_,
+    acosh_,
+    arccos_,
+    arccosh_,
+    arcsin_,
+    arcsinh_,
+    arctan_,
+    arctanh_,
+    asin_,
+    asinh_,
+    atan_,
+    atanh_,
+    cosh_,
+    deg2rad_,
+    rad2deg_,
+    sinc_,
+    sinh_,
+    tan_,
+)
+from .ops.binary_more import xlogy_
+
+# -- end of elementwise breadth --
+
 # -- lazy imports: subpackages and names loaded on first access (PEP 562) ------------------
 # ``import tinyattn`` loads the tensor, autograd and ops only; ``tinyattn.nn``,
 # ``tinyattn.optim``, ``tinyattn.save`` ... import their module the first time they are
