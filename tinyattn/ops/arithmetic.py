@@ -225,7 +225,10 @@ class Pow(Function):
         a, b, out = ctx.saved_tensors
         da = db = None
         if ctx.needs_input_grad[0]:
-            da = g * 2 * a if _is_number(b) and b == 2 else g * b * _power(a, b - 1, xp)
+            if _is_number(b):  # x ** 0 is constant: gradient 0 even where a**-1 is inf/NaN
+                da = g * 2 * a if b == 2 else (g * b * _power(a, b - 1, xp) if b else 0 * g)
+            else:
+                da = xp.where(b == 0, 0, g * b * _power(a, b - 1, xp))
         if len(ctx.needs_input_grad) > 1 and ctx.needs_input_grad[1]:
             db = xp.where((a == 0) & (b >= 0), 0, g * out * xp.log(a))
         return da, db

@@ -42,54 +42,53 @@ __all__ = [
 
 
 @quiet_fp
-class _CompareInPlace(Function):
-    """out = (x <op> other) written as 0/1 in x's dtype.   dx = 0 (piecewise constant)"""
+class CompareInPlace(Function):
+    """out = (x <op> other) written as 0/1 in x's dtype.   dx = 0, dother = 0 (piecewise constant)
+
+    One node class for every in-place comparison and logical op (``spec`` names the op).
+    """
 
     supports_create_graph = True
-    compute = staticmethod(np.equal)
-    name = "eq_"
 
     @staticmethod
-    def forward(ctx, x, other, cls):
-        a, b, _ = _promote(x, other, cls.name)
-        return np.asarray(_checked(cls.name, a, b, cls.compute)).astype(x.dtype)
+    def forward(ctx, x, other, spec):
+        name, compute = spec
+        a, b, _ = _promote(x, other, name)
+        return np.asarray(_checked(name, a, b, compute)).astype(x.dtype)
 
     @staticmethod
     def backward(ctx, g):
-        return ctx.xp.zeros_like(g), None, None
+        return ctx.xp.zeros_like(g), ctx.xp.zeros_like(g), None  # other: 0 as torch
 
 
-def _compare_inplace(np_fn, cls_name: str, name: str):
-    cls = type(cls_name, (_CompareInPlace,), {"compute": staticmethod(np_fn), "name": name})
+def _compare_inplace(np_fn, name: str):
+    spec = (name, np_fn)
 
     def method(self: Tensor, other) -> Tensor:
         if isinstance(other, (list, tuple)):
             other = Tensor._make(np.asarray(other))
-        return self._apply_inplace(cls, other, cls)
+        return self._apply_inplace(CompareInPlace, other, spec)
 
     method.__name__ = method.__qualname__ = name
     method.__doc__ = f"In-place ``{name[:-1]}``: 1 (True) where it holds, else 0, in self's dtype."
-    return cls, method
+    return method
 
 
-Eq, eq_ = _compare_inplace(np.equal, "Eq", "eq_")
-Ne, ne_ = _compare_inplace(np.not_equal, "Ne", "ne_")
-Lt, lt_ = _compare_inplace(np.less, "Lt", "lt_")
-Le, le_ = _compare_inplace(np.less_equal, "Le", "le_")
-Gt, gt_ = _compare_inplace(np.greater, "Gt", "gt_")
-Ge, ge_ = _compare_inplace(np.greater_equal, "Ge", "ge_")
-LogicalAnd, logical_and_ = _compare_inplace(np.logical_and, "LogicalAnd", "logical_and_")
-LogicalOr, logical_or_ = _compare_inplace(np.logical_or, "LogicalOr", "logical_or_")
-LogicalXor, logical_xor_ = _compare_inplace(np.logical_xor, "LogicalXor", "logical_xor_")
+eq_ = _compare_inplace(np.equal, "eq_")
+ne_ = _compare_inplace(np.not_equal, "ne_")
+lt_ = _compare_inplace(np.less, "lt_")
+le_ = _compare_inplace(np.less_equal, "le_")
+gt_ = _compare_inplace(np.greater, "gt_")
+ge_ = _compare_inplace(np.greater_equal, "ge_")
+logical_and_ = _compare_inplace(np.logical_and, "logical_and_")
+logical_or_ = _compare_inplace(np.logical_or, "logical_or_")
+logical_xor_ = _compare_inplace(np.logical_xor, "logical_xor_")
 not_equal_, greater_equal_, less_equal_, greater_, less_ = ne_, ge_, le_, gt_, lt_
-LogicalNot, _logical_not_ = _compare_inplace(
-    lambda a, b: np.logical_not(a), "LogicalNot", "logical_not_"
-)
 
 
 def logical_not_(self: Tensor) -> Tensor:
-    """In-place ``logical_not``: 1 (True) where self is 0, else 0, in self's dtype."""
-    return _logical_not_(self, 0)
+    """In-place ``logical_not``: 1 (True) where self is 0, else 0, in self's dtype (= ``eq_(0)``)."""
+    return eq_(self, 0)
 
 
 def _bitwise_inplace(fn, name: str):

@@ -167,7 +167,7 @@ class NanToNum(Function):
     def backward(ctx, g):
         xp = ctx.xp
         (x,) = ctx.saved_tensors
-        return xp.where(xp.isfinite(x), g, 0)
+        return xp.where(xp.isfinite(x), g, 0), None, None, None
 
 
 def _number(v, op: str, name: str, optional: bool = True):
