@@ -93,7 +93,7 @@ class TensorBinaryMethods:
         return tinyattn.ops.binary_more.hypot_(cast("Tensor", self), other)
 
     def xlogy_(self, other) -> Tensor:
-        """See :func:`tinyattn.xlogy_`."""
+        """See :func:`tinyattn.ops.binary_more.xlogy_`."""
         return tinyattn.ops.binary_more.xlogy_(cast("Tensor", self), other)
 
     def fmod_(self, other) -> Tensor:

@@ -97,75 +97,75 @@ class TensorElementwiseMethods:
         return tinyattn.ops.trig.sinc(cast("Tensor", self))
 
     def tan_(self) -> Tensor:
-        """See :func:`tinyattn.tan_`."""
+        """See :func:`tinyattn.ops.trig.tan_`."""
         return tinyattn.ops.trig.tan_(cast("Tensor", self))
 
     def asin_(self) -> Tensor:
-        """See :func:`tinyattn.asin_`."""
+        """See :func:`tinyattn.ops.trig.asin_`."""
         return tinyattn.ops.trig.asin_(cast("Tensor", self))
 
     def acos_(self) -> Tensor:
-        """See :func:`tinyattn.acos_`."""
+        """See :func:`tinyattn.ops.trig.acos_`."""
         return tinyattn.ops.trig.acos_(cast("Tensor", self))
 
     def atan_(self) -> Tensor:
-        """See :func:`tinyattn.atan_`."""
+        """See :func:`tinyattn.ops.trig.atan_`."""
         return tinyattn.ops.trig.atan_(cast("Tensor", self))
 
     def sinh_(self) -> Tensor:
-        """See :func:`tinyattn.sinh_`."""
+        """See :func:`tinyattn.ops.trig.sinh_`."""
         return tinyattn.ops.trig.sinh_(cast("Tensor", self))
 
     def cosh_(self) -> Tensor:
-        """See :func:`tinyattn.cosh_`."""
+        """See :func:`tinyattn.ops.trig.cosh_`."""
         return tinyattn.ops.trig.cosh_(cast("Tensor", self))
 
     def asinh_(self) -> Tensor:
-        """See :func:`tinyattn.asinh_`."""
+        """See :func:`tinyattn.ops.trig.asinh_`."""
         return tinyattn.ops.trig.asinh_(cast("Tensor", self))
 
     def acosh_(self) -> Tensor:
-        """See :func:`tinyattn.acosh_`."""
+        """See :func:`tinyattn.ops.trig.acosh_`."""
         return tinyattn.ops.trig.acosh_(cast("Tensor", self))
 
     def atanh_(self) -> Tensor:
-        """See :func:`tinyattn.atanh_`."""
+        """See :func:`tinyattn.ops.trig.atanh_`."""
         return tinyattn.ops.trig.atanh_(cast("Tensor", self))
 
     def arcsin_(self) -> Tensor:
-        """See :func:`tinyattn.arcsin_`."""
+        """See :func:`tinyattn.ops.trig.arcsin_`."""
         return tinyattn.ops.trig.arcsin_(cast("Tensor", self))
 
     def arccos_(self) -> Tensor:
-        """See :func:`tinyattn.arccos_`."""
+        """See :func:`tinyattn.ops.trig.arccos_`."""
         return tinyattn.ops.trig.arccos_(cast("Tensor", self))
 
     def arctan_(self) -> Tensor:
-        """See :func:`tinyattn.arctan_`."""
+        """See :func:`tinyattn.ops.trig.arctan_`."""
         return tinyattn.ops.trig.arctan_(cast("Tensor", self))
 
     def arcsinh_(self) -> Tensor:
-        """See :func:`tinyattn.arcsinh_`."""
+        """See :func:`tinyattn.ops.trig.arcsinh_`."""
         return tinyattn.ops.trig.arcsinh_(cast("Tensor", self))
 
     def arccosh_(self) -> Tensor:
-        """See :func:`tinyattn.arccosh_`."""
+        """See :func:`tinyattn.ops.trig.arccosh_`."""
         return tinyattn.ops.trig.arccosh_(cast("Tensor", self))
 
     def arctanh_(self) -> Tensor:
-        """See :func:`tinyattn.arctanh_`."""
+        """See :func:`tinyattn.ops.trig.arctanh_`."""
         return tinyattn.ops.trig.arctanh_(cast("Tensor", self))
 
     def deg2rad_(self) -> Tensor:
-        """See :func:`tinyattn.deg2rad_`."""
+        """See :func:`tinyattn.ops.trig.deg2rad_`."""
         return tinyattn.ops.trig.deg2rad_(cast("Tensor", self))
 
     def rad2deg_(self) -> Tensor:
-        """See :func:`tinyattn.rad2deg_`."""
+        """See :func:`tinyattn.ops.trig.rad2deg_`."""
         return tinyattn.ops.trig.rad2deg_(cast("Tensor", self))
 
     def sinc_(self) -> Tensor:
-        """See :func:`tinyattn.sinc_`."""
+        """See :func:`tinyattn.ops.trig.sinc_`."""
         return tinyattn.ops.trig.sinc_(cast("Tensor", self))
 
     # -- unary_more -----------------------------------------------------------------------------
@@ -219,35 +219,35 @@ class TensorElementwiseMethods:
         return tinyattn.ops.unary_more.clamp_max(cast("Tensor", self), max)
 
     def nan_to_num_(self, nan: float = 0.0, posinf=None, neginf=None) -> Tensor:
-        """See :func:`tinyattn.nan_to_num_`."""
+        """See :func:`tinyattn.ops.unary_more.nan_to_num_`."""
         return tinyattn.ops.unary_more.nan_to_num_(cast("Tensor", self), nan, posinf, neginf)
 
     def clamp_min_(self, min) -> Tensor:
-        """See :func:`tinyattn.clamp_min_`."""
+        """See :func:`tinyattn.ops.unary_more.clamp_min_`."""
         return tinyattn.ops.unary_more.clamp_min_(cast("Tensor", self), min)
 
     def clamp_max_(self, max) -> Tensor:
-        """See :func:`tinyattn.clamp_max_`."""
+        """See :func:`tinyattn.ops.unary_more.clamp_max_`."""
         return tinyattn.ops.unary_more.clamp_max_(cast("Tensor", self), max)
 
     def trunc_(self) -> Tensor:
-        """See :func:`tinyattn.trunc_`."""
+        """See :func:`tinyattn.ops.unary_more.trunc_`."""
         return tinyattn.ops.unary_more.trunc_(cast("Tensor", self))
 
     def fix_(self) -> Tensor:
-        """See :func:`tinyattn.fix_`."""
+        """See :func:`tinyattn.ops.unary_more.fix_`."""
         return tinyattn.ops.unary_more.fix_(cast("Tensor", self))
 
     def floor_(self) -> Tensor:
-        """See :func:`tinyattn.floor_`."""
+        """See :func:`tinyattn.ops.unary_more.floor_`."""
         return tinyattn.ops.unary_more.floor_(cast("Tensor", self))
 
     def ceil_(self) -> Tensor:
-        """See :func:`tinyattn.ceil_`."""
+        """See :func:`tinyattn.ops.unary_more.ceil_`."""
         return tinyattn.ops.unary_more.ceil_(cast("Tensor", self))
 
     def round_(self, decimals: int = 0) -> Tensor:
-        """See :func:`tinyattn.round_`."""
+        """See :func:`tinyattn.ops.unary_more.round_`."""
         return tinyattn.ops.unary_more.round_(cast("Tensor", self), decimals)
 
     def sign_(self) -> Tensor:
@@ -259,59 +259,59 @@ class TensorElementwiseMethods:
         return tinyattn.ops.unary_more.sgn_(cast("Tensor", self))
 
     def frac_(self) -> Tensor:
-        """See :func:`tinyattn.frac_`."""
+        """See :func:`tinyattn.ops.unary_more.frac_`."""
         return tinyattn.ops.unary_more.frac_(cast("Tensor", self))
 
     def logit_(self, eps: float | None = None) -> Tensor:
-        """See :func:`tinyattn.logit_`."""
+        """See :func:`tinyattn.ops.unary_more.logit_`."""
         return tinyattn.ops.unary_more.logit_(cast("Tensor", self), eps)
 
     def sin_(self) -> Tensor:
-        """See :func:`tinyattn.sin_`."""
+        """See :func:`tinyattn.ops.unary_more.sin_`."""
         return tinyattn.ops.unary_more.sin_(cast("Tensor", self))
 
     def cos_(self) -> Tensor:
-        """See :func:`tinyattn.cos_`."""
+        """See :func:`tinyattn.ops.unary_more.cos_`."""
         return tinyattn.ops.unary_more.cos_(cast("Tensor", self))
 
     def log2_(self) -> Tensor:
-        """See :func:`tinyattn.log2_`."""
+        """See :func:`tinyattn.ops.unary_more.log2_`."""
         return tinyattn.ops.unary_more.log2_(cast("Tensor", self))
 
     def log10_(self) -> Tensor:
-        """See :func:`tinyattn.log10_`."""
+        """See :func:`tinyattn.ops.unary_more.log10_`."""
         return tinyattn.ops.unary_more.log10_(cast("Tensor", self))
 
     def log1p_(self) -> Tensor:
-        """See :func:`tinyattn.log1p_`."""
+        """See :func:`tinyattn.ops.unary_more.log1p_`."""
         return tinyattn.ops.unary_more.log1p_(cast("Tensor", self))
 
     def expm1_(self) -> Tensor:
-        """See :func:`tinyattn.expm1_`."""
+        """See :func:`tinyattn.ops.unary_more.expm1_`."""
         return tinyattn.ops.unary_more.expm1_(cast("Tensor", self))
 
     def exp2_(self) -> Tensor:
-        """See :func:`tinyattn.exp2_`."""
+        """See :func:`tinyattn.ops.unary_more.exp2_`."""
         return tinyattn.ops.unary_more.exp2_(cast("Tensor", self))
 
     def rsqrt_(self) -> Tensor:
-        """See :func:`tinyattn.rsqrt_`."""
+        """See :func:`tinyattn.ops.unary_more.rsqrt_`."""
         return tinyattn.ops.unary_more.rsqrt_(cast("Tensor", self))
 
     def reciprocal_(self) -> Tensor:
-        """See :func:`tinyattn.reciprocal_`."""
+        """See :func:`tinyattn.ops.unary_more.reciprocal_`."""
         return tinyattn.ops.unary_more.reciprocal_(cast("Tensor", self))
 
     def square_(self) -> Tensor:
-        """See :func:`tinyattn.square_`."""
+        """See :func:`tinyattn.ops.unary_more.square_`."""
         return tinyattn.ops.unary_more.square_(cast("Tensor", self))
 
     def erf_(self) -> Tensor:
-        """See :func:`tinyattn.erf_`."""
+        """See :func:`tinyattn.ops.unary_more.erf_`."""
         return tinyattn.ops.unary_more.erf_(cast("Tensor", self))
 
     def negative_(self) -> Tensor:
-        """See :func:`tinyattn.negative_`."""
+        """See :func:`tinyattn.ops.unary_more.negative_`."""
         return tinyattn.ops.unary_more.negative_(cast("Tensor", self))
 
     def negative(self) -> Tensor:
