@@ -32,6 +32,8 @@ LAYERS = {
     "_tensor_methods_math": 3,
     "_tensor_methods_shape": 3,
     "_tensor_methods_select": 3,
+    "_tensor_methods_elementwise": 3,
+    "_tensor_methods_binary": 3,
     "ops": 4,
     "linalg": 4,
     "nn": 5,
@@ -44,6 +46,8 @@ ALLOWED_UPWARD = {
     ("_tensor_methods_math", "tinyattn"),
     ("_tensor_methods_shape", "tinyattn"),
     ("_tensor_methods_select", "tinyattn"),
+    ("_tensor_methods_elementwise", "tinyattn"),
+    ("_tensor_methods_binary", "tinyattn"),
     ("_tensor", "ops"),
     # The einops layers (nn.Rearrange ...) share the einops backend's registration.
     ("nn", "_einops"),

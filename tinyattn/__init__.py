@@ -293,6 +293,62 @@ _einops.install()  # einops finds tinyattn tensors once einops is imported (cost
 
 from .ops.rearrange import meshgrid
 
+# -- elementwise breadth --
+from .ops import binary_more, logic, trig, unary_more
+from .ops.binary_more import (
+    addcdiv,
+    addcmul,
+    arctan2,
+    atan2,
+    copysign,
+    float_power,
+    fmax,
+    fmin,
+    fmod,
+    heaviside,
+    hypot,
+    logaddexp,
+    logaddexp2,
+    xlogy,
+)
+from .ops.compare import bitwise_left_shift, bitwise_right_shift
+from .ops.trig import (
+    acos,
+    acosh,
+    arccos,
+    arccosh,
+    arcsin,
+    arcsinh,
+    arctan,
+    arctanh,
+    asin,
+    asinh,
+    atan,
+    atanh,
+    cosh,
+    deg2rad,
+    rad2deg,
+    sinc,
+    sinh,
+    tan,
+)
+from .ops.unary_more import (
+    clamp_max,
+    clamp_min,
+    exp2,
+    fix,
+    frac,
+    log10,
+    logit,
+    nan_to_num,
+    positive,
+    sgn,
+    signbit,
+    trunc,
+)
+
+# -- end of elementwise breadth --
+
 # -- lazy imports: subpackages and names loaded on first access (PEP 562) ------------------
 # ``import tinyattn`` loads the tensor, autograd and ops only; ``tinyattn.nn``,
 # ``tinyattn.optim``, ``tinyattn.save`` ... import their module the first time they are

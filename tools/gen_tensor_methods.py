@@ -55,6 +55,31 @@ FAMILIES = {
         "masked_fill masked_fill_ masked_select nonzero index_put_ index_add index_add_ "
         "masked_scatter_"
     ),
+    # -- elementwise breadth --
+    "trig": (
+        "tan asin acos atan sinh cosh asinh acosh atanh arcsin arccos arctan arcsinh arccosh "
+        "arctanh deg2rad rad2deg sinc tan_ asin_ acos_ atan_ sinh_ cosh_ asinh_ acosh_ atanh_ "
+        "arcsin_ arccos_ arctan_ arcsinh_ arccosh_ arctanh_ deg2rad_ rad2deg_ sinc_"
+    ),
+    "unary_more": (
+        "log10 exp2 trunc fix frac sgn signbit logit nan_to_num positive clamp_min clamp_max "
+        "nan_to_num_ clamp_min_ clamp_max_ trunc_ fix_ floor_ ceil_ round_ sign_ sgn_ frac_ "
+        "logit_ sin_ cos_ log2_ log10_ log1p_ expm1_ exp2_ rsqrt_ reciprocal_ square_ erf_ "
+        "negative_ negative absolute"
+    ),
+    "binary_more": (
+        "atan2 arctan2 hypot logaddexp logaddexp2 xlogy fmod copysign fmax fmin heaviside "
+        "float_power addcmul addcdiv atan2_ arctan2_ hypot_ xlogy_ fmod_ copysign_ "
+        "float_power_ addcmul_ addcdiv_ remainder_ floor_divide_ true_divide_ divide_ "
+        "multiply_ subtract_"
+    ),
+    "logic": (
+        "not_equal greater_equal less_equal bitwise_and bitwise_or bitwise_xor bitwise_not "
+        "bitwise_left_shift bitwise_right_shift eq_ ne_ lt_ le_ gt_ ge_ not_equal_ "
+        "greater_equal_ less_equal_ greater_ less_ logical_and_ logical_or_ logical_xor_ "
+        "logical_not_ bitwise_and_ bitwise_or_ bitwise_xor_ bitwise_not_ bitwise_left_shift_ "
+        "bitwise_right_shift_"
+    ),
 }
 
 # Methods whose argument order differs from the function's (written out by hand here).
@@ -67,6 +92,56 @@ SPECIAL = {
     ],
 }
 
+SPECIAL["logic"] = [  # operators torch has and the Tensor class lacked (elementwise breadth)
+    f'''    def __{dunder}__(self, other) -> Tensor:
+        """``{expr}``. See :func:`tinyattn.{op}`."""
+        return tinyattn.ops.{module}.{op}({args})
+'''
+    for dunder, expr, module, op, args in (
+        ("lshift", "self << other", "compare", "bitwise_left_shift", 'cast("Tensor", self), other'),
+        (
+            "rshift",
+            "self >> other",
+            "compare",
+            "bitwise_right_shift",
+            'cast("Tensor", self), other',
+        ),
+        (
+            "rlshift",
+            "other << self",
+            "compare",
+            "bitwise_left_shift",
+            'other, cast("Tensor", self)',
+        ),
+        (
+            "rrshift",
+            "other >> self",
+            "compare",
+            "bitwise_right_shift",
+            'other, cast("Tensor", self)',
+        ),
+        ("rmod", "other % self", "arithmetic", "remainder", 'other, cast("Tensor", self)'),
+        (
+            "ilshift",
+            "self <<= other",
+            "logic",
+            "bitwise_left_shift_",
+            'cast("Tensor", self), other',
+        ),
+        (
+            "irshift",
+            "self >>= other",
+            "logic",
+            "bitwise_right_shift_",
+            'cast("Tensor", self), other',
+        ),
+        ("iand", "self &= other", "logic", "bitwise_and_", 'cast("Tensor", self), other'),
+        ("ior", "self |= other", "logic", "bitwise_or_", 'cast("Tensor", self), other'),
+        ("ixor", "self ^= other", "logic", "bitwise_xor_", 'cast("Tensor", self), other'),
+        ("imod", "self %= other", "arithmetic", "remainder_", 'cast("Tensor", self), other'),
+    )
+]
+
 # One module (and mixin class) per concept, to keep each file readable.
 MODULES = {
     "tinyattn/_tensor_methods_math.py": (
@@ -78,6 +153,16 @@ MODULES = {
         "TensorShapeMethods",
         "fills, views, rearrangements, indexing",
         ("fill", "creation", "views", "rearrange", "indexing"),
+    ),
+    "tinyattn/_tensor_methods_elementwise.py": (
+        "TensorElementwiseMethods",
+        "more one-input elementwise math: trigonometry, special values, in-place forms",
+        ("trig", "unary_more"),
+    ),
+    "tinyattn/_tensor_methods_binary.py": (
+        "TensorBinaryMethods",
+        "more two-input elementwise ops, in-place comparisons, bitwise ops and operators",
+        ("binary_more", "logic"),
     ),
     "tinyattn/_tensor_methods_select.py": (
         "TensorSelectMethods",

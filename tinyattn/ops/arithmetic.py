@@ -14,7 +14,7 @@ import numpy as np
 from .. import _dtype as dt
 from .._tensor import Tensor
 from ..autograd.function import Function
-from ._util import broadcast_error, gradient_doc
+from ._util import broadcast_error, gradient_doc, quiet_fp
 
 # -- operand handling ------------------------------------------------------------------
 
@@ -78,6 +78,7 @@ def _tensor(x, op: str) -> Tensor:
 # -- arithmetic --------------------------------------------------------------------------
 
 
+@quiet_fp
 class Add(Function):
     """out = a + alpha * b.   da = g,  db = alpha * g"""
 
@@ -96,6 +97,7 @@ class Add(Function):
         return g, (g if ctx.alpha == 1 else g * ctx.alpha)
 
 
+@quiet_fp
 class Sub(Function):
     """out = a - alpha * b.   da = g,  db = -alpha * g"""
 
@@ -119,6 +121,7 @@ class Sub(Function):
         return g, -g if ctx.alpha == 1 else g * -ctx.alpha
 
 
+@quiet_fp
 class Mul(Function):
     """out = a * b.   da = g * b,  db = g * a"""
 
@@ -138,6 +141,7 @@ class Mul(Function):
         return (g * b if b is not None else None), (g * a if a is not None else None)
 
 
+@quiet_fp
 class Div(Function):
     """out = a / b (true division).   da = g / b,  db = -g * a / b**2
 
@@ -158,12 +162,11 @@ class Div(Function):
         a, b, rt = _promote(a, b, "div", floating=rounding_mode is None)
         if rt.kind in "iub" and rounding_mode is not None:
             return _integer_division(a, b, rt, rounding_mode)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            out = _checked("div", a, b, np.true_divide)
-            if rounding_mode == "floor":  # Python's floor division: 1.0 // 0.1 == 9.0
-                out = _checked("div", a, b, np.floor_divide)
-            elif rounding_mode == "trunc":
-                out = np.trunc(out)
+        out = _checked("div", a, b, np.true_divide)
+        if rounding_mode == "floor":  # Python's floor division: 1.0 // 0.1 == 9.0
+            out = _checked("div", a, b, np.floor_divide)
+        elif rounding_mode == "trunc":
+            out = np.trunc(out)
         return out
 
     @staticmethod
@@ -171,10 +174,9 @@ class Div(Function):
         xp = ctx.xp
         if ctx.rounding:  # piecewise constant
             return xp.zeros_like(g), xp.zeros_like(g)
-        b, a = ctx.saved_tensors
-        with np.errstate(divide="ignore", invalid="ignore"):  # b = 0 gives inf/nan, as torch
-            da = g / b if ctx.needs_input_grad[0] else None
-            db = -g * a / (b * b) if ctx.needs_input_grad[1] else None
+        b, a = ctx.saved_tensors  # b = 0 gives inf/nan, as torch
+        da = g / b if ctx.needs_input_grad[0] else None
+        db = -g * a / (b * b) if ctx.needs_input_grad[1] else None
         return da, db
 
 
@@ -199,6 +201,7 @@ def _is_number(x) -> bool:
     return not isinstance(x, (np.ndarray, Tensor)) and np.ndim(x) == 0
 
 
+@quiet_fp
 class Pow(Function):
     """out = a ** b.   da = g * b * a**(b-1),  db = g * out * log(a)  (0 where a == 0)"""
 
@@ -222,10 +225,12 @@ class Pow(Function):
         a, b, out = ctx.saved_tensors
         da = db = None
         if ctx.needs_input_grad[0]:
-            da = g * 2 * a if _is_number(b) and b == 2 else g * b * _power(a, b - 1, xp)
+            if _is_number(b):  # x ** 0 is constant: gradient 0 even where a**-1 is inf/NaN
+                da = g * 2 * a if b == 2 else (g * b * _power(a, b - 1, xp) if b else 0 * g)
+            else:
+                da = xp.where(b == 0, 0, g * b * _power(a, b - 1, xp))
         if len(ctx.needs_input_grad) > 1 and ctx.needs_input_grad[1]:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                db = xp.where((a == 0) & (b >= 0), 0, g * out * xp.log(a))
+            db = xp.where((a == 0) & (b >= 0), 0, g * out * xp.log(a))
         return da, db
 
 
@@ -297,12 +302,15 @@ def floor_divide(input, other) -> Tensor:
 
 
 def remainder(input, other) -> Tensor:
-    """Python-style modulo (sign of the divisor). Not differentiable."""
-    a, b = _operand(input, "remainder"), _operand(other, "remainder")
-    a = a._data if isinstance(a, Tensor) else a
-    b = b._data if isinstance(b, Tensor) else b
-    a, b, _ = _promote(a, b, "remainder")
-    return Tensor._make(np.asarray(_checked("remainder", a, b, np.mod)))
+    """Python-style modulo ``input - floor(input / other) * other`` (the sign of ``other``).
+
+    d input = g,  d other = -g * floor(input / other)   (``binary_more.Remainder``)
+    """
+    from .binary_more import Remainder
+
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        raise TypeError("remainder(): expected at least one Tensor argument, got two numbers")
+    return Remainder.apply(_operand(input, "remainder"), _operand(other, "remainder"), floor=True)
 
 
 @gradient_doc(Pow)
@@ -314,6 +322,7 @@ def pow(input, exponent) -> Tensor:
 # -- selection ---------------------------------------------------------------------------
 
 
+@quiet_fp
 class Where(Function):
     """out = a where cond else b.   da = g * cond,  db = g * ~cond"""
 
@@ -338,6 +347,7 @@ class Where(Function):
         return None, xp.where(cond, g, 0), xp.where(cond, 0, g)
 
 
+@quiet_fp
 class Maximum(Function):
     """out = max(a, b) (or min).   Gradient to the operand picked; split in half on ties (as torch)."""
 
@@ -417,3 +427,18 @@ def div_(self: Tensor, other, *, rounding_mode=None) -> Tensor:
 
 def pow_(self: Tensor, exponent) -> Tensor:
     return self._apply_inplace(Pow, _operand(exponent, "pow_"))
+
+
+def remainder_(self: Tensor, other) -> Tensor:
+    from .binary_more import Remainder
+
+    return self._apply_inplace(Remainder, _operand(other, "remainder_"), floor=True)
+
+
+def floor_divide_(self: Tensor, other) -> Tensor:
+    return self._apply_inplace(Div, _operand(other, "floor_divide_"), rounding_mode="floor")
+
+
+true_divide_ = divide_ = div_
+multiply_ = mul_
+subtract_ = sub_

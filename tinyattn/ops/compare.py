@@ -60,6 +60,40 @@ bitwise_or = _bitwise(np.bitwise_or, "bitwise_or")
 bitwise_xor = _bitwise(np.bitwise_xor, "bitwise_xor")
 
 
+def _shift(left: bool):
+    """``a << s`` / ``a >> s`` as torch: a shift outside [0, bits) gives 0 (left) or the
+    sign (right), where NumPy's result is undefined."""
+
+    def fn(a, s):
+        bits = np.dtype(np.result_type(a, s)).itemsize * 8
+        s = np.asarray(s)
+        out_of_range = (s < 0) | (s >= bits)
+        safe = np.where(out_of_range, 0, s).astype(s.dtype)
+        if left:
+            return np.where(out_of_range, 0, np.left_shift(a, safe))
+        return np.where(out_of_range, np.right_shift(a, bits - 1), np.right_shift(a, safe))
+
+    return fn
+
+
+def _integer_bitwise(np_fn, name):
+    inner = _bitwise(np_fn, name)
+
+    def fn(input, other) -> Tensor:
+        for x in (input, other):
+            if isinstance(x, bool) or (isinstance(x, Tensor) and x._data.dtype == np.bool_):
+                raise TypeError(f"{name}: only integer tensors are supported, got bool")
+        return inner(input, other)
+
+    fn.__name__ = name
+    fn.__doc__ = f"Elementwise ``{name}`` of integer tensors (not differentiable)."
+    return fn
+
+
+bitwise_left_shift = _integer_bitwise(_shift(left=True), "bitwise_left_shift")
+bitwise_right_shift = _integer_bitwise(_shift(left=False), "bitwise_right_shift")
+
+
 def logical_not(input: Tensor) -> Tensor:
     return Tensor._make(np.logical_not(input._data))
 

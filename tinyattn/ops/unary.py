@@ -11,7 +11,7 @@ import numpy as np
 from .. import _dtype as dt
 from .._tensor import Tensor
 from ..autograd.function import Function
-from ._util import broadcast_error, gradient_doc, sgn, to_float
+from ._util import broadcast_error, gradient_doc, quiet_fp, sgn, to_float
 from .arithmetic import _tensor
 
 # -- unary math ----------------------------------------------------------------------------
@@ -42,7 +42,7 @@ def _unary(name: str, forward, backward, doc: str, saves: str = "input", keep_in
         x, out = ctx.saved_tensors
         return backward(ctx.xp, g, x, out)
 
-    cls = type(
+    cls = type(  # quiet_fp: inf/NaN without NumPy's RuntimeWarnings, as torch
         name,
         (Function,),
         {
@@ -52,7 +52,7 @@ def _unary(name: str, forward, backward, doc: str, saves: str = "input", keep_in
             "supports_create_graph": True,
         },
     )
-    return cls
+    return quiet_fp(cls)
 
 
 Neg = _unary("Neg", np.negative, lambda xp, g, x, y: -g, "out = -x.   dx = -g", "", keep_int=True)
@@ -123,6 +123,7 @@ Sigmoid = _unary(
 )
 
 
+@quiet_fp
 class Relu(Function):
     """out = max(x, 0).   dx = g * (x > 0)   (g passes at NaN, as torch: only out <= 0 blocks)"""
 
@@ -141,6 +142,7 @@ class Relu(Function):
         return ctx.xp.where(out <= 0, 0, g)  # not g * mask: nan * 0 = nan
 
 
+@quiet_fp
 class _ZeroGrad(Function):
     """Piecewise-constant functions (sign, floor, ceil, round): the gradient is 0."""
 
@@ -155,6 +157,7 @@ class _ZeroGrad(Function):
         return ctx.xp.zeros_like(g), None
 
 
+@quiet_fp
 class Clamp(Function):
     """out = min(max(x, lo), hi); ``lo``/``hi`` are numbers, arrays (broadcast) or None.
 
@@ -168,15 +171,14 @@ class Clamp(Function):
     @staticmethod
     def forward(ctx, x, lo, hi):
         out = x
-        with np.errstate(invalid="ignore"):
-            try:
-                if lo is not None:
-                    out = np.maximum(out, lo)
-                if hi is not None:
-                    out = np.minimum(out, hi)
-            except ValueError:
-                bounds = [v for v in (lo, hi) if v is not None]
-                raise broadcast_error("clamp", x, *bounds) from None
+        try:
+            if lo is not None:
+                out = np.maximum(out, lo)
+            if hi is not None:
+                out = np.minimum(out, hi)
+        except ValueError:
+            bounds = [v for v in (lo, hi) if v is not None]
+            raise broadcast_error("clamp", x, *bounds) from None
         out = np.asarray(out, dtype=dt.result_type(x, *(v for v in (lo, hi) if v is not None)))
         if ctx.needs_input_grad:
             ctx.save_for_backward(x, lo, hi)
@@ -202,6 +204,7 @@ class Clamp(Function):
         return dx, dlo, dhi
 
 
+@quiet_fp
 class Lerp(Function):
     """out = start + weight * (end - start)   (all three broadcast).
 
@@ -249,6 +252,7 @@ def lerp(input: Tensor, end: Tensor, weight) -> Tensor:
     return Lerp.apply(input, end, w)
 
 
+@quiet_fp
 class Cast(Function):
     """out = x converted to another dtype.   dx = g (cast back to x's dtype by the engine)"""
 
@@ -443,6 +447,7 @@ def _erf(x: np.ndarray) -> np.ndarray:
     return _erf_ufunc(np.asarray(x, dtype=np.float64))
 
 
+@quiet_fp
 class Erf(Function):
     """out = erf(x).   dx = g * 2 / sqrt(pi) * exp(-x^2)"""
 
