@@ -56,3 +56,20 @@ def __getattr__(name: str):
 
         return getattr(einops_layers, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+# -- spatial breadth --
+from .modules import (
+    AdaptiveAvgPool1d,
+    AdaptiveAvgPool2d,
+    AdaptiveMaxPool1d,
+    AdaptiveMaxPool2d,
+    AvgPool1d,
+    AvgPool2d,
+    LPPool1d,
+    LPPool2d,
+    MaxPool1d,
+    MaxPool2d,
+    MaxUnpool1d,
+    MaxUnpool2d,
+)

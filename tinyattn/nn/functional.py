@@ -541,3 +541,42 @@ from ._batchnorm import batch_norm  # noqa: E402
 from ._conv import conv1d, conv2d  # noqa: E402
 
 __all__ += ["conv1d", "conv2d", "batch_norm"]
+
+# -- spatial breadth --
+from ._pooling import (  # noqa: E402
+    adaptive_avg_pool1d,
+    adaptive_avg_pool2d,
+    adaptive_max_pool1d,
+    adaptive_max_pool1d_with_indices,
+    adaptive_max_pool2d,
+    adaptive_max_pool2d_with_indices,
+    avg_pool1d,
+    avg_pool2d,
+    lp_pool1d,
+    lp_pool2d,
+    max_pool1d,
+    max_pool1d_with_indices,
+    max_pool2d,
+    max_pool2d_with_indices,
+    max_unpool1d,
+    max_unpool2d,
+)
+
+__all__ += [
+    "adaptive_avg_pool1d",
+    "adaptive_avg_pool2d",
+    "adaptive_max_pool1d",
+    "adaptive_max_pool1d_with_indices",
+    "adaptive_max_pool2d",
+    "adaptive_max_pool2d_with_indices",
+    "avg_pool1d",
+    "avg_pool2d",
+    "lp_pool1d",
+    "lp_pool2d",
+    "max_pool1d",
+    "max_pool1d_with_indices",
+    "max_pool2d",
+    "max_pool2d_with_indices",
+    "max_unpool1d",
+    "max_unpool2d",
+]
