@@ -73,3 +73,4 @@ from .modules import (
     MaxUnpool1d,
     MaxUnpool2d,
 )
+from .modules import GroupNorm, InstanceNorm1d, InstanceNorm2d, LocalResponseNorm

@@ -543,6 +543,7 @@ from ._conv import conv1d, conv2d  # noqa: E402
 __all__ += ["conv1d", "conv2d", "batch_norm"]
 
 # -- spatial breadth --
+from ._group_norm import group_norm, instance_norm, local_response_norm  # noqa: E402
 from ._pooling import (  # noqa: E402
     adaptive_avg_pool1d,
     adaptive_avg_pool2d,
@@ -563,6 +564,9 @@ from ._pooling import (  # noqa: E402
 )
 
 __all__ += [
+    "group_norm",
+    "instance_norm",
+    "local_response_norm",
     "adaptive_avg_pool1d",
     "adaptive_avg_pool2d",
     "adaptive_max_pool1d",

@@ -36,3 +36,5 @@ from .pooling import (
     MaxUnpool1d,
     MaxUnpool2d,
 )
+from .normalization import GroupNorm, LocalResponseNorm
+from .instancenorm import InstanceNorm1d, InstanceNorm2d
