@@ -74,3 +74,19 @@ from .modules import (
     MaxUnpool2d,
 )
 from .modules import GroupNorm, InstanceNorm1d, InstanceNorm2d, LocalResponseNorm
+from .modules import (
+    ChannelShuffle,
+    CircularPad1d,
+    CircularPad2d,
+    ConstantPad1d,
+    ConstantPad2d,
+    ConstantPad3d,
+    PixelShuffle,
+    PixelUnshuffle,
+    ReflectionPad1d,
+    ReflectionPad2d,
+    ReplicationPad1d,
+    ReplicationPad2d,
+    ZeroPad1d,
+    ZeroPad2d,
+)

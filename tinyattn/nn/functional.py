@@ -544,6 +544,7 @@ __all__ += ["conv1d", "conv2d", "batch_norm"]
 
 # -- spatial breadth --
 from ._group_norm import group_norm, instance_norm, local_response_norm  # noqa: E402
+from ._pixel import channel_shuffle, pixel_shuffle, pixel_unshuffle  # noqa: E402
 from ._pooling import (  # noqa: E402
     adaptive_avg_pool1d,
     adaptive_avg_pool2d,
@@ -567,6 +568,9 @@ __all__ += [
     "group_norm",
     "instance_norm",
     "local_response_norm",
+    "pixel_shuffle",
+    "pixel_unshuffle",
+    "channel_shuffle",
     "adaptive_avg_pool1d",
     "adaptive_avg_pool2d",
     "adaptive_max_pool1d",

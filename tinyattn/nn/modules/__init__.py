@@ -38,3 +38,19 @@ from .pooling import (
 )
 from .normalization import GroupNorm, LocalResponseNorm
 from .instancenorm import InstanceNorm1d, InstanceNorm2d
+from .padding import (
+    ChannelShuffle,
+    CircularPad1d,
+    CircularPad2d,
+    ConstantPad1d,
+    ConstantPad2d,
+    ConstantPad3d,
+    PixelShuffle,
+    PixelUnshuffle,
+    ReflectionPad1d,
+    ReflectionPad2d,
+    ReplicationPad1d,
+    ReplicationPad2d,
+    ZeroPad1d,
+    ZeroPad2d,
+)
