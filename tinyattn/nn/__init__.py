@@ -90,3 +90,4 @@ from .modules import (
     ZeroPad1d,
     ZeroPad2d,
 )
+from .modules import ConvTranspose1d, ConvTranspose2d

@@ -543,6 +543,7 @@ from ._conv import conv1d, conv2d  # noqa: E402
 __all__ += ["conv1d", "conv2d", "batch_norm"]
 
 # -- spatial breadth --
+from ._conv_transpose import conv_transpose1d, conv_transpose2d  # noqa: E402
 from ._group_norm import group_norm, instance_norm, local_response_norm  # noqa: E402
 from ._pixel import channel_shuffle, pixel_shuffle, pixel_unshuffle  # noqa: E402
 from ._pooling import (  # noqa: E402
@@ -568,6 +569,8 @@ __all__ += [
     "group_norm",
     "instance_norm",
     "local_response_norm",
+    "conv_transpose1d",
+    "conv_transpose2d",
     "pixel_shuffle",
     "pixel_unshuffle",
     "channel_shuffle",

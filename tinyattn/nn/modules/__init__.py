@@ -54,3 +54,4 @@ from .padding import (
     ZeroPad1d,
     ZeroPad2d,
 )
+from .conv_transpose import ConvTranspose1d, ConvTranspose2d
