@@ -91,3 +91,4 @@ from .modules import (
     ZeroPad2d,
 )
 from .modules import ConvTranspose1d, ConvTranspose2d
+from .modules import UpsamplingBilinear2d, UpsamplingNearest2d

@@ -564,11 +564,16 @@ from ._pooling import (  # noqa: E402
     max_unpool1d,
     max_unpool2d,
 )
+from ._upsample import interpolate, upsample, upsample_bilinear, upsample_nearest  # noqa: E402, F811
 
 __all__ += [
     "group_norm",
     "instance_norm",
     "local_response_norm",
+    "interpolate",
+    "upsample",
+    "upsample_nearest",
+    "upsample_bilinear",
     "conv_transpose1d",
     "conv_transpose2d",
     "pixel_shuffle",

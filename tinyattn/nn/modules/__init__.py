@@ -55,3 +55,4 @@ from .padding import (
     ZeroPad2d,
 )
 from .conv_transpose import ConvTranspose1d, ConvTranspose2d
+from .spatial import UpsamplingBilinear2d, UpsamplingNearest2d
