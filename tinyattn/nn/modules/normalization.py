@@ -189,7 +189,8 @@ class LocalResponseNorm(Module):
         self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
 
     def forward(self, input: Tensor) -> Tensor:
-        """(N, C, *) -> (N, C, *); gradient that of the composite (see the functional)."""
+        """(N, C, *) -> (N, C, *), ``y = x / s^beta`` with ``s = k + alpha * mean_window(x^2)``:
+        ``dx = g / s^beta - (2 alpha beta / size) x * sum_window(g y / s)``."""
         return local_response_norm(input, self.size, self.alpha, self.beta, self.k)
 
     def extra_repr(self) -> str:
