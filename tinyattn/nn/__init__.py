@@ -61,3 +61,39 @@ def __getattr__(name: str):
 
         return getattr(einops_layers, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+# -- spatial breadth --
+from .modules import (
+    AdaptiveAvgPool1d,
+    AdaptiveAvgPool2d,
+    AdaptiveMaxPool1d,
+    AdaptiveMaxPool2d,
+    AvgPool1d,
+    AvgPool2d,
+    LPPool1d,
+    LPPool2d,
+    MaxPool1d,
+    MaxPool2d,
+    MaxUnpool1d,
+    MaxUnpool2d,
+)
+from .modules import GroupNorm, InstanceNorm1d, InstanceNorm2d, LocalResponseNorm
+from .modules import (
+    ChannelShuffle,
+    CircularPad1d,
+    CircularPad2d,
+    ConstantPad1d,
+    ConstantPad2d,
+    ConstantPad3d,
+    PixelShuffle,
+    PixelUnshuffle,
+    ReflectionPad1d,
+    ReflectionPad2d,
+    ReplicationPad1d,
+    ReplicationPad2d,
+    ZeroPad1d,
+    ZeroPad2d,
+)
+from .modules import ConvTranspose1d, ConvTranspose2d
+from .modules import UpsamplingBilinear2d, UpsamplingNearest2d

@@ -541,3 +541,58 @@ from ._batchnorm import batch_norm  # noqa: E402
 from ._conv import conv1d, conv2d  # noqa: E402
 
 __all__ += ["conv1d", "conv2d", "batch_norm"]
+
+# -- spatial breadth --
+from ._conv_transpose import conv_transpose1d, conv_transpose2d  # noqa: E402
+from ._group_norm import group_norm, instance_norm, local_response_norm  # noqa: E402
+from ._pixel import channel_shuffle, pixel_shuffle, pixel_unshuffle  # noqa: E402
+from ._pooling import (  # noqa: E402
+    adaptive_avg_pool1d,
+    adaptive_avg_pool2d,
+    adaptive_max_pool1d,
+    adaptive_max_pool1d_with_indices,
+    adaptive_max_pool2d,
+    adaptive_max_pool2d_with_indices,
+    avg_pool1d,
+    avg_pool2d,
+    lp_pool1d,
+    lp_pool2d,
+    max_pool1d,
+    max_pool1d_with_indices,
+    max_pool2d,
+    max_pool2d_with_indices,
+    max_unpool1d,
+    max_unpool2d,
+)
+from ._upsample import interpolate, upsample, upsample_bilinear, upsample_nearest  # noqa: E402, F811
+
+__all__ += [
+    "group_norm",
+    "instance_norm",
+    "local_response_norm",
+    "interpolate",
+    "upsample",
+    "upsample_nearest",
+    "upsample_bilinear",
+    "conv_transpose1d",
+    "conv_transpose2d",
+    "pixel_shuffle",
+    "pixel_unshuffle",
+    "channel_shuffle",
+    "adaptive_avg_pool1d",
+    "adaptive_avg_pool2d",
+    "adaptive_max_pool1d",
+    "adaptive_max_pool1d_with_indices",
+    "adaptive_max_pool2d",
+    "adaptive_max_pool2d_with_indices",
+    "avg_pool1d",
+    "avg_pool2d",
+    "lp_pool1d",
+    "lp_pool2d",
+    "max_pool1d",
+    "max_pool1d_with_indices",
+    "max_pool2d",
+    "max_pool2d_with_indices",
+    "max_unpool1d",
+    "max_unpool2d",
+]

@@ -20,3 +20,39 @@ from .sparse import Embedding
 from .spatial import Fold, Unfold, Upsample
 from .conv import Conv1d, Conv2d, LazyConv1d, LazyConv2d
 from .batchnorm import BatchNorm1d, BatchNorm2d, LazyBatchNorm1d, LazyBatchNorm2d
+
+# -- spatial breadth --
+from .pooling import (
+    AdaptiveAvgPool1d,
+    AdaptiveAvgPool2d,
+    AdaptiveMaxPool1d,
+    AdaptiveMaxPool2d,
+    AvgPool1d,
+    AvgPool2d,
+    LPPool1d,
+    LPPool2d,
+    MaxPool1d,
+    MaxPool2d,
+    MaxUnpool1d,
+    MaxUnpool2d,
+)
+from .normalization import GroupNorm, LocalResponseNorm
+from .instancenorm import InstanceNorm1d, InstanceNorm2d
+from .padding import (
+    ChannelShuffle,
+    CircularPad1d,
+    CircularPad2d,
+    ConstantPad1d,
+    ConstantPad2d,
+    ConstantPad3d,
+    PixelShuffle,
+    PixelUnshuffle,
+    ReflectionPad1d,
+    ReflectionPad2d,
+    ReplicationPad1d,
+    ReplicationPad2d,
+    ZeroPad1d,
+    ZeroPad2d,
+)
+from .conv_transpose import ConvTranspose1d, ConvTranspose2d
+from .spatial import UpsamplingBilinear2d, UpsamplingNearest2d

@@ -1,4 +1,5 @@
-"""``LayerNorm`` and ``RMSNorm`` over the trailing ``normalized_shape`` dims."""
+"""``LayerNorm`` and ``RMSNorm`` over the trailing ``normalized_shape`` dims; ``GroupNorm`` and
+``LocalResponseNorm`` over channels."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from ..._tensor import Tensor
 from ...ops.creation import empty
 from .. import functional as F
 from .. import init
+from .._group_norm import group_norm, local_response_norm
 from ..parameter import Parameter
 from ._args import size_arg
 from .module import Module
@@ -129,3 +131,67 @@ def _check_trailing(module: Module, input: Tensor) -> None:
             f"{type(module).__name__}: input shape {list(input.shape)} does not end with "
             f"normalized_shape={list(shape)}"
         )
+
+
+class GroupNorm(Module):
+    """Group normalisation of (N, C, *) input: ``num_groups`` groups of C / G channels, each
+    normalised per sample; weight (C,) = 1 and bias (C,) = 0 when ``affine``."""
+
+    def __init__(
+        self,
+        num_groups: int,
+        num_channels: int,
+        eps: float = 1e-5,
+        affine: bool = True,
+        device=None,
+        dtype=None,
+        *,
+        bias: bool = True,
+    ) -> None:
+        super().__init__()
+        self.num_groups = size_arg("GroupNorm", "num_groups", num_groups, minimum=1)
+        self.num_channels = size_arg("GroupNorm", "num_channels", num_channels)
+        if self.num_channels % self.num_groups:
+            raise ValueError(
+                f"GroupNorm: num_channels must be divisible by num_groups, got "
+                f"num_channels={num_channels} and num_groups={num_groups}"
+            )
+        self.eps, self.affine = eps, affine
+        self.normalized_shape = (self.num_channels,)  # (the shape _register_affine allocates)
+        _register_affine(self, "weight", affine, dtype, device)
+        _register_affine(self, "bias", affine and bias, dtype, device)
+        del self.normalized_shape
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        if self.affine:
+            init.ones_(self.weight)
+            if self.bias is not None:
+                init.zeros_(self.bias)
+
+    def forward(self, input: Tensor) -> Tensor:
+        """(N, C, *) -> (N, C, *). ``y = (x - mean_g) / sqrt(var_g + eps) * weight + bias``;
+        ``dx = (g' - mean(g') - xhat mean(g' xhat)) / sqrt(var_g + eps)``, ``g' = g * weight``."""
+        return group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
+
+    def extra_repr(self) -> str:
+        return (
+            f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
+            f"bias={self.bias is not None}"
+        )
+
+
+class LocalResponseNorm(Module):
+    """``y = x / (k + alpha / size * sum of x^2 over `size` neighbouring channels)^beta``."""
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0) -> None:
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input: Tensor) -> Tensor:
+        """(N, C, *) -> (N, C, *), ``y = x / s^beta`` with ``s = k + alpha * mean_window(x^2)``:
+        ``dx = g / s^beta - (2 alpha beta / size) x * sum_window(g y / s)``."""
+        return local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

@@ -1,9 +1,10 @@
-"""``Unfold``, ``Fold`` and ``Upsample``: module forms of the spatial functions."""
+"""``Unfold``, ``Fold``, ``Upsample`` (and ``UpsamplingNearest2d`` / ``UpsamplingBilinear2d``):
+module forms of the spatial functions."""
 
 from __future__ import annotations
 
 from ..._tensor import Tensor
-from .. import _spatial
+from .. import _spatial, _upsample
 from .module import Module
 
 
@@ -62,6 +63,10 @@ class Upsample(Module):
         recompute_scale_factor: bool | None = None,
     ) -> None:
         super().__init__()
+        if isinstance(scale_factor, (tuple, list)):  # stored as floats, as torch
+            scale_factor = tuple(float(f) for f in scale_factor)
+        elif scale_factor:
+            scale_factor = float(scale_factor)
         self.size, self.scale_factor, self.mode = size, scale_factor, mode
         self.align_corners, self.recompute_scale_factor = align_corners, recompute_scale_factor
 
@@ -71,7 +76,7 @@ class Upsample(Module):
         ``d input[j] = sum_i w_ij g[i]`` over the outputs i that read input j with weight ``w_ij``
         (nearest: 1 for the source element; linear modes: the interpolation weights).
         """
-        return _spatial.interpolate(
+        return _upsample.interpolate(
             input,
             self.size,
             self.scale_factor,
@@ -83,3 +88,17 @@ class Upsample(Module):
     def extra_repr(self) -> str:
         what = f"size={self.size}" if self.size is not None else f"scale_factor={self.scale_factor}"
         return f"{what}, mode={self.mode!r}"
+
+
+class UpsamplingNearest2d(Upsample):
+    """Nearest-neighbour upsampling of (N, C, H, W): ``Upsample(mode='nearest')``."""
+
+    def __init__(self, size=None, scale_factor=None) -> None:
+        super().__init__(size, scale_factor, mode="nearest")
+
+
+class UpsamplingBilinear2d(Upsample):
+    """Bilinear upsampling of (N, C, H, W) with ``align_corners=True`` (as torch)."""
+
+    def __init__(self, size=None, scale_factor=None) -> None:
+        super().__init__(size, scale_factor, mode="bilinear", align_corners=True)

@@ -1,0 +1,129 @@
+"""``ConvTranspose1d`` / ``ConvTranspose2d``: torch's parameter names, shapes, init and reprs.
+
+weight (in_channels, out_channels / groups, *kernel), bias (out_channels,), both
+~ U(-1/sqrt(fan_in), 1/sqrt(fan_in)) with torch's fan_in of that weight
+(``weight.size(1) * prod(kernel)``). ``forward(input, output_size)`` picks the
+``output_padding`` that gives ``output_size``, as torch does.
+"""
+
+from __future__ import annotations
+
+from ..._tensor import Tensor
+from ...ops.creation import empty
+from .. import _conv
+from .._conv_transpose import conv_transpose1d, conv_transpose2d
+from ..parameter import Parameter
+from .conv import _ConvNd
+
+__all__ = ["ConvTranspose1d", "ConvTranspose2d"]
+
+
+class _ConvTransposeNd(_ConvNd):
+    """Shared by the transposed convolutions (only ``padding_mode='zeros'``, as in torch)."""
+
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size,
+        stride=1,
+        padding=0,
+        output_padding=0,
+        groups: int = 1,
+        bias: bool = True,
+        dilation=1,
+        padding_mode: str = "zeros",
+        device=None,
+        dtype=None,
+    ) -> None:
+        name = type(self).__name__
+        if padding_mode != "zeros":
+            raise ValueError(
+                f'{name}: only "zeros" padding_mode is supported, got {padding_mode!r}'
+            )
+        if isinstance(padding, str):
+            raise ValueError(f"{name}: padding must be an int or a tuple of ints, got {padding!r}")
+        self.output_padding = _conv._ints(output_padding, self._n, "output_padding", name)
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
+                         groups, bias, padding_mode, device, dtype)  # fmt: skip
+
+    def _make_parameters(self, bias: bool, dtype, device) -> None:
+        shape = (self.in_channels, self.out_channels // self.groups, *self.kernel_size)
+        self.weight = Parameter(empty(shape, dtype=dtype, device=device))
+        if bias:
+            self.bias = Parameter(empty((self.out_channels,), dtype=dtype, device=device))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def _output_padding(self, input: Tensor, output_size) -> tuple[int, ...]:
+        """The ``output_padding`` that makes the output ``output_size`` (spatial dims, or with
+        batch and channel dims in front); the module's own when None."""
+        if output_size is None:
+            return self.output_padding
+        n, name = self._n, type(self).__name__
+        size = [int(s) for s in output_size]
+        if len(size) > n:
+            size = size[-n:] if len(size) in (n + 1, n + 2) else size
+        if len(size) != n:
+            raise ValueError(
+                f"{name}: output_size must have {n} or {n + 2} elements, got {list(output_size)}"
+            )
+        spatial = input.shape[-n:]
+        padding = []
+        for i in range(n):
+            least = ((spatial[i] - 1) * self.stride[i] - 2 * self.padding[i]
+                     + self.dilation[i] * (self.kernel_size[i] - 1) + 1)  # fmt: skip
+            most = least + self.stride[i] - 1
+            if not least <= size[i] <= most:
+                raise ValueError(
+                    f"{name}: requested an output size of {size}, but valid sizes range from "
+                    f"{least} to {most} in dim {i} (for an input of {list(input.shape)})"
+                )
+            padding.append(size[i] - least)
+        return tuple(padding)
+
+    def forward(self, input: Tensor, output_size=None) -> Tensor:
+        """(N, C_in, *) -> (N, C_out, *out): the adjoint of the matching convolution.
+
+        Gradients: ``dx_j = W_j @ unfold(g)_j``, ``dW_j = sum_n x_j unfold(g)_j^T``,
+        ``db = sum g`` (see :func:`F.conv_transpose2d`).
+        """
+        if not isinstance(input, Tensor):
+            raise TypeError(
+                f"{type(self).__name__}: input must be a Tensor, got {type(input).__name__}"
+            )
+        fn = conv_transpose1d if self._n == 1 else conv_transpose2d
+        output_padding = self._output_padding(input, output_size)
+        return fn(input, self.weight, self.bias, self.stride, self.padding, output_padding,
+                  self.groups, self.dilation)  # fmt: skip
+
+    def extra_repr(self) -> str:
+        n = self._n
+        s = (
+            f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
+            f"stride={self.stride}"
+        )
+        if self.padding != (0,) * n:
+            s += f", padding={self.padding}"
+        if self.dilation != (1,) * n:
+            s += f", dilation={self.dilation}"
+        if self.output_padding != (0,) * n:
+            s += f", output_padding={self.output_padding}"
+        if self.groups != 1:
+            s += f", groups={self.groups}"
+        if self.bias is None:
+            s += ", bias=False"
+        return s
+
+
+class ConvTranspose1d(_ConvTransposeNd):
+    """(N, C_in, L) or (C_in, L) -> (N, C_out, L_out): see ``F.conv_transpose1d``."""
+
+    _n = 1
+
+
+class ConvTranspose2d(_ConvTransposeNd):
+    """(N, C_in, H, W) or (C_in, H, W) -> (N, C_out, H_out, W_out): see ``F.conv_transpose2d``."""
+
+    _n = 2

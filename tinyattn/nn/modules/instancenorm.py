@@ -1,0 +1,80 @@
+"""``InstanceNorm1d`` / ``InstanceNorm2d``: each (n, c) map normalised on its own.
+
+torch's defaults: ``affine=False``, ``track_running_stats=False``; with running stats, eval
+mode normalises with them (``num_batches_tracked`` exists but is not counted, as in torch).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+from ..._tensor import Tensor
+from .._group_norm import instance_norm
+from .batchnorm import _BatchNorm
+
+__all__ = ["InstanceNorm1d", "InstanceNorm2d"]
+
+
+class _InstanceNorm(_BatchNorm):
+    """Shared by the instance-norm layers: ``_dims`` = (unbatched rank, batched rank)."""
+
+    _dims = (2, 3)
+
+    def __init__(
+        self,
+        num_features: int,
+        eps: float = 1e-5,
+        momentum: float = 0.1,
+        affine: bool = False,
+        track_running_stats: bool = False,
+        device=None,
+        dtype=None,
+        *,
+        bias: bool = True,
+    ) -> None:
+        super().__init__(
+            num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias
+        )
+
+    def forward(self, input: Tensor) -> Tensor:
+        """(N, C, *) or unbatched (C, *) -> same shape: ``y = (x - mean) / sqrt(var + eps)``
+        per map (then ``* weight + bias``); gradient as :func:`F.instance_norm`'s."""
+        self._check_input_dim(input)
+        unbatched = input.ndim == self._dims[0]
+        channels = input.shape[0 if unbatched else 1]
+        if channels != self.num_features:
+            if self.affine:
+                raise ValueError(
+                    f"{type(self).__name__}: expected input's size at dim="
+                    f"{0 if unbatched else 1} to match num_features ({self.num_features}), "
+                    f"but got: {channels}."
+                )
+            warnings.warn(
+                "input's size at dim=1 does not match num_features. You can silence this "
+                "warning by not passing in num_features, which is not used because affine=False",
+                stacklevel=2,
+            )
+        x = input.unsqueeze(0) if unbatched else input
+        out = instance_norm(
+            x,
+            self.running_mean,
+            self.running_var,
+            self.weight,
+            self.bias,
+            self.training or not self.track_running_stats,
+            self.momentum if self.momentum is not None else 0.0,
+            self.eps,
+        )
+        return out.squeeze(0) if unbatched else out
+
+
+class InstanceNorm1d(_InstanceNorm):
+    """Over (N, C, L) or (C, L) input: each (n, c) signal normalised over L."""
+
+    _dims = (2, 3)
+
+
+class InstanceNorm2d(_InstanceNorm):
+    """Over (N, C, H, W) or (C, H, W) input: each (n, c) map normalised over H, W."""
+
+    _dims = (3, 4)

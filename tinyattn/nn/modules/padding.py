@@ -1,0 +1,186 @@
+"""Padding layers (``ZeroPad``, ``ConstantPad``, ``ReflectionPad``, ``ReplicationPad``,
+``CircularPad``) and pixel rearrangements (``PixelShuffle``, ``PixelUnshuffle``,
+``ChannelShuffle``): module forms of ``F.pad`` and :mod:`tinyattn.nn._pixel`."""
+
+from __future__ import annotations
+
+import numbers
+
+from ..._tensor import Tensor
+from .. import _pixel
+from .._spatial import pad
+from .module import Module
+
+__all__ = [
+    "ZeroPad1d",
+    "ZeroPad2d",
+    "ConstantPad1d",
+    "ConstantPad2d",
+    "ConstantPad3d",
+    "ReflectionPad1d",
+    "ReflectionPad2d",
+    "ReplicationPad1d",
+    "ReplicationPad2d",
+    "CircularPad1d",
+    "CircularPad2d",
+    "PixelShuffle",
+    "PixelUnshuffle",
+    "ChannelShuffle",
+]
+
+
+class _PadNd(Module):
+    """Pads the last ``_n`` dims; ``padding`` an int (every side) or ``2 * _n`` ints
+    ``(last_lo, last_hi, second_last_lo, ...)`` as ``F.pad``. ``d input = g`` at the source
+    positions (summed where a mode copies an element more than once)."""
+
+    _n = 1
+    _mode = "constant"
+
+    def __init__(self, padding) -> None:
+        super().__init__()
+        name, n = type(self).__name__, 2 * self._n
+        if isinstance(padding, numbers.Integral) and not isinstance(padding, bool):
+            padding = (int(padding),) * n
+        elif not (
+            isinstance(padding, (tuple, list))
+            and len(padding) == n
+            and all(isinstance(p, numbers.Integral) for p in padding)
+        ):
+            raise ValueError(f"{name}: padding must be an int or {n} ints, got {padding!r}")
+        self.padding = tuple(int(p) for p in padding)
+
+    def forward(self, input: Tensor) -> Tensor:
+        """Pad (*, d1, ..., d_n) by ``padding``; gradient: ``g`` summed back to its sources."""
+        if self._mode == "constant":
+            return pad(input, self.padding, "constant", self.value)
+        return pad(input, self.padding, self._mode)
+
+    def extra_repr(self) -> str:
+        return f"{self.padding}"
+
+
+class _ConstantPadNd(_PadNd):
+    def __init__(self, padding, value: float) -> None:
+        super().__init__(padding)
+        self.value = value
+
+    def extra_repr(self) -> str:
+        return f"padding={self.padding}, value={self.value}"
+
+
+class ConstantPad1d(_ConstantPadNd):
+    """Pad the last dim with ``value``."""
+
+
+class ConstantPad2d(_ConstantPadNd):
+    """Pad the last two dims with ``value``."""
+
+    _n = 2
+
+
+class ConstantPad3d(_ConstantPadNd):
+    """Pad the last three dims with ``value``."""
+
+    _n = 3
+
+
+class ZeroPad1d(ConstantPad1d):
+    """Pad the last dim with zeros."""
+
+    def __init__(self, padding) -> None:
+        super().__init__(padding, 0.0)
+
+    def extra_repr(self) -> str:
+        return f"{self.padding}"
+
+
+class ZeroPad2d(ConstantPad2d):
+    """Pad the last two dims with zeros."""
+
+    def __init__(self, padding) -> None:
+        super().__init__(padding, 0.0)
+
+    def extra_repr(self) -> str:
+        return f"{self.padding}"
+
+
+class ReflectionPad1d(_PadNd):
+    """Mirror the last dim about its edge elements (padding < size)."""
+
+    _mode = "reflect"
+
+
+class ReflectionPad2d(_PadNd):
+    """Mirror the last two dims about their edge elements."""
+
+    _n, _mode = 2, "reflect"
+
+
+class ReplicationPad1d(_PadNd):
+    """Repeat the edge element of the last dim."""
+
+    _mode = "replicate"
+
+
+class ReplicationPad2d(_PadNd):
+    """Repeat the edge elements of the last two dims."""
+
+    _n, _mode = 2, "replicate"
+
+
+class CircularPad1d(_PadNd):
+    """Wrap the last dim around (padding <= size)."""
+
+    _mode = "circular"
+
+
+class CircularPad2d(_PadNd):
+    """Wrap the last two dims around."""
+
+    _n, _mode = 2, "circular"
+
+
+class PixelShuffle(Module):
+    """(*, C r^2, H, W) -> (*, C, H r, W r)."""
+
+    def __init__(self, upscale_factor: int) -> None:
+        super().__init__()
+        self.upscale_factor = upscale_factor
+
+    def forward(self, input: Tensor) -> Tensor:
+        """Sub-pixel rearrangement; ``d input = pixel_unshuffle(g, r)``."""
+        return _pixel.pixel_shuffle(input, self.upscale_factor)
+
+    def extra_repr(self) -> str:
+        return f"upscale_factor={self.upscale_factor}"
+
+
+class PixelUnshuffle(Module):
+    """(*, C, H r, W r) -> (*, C r^2, H, W)."""
+
+    def __init__(self, downscale_factor: int) -> None:
+        super().__init__()
+        self.downscale_factor = downscale_factor
+
+    def forward(self, input: Tensor) -> Tensor:
+        """Inverse sub-pixel rearrangement; ``d input = pixel_shuffle(g, r)``."""
+        return _pixel.pixel_unshuffle(input, self.downscale_factor)
+
+    def extra_repr(self) -> str:
+        return f"downscale_factor={self.downscale_factor}"
+
+
+class ChannelShuffle(Module):
+    """(N, C, *) with channels interleaved across ``groups``."""
+
+    def __init__(self, groups: int) -> None:
+        super().__init__()
+        self.groups = groups
+
+    def forward(self, input: Tensor) -> Tensor:
+        """Channel shuffle; ``d input = channel_shuffle(g, C / groups)``."""
+        return _pixel.channel_shuffle(input, self.groups)
+
+    def extra_repr(self) -> str:
+        return f"groups={self.groups}"
