@@ -33,6 +33,13 @@ def shape(t: Tensor) -> tuple:
 
 
 # -- shared ---------------------------------------------------------------------------------
+def require_tensor(x, op: str, arg: str = "input") -> Tensor:
+    """``x`` if it is a Tensor; else a TypeError naming the function and the argument."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{op}(): argument '{arg}' must be a Tensor, not {type(x).__name__}")
+    return x
+
+
 def check_tensor(op: str, name: str, t: object) -> None:
     if not isinstance(t, Tensor):
         raise TypeError(f"{op}: {name} must be a Tensor, got {type(t).__name__}")

@@ -21,14 +21,9 @@ import numpy as np
 
 from .._tensor import Tensor
 from ..autograd.function import Function
+from ._checks import require_tensor as _check_tensor
 
 __all__ = ["pad", "interpolate", "unfold", "fold"]
-
-
-def _check_tensor(x, op: str, arg: str = "input") -> Tensor:
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{op}(): argument '{arg}' must be a Tensor, not {type(x).__name__}")
-    return x
 
 
 # -- pad ----------------------------------------------------------------------------------------
