@@ -293,6 +293,47 @@ _einops.install()  # einops finds tinyattn tensors once einops is imported (cost
 
 from .ops.rearrange import meshgrid
 
+# -- shape/linalg/meta breadth --
+from .ops.indexing import index_add
+from .ops.scatter import (
+    diagonal_scatter,
+    index_copy,
+    index_put,
+    masked_scatter,
+    scatter_reduce,
+    select_scatter,
+    slice_scatter,
+)
+from .ops.shape_more import (
+    atleast_1d,
+    atleast_2d,
+    atleast_3d,
+    broadcast_shapes,
+    broadcast_tensors,
+    broadcast_to,
+    column_stack,
+    dsplit,
+    dstack,
+    fliplr,
+    flipud,
+    hsplit,
+    hstack,
+    moveaxis,
+    ravel,
+    rot90,
+    row_stack,
+    split_with_sizes,
+    swapdims,
+    take,
+    take_along_dim,
+    tensor_split,
+    tile,
+    vsplit,
+    vstack,
+)
+
+# -- end of shape/linalg/meta breadth block --
+
 # -- lazy imports: subpackages and names loaded on first access (PEP 562) ------------------
 # ``import tinyattn`` loads the tensor, autograd and ops only; ``tinyattn.nn``,
 # ``tinyattn.optim``, ``tinyattn.save`` ... import their module the first time they are

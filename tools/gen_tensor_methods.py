@@ -55,6 +55,14 @@ FAMILIES = {
         "masked_fill masked_fill_ masked_select nonzero index_put_ index_add index_add_ "
         "masked_scatter_"
     ),
+    "shape_more": (
+        "broadcast_to moveaxis swapdims ravel tile tensor_split hsplit vsplit dsplit "
+        "split_with_sizes flipud fliplr rot90 unfold take take_along_dim"
+    ),
+    "scatter": (
+        "select_scatter slice_scatter diagonal_scatter index_copy index_copy_ index_put "
+        "scatter_reduce scatter_reduce_ masked_scatter"
+    ),
 }
 
 # Methods whose argument order differs from the function's (written out by hand here).
@@ -77,7 +85,7 @@ MODULES = {
     "tinyattn/_tensor_methods_shape.py": (
         "TensorShapeMethods",
         "fills, views, rearrangements, indexing",
-        ("fill", "creation", "views", "rearrange", "indexing"),
+        ("fill", "creation", "views", "rearrange", "indexing", "shape_more", "scatter"),
     ),
     "tinyattn/_tensor_methods_select.py": (
         "TensorSelectMethods",

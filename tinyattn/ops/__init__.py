@@ -12,6 +12,8 @@ from . import (
     linalg,
     rearrange,
     reduction,
+    scatter,
+    shape_more,
     sorting,
     unary,
     views,
