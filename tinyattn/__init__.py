@@ -331,6 +331,24 @@ from .ops.shape_more import (
     vsplit,
     vstack,
 )
+from .ops.products import (
+    block_diag,
+    cartesian_prod,
+    cdist,
+    chain_matmul,
+    combinations,
+    corrcoef,
+    cov,
+    diagflat,
+    dist,
+    ger,
+    kron,
+    matrix_power,
+    mv,
+    tensordot,
+    trace,
+    vdot,
+)
 
 # -- end of shape/linalg/meta breadth block --
 

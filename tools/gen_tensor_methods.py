@@ -63,6 +63,7 @@ FAMILIES = {
         "select_scatter slice_scatter diagonal_scatter index_copy index_copy_ index_put "
         "scatter_reduce scatter_reduce_ masked_scatter"
     ),
+    "products": ("trace diagflat kron mv ger vdot matrix_power dist cov corrcoef inner"),
 }
 
 # Methods whose argument order differs from the function's (written out by hand here).
@@ -80,7 +81,7 @@ MODULES = {
     "tinyattn/_tensor_methods_math.py": (
         "TensorMathMethods",
         "elementwise math, comparisons, reductions, products",
-        ("arithmetic", "unary", "compare", "reduction", "linalg", "activation"),
+        ("arithmetic", "unary", "compare", "reduction", "linalg", "activation", "products"),
     ),
     "tinyattn/_tensor_methods_shape.py": (
         "TensorShapeMethods",

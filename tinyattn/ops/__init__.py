@@ -10,6 +10,7 @@ from . import (
     indexing,
     inplace,
     linalg,
+    products,
     rearrange,
     reduction,
     scatter,
