@@ -349,6 +349,19 @@ from .ops.products import (
     trace,
     vdot,
 )
+from .ops.stats import (
+    aminmax,
+    cumulative_trapezoid,
+    histc,
+    isin,
+    logcumsumexp,
+    nanmean,
+    nanquantile,
+    nansum,
+    quantile,
+    trapezoid,
+    unravel_index,
+)
 
 # -- end of shape/linalg/meta breadth block --
 

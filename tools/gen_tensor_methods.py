@@ -63,7 +63,8 @@ FAMILIES = {
         "select_scatter slice_scatter diagonal_scatter index_copy index_copy_ index_put "
         "scatter_reduce scatter_reduce_ masked_scatter"
     ),
-    "products": ("trace diagflat kron mv ger vdot matrix_power dist cov corrcoef inner"),
+    "products": "trace diagflat kron mv ger vdot matrix_power dist cov corrcoef inner",
+    "stats": "nansum nanmean aminmax quantile nanquantile histc logcumsumexp",
 }
 
 # Methods whose argument order differs from the function's (written out by hand here).
@@ -91,7 +92,7 @@ MODULES = {
     "tinyattn/_tensor_methods_select.py": (
         "TensorSelectMethods",
         "sorting, selection and scans",
-        ("sorting", "cumulative"),
+        ("sorting", "cumulative", "stats"),
     ),
 }
 

@@ -16,6 +16,7 @@ from . import (
     scatter,
     shape_more,
     sorting,
+    stats,
     unary,
     views,
 )
