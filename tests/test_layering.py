@@ -32,6 +32,7 @@ LAYERS = {
     "_tensor_methods_math": 3,
     "_tensor_methods_shape": 3,
     "_tensor_methods_select": 3,
+    "_tensor_meta": 3,
     "ops": 4,
     "linalg": 4,
     "nn": 5,

@@ -362,6 +362,23 @@ from .ops.stats import (
     trapezoid,
     unravel_index,
 )
+from ._meta import (
+    can_cast,
+    detach,
+    finfo,
+    get_default_device,
+    get_num_threads,
+    iinfo,
+    is_complex,
+    is_nonzero,
+    is_same_size,
+    is_signed,
+    promote_types,
+    result_type,
+    set_default_device,
+    set_num_threads,
+)
+from ._printing import set_printoptions
 
 # -- end of shape/linalg/meta breadth block --
 

@@ -23,6 +23,7 @@ import numpy as np
 from . import _dtype as dt
 from ._device import _CPU, check_device, device
 from ._size import Size
+from ._tensor_meta import TensorMetaMethods
 from ._tensor_methods_math import TensorMathMethods
 from ._tensor_methods_select import TensorSelectMethods
 from ._tensor_methods_shape import TensorShapeMethods
@@ -35,7 +36,12 @@ _COMPARABLE = (TensorBase, numbers.Number, np.ndarray, np.generic)
 
 
 class Tensor(
-    TensorMathMethods, TensorShapeMethods, TensorSelectMethods, TensorBase, op_outputs=True
+    TensorMathMethods,
+    TensorShapeMethods,
+    TensorSelectMethods,
+    TensorMetaMethods,
+    TensorBase,
+    op_outputs=True,
 ):
     """An n-dimensional array that can record the ops applied to it for backprop.
 
