@@ -34,6 +34,7 @@ LAYERS = {
     "_tensor_methods_select": 3,
     "_tensor_methods_elementwise": 3,
     "_tensor_methods_binary": 3,
+    "_tensor_meta": 3,
     "ops": 4,
     "linalg": 4,
     "nn": 5,

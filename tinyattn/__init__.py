@@ -348,6 +348,94 @@ from .ops.unary_more import (
 )
 
 # -- end of elementwise breadth --
+# -- shape/linalg/meta breadth --
+from .ops.indexing import index_add
+from .ops.scatter import (
+    diagonal_scatter,
+    index_copy,
+    index_put,
+    masked_scatter,
+    scatter_reduce,
+    select_scatter,
+    slice_scatter,
+)
+from .ops.shape_more import (
+    atleast_1d,
+    atleast_2d,
+    atleast_3d,
+    broadcast_shapes,
+    broadcast_tensors,
+    broadcast_to,
+    column_stack,
+    dsplit,
+    dstack,
+    fliplr,
+    flipud,
+    hsplit,
+    hstack,
+    moveaxis,
+    ravel,
+    rot90,
+    row_stack,
+    split_with_sizes,
+    swapdims,
+    take,
+    take_along_dim,
+    tensor_split,
+    tile,
+    vsplit,
+    vstack,
+)
+from .ops.products import (
+    block_diag,
+    cartesian_prod,
+    cdist,
+    chain_matmul,
+    combinations,
+    corrcoef,
+    cov,
+    diagflat,
+    dist,
+    ger,
+    kron,
+    matrix_power,
+    mv,
+    tensordot,
+    trace,
+    vdot,
+)
+from .ops.stats import (
+    aminmax,
+    cumulative_trapezoid,
+    histc,
+    isin,
+    logcumsumexp,
+    nanmean,
+    nanquantile,
+    nansum,
+    quantile,
+    trapezoid,
+    unravel_index,
+)
+from ._meta import (
+    can_cast,
+    detach,
+    finfo,
+    get_default_device,
+    get_num_threads,
+    iinfo,
+    is_complex,
+    is_nonzero,
+    is_same_size,
+    is_signed,
+    promote_types,
+    result_type,
+    set_default_device,
+    set_num_threads,
+)
+from ._printing import set_printoptions
+
+# -- end of shape/linalg/meta breadth block --
 
 # -- lazy imports: subpackages and names loaded on first access (PEP 562) ------------------
 # ``import tinyattn`` loads the tensor, autograd and ops only; ``tinyattn.nn``,

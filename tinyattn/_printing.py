@@ -23,6 +23,47 @@ PRECISION = 4
 THRESHOLD = 1000
 EDGEITEMS = 3
 LINEWIDTH = 80
+SCI_MODE: bool | None = None  # None: chosen from the values (see _Formatter)
+
+_PROFILES = {  # (precision, threshold, edgeitems, linewidth), as torch's
+    "default": (4, 1000, 3, 80),
+    "short": (2, 1000, 2, 80),
+    "full": (4, math.inf, 3, 80),
+}
+
+
+def set_printoptions(
+    precision=None, threshold=None, edgeitems=None, linewidth=None, profile=None, sci_mode=None
+) -> None:
+    """How tensors print, as ``torch.set_printoptions``: ``precision`` (decimals),
+    ``threshold`` (more elements than this are summarised), ``edgeitems`` (items shown at
+    each edge when summarised), ``linewidth`` (characters per line), ``profile`` ("default",
+    "short" or "full": sets the four first) and ``sci_mode`` (True/False forces scientific
+    notation on or off; None, also when left out, chooses it from the values)."""
+    global PRECISION, THRESHOLD, EDGEITEMS, LINEWIDTH, SCI_MODE
+    if profile is not None:
+        if profile not in _PROFILES:
+            raise ValueError(
+                f"set_printoptions(): profile must be one of {sorted(_PROFILES)}, got {profile!r}"
+            )
+        PRECISION, THRESHOLD, EDGEITEMS, LINEWIDTH = _PROFILES[profile]
+    for name, value in (
+        ("precision", precision),
+        ("threshold", threshold),
+        ("edgeitems", edgeitems),
+        ("linewidth", linewidth),
+    ):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+            raise TypeError(f"set_printoptions(): {name} must be a number, got {value!r}")
+    if precision is not None:
+        PRECISION = int(precision)
+    if threshold is not None:
+        THRESHOLD = threshold
+    if edgeitems is not None:
+        EDGEITEMS = int(edgeitems)
+    if linewidth is not None:
+        LINEWIDTH = int(linewidth)
+    SCI_MODE = None if sci_mode is None else bool(sci_mode)
 
 
 class _Formatter:
@@ -45,6 +86,8 @@ class _Formatter:
         lo, hi = mags.min(), mags.max()
         self.int_mode = bool(np.all(nonzero_finite == np.ceil(nonzero_finite)))
         self.sci_mode = bool(hi / lo > 1000.0 or hi > 1.0e8 or lo < 1.0e-4)
+        if SCI_MODE is not None:  # forced (set_printoptions), before the widths as torch's
+            self.sci_mode = SCI_MODE
         for v in nonzero_finite.tolist():
             if self.sci_mode:
                 s = f"{v:.{PRECISION}e}"

@@ -23,6 +23,7 @@ import numpy as np
 from . import _dtype as dt
 from ._device import _CPU, check_device, device
 from ._size import Size
+from ._tensor_meta import TensorMetaMethods
 from ._tensor_methods_binary import TensorBinaryMethods
 from ._tensor_methods_elementwise import TensorElementwiseMethods
 from ._tensor_methods_math import TensorMathMethods
@@ -42,6 +43,7 @@ class Tensor(
     TensorSelectMethods,
     TensorElementwiseMethods,
     TensorBinaryMethods,
+    TensorMetaMethods,
     TensorBase,
     op_outputs=True,
 ):

@@ -425,3 +425,51 @@ class TensorMathMethods:
     def log_softmax(self, dim: int | None = None, dtype=None) -> Tensor:
         """See :func:`tinyattn.log_softmax`."""
         return tinyattn.ops.activation.log_softmax(cast("Tensor", self), dim, dtype)
+
+    # -- products -------------------------------------------------------------------------------
+
+    def trace(self) -> Tensor:
+        """See :func:`tinyattn.trace`."""
+        return tinyattn.ops.products.trace(cast("Tensor", self))
+
+    def diagflat(self, offset: int = 0) -> Tensor:
+        """See :func:`tinyattn.diagflat`."""
+        return tinyattn.ops.products.diagflat(cast("Tensor", self), offset)
+
+    def kron(self, other: Tensor) -> Tensor:
+        """See :func:`tinyattn.kron`."""
+        return tinyattn.ops.products.kron(cast("Tensor", self), other)
+
+    def mv(self, vec: Tensor) -> Tensor:
+        """See :func:`tinyattn.mv`."""
+        return tinyattn.ops.products.mv(cast("Tensor", self), vec)
+
+    def ger(self, vec2: Tensor) -> Tensor:
+        """See :func:`tinyattn.ger`."""
+        return tinyattn.ops.products.ger(cast("Tensor", self), vec2)
+
+    def vdot(self, other: Tensor) -> Tensor:
+        """See :func:`tinyattn.vdot`."""
+        return tinyattn.ops.products.vdot(cast("Tensor", self), other)
+
+    def matrix_power(self, n: int) -> Tensor:
+        """See :func:`tinyattn.matrix_power`."""
+        return tinyattn.ops.products.matrix_power(cast("Tensor", self), n)
+
+    def dist(self, other: Tensor, p: float = 2) -> Tensor:
+        """See :func:`tinyattn.dist`."""
+        return tinyattn.ops.products.dist(cast("Tensor", self), other, p)
+
+    def cov(self, *, correction: int = 1, fweights=None, aweights=None) -> Tensor:
+        """See :func:`tinyattn.cov`."""
+        return tinyattn.ops.products.cov(
+            cast("Tensor", self), correction=correction, fweights=fweights, aweights=aweights
+        )
+
+    def corrcoef(self) -> Tensor:
+        """See :func:`tinyattn.corrcoef`."""
+        return tinyattn.ops.products.corrcoef(cast("Tensor", self))
+
+    def inner(self, other: Tensor) -> Tensor:
+        """See :func:`tinyattn.inner`."""
+        return tinyattn.ops.products.inner(cast("Tensor", self), other)

@@ -101,3 +101,41 @@ class TensorSelectMethods:
     def cummin(self, dim: int):
         """See :func:`tinyattn.cummin`."""
         return tinyattn.ops.cumulative.cummin(cast("Tensor", self), dim)
+
+    # -- stats ----------------------------------------------------------------------------------
+
+    def nansum(self, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+        """See :func:`tinyattn.nansum`."""
+        return tinyattn.ops.stats.nansum(cast("Tensor", self), dim, keepdim, dtype=dtype)
+
+    def nanmean(self, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+        """See :func:`tinyattn.nanmean`."""
+        return tinyattn.ops.stats.nanmean(cast("Tensor", self), dim, keepdim, dtype=dtype)
+
+    def aminmax(self, *, dim=None, keepdim: bool = False):
+        """See :func:`tinyattn.aminmax`."""
+        return tinyattn.ops.stats.aminmax(cast("Tensor", self), dim=dim, keepdim=keepdim)
+
+    def quantile(
+        self, q, dim=None, keepdim: bool = False, *, interpolation: str = "linear"
+    ) -> Tensor:
+        """See :func:`tinyattn.quantile`."""
+        return tinyattn.ops.stats.quantile(
+            cast("Tensor", self), q, dim, keepdim, interpolation=interpolation
+        )
+
+    def nanquantile(
+        self, q, dim=None, keepdim: bool = False, *, interpolation: str = "linear"
+    ) -> Tensor:
+        """See :func:`tinyattn.nanquantile`."""
+        return tinyattn.ops.stats.nanquantile(
+            cast("Tensor", self), q, dim, keepdim, interpolation=interpolation
+        )
+
+    def histc(self, bins: int = 100, min=0, max=0) -> Tensor:
+        """See :func:`tinyattn.histc`."""
+        return tinyattn.ops.stats.histc(cast("Tensor", self), bins, min, max)
+
+    def logcumsumexp(self, dim: int) -> Tensor:
+        """See :func:`tinyattn.logcumsumexp`."""
+        return tinyattn.ops.stats.logcumsumexp(cast("Tensor", self), dim)

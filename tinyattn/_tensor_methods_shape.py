@@ -300,7 +300,7 @@ class TensorShapeMethods:
         return tinyattn.ops.indexing.index_put_(cast("Tensor", self), indices, values, accumulate)
 
     def index_add(self, dim: int, index, source, *, alpha=1) -> Tensor:
-        """See :func:`tinyattn.ops.indexing.index_add`."""
+        """See :func:`tinyattn.index_add`."""
         return tinyattn.ops.indexing.index_add(
             cast("Tensor", self), dim, index, source, alpha=alpha
         )
@@ -314,3 +314,119 @@ class TensorShapeMethods:
     def masked_scatter_(self, mask, source) -> Tensor:
         """See :func:`tinyattn.ops.indexing.masked_scatter_`."""
         return tinyattn.ops.indexing.masked_scatter_(cast("Tensor", self), mask, source)
+
+    # -- shape_more -----------------------------------------------------------------------------
+
+    def broadcast_to(self, size) -> Tensor:
+        """See :func:`tinyattn.broadcast_to`."""
+        return tinyattn.ops.shape_more.broadcast_to(cast("Tensor", self), size)
+
+    def moveaxis(self, source, destination) -> Tensor:
+        """See :func:`tinyattn.moveaxis`."""
+        return tinyattn.ops.shape_more.moveaxis(cast("Tensor", self), source, destination)
+
+    def swapdims(self, dim0: int, dim1: int) -> Tensor:
+        """See :func:`tinyattn.swapdims`."""
+        return tinyattn.ops.shape_more.swapdims(cast("Tensor", self), dim0, dim1)
+
+    def ravel(self) -> Tensor:
+        """See :func:`tinyattn.ravel`."""
+        return tinyattn.ops.shape_more.ravel(cast("Tensor", self))
+
+    def tile(self, *dims) -> Tensor:
+        """See :func:`tinyattn.tile`."""
+        return tinyattn.ops.shape_more.tile(cast("Tensor", self), *dims)
+
+    def tensor_split(self, indices_or_sections, dim: int = 0) -> tuple[Tensor, ...]:
+        """See :func:`tinyattn.tensor_split`."""
+        return tinyattn.ops.shape_more.tensor_split(cast("Tensor", self), indices_or_sections, dim)
+
+    def hsplit(self, sections) -> tuple[Tensor, ...]:
+        """See :func:`tinyattn.hsplit`."""
+        return tinyattn.ops.shape_more.hsplit(cast("Tensor", self), sections)
+
+    def vsplit(self, sections) -> tuple[Tensor, ...]:
+        """See :func:`tinyattn.vsplit`."""
+        return tinyattn.ops.shape_more.vsplit(cast("Tensor", self), sections)
+
+    def dsplit(self, sections) -> tuple[Tensor, ...]:
+        """See :func:`tinyattn.dsplit`."""
+        return tinyattn.ops.shape_more.dsplit(cast("Tensor", self), sections)
+
+    def split_with_sizes(self, split_sizes, dim: int = 0) -> tuple[Tensor, ...]:
+        """See :func:`tinyattn.split_with_sizes`."""
+        return tinyattn.ops.shape_more.split_with_sizes(cast("Tensor", self), split_sizes, dim)
+
+    def flipud(self) -> Tensor:
+        """See :func:`tinyattn.flipud`."""
+        return tinyattn.ops.shape_more.flipud(cast("Tensor", self))
+
+    def fliplr(self) -> Tensor:
+        """See :func:`tinyattn.fliplr`."""
+        return tinyattn.ops.shape_more.fliplr(cast("Tensor", self))
+
+    def rot90(self, k: int = 1, dims=(0, 1)) -> Tensor:
+        """See :func:`tinyattn.rot90`."""
+        return tinyattn.ops.shape_more.rot90(cast("Tensor", self), k, dims)
+
+    def unfold(self, dimension: int, size: int, step: int) -> Tensor:
+        """See :func:`tinyattn.ops.shape_more.unfold`."""
+        return tinyattn.ops.shape_more.unfold(cast("Tensor", self), dimension, size, step)
+
+    def take(self, index) -> Tensor:
+        """See :func:`tinyattn.take`."""
+        return tinyattn.ops.shape_more.take(cast("Tensor", self), index)
+
+    def take_along_dim(self, indices, dim: int | None = None) -> Tensor:
+        """See :func:`tinyattn.take_along_dim`."""
+        return tinyattn.ops.shape_more.take_along_dim(cast("Tensor", self), indices, dim)
+
+    # -- scatter --------------------------------------------------------------------------------
+
+    def select_scatter(self, src: Tensor, dim: int, index: int) -> Tensor:
+        """See :func:`tinyattn.select_scatter`."""
+        return tinyattn.ops.scatter.select_scatter(cast("Tensor", self), src, dim, index)
+
+    def slice_scatter(
+        self, src: Tensor, dim: int = 0, start=None, end=None, step: int = 1
+    ) -> Tensor:
+        """See :func:`tinyattn.slice_scatter`."""
+        return tinyattn.ops.scatter.slice_scatter(cast("Tensor", self), src, dim, start, end, step)
+
+    def diagonal_scatter(
+        self, src: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1
+    ) -> Tensor:
+        """See :func:`tinyattn.diagonal_scatter`."""
+        return tinyattn.ops.scatter.diagonal_scatter(cast("Tensor", self), src, offset, dim1, dim2)
+
+    def index_copy(self, dim: int, index, source: Tensor) -> Tensor:
+        """See :func:`tinyattn.index_copy`."""
+        return tinyattn.ops.scatter.index_copy(cast("Tensor", self), dim, index, source)
+
+    def index_copy_(self, dim: int, index, source: Tensor) -> Tensor:
+        """See :func:`tinyattn.ops.scatter.index_copy_`."""
+        return tinyattn.ops.scatter.index_copy_(cast("Tensor", self), dim, index, source)
+
+    def index_put(self, indices, values, accumulate: bool = False) -> Tensor:
+        """See :func:`tinyattn.index_put`."""
+        return tinyattn.ops.scatter.index_put(cast("Tensor", self), indices, values, accumulate)
+
+    def scatter_reduce(
+        self, dim: int, index, src: Tensor, reduce: str, *, include_self: bool = True
+    ) -> Tensor:
+        """See :func:`tinyattn.scatter_reduce`."""
+        return tinyattn.ops.scatter.scatter_reduce(
+            cast("Tensor", self), dim, index, src, reduce, include_self=include_self
+        )
+
+    def scatter_reduce_(
+        self, dim: int, index, src: Tensor, reduce: str, *, include_self: bool = True
+    ) -> Tensor:
+        """See :func:`tinyattn.ops.scatter.scatter_reduce_`."""
+        return tinyattn.ops.scatter.scatter_reduce_(
+            cast("Tensor", self), dim, index, src, reduce, include_self=include_self
+        )
+
+    def masked_scatter(self, mask, source: Tensor) -> Tensor:
+        """See :func:`tinyattn.masked_scatter`."""
+        return tinyattn.ops.scatter.masked_scatter(cast("Tensor", self), mask, source)

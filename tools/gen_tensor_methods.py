@@ -80,6 +80,16 @@ FAMILIES = {
         "logical_not_ bitwise_and_ bitwise_or_ bitwise_xor_ bitwise_not_ bitwise_left_shift_ "
         "bitwise_right_shift_"
     ),
+    "shape_more": (
+        "broadcast_to moveaxis swapdims ravel tile tensor_split hsplit vsplit dsplit "
+        "split_with_sizes flipud fliplr rot90 unfold take take_along_dim"
+    ),
+    "scatter": (
+        "select_scatter slice_scatter diagonal_scatter index_copy index_copy_ index_put "
+        "scatter_reduce scatter_reduce_ masked_scatter"
+    ),
+    "products": "trace diagflat kron mv ger vdot matrix_power dist cov corrcoef inner",
+    "stats": "nansum nanmean aminmax quantile nanquantile histc logcumsumexp",
 }
 
 # Methods whose argument order differs from the function's (written out by hand here).
@@ -147,12 +157,12 @@ MODULES = {
     "tinyattn/_tensor_methods_math.py": (
         "TensorMathMethods",
         "elementwise math, comparisons, reductions, products",
-        ("arithmetic", "unary", "compare", "reduction", "linalg", "activation"),
+        ("arithmetic", "unary", "compare", "reduction", "linalg", "activation", "products"),
     ),
     "tinyattn/_tensor_methods_shape.py": (
         "TensorShapeMethods",
         "fills, views, rearrangements, indexing",
-        ("fill", "creation", "views", "rearrange", "indexing"),
+        ("fill", "creation", "views", "rearrange", "indexing", "shape_more", "scatter"),
     ),
     "tinyattn/_tensor_methods_elementwise.py": (
         "TensorElementwiseMethods",
@@ -167,7 +177,7 @@ MODULES = {
     "tinyattn/_tensor_methods_select.py": (
         "TensorSelectMethods",
         "sorting, selection and scans",
-        ("sorting", "cumulative"),
+        ("sorting", "cumulative", "stats"),
     ),
 }
 

@@ -90,7 +90,7 @@ class TensorBase:
             TensorBase._output_class = cls
 
     def _init(self, data: np.ndarray, grad_fn, requires_grad: bool) -> None:
-        self._data = data
+        self._data = data if data.size else _empty_with_strides(data)
         self._grad_fn = grad_fn
         self._requires_grad = requires_grad or grad_fn is not None
         self._grad = None
@@ -103,7 +103,7 @@ class TensorBase:
     def _make(cls, data: np.ndarray, grad_fn=None):
         """Wrap an array without copying, as a ``Tensor`` (the fast constructor every op uses)."""
         t: TensorBase = object.__new__(TensorBase._output_class)
-        t._data = data
+        t._data = data if data.size else _empty_with_strides(data)
         t._grad_fn = grad_fn
         t._requires_grad = grad_fn is not None
         t._grad = None
@@ -146,3 +146,18 @@ def check_grad_assignment(tensor: TensorBase, grad) -> None:
             f"'{want}'. The gradient must match the tensor's dtype (convert it with "
             f".to({want}))"
         )
+
+
+def _empty_with_strides(data: np.ndarray) -> np.ndarray:
+    """A new zero-size array (NumPy gives it strides of 0) with torch's strides instead: C
+    order, a size-0 dim counted as 1 (``empty(0, 3).stride() == (3, 1)``). Views of it then
+    get torch's strides too (a transpose swaps them, a step multiplies them)."""
+    if not isinstance(data, np.ndarray) or not data.ndim or any(data.strides):
+        return data
+    strides, step = [], data.itemsize
+    for n in reversed(data.shape):
+        strides.append(step)
+        step *= max(n, 1)
+    return np.lib.stride_tricks.as_strided(
+        np.empty(1, data.dtype), data.shape, tuple(reversed(strides)), writeable=True
+    )

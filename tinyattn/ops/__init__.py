@@ -10,9 +10,13 @@ from . import (
     indexing,
     inplace,
     linalg,
+    products,
     rearrange,
     reduction,
+    scatter,
+    shape_more,
     sorting,
+    stats,
     unary,
     views,
 )
