@@ -412,3 +412,14 @@ def test_cuda_device_and_memory_queries_behave_as_torch_cpu_build():
     for lib in (tinyattn, torch):
         with pytest.raises(RuntimeError, match="dummy base class Event"):
             lib.cuda.Event(enable_timing=True)
+
+
+@pytest.mark.parametrize("name", ["has_mps", "has_cuda", "has_cudnn"])
+def test_deprecated_build_flags_warn_and_match_torch(name):
+    torch = _torch()
+    with pytest.warns(UserWarning, match=f"'{name}' is deprecated") as ours:
+        value = getattr(tinyattn, name)
+    with pytest.warns(UserWarning, match=f"'{name}' is deprecated") as theirs:
+        expected = getattr(torch, name)
+    assert value is expected is False
+    assert str(ours[0].message) == str(theirs[0].message)

@@ -473,8 +473,26 @@ _LAZY_NAMES = {  # name -> the module that defines it
 }
 
 
+# torch's deprecated build flags (``torch.has_mps`` ...): False here, with torch's warning.
+_DEPRECATED_FLAGS = {
+    "has_mps": "torch.backends.mps.is_built()",
+    "has_cuda": "torch.backends.cuda.is_built()",
+    "has_cudnn": "torch.backends.cudnn.is_available()",
+}
+
+
 def __getattr__(name: str):
     import importlib
+
+    if name in _DEPRECATED_FLAGS:
+        import warnings
+
+        warnings.warn(
+            f"'{name}' is deprecated, please use '{_DEPRECATED_FLAGS[name]}'",
+            UserWarning,
+            stacklevel=2,
+        )
+        return False
 
     if name in _LAZY_SUBMODULES:
         return importlib.import_module(f"{__name__}.{name}")
