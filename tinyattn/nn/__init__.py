@@ -56,3 +56,30 @@ def __getattr__(name: str):
 
         return getattr(einops_layers, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+# -- activations / losses breadth (branch nnact) --
+from .modules import (
+    CELU,
+    ELU,
+    GLU,
+    SELU,
+    Hardshrink,
+    Hardsigmoid,
+    Hardswish,
+    Hardtanh,
+    LeakyReLU,
+    LogSigmoid,
+    Mish,
+    PReLU,
+    ReLU6,
+    RReLU,
+    SiLU,
+    Softmax2d,
+    Softmin,
+    Softplus,
+    Softshrink,
+    Softsign,
+    Tanhshrink,
+    Threshold,
+)

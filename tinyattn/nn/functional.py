@@ -541,3 +541,9 @@ from ._batchnorm import batch_norm  # noqa: E402
 from ._conv import conv1d, conv2d  # noqa: E402
 
 __all__ += ["conv1d", "conv2d", "batch_norm"]
+
+# -- activations / losses breadth --
+from . import _activations  # noqa: E402
+from ._activations import *  # noqa: E402, F403
+
+__all__ += _activations.__all__

@@ -20,3 +20,29 @@ from .sparse import Embedding
 from .spatial import Fold, Unfold, Upsample
 from .conv import Conv1d, Conv2d, LazyConv1d, LazyConv2d
 from .batchnorm import BatchNorm1d, BatchNorm2d, LazyBatchNorm1d, LazyBatchNorm2d
+
+# -- activations / losses breadth (branch nnact) --
+from .activation_more import (
+    CELU,
+    ELU,
+    GLU,
+    SELU,
+    Hardshrink,
+    Hardsigmoid,
+    Hardswish,
+    Hardtanh,
+    LeakyReLU,
+    LogSigmoid,
+    Mish,
+    PReLU,
+    ReLU6,
+    RReLU,
+    SiLU,
+    Softmax2d,
+    Softmin,
+    Softplus,
+    Softshrink,
+    Softsign,
+    Tanhshrink,
+    Threshold,
+)
