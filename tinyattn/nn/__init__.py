@@ -83,3 +83,14 @@ from .modules import (
     Tanhshrink,
     Threshold,
 )
+from .modules import (
+    AlphaDropout,
+    CosineSimilarity,
+    Dropout1d,
+    Dropout2d,
+    Dropout3d,
+    FeatureAlphaDropout,
+    Flatten,
+    PairwiseDistance,
+    Unflatten,
+)

@@ -543,7 +543,9 @@ from ._conv import conv1d, conv2d  # noqa: E402
 __all__ += ["conv1d", "conv2d", "batch_norm"]
 
 # -- activations / losses breadth --
-from . import _activations  # noqa: E402
+from . import _activations, _distance, _dropout_more  # noqa: E402
 from ._activations import *  # noqa: E402, F403
+from ._distance import *  # noqa: E402, F403
+from ._dropout_more import *  # noqa: E402, F403
 
-__all__ += _activations.__all__
+__all__ += _activations.__all__ + _distance.__all__ + _dropout_more.__all__

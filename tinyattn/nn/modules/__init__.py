@@ -46,3 +46,6 @@ from .activation_more import (
     Tanhshrink,
     Threshold,
 )
+from .distance import CosineSimilarity, PairwiseDistance
+from .dropout import AlphaDropout, Dropout1d, Dropout2d, Dropout3d, FeatureAlphaDropout
+from .flatten import Flatten, Unflatten
