@@ -543,10 +543,7 @@ from ._conv import conv1d, conv2d  # noqa: E402
 __all__ += ["conv1d", "conv2d", "batch_norm"]
 
 # -- activations / losses breadth --
-from . import _activations, _distance, _dropout_more, _losses_more  # noqa: E402
-from ._activations import *  # noqa: E402, F403
-from ._distance import *  # noqa: E402, F403
-from ._dropout_more import *  # noqa: E402, F403
-from ._losses_more import *  # noqa: E402, F403
+from . import _breadth  # noqa: E402
+from ._breadth import *  # noqa: E402, F403
 
-__all__ += _activations.__all__ + _distance.__all__ + _dropout_more.__all__ + _losses_more.__all__
+__all__ += [n for n in _breadth.__all__ if n not in __all__]  # (relu: torch's inplace= added)
