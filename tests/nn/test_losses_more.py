@@ -462,3 +462,107 @@ def test_bad_input(name, call, expected):
 def test_gradcheck_bce_target_gradient():
     """d target = g w (log(1 - x) - log x) (float64 finite differences)."""
     run_gradcheck(lambda T, x, t: _F(T).binary_cross_entropy(x, t), P, T01)
+
+
+# -- ctc_loss ------------------------------------------------------------------------------------
+
+CTC_X = rand(6, 3, 5, seed=30, low=-2, high=2)
+CTC_TARGETS = np.array([[1, 2, 2], [1, 1, 0], [3, 4, 1]])
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("concatenated", [False, True])
+def test_ctc_loss(reduction, concatenated):
+    """Through log_softmax (torch's gradient w.r.t. raw log_probs adds exp(log_probs))."""
+    il, tl = np.array([6, 5, 6]), np.array([3, 1, 2])
+    tg = np.array([1, 2, 2, 1, 3, 4]) if concatenated else CTC_TARGETS
+
+    def f(T, x):
+        return _F(T).ctc_loss(
+            x.log_softmax(2), T.tensor(tg), T.tensor(il), T.tensor(tl), reduction=reduction
+        )
+
+    check_no_torch_second_order(f, CTC_X)
+
+
+def test_ctc_loss_gradient_of_log_probs_is_the_true_derivative():
+    """Finite differences w.r.t. log_probs themselves (not normalised): our gradient."""
+    lp = np.log(rand(4, 2, 3, seed=31, low=0.1, high=0.9))
+    tg, il, tl = np.array([[1, 2], [2, 0]]), np.array([4, 3]), np.array([2, 1])
+    run_gradcheck(
+        lambda T, x: _F(T).ctc_loss(x, T.tensor(tg), T.tensor(il), T.tensor(tl), blank=0), lp
+    )
+
+
+def test_ctc_loss_blank_and_unbatched():
+    def f(T, x):
+        return _F(T).ctc_loss(
+            x.log_softmax(1), T.tensor([0, 2, 2]), T.tensor(5), T.tensor(3), blank=4
+        )
+
+    check_no_torch_second_order(f, CTC_X[:5, 0])
+
+
+@needs_torch
+@pytest.mark.parametrize("zero_infinity", [False, True])
+def test_ctc_loss_impossible_target(zero_infinity):
+    """3 labels with a repeat need 4 steps: with 3 the loss is inf (or 0), as torch."""
+    tg, il, tl = np.array([[1, 1, 2], [1, 0, 0]]), np.array([3, 3]), np.array([3, 1])
+
+    def f(T, x):
+        return _F(T).ctc_loss(
+            x.log_softmax(2),
+            T.tensor(tg),
+            T.tensor(il),
+            T.tensor(tl),
+            reduction="none",
+            zero_infinity=zero_infinity,
+        )
+
+    x = CTC_X[:3, :2]
+    out = f(tinyattn, tinyattn.tensor(x)).numpy()
+    assert out[0] == (0.0 if zero_infinity else np.inf) and np.isfinite(out[1])
+    if zero_infinity:
+        run_parity(f, x)
+
+
+@needs_torch
+def test_ctc_module():
+    ours = nn.CTCLoss(blank=1, zero_infinity=True)
+    theirs = torch.nn.CTCLoss(blank=1, zero_infinity=True)
+    assert repr(ours) == repr(theirs) == "CTCLoss()"
+    lp = np.log(rand(5, 2, 4, seed=32, low=0.1, high=0.9))
+    args = (np.array([[2, 3], [0, 0]]), np.array([5, 4]), np.array([2, 2]))
+    lo = ours(tinyattn.tensor(lp).log_softmax(2), *[tinyattn.tensor(a) for a in args])
+    lt = theirs(torch.tensor(lp).log_softmax(2), *[torch.tensor(a) for a in args])
+    np.testing.assert_allclose(lo.item(), lt.item(), rtol=1e-12)
+
+
+CTC_BAD = [
+    (
+        "ctc_input_lengths",
+        lambda T: T.nn.functional.ctc_loss(
+            T.zeros(3, 2, 4), T.tensor([[1, 2], [1, 1]]), T.tensor([4, 3]), T.tensor([2, 1])
+        ),
+        r"input_lengths.*\[1, 3\].*\[4, 3\]",
+    ),
+    (
+        "ctc_targets_short",
+        lambda T: T.nn.functional.ctc_loss(
+            T.zeros(3, 2, 4), T.tensor([[1, 2], [1, 1]]), T.tensor([3, 3]), T.tensor([3, 1])
+        ),
+        r"targets.*max\(target_lengths\) = 3.*\[2, 2\]",
+    ),
+    (
+        "ctc_reduction",
+        lambda T: T.nn.functional.ctc_loss(
+            T.zeros(3, 2, 4), T.tensor([[1], [1]]), T.tensor([3, 3]), T.tensor([1, 1]), 0, "avg"
+        ),
+        r"avg",
+    ),
+]
+
+
+@pytest.mark.parametrize("name,call,expected", CTC_BAD, ids=[b[0] for b in CTC_BAD])
+def test_ctc_bad_input(name, call, expected):
+    check_bad_call(call, expected)

@@ -95,6 +95,7 @@ from .modules import (
     Unflatten,
     BCELoss,
     CosineEmbeddingLoss,
+    CTCLoss,
     GaussianNLLLoss,
     HingeEmbeddingLoss,
     HuberLoss,

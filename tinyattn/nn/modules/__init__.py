@@ -52,6 +52,7 @@ from .flatten import Flatten, Unflatten
 from .loss import (
     BCELoss,
     CosineEmbeddingLoss,
+    CTCLoss,
     GaussianNLLLoss,
     HingeEmbeddingLoss,
     HuberLoss,

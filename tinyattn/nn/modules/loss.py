@@ -374,3 +374,27 @@ class PoissonNLLLoss(_Loss):
             eps=self.eps,
             reduction=self.reduction,
         )
+
+
+class CTCLoss(_Loss):
+    """Connectionist temporal classification loss (alignment-free sequence labelling)."""
+
+    def __init__(self, blank: int = 0, reduction: str = "mean", zero_infinity: bool = False):
+        super().__init__(reduction=reduction)
+        self.blank = blank
+        self.zero_infinity = zero_infinity
+
+    def forward(self, log_probs: Tensor, targets, input_lengths, target_lengths) -> Tensor:
+        """``F.ctc_loss``: log_probs (T, N, C), targets (N, S) or 1-D, lengths (N,).
+
+        ``d log_probs[t, n, k] = -g / p * sum_{s: l'_s = k} alpha_t(s) beta_t(s)``.
+        """
+        return F.ctc_loss(
+            log_probs,
+            targets,
+            input_lengths,
+            target_lengths,
+            self.blank,
+            self.reduction,
+            self.zero_infinity,
+        )
