@@ -566,3 +566,35 @@ CTC_BAD = [
 @pytest.mark.parametrize("name,call,expected", CTC_BAD, ids=[b[0] for b in CTC_BAD])
 def test_ctc_bad_input(name, call, expected):
     check_bad_call(call, expected)
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("swap", [False, True])
+@pytest.mark.parametrize("custom", [False, True])
+def test_triplet_margin_with_distance_loss(reduction, swap, custom):
+    a, b, c = rand(4, 5, seed=33), rand(4, 5, seed=34), rand(4, 5, seed=35)
+
+    def f(T, a, b, c):
+        dist = (lambda x, y: 1.0 - _F(T).cosine_similarity(x, y)) if custom else None
+        return _F(T).triplet_margin_with_distance_loss(
+            a, b, c, distance_function=dist, margin=1.2, swap=swap, reduction=reduction
+        )
+
+    check_op(f, a, b, c)
+
+
+@needs_torch
+def test_triplet_margin_with_distance_module():
+    ours = nn.TripletMarginWithDistanceLoss(margin=2.0, swap=True)
+    theirs = torch.nn.TripletMarginWithDistanceLoss(margin=2.0, swap=True)
+    assert repr(ours) == repr(theirs)
+    a, b, c = rand(4, 5, seed=36), rand(4, 5, seed=37), rand(4, 5, seed=38)
+    lo = ours(*[tinyattn.tensor(x) for x in (a, b, c)])
+    lt = theirs(*[torch.tensor(x) for x in (a, b, c)])
+    np.testing.assert_allclose(lo.item(), lt.item(), rtol=1e-12)
+    check_bad_call(
+        lambda T: T.nn.functional.triplet_margin_with_distance_loss(
+            T.ones(2, 3), T.ones(3), T.ones(2, 3)
+        ),
+        r"anchor 2D, positive 1D, and negative 2D",
+    )

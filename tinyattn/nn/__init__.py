@@ -82,8 +82,6 @@ from .modules import (
     Softsign,
     Tanhshrink,
     Threshold,
-)
-from .modules import (
     AlphaDropout,
     CosineSimilarity,
     Dropout1d,
@@ -108,4 +106,5 @@ from .modules import (
     SmoothL1Loss,
     SoftMarginLoss,
     TripletMarginLoss,
+    TripletMarginWithDistanceLoss,
 )

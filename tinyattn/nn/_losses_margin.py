@@ -28,6 +28,7 @@ __all__ = [
     "multi_margin_loss",
     "multilabel_margin_loss",
     "triplet_margin_loss",
+    "triplet_margin_with_distance_loss",
 ]
 
 
@@ -256,19 +257,51 @@ def triplet_margin_loss(
     ``d positive = -g r / |r|``, ``d negative = g s / |s|``.
     """
     reduction = _legacy(size_average, reduce, reduction)
-    _check_reduction(reduction, "triplet_margin_loss")
-    _tensors("triplet_margin_loss", anchor=anchor, positive=positive, negative=negative)
+
+    def distance(x1, x2):
+        return pairwise_distance(x1, x2, p, eps)
+
+    return _triplet(
+        anchor, positive, negative, distance, margin, swap, reduction, "triplet_margin_loss"
+    )
+
+
+def _triplet(anchor, positive, negative, distance, margin, swap, reduction, op: str) -> Tensor:
+    """``max(0, margin + distance(a, pos) - distance(a, neg))``, checked and reduced."""
+    _check_reduction(reduction, op)
+    _tensors(op, anchor=anchor, positive=positive, negative=negative)
     dims = (anchor.ndim, positive.ndim, negative.ndim)
     if len(set(dims)) != 1:
         raise RuntimeError(
-            "triplet_margin_loss: The anchor, positive, and negative tensors are expected to "
-            f"have the same number of dimensions, but got: anchor {dims[0]}D, positive "
-            f"{dims[1]}D, and negative {dims[2]}D inputs"
+            f"{op}: The anchor, positive, and negative tensors are expected to have the same "
+            f"number of dimensions, but got: anchor {dims[0]}D, positive {dims[1]}D, and "
+            f"negative {dims[2]}D inputs"
         )
     if margin <= 0:
-        raise ValueError(f"triplet_margin_loss: margin must be greater than 0, got {margin}")
-    d_pos = pairwise_distance(anchor, positive, p, eps)
-    d_neg = pairwise_distance(anchor, negative, p, eps)
+        raise ValueError(f"{op}: margin must be greater than 0, got {margin}")
+    d_pos = distance(anchor, positive)
+    d_neg = distance(anchor, negative)
     if swap:
-        d_neg = ops.arithmetic.minimum(d_neg, pairwise_distance(positive, negative, p, eps))
+        d_neg = ops.arithmetic.minimum(d_neg, distance(positive, negative))
     return _reduce(clamp(margin + d_pos - d_neg, min=0), reduction)
+
+
+def triplet_margin_with_distance_loss(
+    anchor,
+    positive,
+    negative,
+    *,
+    distance_function=None,
+    margin: float = 1.0,
+    swap: bool = False,
+    reduction: str = "mean",
+) -> Tensor:
+    """:func:`triplet_margin_loss` with any ``distance_function(x1, x2)`` (default
+    :func:`pairwise_distance`): ``max(0, margin + d(a, pos) - d(a, neg))``.
+
+    Gradient, where the hinge is active: ``d anchor = g (dd(a, pos)/da - dd(a, neg)/da)``,
+    ``d positive = g dd(a, pos)/dpos``, ``d negative = -g dd(a, neg)/dneg``.
+    """
+    distance = distance_function if distance_function is not None else pairwise_distance
+    op = "triplet_margin_with_distance_loss"
+    return _triplet(anchor, positive, negative, distance, margin, swap, reduction, op)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..._tensor import Tensor
 from .. import functional as F
+from .distance import PairwiseDistance
 from .module import Module
 
 
@@ -325,6 +326,43 @@ class TripletMarginLoss(_Loss):
             margin=self.margin,
             p=self.p,
             eps=self.eps,
+            swap=self.swap,
+            reduction=self.reduction,
+        )
+
+
+class TripletMarginWithDistanceLoss(_Loss):
+    """Triplet loss with a custom distance (a function or Module; default PairwiseDistance)."""
+
+    def __init__(
+        self,
+        *,
+        distance_function=None,
+        margin: float = 1.0,
+        swap: bool = False,
+        reduction: str = "mean",
+    ) -> None:
+        super().__init__(None, None, reduction)
+        if margin <= 0:
+            raise ValueError(
+                f"TripletMarginWithDistanceLoss: expected margin to be greater than 0, got "
+                f"{margin} instead"
+            )
+        self.distance_function = (
+            distance_function if distance_function is not None else PairwiseDistance()
+        )
+        self.margin = margin
+        self.swap = swap
+
+    def forward(self, anchor: Tensor, positive: Tensor, negative: Tensor) -> Tensor:
+        """``F.triplet_margin_with_distance_loss``. Where active:
+        ``d anchor = g (dd(a, pos)/da - dd(a, neg)/da)``."""
+        return F.triplet_margin_with_distance_loss(
+            anchor,
+            positive,
+            negative,
+            distance_function=self.distance_function,
+            margin=self.margin,
             swap=self.swap,
             reduction=self.reduction,
         )
