@@ -323,7 +323,7 @@ def mse_loss(
     """Mean squared error ``(input - target)^2``, reduced ('mean' over all elements).
 
     Gradient: ``d input = 2 g (input - target)`` (times ``weight``; divided by the number of
-    elements for 'mean'),  ``d target = -d input``.
+    elements for 'mean', or by ``sum(weight)`` when weighted),  ``d target = -d input``.
     """
     _check_reduction(reduction, "mse_loss")
     if tuple(target.shape) != tuple(input.shape):
@@ -338,6 +338,13 @@ def mse_loss(
     diff = input - target
     loss = diff * diff
     if weight is not None:
+        if tuple(weight.shape) != tuple(input.shape):  # (torch 2.13's rule)
+            raise ValueError(
+                f"mse_loss: Weights and input must have the same size: weight "
+                f"{list(weight.shape)}, input {list(input.shape)}"
+            )
+        if reduction == "mean":  # torch 2.13: a weighted mean
+            return (loss * weight).sum() / weight.sum()
         loss = loss * weight
     return _reduce(loss, reduction)
 

@@ -425,3 +425,9 @@ __all__ += [
     "max_unpool1d",
     "max_unpool2d",
 ]
+
+# -- activations / losses breadth --
+from . import _breadth  # noqa: E402
+from ._breadth import *  # noqa: E402, F403
+
+__all__ += [n for n in _breadth.__all__ if n not in __all__]  # (relu: torch's inplace= added)

@@ -36,3 +36,75 @@ class Dropout(Module):
 
     def extra_repr(self) -> str:
         return f"p={self.p}, inplace={self.inplace}"
+
+
+# -- channel and alpha dropout (branch nnact) --------------------------------------------------
+
+
+class _DropoutNd(Module):
+    """Base of the dropout variants below: ``p`` checked as torch's, repr ``p=.., inplace=..``."""
+
+    def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
+        super().__init__()
+        name = type(self).__name__
+        if not isinstance(p, numbers.Real):
+            raise TypeError(f"{name}: p must be a number in [0, 1], got {type(p).__name__} ({p!r})")
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+        self.p = p
+        self.inplace = inplace
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}, inplace={self.inplace}"
+
+
+class Dropout1d(_DropoutNd):
+    """Zero whole channels of (N, C, L) or (C, L) with probability ``p`` while training."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        """``y = x * m``, ``m`` (N, C, 1) = keep / (1 - p) in training, ``y = x`` in eval.
+
+        ``dx = g * m``. See :func:`F.dropout1d`.
+        """
+        return F.dropout1d(input, self.p, self.training, self.inplace)
+
+
+class Dropout2d(_DropoutNd):
+    """Zero whole channels of (N, C, H, W) with probability ``p`` while training."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        """``y = x * m``, ``m`` (N, C, 1, 1) = keep / (1 - p) in training, ``y = x`` in eval.
+
+        ``dx = g * m``. See :func:`F.dropout2d` (a 3-D input is read as (N, C, L)).
+        """
+        return F.dropout2d(input, self.p, self.training, self.inplace)
+
+
+class Dropout3d(_DropoutNd):
+    """Zero whole channels of (N, C, D, H, W) or (C, D, H, W) with probability ``p``."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        """``y = x * m``, ``m`` (N, C, 1, 1, 1) = keep / (1 - p) in training, ``y = x`` in eval.
+
+        ``dx = g * m``. See :func:`F.dropout3d`.
+        """
+        return F.dropout3d(input, self.p, self.training, self.inplace)
+
+
+class AlphaDropout(_DropoutNd):
+    """Dropout for SELU networks: keeps mean 0 and variance 1 (see :func:`F.alpha_dropout`)."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        """``y = a (keep x - (1 - keep) alpha') + a alpha' p`` in training, ``y = x`` in eval.
+
+        ``dx = g a keep``.
+        """
+        return F.alpha_dropout(input, self.p, self.training, self.inplace)
+
+
+class FeatureAlphaDropout(_DropoutNd):
+    """Alpha dropout of whole channels of (N, C, *) (see :func:`F.feature_alpha_dropout`)."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        """As :class:`AlphaDropout` with one keep flag per (n, c). ``dx = g a keep``."""
+        return F.feature_alpha_dropout(input, self.p, self.training, self.inplace)
