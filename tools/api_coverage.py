@@ -223,7 +223,7 @@ class _Scanner(ast.NodeVisitor):
 
 
 def _looks_like_python_builtin(node: ast.Attribute) -> bool:
-    """``"a b".split()``, ``lst.sort(key=...)``, ``df.rename(columns=...)``: not tensors."""
+    """``"a b".split()``, ``lst.sort(key=...)``, ``df.rename(columns=...)``, ``d.values()``: not tensors."""
     call = getattr(node, "_call", None)
     if call is None:
         return False
@@ -241,6 +241,8 @@ def _looks_like_python_builtin(node: ast.Attribute) -> bool:
         return "columns" in kw or "index" in kw
     if node.attr in ("index", "count"):
         return True
+    if node.attr == "values":  # ``d.values()``; Tensor.values() is for sparse tensors only
+        return not call.args and not kw
     return False
 
 
@@ -539,7 +541,8 @@ An `ast` scan (`tools/api_coverage.py`) follows each file's imports
   or an attribute access `x.shape` for Tensor properties (`shape`, `T`, `grad`, `data`,
   `dtype`, `device`, ...). The receiver's type is unknown, so this over-approximates
   (`np_array.reshape(...)` counts), except that obvious Python calls are skipped
-  (`"a b".split()`, `str.split(",")`, `list.sort(key=...)`, `.index(...)`, `.count(...)`);
+  (`"a b".split()`, `str.split(",")`, `list.sort(key=...)`, `.index(...)`, `.count(...)`,
+  `d.values()`: `Tensor.values()` is for sparse tensors, which the corpus never builds);
   resolves to `tinyattn.Tensor.name`;
 * `torch.nn.Module.name` / `torch.optim.Optimizer.name`: attribute calls whose name is an
   `nn.Module` (resp. `Optimizer`) method and not a Tensor method (`model.parameters()`,
