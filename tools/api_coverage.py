@@ -223,7 +223,7 @@ class _Scanner(ast.NodeVisitor):
 
 
 def _looks_like_python_builtin(node: ast.Attribute) -> bool:
-    """``"a b".split()``, ``lst.sort(key=...)``, ``df.rename(columns=...)``: not tensors."""
+    """``"a b".split()``, ``lst.sort(key=...)``, ``df.rename(columns=...)``, ``d.values()``: not tensors."""
     call = getattr(node, "_call", None)
     if call is None:
         return False
@@ -241,6 +241,8 @@ def _looks_like_python_builtin(node: ast.Attribute) -> bool:
         return "columns" in kw or "index" in kw
     if node.attr in ("index", "count"):
         return True
+    if node.attr == "values":  # ``d.values()``; Tensor.values() is for sparse tensors only
+        return not call.args and not kw
     return False
 
 
@@ -539,7 +541,8 @@ An `ast` scan (`tools/api_coverage.py`) follows each file's imports
   or an attribute access `x.shape` for Tensor properties (`shape`, `T`, `grad`, `data`,
   `dtype`, `device`, ...). The receiver's type is unknown, so this over-approximates
   (`np_array.reshape(...)` counts), except that obvious Python calls are skipped
-  (`"a b".split()`, `str.split(",")`, `list.sort(key=...)`, `.index(...)`, `.count(...)`);
+  (`"a b".split()`, `str.split(",")`, `list.sort(key=...)`, `.index(...)`, `.count(...)`,
+  `d.values()`: `Tensor.values()` is for sparse tensors, which the corpus never builds);
   resolves to `tinyattn.Tensor.name`;
 * `torch.nn.Module.name` / `torch.optim.Optimizer.name`: attribute calls whose name is an
   `nn.Module` (resp. `Optimizer`) method and not a Tensor method (`model.parameters()`,
@@ -560,6 +563,19 @@ ng-video-lecture, makemore, LLMs-from-scratch), Transformers (the Annotated Tran
 d2l, jadore801120, hyunwoongko, graykode/nlp-tutorial, ViT), and RNN encoder-decoders
 with attention (bentrevett/pytorch-seq2seq, d2l's modern-RNN chapter, spro/practical-pytorch,
 whose char-RNN and seq2seq notebooks became the PyTorch tutorials of those names).
+Then modern LLM blocks and more Transformers people read: karpathy/llama2.c (Llama 2 with
+RMSNorm, RoPE as cos/sin pairs, grouped-query attention, SwiGLU), labml's annotated
+implementations (einsum multi-head attention, feed-forward, encoder/decoder layers,
+positional encodings, RoPE, ALiBi: the source of many multi-head attention tutorials),
+LLMs-from-scratch's bonus material (ten multi-head attention implementations, KV cache,
+grouped-query attention, standalone Llama 3.2 and Qwen3), hkproj/pytorch-transformer
+(the "Coding a Transformer from scratch" video), pytorch/examples' nn.Transformer
+translation example, and vit-pytorch's MAE, CaiT and small-dataset ViT.
+Programs whose core computes in complex numbers (`torch.polar`, `torch.view_as_complex`
+RoPE, as in Meta's Llama reference) are not in: complex tensors are outside tinyattn's
+scope for now. The multi-head attention notebook imports FlexAttention
+(`torch.nn.attention.flex_attention`) only when CUDA is available; its names are
+counted all the same, by the rule below.
 pytorch/tutorials itself is not in: its snapshot is too large to fetch here, and the
 scanner reads fetched mirrors. spro/practical-pytorch predates PyTorch 0.4 and calls
 `torch.autograd.Variable`, `torch.range` and `nn.utils.clip_grad_norm`, which torch still

@@ -118,7 +118,27 @@ def prepare_wikitext(work: Path) -> None:
         (d / f"{split}.txt").write_text(_text(3000 if split == "train" else 600, seed=i))
 
 
-PREPARE = {"nanogpt": prepare_nanogpt, "input_txt": prepare_input_txt, "wikitext": prepare_wikitext}
+def prepare_llama2c(work: Path) -> None:
+    """data/tok64/data{00,01}.bin: uint16 token shards as llama2.c's pretokenize writes them
+    for a custom vocabulary (shard 0 is the validation split, the others train).
+    tinystories.py imports requests, sentencepiece and tqdm (unused on this path): they must
+    be installed."""
+    text = _text(12000)
+    chars = sorted(set(text))
+    ids = np.array([chars.index(c) for c in text], dtype=np.uint16)
+    d = work / "data" / "tok64"
+    d.mkdir(parents=True)
+    half = len(ids) // 2
+    ids[:half].tofile(d / "data00.bin")
+    ids[half:].tofile(d / "data01.bin")
+
+
+PREPARE = {
+    "nanogpt": prepare_nanogpt,
+    "input_txt": prepare_input_txt,
+    "wikitext": prepare_wikitext,
+    "llama2c": prepare_llama2c,
+}
 
 PROGRAMS = [
     Program(
@@ -177,6 +197,21 @@ PROGRAMS = [
         prepare="wikitext",
         loss_re=r"loss\s+([0-9.]+)",
     ),
+    Program(
+        "llama2.c train.py",
+        "karpathy/llama2.c",
+        ["model.py", "train.py", "tinystories.py", "tokenizer.py", "export.py", "configurator.py"],
+        ["train.py", "--vocab_source=custom", "--vocab_size=64", "--device=cpu", "--compile=False",
+         "--dtype=float32", "--batch_size=4", "--max_seq_len=16", "--dim=32", "--n_layers=2",
+         "--n_heads=4", "--n_kv_heads=2", "--multiple_of=8", "--gradient_accumulation_steps=1",
+         "--max_iters=30", "--warmup_iters=2", "--eval_interval=15", "--eval_iters=2",
+         "--learning_rate=3e-3", "--out_dir=out", "--always_save_checkpoint=True"],
+        "Llama 2 (RMSNorm, RoPE, grouped-query attention, SwiGLU) over an IterableDataset of "
+        "token shards, AdamW groups, cosine LR, grad clip, checkpoint and model.bin export",
+        vocab=64,
+        prepare="llama2c",
+        loss_re=r"^\d+ \| loss ([0-9.]+)",
+    ),
 ]  # fmt: skip
 
 NOT_RUN = {
@@ -184,6 +219,22 @@ NOT_RUN = {
     "tiktoken downloads at run time (no network here), and matplotlib",
     "harvardnlp/annotated-transformer": "runs spacy/torchtext data pipelines and altair "
     "charts at import; its model code is exercised by tests/tutorials/test_annotated_transformer.py",
+    "karpathy/llama2.c sample.py": "samples with a sentencepiece tokenizer: the Llama 2 one "
+    "needs a Llama 2 checkpoint, a custom one is trained on the downloaded TinyStories "
+    "(no network here)",
+    "labmlai/annotated_deep_learning_paper_implementations": "library modules and experiments "
+    "built on the labml package's configs, tracker and trainer (not installed)",
+    "hkproj/pytorch-transformer": "train.py downloads opus_books with Hugging Face datasets and "
+    "trains tokenizers at run time (no network here)",
+    "rasbt/LLMs-from-scratch ch03 mha-implementations.ipynb": "a notebook; its benchmark cells "
+    "call torch.cuda.Event and torch.cuda.synchronize, which raise on a CPU build of torch too",
+    "rasbt/LLMs-from-scratch ch04 gpt_with_kv_cache.py": "encodes its prompt with tiktoken's "
+    "GPT-2 encoding, which tiktoken downloads at run time (no network here)",
+    "rasbt/LLMs-from-scratch standalone-llama32 / standalone-qwen3": "notebooks that download "
+    "tokenizer and weights from the Hugging Face hub (no network here)",
+    "pytorch/examples language_translation": "torchtext (not installed) and its Multi30k download",
+    "lucidrains/vit-pytorch mae.py, cait.py, vit_for_small_dataset.py": "library modules with "
+    "no script to run",
 }
 
 

@@ -80,6 +80,13 @@ ARGS: dict[str, tuple[tuple, dict]] = {
     "torch.gather": ((1, "idx2"), {}),
     "torch.gt": (("x",), {}),
     "torch.roll": ((1,), {"dims": 0}),
+    "Tensor.cumsum": ((1,), {}),
+    "Tensor.repeat_interleave": ((2,), {"dim": 0}),
+    "torch.einsum": (("x", "x"), {}),
+    "torch.equal": (("x",), {}),
+    "torch.outer": (("row",), {}),
+    "torch.nn.functional.mse_loss": (("x",), {}),
+    "torch.nn.attention.flex_attention.flex_attention": (("q", "q"), {}),
 }
 PROPERTIES = {"T", "mT", "H", "mH", "real", "imag"}
 # Tensor arguments: the first element selects the input, the rest the first argument.
@@ -96,6 +103,9 @@ INPUT_OF = {
     "torch.nn.utils.rnn.pack_padded_sequence": "seq",
     "Tensor.bmm": "b1",
     "torch.nn.utils.rnn.pad_packed_sequence": "packed",
+    "torch.einsum": "equation",
+    "torch.outer": "row",
+    "torch.nn.attention.flex_attention.flex_attention": "q",
 }
 # Module classes: (constructor args, input).
 MODULES: dict[str, tuple[tuple, dict, str]] = {
@@ -134,6 +144,9 @@ MODULES: dict[str, tuple[tuple, dict, str]] = {
     ),  # fmt: skip
     "torch.nn.TransformerEncoderLayer": ((4, 2, 8, 0.0), {}, "seq4"),
     "torch.nn.MultiheadAttention": ((4, 2), {}, "seq4,seq4,seq4"),
+    "torch.nn.RMSNorm": ((4,), {}, "x"),
+    "torch.nn.Sigmoid": ((), {}, "x"),
+    "torch.nn.SiLU": ((), {}, "x"),
     "einops.layers.torch.Rearrange": (("a b -> b a",), {}, "x"),
 }
 # Corpus names that are not callables computing on tensors: nothing to differentiate.
@@ -158,6 +171,8 @@ NOT_ON_TENSORS = {
     "Tensor.nelement", "Tensor.item", "Tensor.tolist", "Tensor.numpy", "Tensor.cpu",
     "Tensor.cuda", "Tensor.pin_memory", "Tensor.zero_", "Tensor.all", "Tensor.bool",
     "Tensor.long", "Tensor.argmax", "Tensor.sort", "Tensor.detach",
+    "Tensor.ndim", "torch.bool", "torch.int", "torch.finfo", "torch.has_mps",
+    "torch.set_float32_matmul_precision", "torch.nn.attention.flex_attention.create_block_mask",
 }  # fmt: skip
 NOT_ON_TENSORS_PREFIXES = (
     "torch.cuda.", "torch.backends.", "torch.accelerator.", "torch.distributed.",
@@ -171,7 +186,7 @@ CREATION = {
     "torch.randperm": ((4,), {}), "torch.linspace": ((0.0, 1.0, 5), {}),
     "torch.tensor": (([1.0, 2.0],), {}), "torch.from_numpy": (("np",), {}),
     "torch.meshgrid": (("row", "row"), {"indexing": "ij"}), "torch.multinomial": (("p", 2), {}),
-    "torch.range": ((0, 4), {}),
+    "torch.range": ((0, 4), {}), "torch.eye": ((3,), {}),
 }  # fmt: skip
 
 
@@ -208,6 +223,7 @@ def _inputs(lib):
         "np": np.arange(3.0),
         "ar": lib.arange(3),
         "p": lib.tensor(np.array([0.2, 0.3, 0.5])),
+        "equation": "ij,kj->ik",
     }
 
 

@@ -67,6 +67,7 @@ class M(nn.Module):
         words = "a b".split()
         parts = line.split(",")
         heads = y.split(4, dim=1)
+        weights = {"a": y}.values()
         return rearrange(y.T, "a b -> b a"), x.shape, self.parameters()
 
 opt = O.AdamW(M().parameters(), lr=1e-3)
