@@ -41,6 +41,7 @@ from .. import _dtype
 from .function import AccumulateGrad, Node
 from .grad_mode import enable_grad
 from .padded import PaddedGrad
+from .quiet import quiet
 from .tensor_base import TensorBase
 from .xp import tensor_xp
 
@@ -63,12 +64,13 @@ def run_backward(
     ``create_graph``: gradients are Tensors and the backward pass is recorded
     (``root_grads`` must then be Tensors).
     """
-    if create_graph:
-        with enable_grad():
-            return _traverse(
-                roots, root_grads, retain_graph, capture, accumulate, _call_backward_graph
-            )
-    return _traverse(roots, root_grads, retain_graph, capture, accumulate, _call_backward)
+    with quiet():  # NumPy's FP warnings off, as in every forward (autograd/quiet.py)
+        if create_graph:
+            with enable_grad():
+                return _traverse(
+                    roots, root_grads, retain_graph, capture, accumulate, _call_backward_graph
+                )
+        return _traverse(roots, root_grads, retain_graph, capture, accumulate, _call_backward)
 
 
 def _traverse(roots, root_grads, retain_graph, capture, accumulate, call_backward) -> dict:

@@ -57,6 +57,7 @@ import threading
 import numpy as np
 
 from .. import _dtype
+from . import quiet as _quiet
 from .grad_mode import is_grad_enabled
 from .tensor_base import TensorBase, VersionCounter
 from .xp import numpy_xp
@@ -334,12 +335,15 @@ class Function:
                     needs[i] = True
                     next_functions[i] = a._grad_node()
                     input_meta[i] = (data.shape, data.dtype)
-        if needs is None:  # nothing to differentiate (or grad mode off): no graph
-            return TensorBase._make(_as_array(cls.forward(NoGradContext(), *arrays, **kwargs)))
-
-        ctx = Node(cls)
-        ctx.needs_input_grad = tuple(needs)
-        out = cls.forward(ctx, *arrays, **kwargs)
+        token = _quiet.enter(_quiet.IGNORE_ALL)  # NumPy's FP warnings off (autograd/quiet.py)
+        try:
+            if needs is None:  # nothing to differentiate (or grad mode off): no graph
+                return TensorBase._make(_as_array(cls.forward(NoGradContext(), *arrays, **kwargs)))
+            ctx = Node(cls)
+            ctx.needs_input_grad = tuple(needs)
+            out = cls.forward(ctx, *arrays, **kwargs)
+        finally:
+            _quiet.leave(token)
         if type(out) is not np.ndarray:  # a NumPy scalar (0-d result) or an array-like
             out = _as_output_array(ctx, out)
         ctx.next_functions = tuple(next_functions)

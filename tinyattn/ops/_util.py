@@ -101,24 +101,3 @@ def sgn(x: np.ndarray) -> np.ndarray:
     if s.dtype.kind != "f":
         return s
     return np.where(np.isnan(s), np.zeros((), s.dtype), s)
-
-
-def quiet_fp(cls):
-    """Class decorator: run a ``Function``'s ``forward`` and ``backward`` with NumPy's
-    floating-point warnings off (``np.errstate(all="ignore")``).
-
-    torch returns inf/NaN silently for ``log(0)``, ``sqrt(-1)``, ``0/0`` or an overflow;
-    NumPy computes the same values but warns. The elementwise families wrap their ops
-    with this, once, instead of each formula opening its own ``errstate``.
-    """
-    for name in ("forward", "backward"):
-        fn = cls.__dict__[name].__func__
-
-        def quiet(*args, _fn=fn, **kwargs):
-            with np.errstate(all="ignore"):
-                return _fn(*args, **kwargs)
-
-        quiet.__name__, quiet.__qualname__, quiet.__doc__ = fn.__name__, fn.__qualname__, fn.__doc__
-        quiet.__wrapped__ = fn
-        setattr(cls, name, staticmethod(quiet))
-    return cls

@@ -14,7 +14,7 @@ import numpy as np
 from .. import _dtype as dt
 from .._tensor import Tensor
 from ..autograd.function import Function
-from ._util import broadcast_error, gradient_doc, quiet_fp
+from ._util import broadcast_error, gradient_doc
 
 # -- operand handling ------------------------------------------------------------------
 
@@ -78,7 +78,6 @@ def _tensor(x, op: str) -> Tensor:
 # -- arithmetic --------------------------------------------------------------------------
 
 
-@quiet_fp
 class Add(Function):
     """out = a + alpha * b.   da = g,  db = alpha * g"""
 
@@ -97,7 +96,6 @@ class Add(Function):
         return g, (g if ctx.alpha == 1 else g * ctx.alpha)
 
 
-@quiet_fp
 class Sub(Function):
     """out = a - alpha * b.   da = g,  db = -alpha * g"""
 
@@ -121,7 +119,6 @@ class Sub(Function):
         return g, -g if ctx.alpha == 1 else g * -ctx.alpha
 
 
-@quiet_fp
 class Mul(Function):
     """out = a * b.   da = g * b,  db = g * a"""
 
@@ -141,7 +138,6 @@ class Mul(Function):
         return (g * b if b is not None else None), (g * a if a is not None else None)
 
 
-@quiet_fp
 class Div(Function):
     """out = a / b (true division).   da = g / b,  db = -g * a / b**2
 
@@ -201,7 +197,6 @@ def _is_number(x) -> bool:
     return not isinstance(x, (np.ndarray, Tensor)) and np.ndim(x) == 0
 
 
-@quiet_fp
 class Pow(Function):
     """out = a ** b.   da = g * b * a**(b-1),  db = g * out * log(a)  (0 where a == 0)"""
 
@@ -322,7 +317,6 @@ def pow(input, exponent) -> Tensor:
 # -- selection ---------------------------------------------------------------------------
 
 
-@quiet_fp
 class Where(Function):
     """out = a where cond else b.   da = g * cond,  db = g * ~cond"""
 
@@ -347,7 +341,6 @@ class Where(Function):
         return None, xp.where(cond, g, 0), xp.where(cond, 0, g)
 
 
-@quiet_fp
 class Maximum(Function):
     """out = max(a, b) (or min).   Gradient to the operand picked; split in half on ties (as torch)."""
 

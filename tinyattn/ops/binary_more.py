@@ -14,7 +14,7 @@ import numpy as np
 from .. import _dtype as dt
 from .._tensor import Tensor
 from ..autograd.function import Function
-from ._util import gradient_doc, quiet_fp
+from ._util import gradient_doc
 from .arithmetic import (  # (divide_ ... true_divide_: re-exported for the Tensor methods)
     _checked,
     _operand,
@@ -48,7 +48,6 @@ def _needs(ctx, i: int) -> bool:
 __all__ = ["divide_", "floor_divide_", "multiply_", "remainder_", "subtract_", "true_divide_"]
 
 
-@quiet_fp
 class Atan2(Function):
     """out = atan2(a, b) (the angle of the point (b, a)).
 
@@ -71,7 +70,6 @@ class Atan2(Function):
         return g * b * recip, g * -a * recip
 
 
-@quiet_fp
 class Hypot(Function):
     """out = sqrt(a**2 + b**2).   da = g * a / out,  db = g * b / out"""
 
@@ -89,7 +87,6 @@ class Hypot(Function):
         return g * a / out, g * b / out
 
 
-@quiet_fp
 class LogAddExp(Function):
     """out = log(exp(a) + exp(b)) (or log2(2**a + 2**b) with ``base2``).
 
@@ -113,7 +110,6 @@ class LogAddExp(Function):
         return g / (1 + exp(b - a)), g / (1 + exp(a - b))
 
 
-@quiet_fp
 class Xlogy(Function):
     """out = x * log(y), 0 where x = 0 (unless y is NaN).
 
@@ -137,7 +133,6 @@ class Xlogy(Function):
         return dx, (g * x / y if _needs(ctx, 1) else None)
 
 
-@quiet_fp
 class Fmod(Function):
     """out = a - trunc(a / b) * b (sign of a; C's fmod), or with ``floor`` the remainder
     a - floor(a / b) * b (sign of b; Python's %).
@@ -170,7 +165,6 @@ class Fmod(Function):
 Remainder = type("Remainder", (Fmod,), {"__doc__": Fmod.__doc__})
 
 
-@quiet_fp
 class Copysign(Function):
     """out = |a| with the sign of b.   da = g * out / a (0 where a = 0),  db = 0"""
 
@@ -189,7 +183,6 @@ class Copysign(Function):
         return g * xp.where(a == 0, 0, out / a), xp.zeros_like(g)
 
 
-@quiet_fp
 class Fmax(Function):
     """out = fmax(a, b) (or fmin): the larger (smaller) one; a NaN loses to a number.
 

@@ -12,7 +12,6 @@ import numpy as np
 
 from .._tensor import Tensor
 from ..autograd.function import Function
-from ._util import quiet_fp
 from .arithmetic import _checked, _promote
 from .compare import (
     bitwise_and,
@@ -41,7 +40,6 @@ __all__ = [
 # -- in-place comparisons, logical and bitwise ops ------------------------------------------
 
 
-@quiet_fp
 class CompareInPlace(Function):
     """out = (x <op> other) written as 0/1 in x's dtype.   dx = 0, dother = 0 (piecewise constant)
 

@@ -11,7 +11,7 @@ import numpy as np
 from .. import _dtype as dt
 from .._tensor import Tensor
 from ..autograd.function import Function
-from ._util import broadcast_error, gradient_doc, quiet_fp, sgn, to_float
+from ._util import broadcast_error, gradient_doc, sgn, to_float
 from .arithmetic import _tensor
 
 # -- unary math ----------------------------------------------------------------------------
@@ -42,7 +42,7 @@ def _unary(name: str, forward, backward, doc: str, saves: str = "input", keep_in
         x, out = ctx.saved_tensors
         return backward(ctx.xp, g, x, out)
 
-    cls = type(  # quiet_fp: inf/NaN without NumPy's RuntimeWarnings, as torch
+    cls = type(
         name,
         (Function,),
         {
@@ -52,7 +52,7 @@ def _unary(name: str, forward, backward, doc: str, saves: str = "input", keep_in
             "supports_create_graph": True,
         },
     )
-    return quiet_fp(cls)
+    return cls
 
 
 Neg = _unary("Neg", np.negative, lambda xp, g, x, y: -g, "out = -x.   dx = -g", "", keep_int=True)
@@ -123,7 +123,6 @@ Sigmoid = _unary(
 )
 
 
-@quiet_fp
 class Relu(Function):
     """out = max(x, 0).   dx = g * (x > 0)   (g passes at NaN, as torch: only out <= 0 blocks)"""
 
@@ -142,7 +141,6 @@ class Relu(Function):
         return ctx.xp.where(out <= 0, 0, g)  # not g * mask: nan * 0 = nan
 
 
-@quiet_fp
 class _ZeroGrad(Function):
     """Piecewise-constant functions (sign, floor, ceil, round): the gradient is 0."""
 
@@ -157,7 +155,6 @@ class _ZeroGrad(Function):
         return ctx.xp.zeros_like(g), None
 
 
-@quiet_fp
 class Clamp(Function):
     """out = min(max(x, lo), hi); ``lo``/``hi`` are numbers, arrays (broadcast) or None.
 
@@ -204,7 +201,6 @@ class Clamp(Function):
         return dx, dlo, dhi
 
 
-@quiet_fp
 class Lerp(Function):
     """out = start + weight * (end - start)   (all three broadcast).
 
@@ -252,7 +248,6 @@ def lerp(input: Tensor, end: Tensor, weight) -> Tensor:
     return Lerp.apply(input, end, w)
 
 
-@quiet_fp
 class Cast(Function):
     """out = x converted to another dtype.   dx = g (cast back to x's dtype by the engine)"""
 
@@ -447,7 +442,6 @@ def _erf(x: np.ndarray) -> np.ndarray:
     return _erf_ufunc(np.asarray(x, dtype=np.float64))
 
 
-@quiet_fp
 class Erf(Function):
     """out = erf(x).   dx = g * 2 / sqrt(pi) * exp(-x^2)"""
 

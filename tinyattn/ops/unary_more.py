@@ -10,7 +10,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from ..autograd.function import Function
-from ._util import gradient_doc, quiet_fp, to_float
+from ._util import gradient_doc, to_float
 from ._util import sgn as _sign_nan_zero
 from .arithmetic import _tensor
 from .unary import (
@@ -109,7 +109,6 @@ def positive(input: Tensor) -> Tensor:
     return x
 
 
-@quiet_fp
 class Logit(Function):
     """out = log(z / (1 - z)), z = x clamped to [eps, 1 - eps] (z = x when eps is None).
 
@@ -146,7 +145,6 @@ def logit(input: Tensor, eps: float | None = None) -> Tensor:
     return Logit.apply(_tensor(input, "logit"), eps)
 
 
-@quiet_fp
 class NanToNum(Function):
     """out = x with NaN -> nan, +inf -> posinf, -inf -> neginf (default: the dtype's extremes).
 
