@@ -31,6 +31,9 @@ except ImportError:  # the audit needs torch; the coverage check still runs
 # Functions not audited here: attention (other tests), the activation-checkpoint
 # wrapper (it re-runs the wrapped ops, which are audited), and an internal helper.
 NOT_AUDITED = {"AttentionWeights", "ScaledDotProductAttention", "Checkpoint", "_ZeroGrad"}
+# binary_cross_entropy refuses NaN and inf in its input and target, in torch and here
+# (test_binary_cross_entropy_refuses_nan_and_inf_as_torch below).
+NOT_AUDITED.add("BinaryCrossEntropy")
 
 R = np.random.default_rng(1234)
 
@@ -351,6 +354,59 @@ OPS = [
         lambda L, x, w, b: L.nn.functional.batch_norm(x, None, None, w, b, training=True),
         [_f(3, 2), _f(2), _f(2)],
     ),
+    # -- breadth: more elementwise math, scans, scatter reductions, views, losses ----------
+    *[
+        (name, _top(name), [_f(2, 3)])
+        for name in [
+            "tan",
+            "asin",
+            "acos",
+            "atan",
+            "sinh",
+            "cosh",
+            "asinh",
+            "atanh",
+            "log10",
+            "exp2",
+            "trunc",
+            "frac",
+            "deg2rad",
+            "rad2deg",
+            "sinc",
+            "logit",
+            "nan_to_num",
+        ]
+    ],
+    ("acosh", _top("acosh"), [_f(2, 3, low=1.0, high=3.0)]),
+    *[
+        (f"{name}_", lambda L, x, name=name: getattr(x * 1, name + "_")(), [_f(2, 3)])
+        for name in ("floor", "ceil", "round", "sign")
+    ],
+    *[
+        (name, lambda L, x, y, name=name: getattr(L, name)(x, y), [_f(2, 3), _f(2, 3)])
+        for name in (
+            "atan2",
+            "hypot",
+            "logaddexp",
+            "xlogy",
+            "fmod",
+            "remainder",
+            "copysign",
+            "fmax",
+        )
+    ],
+    ("eq_", lambda L, x, y: (x * 1).eq_(y), [_f(2, 3), _f(2, 3)]),
+    ("logcumsumexp", lambda L, x: L.logcumsumexp(x, 1), [_f(2, 3)]),
+    *[
+        (
+            f"scatter_reduce-{r}",
+            lambda L, x, i, s, r=r: x.scatter_reduce(1, i, s, r),
+            [_f(2, 3), np.array([[0, 2, 0], [1, 1, 2]]), _f(2, 3)],
+        )
+        for r in ("sum", "prod", "mean", "amax", "amin")
+    ],
+    ("Tensor.unfold", lambda L, x: x.unfold(1, 2, 1) * 1, [_f(2, 3)]),
+    ("softplus", _F("softplus"), [_f(2, 3)]),
 ]
 
 SPECIALS = {"nan": [np.nan], "+inf": [np.inf], "-inf": [-np.inf], "all": [np.nan, np.inf, -np.inf]}
@@ -480,3 +536,18 @@ def test_every_function_is_in_the_table():
         seen |= _functions_in_graph([fn(tinyattn, *xs)])
     missing = sorted(defined - seen - NOT_AUDITED)
     assert not missing, f"Functions with no entry in the NaN/inf audit: {missing}"
+
+
+@pytest.mark.skipif(torch is None, reason="torch is not installed")
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+@pytest.mark.parametrize("where", ["input", "target"])
+def test_binary_cross_entropy_refuses_nan_and_inf_as_torch(bad, where):
+    values = {"input": [0.5, 0.3], "target": [1.0, 0.0]}
+    values[where][1] = bad
+    for lib in (tinyattn, torch):
+        with pytest.raises(
+            RuntimeError, match=f"all elements of {where} should be between 0 and 1"
+        ):
+            lib.nn.functional.binary_cross_entropy(
+                lib.tensor(values["input"]), lib.tensor(values["target"])
+            )

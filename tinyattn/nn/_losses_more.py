@@ -210,11 +210,13 @@ def binary_cross_entropy(
             "same size."
         )
     x = input._data
-    if x.size and not ((x >= 0) & (x <= 1)).all():
-        raise RuntimeError(
-            f"binary_cross_entropy: all elements of input should be between 0 and 1 (got "
-            f"values in [{x.min()}, {x.max()}])"
-        )
+    for name, values in (("input", x), ("target", target._data)):  # NaN fails too, as torch
+        if values.size and not ((values >= 0) & (values <= 1)).all():
+            raise RuntimeError(
+                f"binary_cross_entropy: all elements of {name} should be between 0 and 1 "
+                f"(got values in [{np.nanmin(values)}, {np.nanmax(values)}]"
+                f"{', and NaN' if np.isnan(values).any() else ''})"
+            )
     w = None
     if weight is not None:
         _check_broadcastable(input, weight, "binary_cross_entropy (weight)")

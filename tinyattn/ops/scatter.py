@@ -198,8 +198,12 @@ class ScatterReduce(Function):
             src_hit = vals == out[grid]
             n = self_hit.astype(x.dtype)
             np.add.at(n, grid, src_hit)
-            n = np.maximum(n, 1)
-            w_self, w_src = self_hit / n, src_hit / n[grid]
+            # a NaN result equals none of its values (n = 0): torch's g * hit / n is then
+            # 0 * inf = NaN for every value reduced into that slot; we give the same
+            nan_slot = n == 0
+            n = np.where(nan_slot, 1, n)
+            w_self = np.where(nan_slot & self_in, np.nan, self_hit / n)
+            w_src = np.where(nan_slot[grid], np.nan, src_hit / n[grid])
         ctx.grid, ctx.src_shape, ctx.index_shape = grid, src.shape, index.shape
         ctx.w_self, ctx.w_src = w_self, w_src
         return out
