@@ -59,6 +59,27 @@ def _eye(n: int, like) -> np.ndarray:
     return np.eye(n, dtype=_dtype(like))
 
 
+def _converged(numerics, a: np.ndarray, op: str, *args, **kwargs):
+    """``numerics(a, ...)`` (an SVD or eigensolver) as torch runs it: LinAlgError for a NaN
+    element or when the algorithm fails; all-NaN results for a matrix with an inf."""
+    if np.isnan(a).any():
+        raise LinAlgError(
+            f"{op}: The algorithm failed to converge because the input matrix of shape "
+            f"{list(a.shape)} contained non-finite values."
+        )
+    infinite = ~np.isfinite(a).all(axis=(-2, -1))
+    try:
+        out = numerics(np.where(infinite[..., None, None], 0, a), *args, **kwargs)
+    except np.linalg.LinAlgError:
+        raise LinAlgError(f"{op}: The algorithm failed to converge.") from None
+    if not infinite.any():
+        return out
+    parts = out if isinstance(out, tuple) else (out,)
+    for part in parts:
+        part[infinite] = np.nan
+    return out if isinstance(out, tuple) else parts[0]
+
+
 def _singular(op: str, a: np.ndarray, what: str) -> LinAlgError:
     return LinAlgError(
         f"{op}: The {what} could not be completed because the input matrix A of shape "
@@ -178,8 +199,10 @@ def _not_positive_definite(a: np.ndarray, op: str) -> LinAlgError:
     for i, m in enumerate(flat):
         for k in range(1, m.shape[-1] + 1):
             try:
-                np.linalg.cholesky(m[:k, :k])
+                ok = not np.isnan(np.linalg.cholesky(m[:k, :k])).any()
             except np.linalg.LinAlgError:
+                ok = False
+            if not ok:
                 where = f"(Batch element {i}): " if a.ndim > 2 else ""
                 return LinAlgError(
                     f"{op}: {where}The factorization could not be completed because the input "
@@ -202,6 +225,8 @@ class Cholesky(Function):
             low = np.linalg.cholesky(np.tril(a) + np.swapaxes(np.tril(a, -1), -1, -2))
         except np.linalg.LinAlgError:
             raise _not_positive_definite(a, "linalg.cholesky") from None
+        if np.isnan(low).any():  # a NaN pivot is not positive: torch raises too
+            raise _not_positive_definite(a, "linalg.cholesky")
         ctx.save_for_backward(low)
         return low
 
@@ -226,7 +251,7 @@ class EighPacked(Function):
 
     @staticmethod
     def forward(ctx, a, uplo="L"):
-        w, q = np.linalg.eigh(a, UPLO=uplo)
+        w, q = _converged(np.linalg.eigh, a, "linalg.eigh", UPLO=uplo)
         out = np.concatenate([w[..., None, :], q], axis=-2)
         ctx.save_for_backward(out)
         return out
@@ -254,7 +279,7 @@ class Eigvalsh(Function):
     def forward(ctx, a, uplo="L"):
         ctx.save_for_backward(a)
         ctx.uplo = uplo
-        return np.linalg.eigvalsh(a, UPLO=uplo)
+        return _converged(np.linalg.eigvalsh, a, "linalg.eigvalsh", UPLO=uplo)
 
     @staticmethod
     def backward(ctx, g):
@@ -285,7 +310,7 @@ class SvdPacked(Function):
 
     @staticmethod
     def forward(ctx, a, full_matrices=False):
-        u, s, vh = np.linalg.svd(a, full_matrices=full_matrices)
+        u, s, vh = _converged(np.linalg.svd, a, "linalg.svd", full_matrices=full_matrices)
         batch = a.shape[:-2]
         out = np.concatenate([u.reshape(batch + (-1,)), s, vh.reshape(batch + (-1,))], axis=-1)
         ctx.save_for_backward(out)
@@ -326,7 +351,7 @@ class Svdvals(Function):
     @staticmethod
     def forward(ctx, a):
         ctx.save_for_backward(a)
-        return np.linalg.svd(a, compute_uv=False)
+        return _converged(np.linalg.svd, a, "linalg.svd", compute_uv=False)
 
     @staticmethod
     def backward(ctx, g):
@@ -396,7 +421,8 @@ def _qr_tall_grad(xp, q, r, gq, gr):
 
 
 class Pinv(Function):
-    """X = A^+ (..., m, n) -> (..., n, m), from the SVD, dropping singular values
+    """X = A^+ (..., m, n) -> (..., n, m), from the SVD (NaN for a matrix with an inf, where
+    torch returns a finite matrix), dropping singular values
     <= max(atol, rtol * S_max).
     dA = -X^T dX X^T + (I - A X) dX^T X X^T + X^T X dX^T (I - X A)"""
 
@@ -407,7 +433,7 @@ class Pinv(Function):
         m, n = a.shape[-2:]
         if rtol is None:
             rtol = np.finfo(a.dtype).eps * max(m, n) if not atol else 0.0
-        u, s, vh = np.linalg.svd(a, full_matrices=False)
+        u, s, vh = _converged(np.linalg.svd, a, "linalg.svd", full_matrices=False)
         smax = s.max(axis=-1, keepdims=True) if s.size else s
         keep = s > np.maximum(atol, rtol * smax)
         sinv = np.where(keep, 1 / np.where(keep, s, 1), 0).astype(a.dtype)

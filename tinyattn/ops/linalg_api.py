@@ -67,7 +67,8 @@ def det(A: Tensor) -> Tensor:
 def slogdet(A: Tensor):
     """``(sign, logabsdet)`` of det(A), each (...); sign (1, -1 or 0) has no gradient."""
     D.check_matrix(A, "linalg.slogdet")
-    sign = np.asarray(np.linalg.slogdet(A._data)[0], dtype=A._data.dtype)
+    with np.errstate(all="ignore"):  # (NaN input: NaN sign, as torch)
+        sign = np.asarray(np.linalg.slogdet(A._data)[0], dtype=A._data.dtype)
     return slogdet_return(_const(sign), D.LogAbsDet.apply(A))
 
 
