@@ -148,7 +148,8 @@ class Det(Function):
 
 
 class LogAbsDet(Function):
-    """l = log|det(A)| (..., n, n) -> (...).   dA = dl * A^-T"""
+    """l = log|det(A)| (..., n, n) -> (...).   dA = dl * A^-T  (= cofactor(A) / det(A): infinite
+    for singular A, where torch's LU solve gives an arbitrary mix of ±inf, NaN and finite)"""
 
     supports_create_graph = True
 
@@ -161,6 +162,8 @@ class LogAbsDet(Function):
     def backward(ctx, g):
         xp = ctx.xp
         (a,) = ctx.saved_tensors
+        if xp is numpy_xp:  # (singular A: cofactor / 0, infinite as torch's)
+            return g[..., None, None] * _cofactor(a) / np.linalg.det(a)[..., None, None]
         return g[..., None, None] * _mT(xp, xp.apply(Inv, a))
 
 
