@@ -437,6 +437,21 @@ from ._printing import set_printoptions
 
 # -- end of shape/linalg/meta breadth block --
 
+# -- linalg breadth --
+from .ops.matrix_methods import (
+    cholesky,
+    det,
+    inverse,
+    logdet,
+    matrix_exp,
+    pinverse,
+    qr,
+    slogdet,
+    svd,
+)
+
+# -- end of linalg breadth --
+
 # -- lazy imports: subpackages and names loaded on first access (PEP 562) ------------------
 # ``import tinyattn`` loads the tensor, autograd and ops only; ``tinyattn.nn``,
 # ``tinyattn.optim``, ``tinyattn.save`` ... import their module the first time they are

@@ -1,12 +1,43 @@
-"""``tinyattn.linalg``: the subset of ``torch.linalg`` tinyattn provides."""
+"""``tinyattn.linalg``: the subset of ``torch.linalg`` tinyattn provides.
+
+Matrix functions take batches ``(..., m, n)``; see ``ops/linalg_api.py`` (checks and
+compositions) and ``ops/decompositions.py`` (the Functions and their gradients).
+"""
 
 from __future__ import annotations
 
 from ._tensor import Tensor
 from .ops import linalg as _ops
+from .ops.linalg_api import (
+    LinAlgError,
+    cholesky,
+    det,
+    eigh,
+    eigvalsh,
+    inv,
+    lstsq,
+    matrix_exp,
+    matrix_norm,
+    matrix_power,
+    matrix_rank,
+    multi_dot,
+    norm,
+    pinv,
+    qr,
+    slogdet,
+    solve,
+    solve_triangular,
+    svd,
+    svdvals,
+    vecdot,
+)
 from .ops.reduction import norm as _norm
 
-__all__ = ["cross", "vector_norm"]
+__all__ = [
+    "cross", "vector_norm", "LinAlgError", "cholesky", "det", "eigh", "eigvalsh", "inv",
+    "lstsq", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm",
+    "pinv", "qr", "slogdet", "solve", "solve_triangular", "svd", "svdvals", "vecdot",
+]  # fmt: skip
 
 
 def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:

@@ -90,6 +90,8 @@ FAMILIES = {
     ),
     "products": "trace diagflat kron mv ger vdot matrix_power dist cov corrcoef inner",
     "stats": "nansum nanmean aminmax quantile nanquantile histc logcumsumexp",
+    # -- linalg breadth --
+    "matrix_methods": "det logdet slogdet inverse cholesky qr svd pinverse matrix_exp",
 }
 
 # Methods whose argument order differs from the function's (written out by hand here).
@@ -176,8 +178,8 @@ MODULES = {
     ),
     "tinyattn/_tensor_methods_select.py": (
         "TensorSelectMethods",
-        "sorting, selection and scans",
-        ("sorting", "cumulative", "stats"),
+        "sorting, selection and scans; matrix functions (det, inverse, decompositions)",
+        ("sorting", "cumulative", "stats", "matrix_methods"),
     ),
 }
 
