@@ -52,6 +52,23 @@ def test_logit_eps_and_nan_to_num_options():
     check_op(lambda T, x: T.nan_to_num(x * 2, nan=1.0, posinf=3.0), x)
 
 
+def test_logit_eps_above_half_clamps_in_torch_order():
+    # torch: z = eps where x < eps, else 1 - eps where x > 1 - eps (np.clip gave 1 - eps
+    # everywhere, so logit(x, 0.6) was -0.405 for every x)
+    x = tinyattn.tensor([0.0, 0.5, 0.59, 0.6, 0.9, float("nan")])
+    out = tinyattn.logit(x, eps=0.6).numpy()
+    up, down = np.log(0.6 / 0.4), np.log(0.4 / 0.6)
+    np.testing.assert_allclose(out, [up, up, up, down, down, np.nan], rtol=1e-6)
+
+
+def test_xlogy_with_a_python_number_keeps_the_tensor_float_dtype():
+    # np.log(2) is a float64 NumPy scalar; multiplying widened float32 to float64
+    for other in (2, 2.5):
+        assert tinyattn.xlogy(tinyattn.tensor([0.0, 1.5]), other).dtype == tinyattn.float32
+        assert tinyattn.xlogy(tinyattn.tensor([0, 3]), other).dtype == tinyattn.float32
+    assert tinyattn.xlogy(2, tinyattn.tensor([1.0, 3.0])).dtype == tinyattn.float32
+
+
 BINARY = {
     "atan2": (-2, 2, -2, 2),
     "hypot": (-2, 2, -2, 2),
