@@ -279,6 +279,18 @@ def test_scatter_reduce_excluded_self_does_not_take_part_in_ties():
     assert s.grad.tolist() == [0.0, 1.0] and x.grad.tolist() == [0.0, 1.0]
 
 
+def test_scatter_reduce_prod_excluded_self_gets_zero_gradient_at_a_nan_slot():
+    # include_self=False: x[1] takes no part in its slot, so its gradient is 0 as in torch,
+    # even when the slot's product is NaN (was 0 * NaN = NaN)
+    x = tinyattn.tensor([1.0, float("nan"), 3.0], requires_grad=True)
+    s = tinyattn.tensor([2.0, float("nan"), 5.0], requires_grad=True)
+    idx = tinyattn.tensor([0, 1, 1])
+    out = x.scatter_reduce(0, idx, s, "prod", include_self=False)
+    out.backward(tinyattn.ones(3))
+    assert x.grad.tolist() == [0.0, 0.0, 1.0]
+    assert s.grad.tolist()[0] == 1.0 and np.isnan(s.grad.tolist()[1:]).all()
+
+
 @needs_torch
 def test_scatter_reduce_integer_mean_and_zeros():
     assert (
