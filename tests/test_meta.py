@@ -168,6 +168,18 @@ def test_set_printoptions_repr_matches_torch(options, printoptions):
         assert ours == theirs, f"{options}:\n{ours}\n{theirs}"
 
 
+def test_dtype_suffix_wraps_where_torchs_does(printoptions):
+    # the suffix is measured as "dtype=torch.float64": "tinyattn." is 3 characters longer,
+    # which moved the suffix to its own line where torch keeps it on the tensor's line
+    x = tinyattn.tensor([0.1, float("nan"), float("inf"), -float("inf")], dtype=tinyattn.float64)
+    tinyattn.set_printoptions(precision=8)
+    assert "\n" not in repr(x)
+    tinyattn.set_printoptions(profile="default", linewidth=40)
+    assert repr(tinyattn.tensor([1.0, 2.0], dtype=tinyattn.float64)) == (
+        "tensor([1., 2.], dtype=tinyattn.float64)"
+    )
+
+
 def test_set_printoptions_resets_sci_mode_when_left_out(printoptions):
     tinyattn.set_printoptions(sci_mode=True)
     assert "e+00" in repr(tinyattn.tensor([1.5]))
