@@ -235,6 +235,19 @@ def test_integer_binary_dtypes_and_bitwise_ops_match_torch():
     assert (~tinyattn.tensor([5])).tolist() == [-6]
 
 
+def test_shift_by_a_python_int_keeps_the_tensor_dtype():
+    # torch: a Python number is weak, int8 << 3 is int8 (ours widened to int64);
+    # an unsigned value shifted right past its width is 0 (ours gave its top bit)
+    for name in ("int8", "uint8", "int32"):
+        x = tinyattn.tensor([1, 5, 100]).to(getattr(tinyattn, name))
+        for out in (x << 3, x >> 1, x << 70, x >> 70, x.bitwise_left_shift(2), 2 << x):
+            assert out.dtype == x.dtype, (name, out.dtype)
+    assert (tinyattn.tensor([1, 5, 100], dtype=tinyattn.int8) << 3).tolist() == [8, 40, 32]
+    u = tinyattn.tensor([253, 128, 7], dtype=tinyattn.uint8)
+    assert (u >> 70).tolist() == [0, 0, 0] and (u >> -1).tolist() == [0, 0, 0]
+    assert (tinyattn.tensor([-3, 5], dtype=tinyattn.int8) >> 9).tolist() == [-1, 0]
+
+
 def test_positive_returns_input_and_heaviside_is_constant():
     x = tinyattn.tensor([1.0, -2.0], requires_grad=True)
     assert tinyattn.positive(x) is x
