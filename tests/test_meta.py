@@ -42,6 +42,17 @@ def test_finfo_default_follows_default_dtype_and_masks():
     assert scores.softmax(-1).tolist() == [[0.0, 1.0], [1.0, 0.0]]
 
 
+def test_finfo_of_python_float_is_float64_and_finfo_compares_by_dtype():
+    # torch.finfo(float) describes float64 (ours gave float32's eps); finfo/iinfo objects
+    # of one dtype compare equal (ours compared identity: finfo(float32) != finfo(float32))
+    assert tinyattn.finfo(float).eps == np.finfo(np.float64).eps
+    assert tinyattn.finfo(float).dtype == "float64"
+    assert tinyattn.finfo(tinyattn.float32) == tinyattn.finfo()
+    assert tinyattn.finfo(tinyattn.float32) != tinyattn.finfo(tinyattn.float64)
+    assert tinyattn.iinfo(tinyattn.int8) == tinyattn.iinfo(tinyattn.int8)
+    assert tinyattn.iinfo(tinyattn.int8) != tinyattn.iinfo(tinyattn.uint8)
+
+
 @needs_torch
 @pytest.mark.parametrize("name", INTS)
 def test_iinfo(name):
@@ -157,6 +168,18 @@ def test_set_printoptions_repr_matches_torch(options, printoptions):
         assert ours == theirs, f"{options}:\n{ours}\n{theirs}"
 
 
+def test_dtype_suffix_wraps_where_torchs_does(printoptions):
+    # the suffix is measured as "dtype=torch.float64": "tinyattn." is 3 characters longer,
+    # which moved the suffix to its own line where torch keeps it on the tensor's line
+    x = tinyattn.tensor([0.1, float("nan"), float("inf"), -float("inf")], dtype=tinyattn.float64)
+    tinyattn.set_printoptions(precision=8)
+    assert "\n" not in repr(x)
+    tinyattn.set_printoptions(profile="default", linewidth=40)
+    assert repr(tinyattn.tensor([1.0, 2.0], dtype=tinyattn.float64)) == (
+        "tensor([1., 2.], dtype=tinyattn.float64)"
+    )
+
+
 def test_set_printoptions_resets_sci_mode_when_left_out(printoptions):
     tinyattn.set_printoptions(sci_mode=True)
     assert "e+00" in repr(tinyattn.tensor([1.5]))
@@ -167,6 +190,7 @@ def test_set_printoptions_resets_sci_mode_when_left_out(printoptions):
 BAD = [
     ("finfo_int", lambda T: T.finfo(T.int32), "floating point.*int32"),
     ("iinfo_float", lambda T: T.iinfo(T.float32), "integer.*float32"),
+    ("iinfo_bool", lambda T: T.iinfo(T.bool), "bool is not supported by torch.iinfo"),
     ("is_nonzero_many", lambda T: T.is_nonzero(T.ones(2)), "more than one value"),
     ("is_nonzero_none", lambda T: T.zeros(0).is_nonzero(), "no values"),
     ("set_num_threads_0", lambda T: T.set_num_threads(0), "between 1 and"),

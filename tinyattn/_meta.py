@@ -31,6 +31,8 @@ __all__ = [
 
 
 def _as_dtype(d, op: str) -> dt.dtype:
+    if d is float:  # Python's float is a double: torch.finfo(float) is float64's
+        return dt.float64
     try:
         return dt.to_dtype(d)
     except TypeError:
@@ -58,6 +60,11 @@ class finfo:
         self.resolution = 10.0 ** -int(info.precision)  # a Python float, as torch's
         self.dtype: str = d.name
 
+    def __eq__(self, other) -> bool:  # torch: equal when they describe the same dtype
+        return isinstance(other, finfo) and other.dtype == self.dtype
+
+    __hash__ = None  # unhashable, as torch.finfo
+
     def __repr__(self) -> str:
         return (
             f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, "
@@ -71,16 +78,23 @@ class iinfo:
 
     def __init__(self, type) -> None:
         d = _as_dtype(type, "iinfo")
-        if d.np_dtype.kind not in "iub":
+        if d.np_dtype.kind == "b":
+            raise TypeError(f"{d!r} is not supported by torch.iinfo")
+        if d.np_dtype.kind not in "iu":
             raise TypeError(
                 f"torch.iinfo() requires an integer input type, got {d!r}. Use torch.finfo to "
                 "handle it"
             )
-        info = np.iinfo(np.uint8 if d.np_dtype.kind == "b" else d.np_dtype)
+        info = np.iinfo(d.np_dtype)
         self.bits: int = int(info.bits)
         self.max: int = int(info.max)
         self.min: int = int(info.min)
         self.dtype: str = d.name
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, iinfo) and other.dtype == self.dtype
+
+    __hash__ = None
 
     def __repr__(self) -> str:
         return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"

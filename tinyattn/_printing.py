@@ -154,12 +154,15 @@ def _add_suffixes(text: str, suffixes: list[str], indent: int) -> str:
     out = [text]
     last_line_len = len(text) - text.rfind("\n") + 1
     for suffix in suffixes:
-        if last_line_len + len(suffix) + 2 > LINEWIDTH:
+        # measured as torch prints it ("dtype=torch.float64"), so lines break where torch's
+        # do: "tinyattn." is 3 characters longer than "torch."
+        width = len(suffix.replace("tinyattn.", "torch."))
+        if last_line_len + width + 2 > LINEWIDTH:
             out.append(",\n" + " " * indent + suffix)
-            last_line_len = indent + len(suffix)
+            last_line_len = indent + width
         else:
             out.append(", " + suffix)
-            last_line_len += len(suffix) + 2
+            last_line_len += width + 2
     out.append(")")
     return "".join(out)
 

@@ -52,6 +52,23 @@ def test_logit_eps_and_nan_to_num_options():
     check_op(lambda T, x: T.nan_to_num(x * 2, nan=1.0, posinf=3.0), x)
 
 
+def test_logit_eps_above_half_clamps_in_torch_order():
+    # torch: z = eps where x < eps, else 1 - eps where x > 1 - eps (np.clip gave 1 - eps
+    # everywhere, so logit(x, 0.6) was -0.405 for every x)
+    x = tinyattn.tensor([0.0, 0.5, 0.59, 0.6, 0.9, float("nan")])
+    out = tinyattn.logit(x, eps=0.6).numpy()
+    up, down = np.log(0.6 / 0.4), np.log(0.4 / 0.6)
+    np.testing.assert_allclose(out, [up, up, up, down, down, np.nan], rtol=1e-6)
+
+
+def test_xlogy_with_a_python_number_keeps_the_tensor_float_dtype():
+    # np.log(2) is a float64 NumPy scalar; multiplying widened float32 to float64
+    for other in (2, 2.5):
+        assert tinyattn.xlogy(tinyattn.tensor([0.0, 1.5]), other).dtype == tinyattn.float32
+        assert tinyattn.xlogy(tinyattn.tensor([0, 3]), other).dtype == tinyattn.float32
+    assert tinyattn.xlogy(2, tinyattn.tensor([1.0, 3.0])).dtype == tinyattn.float32
+
+
 BINARY = {
     "atan2": (-2, 2, -2, 2),
     "hypot": (-2, 2, -2, 2),
@@ -216,6 +233,19 @@ def test_integer_binary_dtypes_and_bitwise_ops_match_torch():
     assert (1 << tinyattn.tensor([2, 3])).tolist() == [4, 8]
     assert (7 % tinyattn.tensor([4, -4])).tolist() == [3, -1]
     assert (~tinyattn.tensor([5])).tolist() == [-6]
+
+
+def test_shift_by_a_python_int_keeps_the_tensor_dtype():
+    # torch: a Python number is weak, int8 << 3 is int8 (ours widened to int64);
+    # an unsigned value shifted right past its width is 0 (ours gave its top bit)
+    for name in ("int8", "uint8", "int32"):
+        x = tinyattn.tensor([1, 5, 100]).to(getattr(tinyattn, name))
+        for out in (x << 3, x >> 1, x << 70, x >> 70, x.bitwise_left_shift(2), 2 << x):
+            assert out.dtype == x.dtype, (name, out.dtype)
+    assert (tinyattn.tensor([1, 5, 100], dtype=tinyattn.int8) << 3).tolist() == [8, 40, 32]
+    u = tinyattn.tensor([253, 128, 7], dtype=tinyattn.uint8)
+    assert (u >> 70).tolist() == [0, 0, 0] and (u >> -1).tolist() == [0, 0, 0]
+    assert (tinyattn.tensor([-3, 5], dtype=tinyattn.int8) >> 9).tolist() == [-1, 0]
 
 
 def test_positive_returns_input_and_heaviside_is_constant():

@@ -149,6 +149,37 @@ def test_corrcoef(shape):
     check_op(lambda T, x: T.corrcoef(x) + x.corrcoef(), _arr(*shape))
 
 
+def test_block_diag_of_nothing_is_one_by_zero():
+    out = tinyattn.block_diag()  # torch: shape (1, 0) in the default dtype (was (0, 0))
+    assert out.shape == (1, 0) and out.dtype == tinyattn.float32
+
+
+def test_cdist_no_coordinates_and_compute_mode():
+    # M = 0: every distance is 0 for every p, inf included (was: a NumPy reduction error)
+    for p in (0.0, 1.0, 2.0, float("inf")):
+        out = tinyattn.cdist(tinyattn.zeros(2, 3, 0), tinyattn.zeros(2, 4, 0), p=p)
+        assert out.shape == (2, 3, 4) and not out.numpy().any()
+    x = tinyattn.ones(2, 3)
+    for mode in ("use_mm_for_euclid_dist", "donot_use_mm_for_euclid_dist"):
+        assert tinyattn.cdist(x, x, compute_mode=mode).shape == (2, 2)
+    with pytest.raises(ValueError, match="bogus is not a valid value for compute_mode"):
+        tinyattn.cdist(x, x, compute_mode="bogus")  # torch: ValueError (was accepted)
+
+
+def test_cov_promotes_to_the_aweights_dtype():
+    # torch: float32 input with float64 aweights computes and returns float64 (was float32)
+    x = np.random.default_rng(0).standard_normal((3, 5))
+    w = np.linspace(0.5, 2.0, 5)
+    out = tinyattn.cov(tinyattn.tensor(x, dtype=tinyattn.float32), aweights=tinyattn.tensor(w))
+    assert out.dtype == tinyattn.float64
+    ints = tinyattn.cov(tinyattn.tensor([1, 4, 2, 8, 5]), aweights=tinyattn.tensor(w))
+    assert ints.dtype == tinyattn.float64
+    fw = tinyattn.cov(
+        tinyattn.tensor(x, dtype=tinyattn.float32), fweights=tinyattn.tensor([1, 2, 1, 1, 3])
+    )
+    assert fw.dtype == tinyattn.float32
+
+
 @needs_torch
 def test_cov_of_integers_is_float():
     got = tinyattn.cov(tinyattn.tensor([1, 2, 4]))

@@ -48,7 +48,26 @@ def test_moveaxis_swapdims_ravel_tile():
 @needs_torch
 def test_ravel_view_when_contiguous():
     x = tinyattn.zeros(2, 3)
-    assert x.ravel()._base is x and x.t().ravel()._base is None
+    assert x.ravel()._base is x
+    assert not np.shares_memory(x.t().ravel().numpy(), x.numpy())
+
+
+def test_ravel_copies_a_non_contiguous_input_even_when_a_view_would_do():
+    # x[:, ::2] flattens to a stride-2 view, which reshape(-1) returns; torch's ravel
+    # (contiguous().view(-1)) copies, so writes to x must not show through
+    x = tinyattn.arange(12.0).reshape(3, 4)
+    flat = x[:, ::2].ravel()
+    x.add_(100)
+    assert flat.tolist() == [0.0, 2.0, 4.0, 6.0, 8.0, 10.0] and flat.is_contiguous()
+
+
+def test_tile_result_is_contiguous():
+    # tile by ones of a transposed tensor kept the transposed layout; torch returns C order
+    x = tinyattn.arange(12.0).reshape(3, 4).t()
+    for reps in [(1,), (1, 1), ()]:
+        out = x.tile(reps)
+        assert out.is_contiguous() and out.stride() == (3, 1)
+        assert out.view(-1).tolist() == x.reshape(-1).tolist()
 
 
 @pytest.mark.parametrize("n", [1, 2, 3])
@@ -258,6 +277,18 @@ def test_scatter_reduce_excluded_self_does_not_take_part_in_ties():
     s = tinyattn.tensor([3.0, 1.0], requires_grad=True)
     x.scatter_reduce(0, tinyattn.tensor([0, 0]), s, "amin", include_self=False).sum().backward()
     assert s.grad.tolist() == [0.0, 1.0] and x.grad.tolist() == [0.0, 1.0]
+
+
+def test_scatter_reduce_prod_excluded_self_gets_zero_gradient_at_a_nan_slot():
+    # include_self=False: x[1] takes no part in its slot, so its gradient is 0 as in torch,
+    # even when the slot's product is NaN (was 0 * NaN = NaN)
+    x = tinyattn.tensor([1.0, float("nan"), 3.0], requires_grad=True)
+    s = tinyattn.tensor([2.0, float("nan"), 5.0], requires_grad=True)
+    idx = tinyattn.tensor([0, 1, 1])
+    out = x.scatter_reduce(0, idx, s, "prod", include_self=False)
+    out.backward(tinyattn.ones(3))
+    assert x.grad.tolist() == [0.0, 0.0, 1.0]
+    assert s.grad.tolist()[0] == 1.0 and np.isnan(s.grad.tolist()[1:]).all()
 
 
 @needs_torch

@@ -92,6 +92,29 @@ def test_quantile_with_nan_is_nan():
     run_parity(lambda T, x: T.quantile(x, 0.5, 1), x)
 
 
+def test_quantile_interpolates_infinities_as_torch_lerp():
+    # torch's lerp takes w >= 0.5 from above: lerp(-inf, 1, 0.75) = -inf (ours gave NaN)
+    x = tinyattn.tensor([1.0, float("inf"), float("-inf"), 2.0, float("nan")])
+    expect = {  # from torch 2.13, nanquantile over the four numbers
+        ("linear", 0.25): -np.inf,
+        ("midpoint", 0.25): -np.inf,
+        ("linear", 0.5): 1.5,
+        ("linear", 0.75): np.inf,
+        ("midpoint", 0.75): np.nan,
+        ("linear", 0.0): np.nan,
+    }
+    for (interpolation, q), want in expect.items():
+        got = tinyattn.nanquantile(x, q, interpolation=interpolation).item()
+        assert got == want or (np.isnan(want) and np.isnan(got)), (interpolation, q, got)
+
+
+def test_quantile_of_a_0d_tensor_with_keepdim_stays_0d():
+    # torch: a 0-D input has no dim to keep (ours gave shape (1,) and (2, 1))
+    x = tinyattn.tensor(1.5)
+    assert tinyattn.quantile(x, 0.5, dim=0, keepdim=True).shape == ()
+    assert tinyattn.nanquantile(x, tinyattn.tensor([0.1, 0.9]), dim=-1, keepdim=True).shape == (2,)
+
+
 def test_histc():
     for args in [
         dict(bins=4, min=0, max=3),

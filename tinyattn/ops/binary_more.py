@@ -121,9 +121,11 @@ class Xlogy(Function):
     @staticmethod
     def forward(ctx, x, y):
         ctx.save_for_backward(x, y)
-        x, y = _float_pair(x, y, "xlogy")
+        x, y, rt = _promote(x, y, "xlogy", floating=True)
+        # np.log of a Python number is a float64 NumPy scalar, which would widen a float32
+        # tensor (NEP 50): the result keeps the promoted dtype, as torch's.
         out = _checked("xlogy", x, y, lambda u, v: u * np.log(v))
-        return np.where((x == 0) & ~np.isnan(y), 0, out).astype(out.dtype, copy=False)
+        return np.where((x == 0) & ~np.isnan(y), 0, out).astype(rt, copy=False)
 
     @staticmethod
     def backward(ctx, g):

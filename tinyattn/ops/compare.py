@@ -62,16 +62,24 @@ bitwise_xor = _bitwise(np.bitwise_xor, "bitwise_xor")
 
 def _shift(left: bool):
     """``a << s`` / ``a >> s`` as torch: a shift outside [0, bits) gives 0 (left) or the
-    sign (right), where NumPy's result is undefined."""
+    sign (right; 0 for unsigned), where NumPy's result is undefined."""
 
     def fn(a, s):
-        bits = np.dtype(np.result_type(a, s)).itemsize * 8
+        # a Python-number operand is weak (takes the tensor's dtype, as torch); np.asarray
+        # alone would make it int64 and widen an int8/int32/uint8 result to int64
+        rt = a.dtype if isinstance(a, np.ndarray) else np.asarray(s).dtype
+        if isinstance(s, np.ndarray):
+            rt = np.result_type(a, s)
+        bits = np.dtype(rt).itemsize * 8
+        a = np.asarray(a).astype(rt, copy=False)
         s = np.asarray(s)
         out_of_range = (s < 0) | (s >= bits)
-        safe = np.where(out_of_range, 0, s).astype(s.dtype)
+        safe = np.where(out_of_range, 0, s).astype(rt)
         if left:
-            return np.where(out_of_range, 0, np.left_shift(a, safe))
-        return np.where(out_of_range, np.right_shift(a, bits - 1), np.right_shift(a, safe))
+            return np.where(out_of_range, np.zeros((), rt), np.left_shift(a, safe))
+        # past the width: the sign of a signed value (0 or -1), 0 for an unsigned one
+        fill = np.right_shift(a, rt.type(bits - 1)) if rt.kind == "i" else np.zeros((), rt)
+        return np.where(out_of_range, fill, np.right_shift(a, safe))
 
     return fn
 

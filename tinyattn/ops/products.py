@@ -226,7 +226,7 @@ def block_diag(*tensors) -> Tensor:
         pad = [Tensor._make(np.zeros((r, n), dtype)) for n in (left, width - left - c)]
         rows.append(cat([pad[0], b, pad[1]], 1))
         left += c
-    return cat(rows, 0) if rows else Tensor._make(np.zeros((0, 0), dtype))
+    return cat(rows, 0) if rows else Tensor._make(np.zeros((1, 0), dtype))  # torch: (1, 0)
 
 
 def cartesian_prod(*tensors) -> Tensor:
@@ -258,9 +258,20 @@ def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> T
     return input[Tensor._make(idx)]
 
 
-def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode=None) -> Tensor:
+_COMPUTE_MODES = (
+    "use_mm_for_euclid_dist_if_necessary",
+    "use_mm_for_euclid_dist",
+    "donot_use_mm_for_euclid_dist",
+)
+
+
+def cdist(
+    x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"
+) -> Tensor:
     """Pairwise p-norm distances: (..., P, M) and (..., R, M) -> (..., P, R),
     ``out[..., i, j] = ||x1[..., i, :] - x2[..., j, :]||_p`` (leading dims broadcast).
+    ``compute_mode`` is checked but every mode computes the differences directly (torch's
+    matrix-product shortcut for p = 2 only changes rounding).
 
     Composes: tinyattn.sub, tinyattn.norm (0 gradient at zero distance, as torch)
     """
@@ -281,6 +292,10 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode=None) -> Tensor:
         )
     if p < 0:
         raise RuntimeError(f"cdist(): only supports non-negative p values, got {p}")
+    if compute_mode not in _COMPUTE_MODES:
+        raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
+    if x1.shape[-1] == 0:
+        p = 2.0  # no coordinates: every distance is 0 (the inf norm of nothing has no value)
     return norm(unsqueeze(x1, -2) - unsqueeze(x2, -3), p, -1)
 
 
@@ -323,6 +338,9 @@ def cov(input: Tensor, *, correction: int = 1, fweights=None, aweights=None) -> 
     x = reshape(input, (1, -1)) if input.ndim < 2 else input
     if not x.dtype.is_floating_point:
         x = x.to(dt.get_default_dtype())
+    if isinstance(aweights, Tensor) and aweights.dtype.is_floating_point:
+        # torch computes in the promoted dtype (float32 input, float64 aweights -> float64)
+        x = x.to(dt.from_numpy_dtype(dt._promote_same_rank([x._data.dtype, aweights._data.dtype])))
     n = x.shape[1]
     fw = _weights(fweights, n, "fweights", True)
     aw = _weights(aweights, n, "aweights", False)

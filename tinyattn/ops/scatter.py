@@ -168,7 +168,9 @@ class ScatterReduce(Function):
     sum:  dx = g (0 where written without self),  dsrc = g[index]
     mean: dx = g / count,  dsrc = (g / count)[index]   (count: values reduced into each slot)
     amax, amin: dx = g * (x == out) / n,  dsrc = g[index] * (src == out[index]) / n[index]
-          (n: how many of the reduced values equal the result: ties share g)
+          (n: how many of the reduced values equal the result: ties share g; torch also
+          counts an excluded self (include_self=False) equal to the result, which gives
+          the src values less than the true gradient; we count only reduced values)
     """
 
     supports_create_graph = True
@@ -272,7 +274,8 @@ class ScatterProd(Function):
             one, none = (n == 1).astype(dtype), (n == 0).astype(dtype)
             return xp.where(is_zero, prod * one, prod * none / v_nz)
 
-        gx = g * others(nonzero_prod, x_nz, ctx.x_zero, zeros) * ctx.self_in.astype(dtype)
+        # excluded x values get 0, also where the slot's product is NaN or inf (0 * NaN)
+        gx = xp.where(ctx.self_in, g * others(nonzero_prod, x_nz, ctx.x_zero, zeros), 0)
         prod_at = xp.getitem(nonzero_prod, grid)
         gsrc = xp.getitem(g, grid) * others(prod_at, s_nz, ctx.src_zero, zeros[grid])
         pad = [(0, s - n.stop) for s, n in zip(src.shape, ctx.region)]

@@ -113,20 +113,25 @@ def broadcast_tensors(*tensors) -> tuple[Tensor, ...]:
 def ravel(input: Tensor) -> Tensor:
     """``input`` flattened to 1-D (a view when ``input`` is contiguous, else a copy).
 
-    Composes: tinyattn.reshape
+    Unlike ``reshape(-1)``, a non-contiguous input is always copied (torch's ravel is
+    ``contiguous().view(-1)``), even when its strides would allow a 1-D view.
+
+    Composes: tinyattn.reshape, tinyattn.Tensor.contiguous
     """
-    return reshape(input, -1)
+    return reshape(input if input.is_contiguous() else input.contiguous(), -1)
 
 
 def tile(input: Tensor, *dims) -> Tensor:
     """``input`` repeated ``dims[d]`` times along each dim; a short ``dims`` is padded with
-    leading 1s (torch's rule, unlike :meth:`Tensor.repeat`).
+    leading 1s (torch's rule, unlike :meth:`Tensor.repeat`). Always a contiguous copy.
 
-    Composes: tinyattn.Tensor.repeat
+    Composes: tinyattn.Tensor.repeat, tinyattn.Tensor.contiguous
     """
     reps = shape_args(dims, "tile")
     reps = (1,) * (input.ndim - len(reps)) + reps
-    return repeat(input, reps)
+    out = repeat(input, reps)
+    # torch's result is always a fresh contiguous tensor (repeat by ones keeps the layout)
+    return out if out.is_contiguous() else out.contiguous()
 
 
 def _atleast(tensors, ndim: int, op: str):

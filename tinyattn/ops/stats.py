@@ -150,10 +150,18 @@ def _quantile(input, q, dim, keepdim, interpolation, ignore_nan: bool, op: str) 
     out = gather(values, -1, below)
     if interpolation in ("linear", "midpoint"):
         above = np.minimum(np.ceil(ranks).astype(np.int64), n - 1)
-        weight = ranks - below if interpolation == "linear" else np.full_like(ranks, 0.5)
-        out = out + (gather(values, -1, above) - out) * Tensor._make(weight.astype(dtype))
+        weight = (ranks - below if interpolation == "linear" else np.full_like(ranks, 0.5)).astype(
+            dtype
+        )
+        # torch's lerp: from below when w < 0.5, from above otherwise (the two differ at
+        # infinities, e.g. lerp(-inf, 1, 0.75) = 1 - (1 + inf) * 0.25 = -inf, not NaN)
+        top = gather(values, -1, above)
+        step = top - out
+        from_below = out + step * Tensor._make(weight)
+        from_above = top - step * Tensor._make(1 - weight)
+        out = where(Tensor._make(weight < 0.5), from_below, from_above)
     # (..., Q) -> (Q, ...) with the reduced dim back (size 1) if keepdim
-    if keepdim:
+    if keepdim and input.ndim:  # a 0-D input has no dim to keep: the result stays 0-D
         out = unsqueeze(out, -2)
         out = movedim(out, -2, d) if dim is not None else reshape(out, (1,) * input.ndim + (-1,))
     out = movedim(out, -1, 0)

@@ -121,7 +121,9 @@ class Logit(Function):
     @staticmethod
     def forward(ctx, x, eps=None):
         x = to_float(x)
-        z = x if eps is None else np.clip(x, eps, 1 - eps)
+        # torch's clamp order: below eps -> eps, else above 1 - eps -> 1 - eps. np.clip
+        # differs when eps > 0.5 (it returns 1 - eps everywhere).
+        z = x if eps is None else np.where(x < eps, eps, np.where(x > 1 - eps, 1 - eps, x))
         ctx.eps = eps
         if ctx.needs_input_grad:
             ctx.save_for_backward(x)
