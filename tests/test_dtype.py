@@ -87,7 +87,10 @@ def test_default_dtype_switch():
 
 
 def test_dtype_conversions_and_errors():
-    assert dt.to_dtype(float) is tinyattn.float32 and dt.to_dtype(int) is tinyattn.int64
+    # Python's float is a double (torch: ones(2, dtype=float) is float64, whatever the default)
+    assert dt.to_dtype(float) is tinyattn.float64 and dt.to_dtype(int) is tinyattn.int64
+    assert tinyattn.ones(2, dtype=float).dtype == tinyattn.float64
+    assert tinyattn.ones(2).to(float).dtype == tinyattn.float64
     assert dt.to_dtype(np.float64) is tinyattn.float64 and dt.to_dtype("int32") is tinyattn.int32
     assert repr(tinyattn.float16) == "tinyattn.float16"
     assert tinyattn.float is tinyattn.float32 and tinyattn.long is tinyattn.int64

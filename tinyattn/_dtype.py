@@ -115,8 +115,8 @@ def to_dtype(d) -> dtype:
         raise TypeError(bfloat16.reason)
     if isinstance(d, dtype):
         return d
-    if d is float:
-        return _default_float
+    if d is float:  # Python's float is a double: torch gives float64 whatever the default
+        return float64
     if d is int:
         return int64
     if d is bool:

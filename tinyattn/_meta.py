@@ -31,8 +31,6 @@ __all__ = [
 
 
 def _as_dtype(d, op: str) -> dt.dtype:
-    if d is float:  # Python's float is a double: torch.finfo(float) is float64's
-        return dt.float64
     try:
         return dt.to_dtype(d)
     except TypeError:

@@ -64,6 +64,13 @@ def test_matrix_power(n):
     check_op(lambda T, a: a.matrix_power(n) * 1, _arr(2, 2, 2) * 0.8)
 
 
+@pytest.mark.parametrize("n", [-1, -3])
+def test_matrix_power_negative_is_a_power_of_the_inverse(n):
+    well_conditioned = _arr(3, 3) * 0.3 + 2 * np.eye(3)
+    check_op(lambda T, a: T.matrix_power(a, n), well_conditioned)
+    check_op(lambda T, a: a.matrix_power(n) * 1, _arr(2, 3, 3) * 0.3 + 2 * np.eye(3))
+
+
 def test_block_diag_cartesian_prod_combinations():
     check_op(
         lambda T, a, b, c: T.block_diag(a, b, c),

@@ -171,10 +171,10 @@ def chain_matmul(*matrices) -> Tensor:
 
 
 def matrix_power(input: Tensor, n: int) -> Tensor:
-    """``input`` (..., m, m) multiplied by itself ``n >= 0`` times (``n = 0``: the identity,
-    batched). Negative ``n`` (an inverse) is not supported.
+    """``input`` (..., m, m) multiplied by itself ``n`` times (``n = 0``: the identity,
+    batched; ``n < 0``: ``inverse(input)`` to the power ``-n``, as ``linalg.matrix_power``).
 
-    Composes: tinyattn.matmul, tinyattn.where
+    Composes: tinyattn.matmul, tinyattn.where, tinyattn.linalg.inv
     """
     if input.ndim < 2 or input.shape[-1] != input.shape[-2]:
         raise RuntimeError(
@@ -182,9 +182,9 @@ def matrix_power(input: Tensor, n: int) -> Tensor:
             f"{list(input.shape)}"
         )
     if int(n) < 0:
-        raise NotImplementedError(
-            f"matrix_power(): n = {n} < 0 needs a matrix inverse, which tinyattn does not have"
-        )
+        from .linalg_api import inv  # (linalg_api imports this module)
+
+        input, n = inv(input), -int(n)
     if n == 0:
         eye = np.broadcast_to(np.eye(input.shape[-1], dtype=input._data.dtype), input.shape)
         never = Tensor._make(np.zeros((), np.bool_))
