@@ -409,6 +409,24 @@ def test_index_add_source_shape():
     )
 
 
+@pytest.mark.skipif(torch is None, reason="torch not installed (parity test)")
+@pytest.mark.parametrize("alpha", [0.5, 1.5, -2.7, 3])
+def test_index_add_integer_tensor_truncates_alpha_as_torch(alpha):
+    idx, src = [0, 1, 2, 3], [-3, 3, -1, 5]
+    ours = tinyattn.index_add(
+        tinyattn.zeros(4, dtype=tinyattn.int64),
+        0,
+        tinyattn.tensor(idx),
+        tinyattn.tensor(src),
+        alpha=alpha,
+    )
+    want = torch.index_add(
+        torch.zeros(4, dtype=torch.int64), 0, torch.tensor(idx), torch.tensor(src), alpha=alpha
+    )
+    np.testing.assert_array_equal(ours.numpy(), want.numpy())
+    assert ours.dtype == tinyattn.int64
+
+
 def test_index_select_fill_add_errors():
     x = tinyattn.zeros(3, 4)
     with pytest.raises(IndexError, match=r"index_select\(\): index out of range"):
@@ -468,3 +486,13 @@ def test_ints_with_tensor_indices_select_first(index):
 
     check_op(get, rand(3, 4, 5, seed=9))
     check_op(put, rand(3, 4, 5, seed=9), rand(40, seed=10))
+
+
+@pytest.mark.skipif(torch is None, reason="torch not installed (parity test)")
+@pytest.mark.parametrize("dtype", ["bool", "int8", "int64", "float32"])
+def test_square_dtype_as_torch(dtype):
+    values = [True, False] if dtype == "bool" else [2, -3]
+    ours = tinyattn.square(tinyattn.tensor(values, dtype=getattr(tinyattn, dtype)))
+    want = torch.square(torch.tensor(values, dtype=getattr(torch, dtype)))
+    assert str(ours.dtype).split(".")[1] == str(want.dtype).split(".")[1]
+    np.testing.assert_array_equal(ours.numpy(), want.numpy())

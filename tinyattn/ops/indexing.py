@@ -535,6 +535,8 @@ class IndexAdd(Function):
     def forward(ctx, x, dim, index, source, alpha=1):
         out = x.copy()
         sel = (slice(None),) * dim + (index,)
+        if out.dtype.kind in "iu":  # torch truncates alpha for integer tensors (1.5 -> 1)
+            alpha = int(alpha)
         np.add.at(out, sel, source * alpha)
         ctx.sel, ctx.alpha = sel, alpha
         return out

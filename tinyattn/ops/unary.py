@@ -103,8 +103,12 @@ Reciprocal = _unary(
     "out = 1/x.   dx = -g * out**2",
     "output",
 )
-Square = _unary(
-    "Square", np.square, lambda xp, g, x, y: 2 * g * x, "out = x**2.   dx = 2 g x", keep_int=True
+Square = _unary(  # bool squares to int64, as torch
+    "Square",
+    lambda x: np.square(x.astype(np.int64) if x.dtype == np.bool_ else x),
+    lambda xp, g, x, y: 2 * g * x,
+    "out = x**2.   dx = 2 g x",
+    keep_int=True,
 )
 
 
