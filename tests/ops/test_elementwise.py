@@ -340,3 +340,13 @@ def test_pow_by_a_number_does_not_save_its_output():
         return y
 
     check_op(f, rand(2, 2, seed=8))
+
+
+@pytest.mark.skipif(torch is None, reason="torch not installed (parity test)")
+@pytest.mark.parametrize("dtype", ["bool", "int8", "int64", "float32"])
+def test_square_dtype_as_torch(dtype):
+    values = [True, False] if dtype == "bool" else [2, -3]
+    ours = tinyattn.square(tinyattn.tensor(values, dtype=getattr(tinyattn, dtype)))
+    want = torch.square(torch.tensor(values, dtype=getattr(torch, dtype)))
+    assert str(ours.dtype).split(".")[1] == str(want.dtype).split(".")[1]
+    np.testing.assert_array_equal(ours.numpy(), want.numpy())

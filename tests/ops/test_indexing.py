@@ -486,13 +486,3 @@ def test_ints_with_tensor_indices_select_first(index):
 
     check_op(get, rand(3, 4, 5, seed=9))
     check_op(put, rand(3, 4, 5, seed=9), rand(40, seed=10))
-
-
-@pytest.mark.skipif(torch is None, reason="torch not installed (parity test)")
-@pytest.mark.parametrize("dtype", ["bool", "int8", "int64", "float32"])
-def test_square_dtype_as_torch(dtype):
-    values = [True, False] if dtype == "bool" else [2, -3]
-    ours = tinyattn.square(tinyattn.tensor(values, dtype=getattr(tinyattn, dtype)))
-    want = torch.square(torch.tensor(values, dtype=getattr(torch, dtype)))
-    assert str(ours.dtype).split(".")[1] == str(want.dtype).split(".")[1]
-    np.testing.assert_array_equal(ours.numpy(), want.numpy())
