@@ -253,3 +253,131 @@ def test_errors_name_the_shapes():
         tinyattn.linalg.inv(tinyattn.ones(2, 3))
     with pytest.raises(RuntimeError, match="not broadcastable"):
         tinyattn.linalg.solve(tinyattn.eye(2).expand(3, 2, 2), tinyattn.ones(2, 2, 1))
+
+
+# --- regressions from the differential review against torch 2.13 -----------------------
+
+
+def _both(f, *arrays):
+    """f(lib, *tensors) for tinyattn and torch, as lists of NumPy arrays."""
+    out = []
+    for lib in (tinyattn, torch):
+        r = f(lib, *[lib.tensor(a) for a in arrays])
+        out.append([x.numpy() for x in (r if isinstance(r, tuple) else (r,))])
+    return out
+
+
+@needs_torch
+def test_empty_batches_and_empty_matrices():
+    """SVD / QR of a 0-size batch used to fail in a reshape; the max-type matrix norms of
+    0 x 0 matrices are 0 in torch (tinyattn raised)."""
+    a = np.zeros((0, 3, 3))
+    for f in (
+        lambda L, a: tuple(L.linalg.svd(a)),
+        lambda L, a: tuple(L.linalg.svd(a, full_matrices=False)),
+        lambda L, a: tuple(L.linalg.qr(a)),
+        lambda L, a: tuple(L.linalg.qr(a, mode="complete")),
+        lambda L, a: tuple(L.svd(a)),
+    ):
+        ours, theirs = _both(f, a)
+        assert [x.shape for x in ours] == [x.shape for x in theirs]
+    for ord in (2, 1, float("inf"), "nuc"):
+        for shape in ((0, 0), (3, 0, 0), (2, 3, 0)):
+            ours, theirs = _both(lambda L, a, o=ord: L.linalg.matrix_norm(a, o), np.zeros(shape))
+            assert ours[0].shape == theirs[0].shape
+            np.testing.assert_array_equal(ours[0], theirs[0])
+
+
+@needs_torch
+def test_cholesky_upper_reads_the_upper_triangle():
+    """``upper=True`` used to read A's lower triangle and transpose; LAPACK (and torch)
+    read the upper triangle."""
+    low_noise = spd(4, 4) + np.tril(rand(4, 4, seed=11), -1) * 5
+    up_noise = spd(4, 4) + np.triu(rand(4, 4, seed=12), 1) * 5
+    for f in (
+        lambda L, a: L.linalg.cholesky(a, upper=True),
+        lambda L, a: L.cholesky(a, True),
+        lambda L, a: a.cholesky(upper=True),
+    ):
+        ours, theirs = _both(f, low_noise)
+        np.testing.assert_allclose(ours[0], theirs[0], atol=1e-12)
+    ours, theirs = _both(lambda L, a: L.linalg.cholesky(a), up_noise)
+    np.testing.assert_allclose(ours[0], theirs[0], atol=1e-12)
+    with pytest.raises(tinyattn.linalg.LinAlgError):
+        tinyattn.linalg.cholesky(tinyattn.tensor(up_noise), upper=True)
+
+
+@needs_torch
+def test_hermitian_flags_read_one_triangle():
+    """eigh / eigvalsh raised for a NaN in the triangle they do not read; pinv and
+    matrix_rank with hermitian=True used the whole (non-symmetric) matrix."""
+    a = spd(3, 3)
+    a[0, 2] = np.nan  # upper triangle: UPLO='L' never reads it
+    for f in (lambda L, a: L.linalg.eigvalsh(a), lambda L, a: L.linalg.eigh(a)[0]):
+        ours, theirs = _both(f, a)
+        np.testing.assert_allclose(ours[0], theirs[0], atol=1e-12)
+    b = np.tril(rand(4, 4, seed=13)) + np.triu(rand(4, 4, seed=14), 1) * 9
+    for f in (
+        lambda L, a: L.linalg.pinv(a, hermitian=True),
+        lambda L, a: L.linalg.matrix_rank(a, hermitian=True),
+        lambda L, a: L.linalg.matrix_rank(a, hermitian=True, atol=0.5),
+    ):
+        ours, theirs = _both(f, b)
+        np.testing.assert_allclose(ours[0], theirs[0], atol=1e-10)
+    check_op(lambda L, a: L.linalg.pinv(sym(L, a), hermitian=True), spd(2, 3, 3, seed=3))
+
+
+@needs_torch
+def test_norm_ord_dim_rules():
+    """linalg.norm: a string ord is always a matrix norm; dim of length > 2 raises; a 3-D
+    input with ord and no dim raises; solve with a batch of vectors and left=False raises."""
+    x = rand(2, 3, 4, seed=15)
+    bad = [
+        lambda L: L.linalg.norm(L.tensor(x), dim=(0, 1, 2)),
+        lambda L: L.linalg.norm(L.tensor(x), "fro", dim=-1),
+        lambda L: L.linalg.norm(L.tensor(x), "nuc", dim=(1,)),
+        lambda L: L.linalg.norm(L.tensor(x[0, 0]), "fro"),
+        lambda L: L.linalg.norm(L.tensor(x), 2),
+        lambda L: L.linalg.solve(L.tensor(well(2, 3, 3)), L.tensor(rand(2, 3)), left=False),
+    ]
+    for f in bad:
+        for lib in (tinyattn, torch):
+            with pytest.raises(RuntimeError):
+                f(lib)
+
+
+@needs_torch
+@pytest.mark.parametrize("driver", [None, "gelsy", "gelsd", "gelss", "gels"])
+@pytest.mark.parametrize(
+    "a_shape, b_shape", [((5, 3), (5, 2)), ((3, 5), (3, 2)), ((2, 5, 3), (2, 5))]
+)
+def test_lstsq_fields_follow_the_driver(driver, a_shape, b_shape):
+    """The driver was ignored: residuals / singular_values were always empty and rank
+    always computed. torch: rank unless 'gels', singular values for 'gelsd' / 'gelss',
+    residuals when m > n, the driver is not 'gelsy' and A has full rank."""
+    a, b = rand(*a_shape, seed=16), rand(*b_shape, seed=17)
+    ours, theirs = _both(lambda L, a, b: tuple(L.linalg.lstsq(a, b, driver=driver)), a, b)
+    for x, y in zip(ours, theirs):
+        assert x.shape == y.shape and x.dtype == y.dtype
+        np.testing.assert_allclose(x, y, atol=1e-10)
+    deficient = rand(5, 2, seed=18) @ rand(2, 3, seed=19)  # rank 2: no residuals
+    b = rand(5, 2, seed=20)
+    ours, theirs = _both(lambda L, a, b: tuple(L.linalg.lstsq(a, b, driver="gelsd")), deficient, b)
+    assert [x.shape for x in ours] == [x.shape for x in theirs]
+    check_op(lambda L, a, b: L.linalg.lstsq(a, b, driver="gelsd").residuals, rand(5, 3), rand(5, 2))
+    for lib in (tinyattn, torch):
+        with pytest.raises(RuntimeError):
+            lib.linalg.lstsq(lib.tensor(rand(5, 3)), lib.tensor(rand(2, 5, 2)))
+        with pytest.raises(RuntimeError):
+            lib.linalg.lstsq(lib.tensor(rand(5, 3)), lib.tensor(rand(5, 2)), driver="qr")
+
+
+@needs_torch
+def test_slogdet_sign_of_non_finite_input_is_zero():
+    """NumPy reports sign 1 for a NaN / inf matrix; torch reports 0 (with NaN logabsdet)."""
+    for bad in (np.nan, np.inf):
+        a = well(3, 3)
+        a[1, 2] = bad
+        ours, theirs = _both(lambda L, a: tuple(L.linalg.slogdet(a)), a)
+        np.testing.assert_array_equal(ours[0], theirs[0])
+        np.testing.assert_array_equal(ours[1], theirs[1])

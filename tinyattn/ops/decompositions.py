@@ -19,7 +19,7 @@ from .._tensor import Tensor
 from ..autograd.function import Function
 from ..autograd.xp import numpy_xp
 
-__all__ = ["LinAlgError", "check_matrix"]
+__all__ = ["LinAlgError", "check_matrix", "converged", "from_triangle"]
 
 
 class LinAlgError(RuntimeError):
@@ -59,7 +59,7 @@ def _eye(n: int, like) -> np.ndarray:
     return np.eye(n, dtype=_dtype(like))
 
 
-def _converged(numerics, a: np.ndarray, op: str, *args, **kwargs):
+def converged(numerics, a: np.ndarray, op: str, *args, **kwargs):
     """``numerics(a, ...)`` (an SVD or eigensolver) as torch runs it: LinAlgError for a NaN
     element or when the algorithm fails; all-NaN results for a matrix with an inf."""
     if np.isnan(a).any():
@@ -244,6 +244,13 @@ class Cholesky(Function):
         return 0.5 * (s + _mT(xp, s))
 
 
+def from_triangle(a: np.ndarray, uplo: str) -> np.ndarray:
+    """The symmetric matrix holding a's ``uplo`` triangle: the other triangle is never read
+    (so a NaN there does not matter, as in LAPACK)."""
+    tri = np.tril(a) if uplo == "L" else np.triu(a)
+    return tri + np.swapaxes(np.tril(a, -1) if uplo == "L" else np.triu(a, 1), -1, -2)
+
+
 class EighPacked(Function):
     """A = Q diag(w) Q^T, A symmetric (..., n, n) (only the ``uplo`` triangle is read);
     packed output (..., n + 1, n): row 0 holds w (ascending), rows 1.. hold Q.
@@ -254,7 +261,7 @@ class EighPacked(Function):
 
     @staticmethod
     def forward(ctx, a, uplo="L"):
-        w, q = _converged(np.linalg.eigh, a, "linalg.eigh", UPLO=uplo)
+        w, q = converged(np.linalg.eigh, from_triangle(a, uplo), "linalg.eigh")
         out = np.concatenate([w[..., None, :], q], axis=-2)
         ctx.save_for_backward(out)
         return out
@@ -282,7 +289,7 @@ class Eigvalsh(Function):
     def forward(ctx, a, uplo="L"):
         ctx.save_for_backward(a)
         ctx.uplo = uplo
-        return _converged(np.linalg.eigvalsh, a, "linalg.eigvalsh", UPLO=uplo)
+        return converged(np.linalg.eigvalsh, from_triangle(a, uplo), "linalg.eigvalsh")
 
     @staticmethod
     def backward(ctx, g):
@@ -313,9 +320,10 @@ class SvdPacked(Function):
 
     @staticmethod
     def forward(ctx, a, full_matrices=False):
-        u, s, vh = _converged(np.linalg.svd, a, "linalg.svd", full_matrices=full_matrices)
+        u, s, vh = converged(np.linalg.svd, a, "linalg.svd", full_matrices=full_matrices)
         batch = a.shape[:-2]
-        out = np.concatenate([u.reshape(batch + (-1,)), s, vh.reshape(batch + (-1,))], axis=-1)
+        flat = [x.reshape(batch + (x.shape[-2] * x.shape[-1],)) for x in (u, vh)]  # (0-size batch)
+        out = np.concatenate([flat[0], s, flat[1]], axis=-1)
         ctx.save_for_backward(out)
         ctx.mnf = (a.shape[-2], a.shape[-1], full_matrices)
         return out
@@ -354,7 +362,7 @@ class Svdvals(Function):
     @staticmethod
     def forward(ctx, a):
         ctx.save_for_backward(a)
-        return _converged(np.linalg.svd, a, "linalg.svd", compute_uv=False)
+        return converged(np.linalg.svd, a, "linalg.svd", compute_uv=False)
 
     @staticmethod
     def backward(ctx, g):
@@ -387,7 +395,8 @@ class QrPacked(Function):
         else:
             q, r = np.linalg.qr(a, mode=mode)
         batch = a.shape[:-2]
-        out = np.concatenate([q.reshape(batch + (-1,)), r.reshape(batch + (-1,))], axis=-1)
+        flat = [x.reshape(batch + (x.shape[-2] * x.shape[-1],)) for x in (q, r)]  # (0-size batch)
+        out = np.concatenate(flat, axis=-1)
         ctx.save_for_backward(out)
         ctx.shapes = (q.shape[-2:], r.shape[-2:], mode)
         return out
@@ -426,7 +435,7 @@ def _qr_tall_grad(xp, q, r, gq, gr):
 class Pinv(Function):
     """X = A^+ (..., m, n) -> (..., n, m), from the SVD (NaN for a matrix with an inf, where
     torch returns a finite matrix), dropping singular values
-    <= max(atol, rtol * S_max).
+    <= max(atol, rtol * S_max); ``hermitian``: from A's lower triangle only.
     dA = -X^T dX X^T + (I - A X) dX^T X X^T + X^T X dX^T (I - X A)"""
 
     supports_create_graph = True
@@ -436,7 +445,8 @@ class Pinv(Function):
         m, n = a.shape[-2:]
         if rtol is None:
             rtol = np.finfo(a.dtype).eps * max(m, n) if not atol else 0.0
-        u, s, vh = _converged(np.linalg.svd, a, "linalg.svd", full_matrices=False)
+        sym = from_triangle(a, "L") if hermitian else a  # (hermitian: lower triangle only)
+        u, s, vh = converged(np.linalg.svd, sym, "linalg.svd", full_matrices=False)
         smax = s.max(axis=-1, keepdims=True) if s.size else s
         keep = s > np.maximum(atol, rtol * smax)
         sinv = np.where(keep, 1 / np.where(keep, s, 1), 0).astype(a.dtype)

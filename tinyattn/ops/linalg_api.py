@@ -67,8 +67,9 @@ def det(A: Tensor) -> Tensor:
 def slogdet(A: Tensor):
     """``(sign, logabsdet)`` of det(A), each (...); sign (1, -1 or 0) has no gradient."""
     D.check_matrix(A, "linalg.slogdet")
-    with np.errstate(all="ignore"):  # (NaN input: NaN sign, as torch)
-        sign = np.asarray(np.linalg.slogdet(A._data)[0], dtype=A._data.dtype)
+    with np.errstate(all="ignore"):
+        sign, logabs = np.linalg.slogdet(A._data)
+    sign = np.where(np.isnan(logabs), 0, sign).astype(A._data.dtype)  # (NaN / inf input, as torch)
     return slogdet_return(_const(sign), D.LogAbsDet.apply(A))
 
 
@@ -96,8 +97,8 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
         rows = B.shape[-1] if vector else B.shape[-2]
     else:
         rows = B.shape[-1]
-    if rows != n or (not left and B.ndim < 2):
-        kb = f"{B.shape[-2]}x{B.shape[-1]}" if B.ndim > 1 else f"{B.shape[-1]}"
+    if rows != n or (not left and vector):
+        kb = f"{B.shape[-1]}x1" if vector else f"{B.shape[-2]}x{B.shape[-1]}"
         eq = "AX = B" if left else "XA = B"
         raise RuntimeError(
             f"linalg.solve: Incompatible shapes of A and B for the equation {eq} "
@@ -146,11 +147,14 @@ def matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dt
         return _vector_norm(A, 2, (d0, d1), keepdim)
     x = A.movedim((d0, d1), (-2, -1))
     if ord in ("nuc", 2, -2):
-        s = svdvals(x)
-        out = _sum(s, -1) if ord == "nuc" else (amax if ord == 2 else amin)(s, -1)
+        sums = svdvals(x)
     else:
         along = -2 if ord in (1, -1) else -1  # column sums for 1, row sums for inf
-        out = (amax if ord > 0 else amin)(_sum(_abs(x), along), -1)
+        sums = _sum(_abs(x), along)
+    if ord == "nuc" or (ord > 0 and sums.shape[-1] == 0):  # (the max of none is 0, as torch)
+        out = _sum(sums, -1)
+    else:
+        out = (amax if ord > 0 else amin)(sums, -1)
     if keepdim:
         for d in sorted((d0, d1)):
             out = out.unsqueeze(d)
@@ -163,20 +167,25 @@ def norm(A: Tensor, ord=None, dim=None, keepdim: bool = False, *, dtype=None) ->
     ``ord`` and ``dim`` are None."""
     if not isinstance(A, Tensor):
         raise TypeError(f"linalg.norm(): argument 'A' must be a Tensor, not {type(A).__name__}")
+    matrix = isinstance(ord, str)  # 'fro' / 'nuc' are matrix norms whatever dim is
     if dim is not None:
         dims = (dim,) if isinstance(dim, numbers.Integral) else tuple(dim)
-        if len(dims) == 2:
-            return matrix_norm(A, "fro" if ord is None else ord, dims, keepdim, dtype=dtype)
+        if len(dims) not in (1, 2):
+            raise RuntimeError(
+                f"linalg.norm: If dim is specified, it must be of length 1 or 2. Got {list(dims)}"
+            )
+        if len(dims) == 2 or matrix:  # (matrix_norm raises for one dim, as torch)
+            return matrix_norm(A, "fro" if ord is None else ord, dim, keepdim, dtype=dtype)
         return _vector_norm(A, 2 if ord is None else ord, dims, keepdim, dtype=dtype)
     if ord is None:
         return _vector_norm(A, 2, None, keepdim, dtype=dtype)
-    if A.ndim == 2:
-        return matrix_norm(A, ord, (-2, -1), keepdim, dtype=dtype)
-    if A.ndim != 1:
+    if A.ndim not in (1, 2):
         raise RuntimeError(
             "linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. "
             f"Got {A.ndim}D (shape {list(A.shape)})."
         )
+    if A.ndim == 2 or matrix:
+        return matrix_norm(A, ord, (-2, -1), keepdim, dtype=dtype)
     return _vector_norm(A, ord, None, keepdim, dtype=dtype)
 
 
@@ -222,11 +231,13 @@ def matrix_power(A: Tensor, n: int) -> Tensor:
 
 @gradient_doc(D.Cholesky)
 def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:
-    """L (lower) with ``A = L L^T`` for symmetric positive-definite A (..., n, n); ``upper``:
-    U = L^T. LinAlgError when A is not positive-definite."""
+    """L (lower) with ``A = L L^T`` for symmetric positive-definite A (..., n, n), read from
+    A's lower triangle; ``upper``: U with ``A = U^T U``, read from A's upper triangle.
+    LinAlgError when A is not positive-definite."""
     D.check_matrix(A, "linalg.cholesky")
-    low = D.Cholesky.apply(A)
-    return low.mT if upper else low
+    if upper:  # U = L^T of the matrix read from A's upper triangle (as LAPACK's uplo='U')
+        return D.Cholesky.apply(A.mT).mT
+    return D.Cholesky.apply(A)
 
 
 @gradient_doc(D.QrPacked)
@@ -299,8 +310,9 @@ def _tolerances(atol, rtol):
 def pinv(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False) -> Tensor:
     """Moore-Penrose pseudo-inverse (..., n, m) of A (..., m, n); singular values
     <= max(atol, rtol * S_max) count as zero (rtol defaults to eps * max(m, n) when atol is
-    not given, else to 0). ``hermitian`` is accepted; the SVD is used either way."""
-    D.check_matrix(A, "linalg.pinv", square=False)
+    not given, else to 0). ``hermitian``: A is symmetric and only its lower triangle is read
+    (the gradient formula is evaluated at A as given, as torch's)."""
+    D.check_matrix(A, "linalg.pinv", square=bool(hermitian))
     return D.Pinv.apply(A, *_tolerances(atol, rtol), bool(hermitian))
 
 
@@ -326,35 +338,59 @@ def solve_triangular(
 
 
 def matrix_rank(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False) -> Tensor:
-    """Number of singular values > max(atol, rtol * S_max) (int64, (...)); not differentiable."""
-    D.check_matrix(A, "linalg.matrix_rank", square=False)
+    """Number of singular values > max(atol, rtol * S_max) (int64, (...)); not differentiable.
+    ``hermitian``: A is symmetric and only its lower triangle is read."""
+    D.check_matrix(A, "linalg.matrix_rank", square=bool(hermitian))
     atol, rtol = _tolerances(atol, rtol)
     m, n = A.shape[-2:]
     if rtol is None:
         rtol = np.finfo(A._data.dtype).eps * max(m, n) if not atol else 0.0
-    s = np.linalg.svd(A._data, compute_uv=False)
+    a = D.from_triangle(A._data, "L") if hermitian else A._data
+    s = D.converged(np.linalg.svd, a, "linalg.matrix_rank", compute_uv=False)
     smax = s.max(axis=-1, keepdims=True) if s.size else s
     return _const(np.asarray((s > np.maximum(atol, rtol * smax)).sum(-1), dtype=np.int64))
 
 
 def lstsq(A: Tensor, B: Tensor, rcond=None, *, driver=None):
-    """Least squares ``argmin_X |A X - B|`` for A (..., m, n), B (..., m, k): the solution is
-    ``pinv(A) @ B`` (differentiable); ``residuals`` and ``singular_values`` are empty and
-    ``rank`` is A's rank, as torch's default driver ('gelsy') on CPU.
-    Composes: pinv, matmul."""
+    """Least squares ``argmin_X |A X - B|`` for A (..., m, n), B (..., m, k) or (..., m):
+    the solution is ``pinv(A) @ B`` (differentiable), whatever the driver. The other
+    fields follow torch's CPU drivers ('gelsy' by default): ``rank`` (...) unless 'gels';
+    ``singular_values`` (..., min(m, n)) for 'gelsd' / 'gelss'; ``residuals`` (..., k),
+    the squared column norms of A X - B, when m > n, the driver is not 'gelsy' and every
+    A has full rank ('gels': always when m > n); empty otherwise.
+    Composes: pinv, matmul, sum."""
     D.check_matrix(A, "linalg.lstsq", square=False)
     _check_solve_b(A, B, "linalg.lstsq")
+    driver = "gelsy" if driver is None else driver
+    if driver not in ("gels", "gelsy", "gelsd", "gelss"):
+        raise RuntimeError(
+            "torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, "
+            f"gelss), got {driver!r}"
+        )
+    if not 0 <= A.ndim - B.ndim <= 1:
+        raise RuntimeError(
+            "torch.linalg.lstsq: input.dim() must be greater or equal to other.dim() and "
+            f"(input.dim() - other.dim()) <= 1 (A {list(A.shape)}, B {list(B.shape)})"
+        )
     vector = B.ndim == A.ndim - 1
-    rows = B.shape[-1] if vector else B.shape[-2]
-    if rows != A.shape[-2]:
+    b = B.unsqueeze(-1) if vector else B
+    m, n = A.shape[-2:]
+    if b.shape[-2] != m:
         raise RuntimeError(
             f"torch.linalg.lstsq: input.size(-2) should match other.size(-2) "
             f"(A {list(A.shape)}, B {list(B.shape)})"
         )
     p = pinv(A, rtol=rcond) if rcond is not None else pinv(A)
-    x = matmul(p, B.unsqueeze(-1)).squeeze(-1) if vector else matmul(p, B)
+    x = matmul(p, b)
     empty = _const(np.zeros((0,), A._data.dtype))
-    return lstsq_return(x, empty, matrix_rank(A), empty)
+    tol = {} if rcond is None else {"rtol": rcond}
+    rank = matrix_rank(A, **tol) if driver != "gels" else _const(np.zeros((0,), np.int64))
+    full = driver == "gels" or bool((rank._data == n).all())
+    residuals = empty
+    if m > n and driver != "gelsy" and full:
+        residuals = _sum((matmul(A, x) - b) ** 2, -2)
+    sv = _const(D.Svdvals.apply(A)._data) if driver in ("gelsd", "gelss") else empty
+    return lstsq_return(x.squeeze(-1) if vector else x, residuals, rank, sv)
 
 
 @gradient_doc(D.MatrixExp)
