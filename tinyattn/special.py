@@ -2,7 +2,7 @@
 
 Names that torch.special shares with the main namespace are the same ops (``expit`` is
 ``sigmoid``, ``gammaln`` is ``lgamma``, ``psi`` is ``digamma`` ...); the others
-(``ndtr``, ``ndtri``, ``log_ndtr``, ``entr``, Bessel ``i0e``, ``i1``, ``i1e``,
+(``erfcx``, ``ndtr``, ``ndtri``, ``log_ndtr``, ``entr``, Bessel ``i0e``, ``i1``, ``i1e``,
 ``xlog1py``, ``zeta``) are in ``ops/special.py``, their math in ``ops/_special_math.py``.
 """
 
@@ -16,6 +16,7 @@ from .ops.special import (
     digamma,
     entr,
     erfc,
+    erfcx,
     erfinv,
     i0,
     i0e,
@@ -45,7 +46,7 @@ def multigammaln(input: Tensor, p: int) -> Tensor:
 
 
 __all__ = [
-    "digamma", "entr", "erf", "erfc", "erfinv", "exp2", "expit", "expm1", "gammaln", "i0",
+    "digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1", "gammaln", "i0",
     "i0e", "i1", "i1e", "log1p", "log_ndtr", "log_softmax", "logit", "logsumexp",
     "multigammaln", "ndtr", "ndtri", "polygamma", "psi", "round", "sinc", "softmax",
     "xlog1py", "xlogy", "zeta",

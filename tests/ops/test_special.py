@@ -25,6 +25,7 @@ def _u(low, high, n=6):
 UNARY = [
     ("erfc", lambda L, x: L.erfc(x), _u(-2.5, 3.0)),
     ("erfinv", lambda L, x: L.erfinv(x), _u(-0.95, 0.95)),
+    ("erfcx", lambda L, x: L.special.erfcx(x), np.array([[-3.0, -0.5, 0.4], [1.9, 2.1, 30.0]])),
     ("lgamma", lambda L, x: L.lgamma(x), np.array([[0.3, 1.7, 7.5], [-2.5, -0.4, 12.0]])),
     ("digamma", lambda L, x: L.digamma(x), np.array([[0.3, 1.7, 7.5], [-2.5, -0.4, 12.0]])),
     ("polygamma1", lambda L, x: L.polygamma(1, x), np.array([[0.3, 1.7, 7.5], [-2.5, 4.0, 12.0]])),
@@ -81,6 +82,8 @@ def _ref(fn, x, dtype=torch.float64):
 
 SWEEPS = [  # (name, ours, torch's, points, float64 relative bound, absolute floor)
     ("erfc", tinyattn.erfc, torch.erfc, _grid(-6, 27.2), 2e-14, 1e-300),
+    ("erfcx", tinyattn.special.erfcx, torch.special.erfcx,
+     np.concatenate([_grid(-26, 30), np.logspace(1, 5, 100)]), 1e-13, 0),
     ("erfinv", tinyattn.erfinv, torch.erfinv,
      np.concatenate([_grid(-1, 1), 1 - np.logspace(-16, -1, 200), np.logspace(-300, -1, 50)]),
      1e-14, 0),
@@ -169,7 +172,7 @@ def test_zeta_against_torch():
 
 def test_namespace_names_are_torchs():
     names = (
-        "erf erfc erfinv expit logit log_softmax softmax logsumexp gammaln digamma psi "
+        "erf erfc erfcx erfinv expit logit log_softmax softmax logsumexp gammaln digamma psi "
         "polygamma multigammaln i0 i0e i1 i1e ndtr ndtri log_ndtr sinc round xlogy xlog1py "
         "entr exp2 expm1 log1p zeta"
     ).split()

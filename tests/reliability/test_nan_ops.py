@@ -421,6 +421,7 @@ OPS = [
         (name, lambda L, x, name=name: getattr(L.special, name)(x), [_f(2, 3, low=low)])
         for name, low in (
             ("erfc", -2.0),
+            ("erfcx", -2.0),
             ("erfinv", -0.9),
             ("gammaln", -2.0),
             ("digamma", -2.0),

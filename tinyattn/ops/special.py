@@ -1,4 +1,4 @@
-"""Special functions as ops: erfc, erfinv, lgamma, digamma, polygamma, mvlgamma, xlog1py,
+"""Special functions as ops: erfc, erfcx, erfinv, lgamma, digamma, polygamma, mvlgamma, xlog1py,
 ndtr, ndtri, log_ndtr, entr, the modified Bessel functions i0, i0e, i1, i1e, and zeta.
 
 The math is in ``_special_math.py`` (float64 NumPy kernels, no scipy); each op here is a
@@ -85,6 +85,14 @@ Erfc = _special(
     """out = erfc(x) = 1 - erf(x).   dx = -g * 2 / sqrt(pi) * exp(-x^2)
 
     Relative error vs torch < 2e-14 on [-6, 27] (where erfc underflows).""",
+)
+Erfcx = _special(
+    "Erfcx",
+    sm.erfcx,
+    lambda xp, g, x, y: g * (2 * x * y - _TWO_OVER_SQRT_PI),
+    """out = erfcx(x) = exp(x^2) erfc(x).   dx = g * (2 x out - 2 / sqrt(pi))
+
+    Relative error vs torch < 1e-13 on [-26, 1e5].""",
 )
 Erfinv = _special(
     "Erfinv",
@@ -223,6 +231,12 @@ def _apply(cls, input, name: str) -> Tensor:
 def erfc(input: Tensor) -> Tensor:
     """The complementary error function ``1 - erf(x)``, accurate where it is tiny."""
     return _apply(Erfc, input, "erfc")
+
+
+@gradient_doc(Erfcx)
+def erfcx(input: Tensor) -> Tensor:
+    """The scaled complementary error function ``exp(x^2) erfc(x)`` (no underflow)."""
+    return _apply(Erfcx, input, "erfcx")
 
 
 @gradient_doc(Erfinv)
