@@ -452,6 +452,11 @@ from .ops.matrix_methods import (
 
 # -- end of linalg breadth --
 
+# -- special functions --
+from .ops.special import digamma, erfc, erfinv, i0, lgamma, mvlgamma, polygamma
+
+# -- end of special functions --
+
 # -- lazy imports: subpackages and names loaded on first access (PEP 562) ------------------
 # ``import tinyattn`` loads the tensor, autograd and ops only; ``tinyattn.nn``,
 # ``tinyattn.optim``, ``tinyattn.save`` ... import their module the first time they are
@@ -471,6 +476,7 @@ _LAZY_SUBMODULES = frozenset(
         "onnx",
         "optim",
         "serialization",
+        "special",
         "utils",
         "viz",
     }

@@ -92,6 +92,8 @@ FAMILIES = {
     "stats": "nansum nanmean aminmax quantile nanquantile histc logcumsumexp",
     # -- linalg breadth --
     "matrix_methods": "det logdet slogdet inverse cholesky qr svd pinverse matrix_exp",
+    # -- special functions --
+    "special": "erfc erfinv lgamma digamma mvlgamma i0 erfc_ erfinv_ lgamma_ digamma_ mvlgamma_ i0_",
 }
 
 # Methods whose argument order differs from the function's (written out by hand here).
@@ -154,6 +156,17 @@ SPECIAL["logic"] = [  # operators torch has and the Tensor class lacked (element
     )
 ]
 
+SPECIAL["special"] = [  # polygamma(n, input): the tensor is the second argument
+    f'''    def {name}(self, n: int) -> Tensor:
+        """{doc}"""
+        return tinyattn.ops.special.{target}
+'''
+    for name, doc, target in (
+        ("polygamma", "See :func:`tinyattn.polygamma`.", 'polygamma(n, cast("Tensor", self))'),
+        ("polygamma_", "In-place ``polygamma(n, self)``.", 'polygamma_(cast("Tensor", self), n)'),
+    )
+]
+
 # One module (and mixin class) per concept, to keep each file readable.
 MODULES = {
     "tinyattn/_tensor_methods_math.py": (
@@ -178,8 +191,8 @@ MODULES = {
     ),
     "tinyattn/_tensor_methods_select.py": (
         "TensorSelectMethods",
-        "sorting, selection and scans; matrix functions (det, inverse, decompositions)",
-        ("sorting", "cumulative", "stats", "matrix_methods"),
+        "sorting, selection, scans; matrix functions (det, inverse ...); special functions",
+        ("sorting", "cumulative", "stats", "matrix_methods", "special"),
     ),
 }
 

@@ -416,6 +416,28 @@ OPS = [
     ],
     ("Tensor.unfold", lambda L, x: x.unfold(1, 2, 1) * 1, [_f(2, 3)]),
     ("softplus", _F("softplus"), [_f(2, 3)]),
+    # -- special functions --
+    *[
+        (name, lambda L, x, name=name: getattr(L.special, name)(x), [_f(2, 3, low=low)])
+        for name, low in (
+            ("erfc", -2.0),
+            ("erfcx", -2.0),
+            ("erfinv", -0.9),
+            ("gammaln", -2.0),
+            ("digamma", -2.0),
+            ("ndtr", -2.0),
+            ("ndtri", 0.1),
+            ("log_ndtr", -2.0),
+            ("entr", 0.1),
+            ("i0", -2.0),
+            ("i0e", -2.0),
+            ("i1", -2.0),
+            ("i1e", -2.0),
+        )
+    ],
+    *[(f"polygamma{n}", lambda L, x, n=n: L.polygamma(n, x), [_f(2, 3, low=0.1)]) for n in (1, 2)],
+    ("xlog1py", lambda L, x, y: L.special.xlog1py(x, y), [_f(2, 3), _f(2, 3, low=-0.5)]),
+    # -- end of special functions --
 ]
 
 SPECIALS = {"nan": [np.nan], "+inf": [np.inf], "-inf": [-np.inf], "all": [np.nan, np.inf, -np.inf]}

@@ -1,0 +1,53 @@
+"""``tinyattn.special``: the subset of ``torch.special`` tinyattn provides.
+
+Names that torch.special shares with the main namespace are the same ops (``expit`` is
+``sigmoid``, ``gammaln`` is ``lgamma``, ``psi`` is ``digamma`` ...); the others
+(``erfcx``, ``ndtr``, ``ndtri``, ``log_ndtr``, ``entr``, Bessel ``i0e``, ``i1``, ``i1e``,
+``xlog1py``, ``zeta``) are in ``ops/special.py``, their math in ``ops/_special_math.py``.
+"""
+
+from __future__ import annotations
+
+from ._tensor import Tensor
+from .ops.activation import log_softmax, softmax
+from .ops.binary_more import xlogy
+from .ops.reduction import logsumexp
+from .ops.special import (
+    digamma,
+    entr,
+    erfc,
+    erfcx,
+    erfinv,
+    i0,
+    i0e,
+    i1,
+    i1e,
+    lgamma,
+    log_ndtr,
+    mvlgamma,
+    ndtr,
+    ndtri,
+    polygamma,
+    xlog1py,
+    zeta,
+)
+from .ops.trig import sinc
+from .ops.unary import erf, expm1, log1p, round, sigmoid
+from .ops.unary_more import exp2, logit
+
+expit = sigmoid
+gammaln = lgamma
+psi = digamma
+
+
+def multigammaln(input: Tensor, p: int) -> Tensor:
+    """The multivariate log-gamma function (``tinyattn.mvlgamma``)."""
+    return mvlgamma(input, p)
+
+
+__all__ = [
+    "digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1", "gammaln", "i0",
+    "i0e", "i1", "i1e", "log1p", "log_ndtr", "log_softmax", "logit", "logsumexp",
+    "multigammaln", "ndtr", "ndtri", "polygamma", "psi", "round", "sinc", "softmax",
+    "xlog1py", "xlogy", "zeta",
+]  # fmt: skip
