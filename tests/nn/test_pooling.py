@@ -105,6 +105,16 @@ def test_adaptive_pool2d(shape, size):
     check_op(lambda T, x: F(T).adaptive_max_pool2d(x, size), _arr(shape, 11))
 
 
+@pytest.mark.parametrize(
+    "shape,size",
+    [((2, 3, 4, 6), 1), ((2, 3, 4, 6), (2, 3)), ((3, 4, 6), (None, 2)), ((2, 3, 1, 1), 1)],
+)
+def test_adaptive_avg_pool2d_equal_windows(shape, size):
+    """The reshape-and-mean path (every window the same size, e.g. global pooling)."""
+    check_op(lambda T, x: F(T).adaptive_avg_pool2d(x, size), _arr(shape, 14))
+    check_op(lambda T, x: F(T).adaptive_avg_pool1d(x, 2), _arr(shape[:-1], 15))
+
+
 @pytest.mark.parametrize("shape,size", [((1, 2, 7), 3), ((2, 5), 4), ((1, 1, 3), 5)])
 def test_adaptive_pool1d(shape, size):
     check_op(lambda T, x: F(T).adaptive_avg_pool1d(x, size), _arr(shape, 12))
