@@ -240,3 +240,24 @@ BAD = [
 @pytest.mark.parametrize("call,expected", [b[1:] for b in BAD], ids=[b[0] for b in BAD])
 def test_bad_input(call, expected):
     check_bad_call(call, expected)
+
+
+@pytest.mark.skipif(torch is None, reason="torch not installed")
+@pytest.mark.parametrize("shape", [(1, 1, 1, 4), (2, 3, 1, 5)])
+def test_max_pool_window_wholly_in_padding(shape):
+    """Dilation can put every tap of a window in the padding (H=1, kernel 2, dilation 2,
+    padding 1): torch gives -inf and its first tap's index (past the end); ours raised an
+    IndexError in gather. The window gets no gradient. (torch's own backward writes that
+    out-of-range index, so only its forward is compared.)"""
+    x = _arr(shape, 16)
+    kw = dict(kernel_size=2, stride=1, padding=1, dilation=2, return_indices=True)
+    y, i = tinyattn.nn.functional.max_pool2d(tinyattn.tensor(x, requires_grad=True), **kw)
+    yt, it = torch.nn.functional.max_pool2d(torch.tensor(x), **kw)
+    np.testing.assert_array_equal(y.detach().numpy(), yt.numpy())
+    np.testing.assert_array_equal(i.numpy(), it.numpy())
+    assert np.isneginf(y.detach().numpy()).any()
+    xs = tinyattn.tensor(x, requires_grad=True)
+    y = tinyattn.nn.functional.max_pool2d(xs, **{**kw, "return_indices": False})
+    y.masked_fill(y.isinf(), 0.0).sum().backward()
+    finite = np.isfinite(y.detach().numpy())
+    assert xs.grad.numpy().sum() == finite.sum()  # one unit per finite window, none else

@@ -20,6 +20,7 @@ batch dim of 1 and loses it again.
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
@@ -143,8 +144,10 @@ def _window_argmax(x: np.ndarray, rows, cols) -> np.ndarray:
     """
     (rpos, rvalid), (cpos, cvalid) = rows, cols
     height, width = x.shape[2:]
-    first_r = rpos[rvalid.argmax(0), np.arange(rpos.shape[1])]
-    first_c = cpos[cvalid.argmax(0), np.arange(cpos.shape[1])]
+    # a window's starting index is its first tap at or past 0 (torch's: in a window wholly in
+    # the padding, possible with dilation, that tap lies past the end; the output is -inf)
+    first_r = rpos[(rpos >= 0).argmax(0), np.arange(rpos.shape[1])]
+    first_c = cpos[(cpos >= 0).argmax(0), np.arange(cpos.shape[1])]
     shape = x.shape[:2] + (rpos.shape[1], cpos.shape[1])
     index = np.broadcast_to(first_r[:, None] * width + first_c[None, :], shape).copy()
     best = np.full(shape, -np.inf, dtype=x.dtype)
@@ -182,7 +185,13 @@ def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_i
         for s, o, k, st, p, d in zip(x.shape[2:], outs, kernel, stride, padding, dilation)
     ]
     index = _window_argmax(x._data, *taps)
-    y = _restore(_gather_windows(x, index), n, unbatched)
+    empty = ~(taps[0][1].any(0)[:, None] & taps[1][1].any(0)[None, :])
+    if empty.any():  # windows wholly in the padding: -inf, no gradient (torch's)
+        inside = np.where(empty, 0, index)
+        y = _gather_windows(x, inside).masked_fill(Tensor._make(empty), -math.inf)
+    else:
+        y = _gather_windows(x, index)
+    y = _restore(y, n, unbatched)
     if not return_indices:
         return y
     return y, _restore(Tensor._make(index), n, unbatched)
@@ -450,7 +459,13 @@ def _adaptive_max(input, output_size, return_indices: bool, n: int, op: str):
     outs = (1, *outs) if n == 1 else outs
     taps = [_adaptive_taps(size, out) for size, out in zip(x.shape[2:], outs)]
     index = _window_argmax(x._data, *taps)
-    y = _restore(_gather_windows(x, index), n, unbatched)
+    empty = ~(taps[0][1].any(0)[:, None] & taps[1][1].any(0)[None, :])
+    if empty.any():  # windows wholly in the padding: -inf, no gradient (torch's)
+        inside = np.where(empty, 0, index)
+        y = _gather_windows(x, inside).masked_fill(Tensor._make(empty), -math.inf)
+    else:
+        y = _gather_windows(x, index)
+    y = _restore(y, n, unbatched)
     if not return_indices:
         return y
     return y, _restore(Tensor._make(index), n, unbatched)
