@@ -129,6 +129,14 @@ def test_lp_pool(p):
     check_op(lambda T, x: F(T).lp_pool1d(x[0], p, 2), x)
 
 
+def test_lp_pool_inf_is_max_of_abs():
+    """norm_type=inf: torch pools max |x| (gradient sign(x) at the arg max); ours gave 1.0
+    everywhere (x^inf averaged, then the 0-th power)."""
+    x = _arr((1, 2, 4, 5), 17)  # both signs
+    check_op(lambda T, x: F(T).lp_pool2d(x, float("inf"), 2), x)
+    check_op(lambda T, x: F(T).lp_pool1d(x[0], float("inf"), 2, ceil_mode=True), x)
+
+
 @pytest.mark.parametrize(
     "shape,kw,n",
     [

@@ -502,6 +502,9 @@ def _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, n: int, op: str) 
     if not isinstance(norm_type, numbers.Real) or norm_type == 0:
         raise ValueError(f"{op}: norm_type must be a non-zero number, got {norm_type!r}")
     kernel = _ints(kernel_size, n, "kernel_size", op)
+    if norm_type == math.inf:  # the limit: the largest |x| of each window (torch's)
+        max_pool = max_pool2d if n == 2 else max_pool1d
+        return max_pool(input.abs(), kernel, stride, 0, ceil_mode=ceil_mode)
     pool = avg_pool2d if n == 2 else avg_pool1d
     out = pool(input.pow(norm_type), kernel, stride, 0, ceil_mode)
     count = int(np.prod(kernel))
@@ -510,7 +513,7 @@ def _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, n: int, op: str) 
 
 def lp_pool2d(input: Tensor, norm_type: float, kernel_size, stride=None, ceil_mode=False):
     """Power-average pooling: ``y = (sum over the window of x^p)^(1/p)`` (torch's formula
-    ``(k * avg_pool2d(x^p))^(1/p)``; p = inf is max pooling, p = 1 sum pooling).
+    ``(k * avg_pool2d(x^p))^(1/p)``; p = inf is max pooling of ``|x|``, p = 1 sum pooling).
 
     Gradient: ``dx = g * x^(p-1) * y^(1-p)`` per window element (via the composite).
     """
