@@ -235,6 +235,11 @@ BAD = [
         r"between 0 and 1.*1.5",
     ),
     ("dropout2d_p", lambda T: T.nn.functional.dropout2d(T.ones(1, 3, 4), -0.1), r"-0.1"),
+    (  # (was: element-wise dropout)
+        "dropout2d_1d",
+        lambda T: T.nn.functional.dropout2d(T.ones(6), 0.3),
+        r"at least 2 dimensions.*\[6\]",
+    ),
     ("alpha_p", lambda T: T.nn.functional.alpha_dropout(T.ones(3), 2.0), r"between 0 and 1"),
     ("Dropout1d_p", lambda T: T.nn.Dropout1d(1.5), r"between 0 and 1"),
     (
