@@ -75,6 +75,35 @@ def test_extreme_inputs_match_torch():
             run_parity(lambda T, x, n=name: getattr(T.nn.functional, n)(x), x, dtypes=(np.float64,))
 
 
+NAN_INF = {
+    "threshold": lambda F, x: F.threshold(x, 0.5, -2.0),
+    "softshrink": lambda F, x: F.softshrink(x, 0.3),
+    "hardshrink": lambda F, x: F.hardshrink(x, 0.3),
+    "hardtanh": lambda F, x: F.hardtanh(x, -2.0, 0.5),
+    "relu6": lambda F, x: F.relu6(x),
+    "hardsigmoid": lambda F, x: F.hardsigmoid(x),
+    "hardswish": lambda F, x: F.hardswish(x),
+}
+
+
+@needs_torch
+@pytest.mark.parametrize("name", sorted(NAN_INF))
+def test_nan_and_inf_inputs_match_torch(name):
+    """A NaN stays NaN (threshold gave ``value``, soft/hardshrink gave 0); hardswish(-inf) is
+    NaN (was 0) and its gradient at +inf is 1 (was NaN through the unused branch). Values
+    and gradients at +-inf are torch's. (torch's gradient *at* a NaN depends on the
+    element's position, vectorised body or scalar tail, so only its value is compared.)"""
+    f = NAN_INF[name]
+    x = np.array([np.inf, -np.inf, -4.0, -0.2, 0.1, 0.4, 2.0, 4.0, 7.0])
+    run_parity(lambda T, x: f(T.nn.functional, x), x, rtol=1e-7)  # (hardsigmoid's 1/6)
+    for dtype in (np.float64, np.float32):
+        nan = np.array([np.nan, 1.0], dtype=dtype)
+        ours = f(F, tinyattn.tensor(nan)).numpy()
+        theirs = f(torch.nn.functional, torch.tensor(nan)).numpy()
+        np.testing.assert_array_equal(ours, theirs)
+        assert np.isnan(ours[0])
+
+
 KINKS = {
     "relu6": ([0.0, 6.0, -1.0, 7.0], lambda F, x: F.relu6(x)),
     "hardtanh": ([-1.0, 1.0], lambda F, x: F.hardtanh(x)),

@@ -83,6 +83,8 @@ def test_conv_transpose_modules(name, args, kw, shape):
     ours, theirs = getattr(tinyattn.nn, name)(*args, **kw), getattr(torch.nn, name)(*args, **kw)
     assert repr(ours) == repr(theirs)
     assert tuple(ours.weight.shape) == tuple(theirs.weight.shape)
+    for attr in ("stride", "padding", "output_padding", "dilation", "groups", "transposed"):
+        assert getattr(ours, attr) == getattr(theirs, attr), attr  # (transposed was missing)
     for dtype in (np.float64, np.float32):
         module_parity(theirs, ours, _arr(shape, 10), dtype=dtype)
 

@@ -99,6 +99,30 @@ def test_forward_and_lse_match_torch_flex_attention(score_mod, mask_mod, dtype):
     np.testing.assert_allclose(alone.numpy(), out_t.numpy(), atol=tol, rtol=tol)
 
 
+def head_and_batch_mask(b, h, q_idx, kv_idx):  # head 1 sees nothing; batch 1 one key more
+    return (h != 1) & (kv_idx <= q_idx + b)
+
+
+@needs_torch
+@pytest.mark.parametrize("bh", [(None, None), (None, H), (B, None), (1, 1)])
+@pytest.mark.parametrize("score_mod", [None, distance_bias])
+def test_block_mask_made_without_batch_or_heads_is_applied_per_batch_and_head(bh, score_mod):
+    """torch calls mask_mod with the true b and h even when the block mask was made with
+    B/H None (evaluated at b = h = 0); ours applied the b = 0, h = 0 mask to every batch and
+    head (head 1 was not masked)."""
+    q, k, v = rand(B, H, L, E, seed=4), rand(B, H, S, E, seed=5), rand(B, H, S, E, seed=6)
+    outs = []
+    for lib in (tinyattn, torch):
+        mod = _lib_module(lib)
+        block_mask = mod.create_block_mask(head_and_batch_mask, *bh, L, S, device="cpu")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tensors = [lib.tensor(x) for x in (q, k, v)]
+            outs.append(mod.flex_attention(*tensors, score_mod=score_mod, block_mask=block_mask))
+    np.testing.assert_allclose(outs[0].numpy(), outs[1].numpy(), atol=1e-12, rtol=1e-12)
+    assert not outs[0].numpy()[:, 1].any()  # head 1 fully masked: zeros
+
+
 @needs_torch
 @pytest.mark.parametrize("score_mod", [None, distance_bias])
 def test_grouped_query_heads_match_torch(score_mod):

@@ -149,6 +149,22 @@ def test_alpha_dropout_matches_torch_for_the_same_mask(feature):
         assert getattr(lib.nn.functional, name)(xt, 0.3) is xt  # training=False by default
 
 
+@pytest.mark.parametrize("name", ["AlphaDropout", "FeatureAlphaDropout"])
+def test_alpha_dropout_modules_ignore_inplace_as_torch(name):
+    """torch's AlphaDropout/FeatureAlphaDropout modules never pass ``inplace`` on: the input
+    is left as it was and a new tensor returned (ours overwrote the input)."""
+    x = tinyattn.tensor(rand(4, 6, 3, seed=12))
+    before = x.numpy().copy()
+    y = getattr(nn, name)(p=0.5, inplace=True).train()(x)
+    assert y is not x
+    np.testing.assert_array_equal(x.numpy(), before)
+    assert not np.array_equal(y.numpy(), before)
+    if torch is not None:
+        xt = torch.tensor(before)
+        assert getattr(torch.nn, name)(p=0.5, inplace=True).train()(xt) is not xt
+        np.testing.assert_array_equal(xt.numpy(), before)
+
+
 def test_alpha_dropout_gradient():
     tinyattn.manual_seed(2)
     x = tinyattn.tensor(rand(50, 8, seed=10), requires_grad=True)
@@ -219,6 +235,11 @@ BAD = [
         r"between 0 and 1.*1.5",
     ),
     ("dropout2d_p", lambda T: T.nn.functional.dropout2d(T.ones(1, 3, 4), -0.1), r"-0.1"),
+    (  # (was: element-wise dropout)
+        "dropout2d_1d",
+        lambda T: T.nn.functional.dropout2d(T.ones(6), 0.3),
+        r"at least 2 dimensions.*\[6\]",
+    ),
     ("alpha_p", lambda T: T.nn.functional.alpha_dropout(T.ones(3), 2.0), r"between 0 and 1"),
     ("Dropout1d_p", lambda T: T.nn.Dropout1d(1.5), r"between 0 and 1"),
     (

@@ -105,6 +105,16 @@ def test_adaptive_pool2d(shape, size):
     check_op(lambda T, x: F(T).adaptive_max_pool2d(x, size), _arr(shape, 11))
 
 
+@pytest.mark.parametrize(
+    "shape,size",
+    [((2, 3, 4, 6), 1), ((2, 3, 4, 6), (2, 3)), ((3, 4, 6), (None, 2)), ((2, 3, 1, 1), 1)],
+)
+def test_adaptive_avg_pool2d_equal_windows(shape, size):
+    """The reshape-and-mean path (every window the same size, e.g. global pooling)."""
+    check_op(lambda T, x: F(T).adaptive_avg_pool2d(x, size), _arr(shape, 14))
+    check_op(lambda T, x: F(T).adaptive_avg_pool1d(x, 2), _arr(shape[:-1], 15))
+
+
 @pytest.mark.parametrize("shape,size", [((1, 2, 7), 3), ((2, 5), 4), ((1, 1, 3), 5)])
 def test_adaptive_pool1d(shape, size):
     check_op(lambda T, x: F(T).adaptive_avg_pool1d(x, size), _arr(shape, 12))
@@ -117,6 +127,14 @@ def test_lp_pool(p):
     check_op(lambda T, x: F(T).lp_pool2d(x, p, 2), x)
     check_op(lambda T, x: F(T).lp_pool2d(x, p, (2, 3), stride=1, ceil_mode=True), x)
     check_op(lambda T, x: F(T).lp_pool1d(x[0], p, 2), x)
+
+
+def test_lp_pool_inf_is_max_of_abs():
+    """norm_type=inf: torch pools max |x| (gradient sign(x) at the arg max); ours gave 1.0
+    everywhere (x^inf averaged, then the 0-th power)."""
+    x = _arr((1, 2, 4, 5), 17)  # both signs
+    check_op(lambda T, x: F(T).lp_pool2d(x, float("inf"), 2), x)
+    check_op(lambda T, x: F(T).lp_pool1d(x[0], float("inf"), 2, ceil_mode=True), x)
 
 
 @pytest.mark.parametrize(
@@ -230,3 +248,24 @@ BAD = [
 @pytest.mark.parametrize("call,expected", [b[1:] for b in BAD], ids=[b[0] for b in BAD])
 def test_bad_input(call, expected):
     check_bad_call(call, expected)
+
+
+@pytest.mark.skipif(torch is None, reason="torch not installed")
+@pytest.mark.parametrize("shape", [(1, 1, 1, 4), (2, 3, 1, 5)])
+def test_max_pool_window_wholly_in_padding(shape):
+    """Dilation can put every tap of a window in the padding (H=1, kernel 2, dilation 2,
+    padding 1): torch gives -inf and its first tap's index (past the end); ours raised an
+    IndexError in gather. The window gets no gradient. (torch's own backward writes that
+    out-of-range index, so only its forward is compared.)"""
+    x = _arr(shape, 16)
+    kw = dict(kernel_size=2, stride=1, padding=1, dilation=2, return_indices=True)
+    y, i = tinyattn.nn.functional.max_pool2d(tinyattn.tensor(x, requires_grad=True), **kw)
+    yt, it = torch.nn.functional.max_pool2d(torch.tensor(x), **kw)
+    np.testing.assert_array_equal(y.detach().numpy(), yt.numpy())
+    np.testing.assert_array_equal(i.numpy(), it.numpy())
+    assert np.isneginf(y.detach().numpy()).any()
+    xs = tinyattn.tensor(x, requires_grad=True)
+    y = tinyattn.nn.functional.max_pool2d(xs, **{**kw, "return_indices": False})
+    y.masked_fill(y.isinf(), 0.0).sum().backward()
+    finite = np.isfinite(y.detach().numpy())
+    assert xs.grad.numpy().sum() == finite.sum()  # one unit per finite window, none else

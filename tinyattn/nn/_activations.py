@@ -260,7 +260,17 @@ def hardtanh(
             f"hardtanh: min_val cannot be greater than max_val ({min_val} > {max_val})"
         )
     lo, hi = float(min_val), float(max_val)
-    return _run(input, lambda x: where(x <= lo, lo, where(x >= hi, hi, x)), inplace, "hardtanh")
+    return _run(input, lambda x: _clamp_inside(x, lo, hi), inplace, "hardtanh")
+
+
+def _clamp_inside(x: Tensor, lo: float, hi: float) -> Tensor:
+    """``clamp(x, lo, hi)`` whose gradient passes only strictly inside ``(lo, hi)``.
+
+    A NaN keeps its value (NaN) but gets gradient 0, as torch's ``hardtanh_backward``
+    (its ``lo < x < hi`` test is False for NaN).
+    """
+    outside = where(x <= lo, lo, where(x >= hi, hi, x.detach()))
+    return where((x > lo) & (x < hi), x, outside)
 
 
 def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
@@ -284,8 +294,9 @@ def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
     """
     _check_float(input, "hardsigmoid")
 
-    def compute(x):
-        return where(x <= -3.0, 0.0, where(x >= 3.0, 1.0, x / 6.0 + 0.5))
+    def compute(x):  # (NaN: value NaN, gradient 0, as torch)
+        outside = where(x <= -3.0, 0.0, where(x >= 3.0, 1.0, x.detach()))
+        return where((x > -3.0) & (x < 3.0), x / 6.0 + 0.5, outside)
 
     return _run(input, compute, inplace, "hardsigmoid")
 
@@ -299,7 +310,13 @@ def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     _check_float(input, "hardswish")
 
     def compute(x):
-        return where(x <= -3.0, 0.0, where(x >= 3.0, x, x * (x + 3.0) / 6.0))
+        # The middle branch sees x only where it is used (an inf there would give a NaN
+        # gradient through the unselected branch); NaN takes the x >= 3 branch's gradient
+        # and -inf gives NaN (-inf * 0), as torch's x * relu6(x + 3) / 6.
+        inside = (x > -3.0) & (x < 3.0)
+        middle = where(inside, x, 0.0)
+        low = x.detach() * 0.0
+        return where(x <= -3.0, low, where(inside, middle * (middle + 3.0) / 6.0, x))
 
     return _run(input, compute, inplace, "hardswish")
 
@@ -314,7 +331,8 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
             f"threshold(): argument 'input' must be a Tensor, not {type(input).__name__}"
         )
     filler = ops.creation.full_like(input, value)
-    return _run(input, lambda x: where(x > threshold, x, filler), inplace, "threshold")
+    # x <= threshold, not x > threshold: a NaN stays NaN (torch's test), with gradient g
+    return _run(input, lambda x: where(x <= threshold, filler, x), inplace, "threshold")
 
 
 _threshold = threshold  # (threshold_'s argument of the same name hides the function)
@@ -335,7 +353,9 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
         raise RuntimeError(
             f"softshrink: lambda must be greater or equal to 0, but found to be {lambd}."
         )
-    return where(input > lambd, input - lambd, where(input < -lambd, input + lambd, 0.0))
+    # the dead zone gives x * 0 (constant): a NaN stays NaN with gradient 0, as torch's
+    live = (input > lambd) | (input < -lambd)
+    return where(live, where(input > 0, input - lambd, input + lambd), input.detach() * 0.0)
 
 
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
@@ -344,7 +364,8 @@ def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     Gradient: ``d input = g`` where ``|x| > lambd``, 0 elsewhere (0 at ±lambd, as torch).
     """
     _check_float(input, "hardshrink")
-    return where((input > lambd) | (input < -lambd), input, 0.0)
+    # the dead zone gives x * 0 (constant): a NaN stays NaN with gradient 0, as torch's
+    return where((input > lambd) | (input < -lambd), input, input.detach() * 0.0)
 
 
 def prelu(input: Tensor, weight: Tensor) -> Tensor:

@@ -108,6 +108,11 @@ def dropout2d(
             "channel-wise dropout behavior, please switch to using dropout1d instead.",
             stacklevel=2,
         )
+    if input.ndim < 2 and training and 0.0 < p < 1.0:  # (torch's feature-dropout check)
+        raise RuntimeError(
+            f"dropout2d: Feature dropout requires at least 2 dimensions in the input, got "
+            f"shape {list(input.shape)}"
+        )
     mask_shape = _feature_shape(input.shape) if input.ndim >= 2 else tuple(input.shape)
     return _drop(input, p, training, inplace, mask_shape)
 

@@ -209,6 +209,11 @@ def binary_cross_entropy(
             f"to the input size ({list(input.shape)}) is deprecated. Please ensure they have the "
             "same size."
         )
+    if target.dtype != input.dtype:  # torch does not promote here
+        raise RuntimeError(
+            f"binary_cross_entropy: Found dtype {target.dtype} but expected {input.dtype} "
+            "(target must have the input's dtype)"
+        )
     x = input._data
     for name, values in (("input", x), ("target", target._data)):  # NaN fails too, as torch
         if values.size and not ((values >= 0) & (values <= 1)).all():

@@ -349,6 +349,18 @@ def _check_inputs(query, key, value, block_mask, score_mod, scale, enable_gqa) -
     return Hq // max(Hkv, 1)
 
 
+def _mask_for(block_mask: BlockMask, B: int, H: int) -> np.ndarray:
+    """The mask at the call's (B, H): a block mask made with ``B``/``H`` None (evaluated at
+    b = 0 / h = 0) is re-evaluated at every batch/head, as torch's ``flex_attention`` calls
+    ``mask_mod`` with the true indices (a head-dependent mask made with H=None masks per head).
+    """
+    mask = block_mask.mask
+    if mask.shape[:2] == (B, H) or block_mask.mask_mod is None:
+        return mask
+    L, S = block_mask.seq_lengths
+    return _dense_mask(block_mask.mask_mod, B, H, L, S, "flex_attention")
+
+
 def _scored(q, k, score_mod, mask, scale: float, groups: int) -> Tensor:
     """The (B, H, L, S) scores after score_mod and the mask (-inf where not kept)."""
     if groups > 1:
@@ -425,7 +437,7 @@ def flex_attention(
             f"flex_attention(): argument 'return_aux' must be an AuxRequest, got {return_aux!r}"
         )
     scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else float(scale)
-    mask = None if block_mask is None else block_mask.mask
+    mask = None if block_mask is None else _mask_for(block_mask, query.shape[0], query.shape[1])
     want_lse = return_lse or (return_aux is not None and return_aux.lse)
     want_max = return_aux is not None and return_aux.max_scores
     if score_mod is None and not (want_lse or want_max):

@@ -44,6 +44,7 @@ class _ConvTransposeNd(_ConvNd):
         if isinstance(padding, str):
             raise ValueError(f"{name}: padding must be an int or a tuple of ints, got {padding!r}")
         self.output_padding = _conv._ints(output_padding, self._n, "output_padding", name)
+        self.transposed = True  # (torch's _ConvNd attribute; FLOP counters read it)
         super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
                          groups, bias, padding_mode, device, dtype)  # fmt: skip
 

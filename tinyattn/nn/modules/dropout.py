@@ -99,7 +99,8 @@ class AlphaDropout(_DropoutNd):
 
         ``dx = g a keep``.
         """
-        return F.alpha_dropout(input, self.p, self.training, self.inplace)
+        # torch's module ignores ``inplace`` (the input is never overwritten); so does ours
+        return F.alpha_dropout(input, self.p, self.training)
 
 
 class FeatureAlphaDropout(_DropoutNd):
@@ -107,4 +108,5 @@ class FeatureAlphaDropout(_DropoutNd):
 
     def forward(self, input: Tensor) -> Tensor:
         """As :class:`AlphaDropout` with one keep flag per (n, c). ``dx = g a keep``."""
-        return F.feature_alpha_dropout(input, self.p, self.training, self.inplace)
+        # (``inplace`` is ignored, as torch's module does)
+        return F.feature_alpha_dropout(input, self.p, self.training)
