@@ -57,8 +57,10 @@ import threading
 import numpy as np
 
 from .. import _dtype
-from . import quiet as _quiet
 from .grad_mode import is_grad_enabled
+from .quiet import IGNORE_ALL as _FP_IGNORE_ALL
+from .quiet import enter as _fp_enter
+from .quiet import leave as _fp_leave
 from .tensor_base import TensorBase, VersionCounter
 from .xp import numpy_xp
 
@@ -335,7 +337,7 @@ class Function:
                     needs[i] = True
                     next_functions[i] = a._grad_node()
                     input_meta[i] = (data.shape, data.dtype)
-        token = _quiet.enter(_quiet.IGNORE_ALL)  # NumPy's FP warnings off (autograd/quiet.py)
+        token = _fp_enter(_FP_IGNORE_ALL)  # NumPy's FP warnings off (autograd/quiet.py)
         try:
             if needs is None:  # nothing to differentiate (or grad mode off): no graph
                 return TensorBase._make(_as_array(cls.forward(NoGradContext(), *arrays, **kwargs)))
@@ -343,7 +345,7 @@ class Function:
             ctx.needs_input_grad = tuple(needs)
             out = cls.forward(ctx, *arrays, **kwargs)
         finally:
-            _quiet.leave(token)
+            _fp_leave(token)
         if type(out) is not np.ndarray:  # a NumPy scalar (0-d result) or an array-like
             out = _as_output_array(ctx, out)
         ctx.next_functions = tuple(next_functions)
