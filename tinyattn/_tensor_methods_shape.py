@@ -317,9 +317,9 @@ class TensorShapeMethods:
 
     # -- shape_more -----------------------------------------------------------------------------
 
-    def broadcast_to(self, size) -> Tensor:
+    def broadcast_to(self, *sizes, size=None) -> Tensor:
         """See :func:`tinyattn.broadcast_to`."""
-        return tinyattn.ops.shape_more.broadcast_to(cast("Tensor", self), size)
+        return tinyattn.ops.shape_more.broadcast_to(cast("Tensor", self), *sizes, size=size)
 
     def moveaxis(self, source, destination) -> Tensor:
         """See :func:`tinyattn.moveaxis`."""
@@ -333,25 +333,29 @@ class TensorShapeMethods:
         """See :func:`tinyattn.ravel`."""
         return tinyattn.ops.shape_more.ravel(cast("Tensor", self))
 
-    def tile(self, *dims) -> Tensor:
+    def tile(self, *reps, dims=None) -> Tensor:
         """See :func:`tinyattn.tile`."""
-        return tinyattn.ops.shape_more.tile(cast("Tensor", self), *dims)
+        return tinyattn.ops.shape_more.tile(cast("Tensor", self), *reps, dims=dims)
 
-    def tensor_split(self, indices_or_sections, dim: int = 0) -> tuple[Tensor, ...]:
+    def tensor_split(
+        self, indices_or_sections=None, dim: int = 0, *, sections=None, indices=None
+    ) -> tuple[Tensor, ...]:
         """See :func:`tinyattn.tensor_split`."""
-        return tinyattn.ops.shape_more.tensor_split(cast("Tensor", self), indices_or_sections, dim)
+        return tinyattn.ops.shape_more.tensor_split(
+            cast("Tensor", self), indices_or_sections, dim, sections=sections, indices=indices
+        )
 
-    def hsplit(self, sections) -> tuple[Tensor, ...]:
+    def hsplit(self, sections=None, *, indices=None) -> tuple[Tensor, ...]:
         """See :func:`tinyattn.hsplit`."""
-        return tinyattn.ops.shape_more.hsplit(cast("Tensor", self), sections)
+        return tinyattn.ops.shape_more.hsplit(cast("Tensor", self), sections, indices=indices)
 
-    def vsplit(self, sections) -> tuple[Tensor, ...]:
+    def vsplit(self, sections=None, *, indices=None) -> tuple[Tensor, ...]:
         """See :func:`tinyattn.vsplit`."""
-        return tinyattn.ops.shape_more.vsplit(cast("Tensor", self), sections)
+        return tinyattn.ops.shape_more.vsplit(cast("Tensor", self), sections, indices=indices)
 
-    def dsplit(self, sections) -> tuple[Tensor, ...]:
+    def dsplit(self, sections=None, *, indices=None) -> tuple[Tensor, ...]:
         """See :func:`tinyattn.dsplit`."""
-        return tinyattn.ops.shape_more.dsplit(cast("Tensor", self), sections)
+        return tinyattn.ops.shape_more.dsplit(cast("Tensor", self), sections, indices=indices)
 
     def split_with_sizes(self, split_sizes, dim: int = 0) -> tuple[Tensor, ...]:
         """See :func:`tinyattn.split_with_sizes`."""

@@ -358,3 +358,39 @@ BAD = [
 @pytest.mark.parametrize("call,expected", [(c, e) for _, c, e in BAD], ids=[i for i, _, _ in BAD])
 def test_bad_input(call, expected):
     check_bad_call(call, expected)
+
+
+KEYWORD_SPELLINGS = [  # torch's keyword and separate-int spellings of the same calls
+    ("tile dims=", lambda L, x: L.tile(x, dims=(2, 1))),
+    ("Tensor.tile dims=", lambda L, x: x.tile(dims=(2,))),
+    ("Tensor.tile ints", lambda L, x: x.tile(2, 1)),
+    ("tensor_split sections=", lambda L, x: L.tensor_split(x, sections=2, dim=1)),
+    ("tensor_split indices=", lambda L, x: L.tensor_split(x, indices=[1, 2], dim=1)),
+    ("Tensor.tensor_split sections=", lambda L, x: x.tensor_split(sections=3, dim=1)),
+    ("hsplit indices=", lambda L, x: L.hsplit(x, indices=[1])),
+    ("vsplit indices=", lambda L, x: L.vsplit(x, indices=[1])),
+    ("broadcast_to size=", lambda L, x: L.broadcast_to(x, size=(2, 2, 3))),
+    ("Tensor.broadcast_to ints", lambda L, x: x.broadcast_to(4, 2, 3)),
+]
+
+
+@pytest.mark.skipif(torch is None, reason="torch not installed (parity test)")
+@pytest.mark.parametrize("name, call", KEYWORD_SPELLINGS, ids=[k[0] for k in KEYWORD_SPELLINGS])
+def test_torch_keyword_spellings(name, call):
+    data = np.arange(6.0).reshape(2, 3)
+    ours, theirs = call(tinyattn, tinyattn.tensor(data)), call(torch, torch.tensor(data))
+    ours = ours if isinstance(ours, tuple) else (ours,)
+    theirs = theirs if isinstance(theirs, tuple) else (theirs,)
+    assert len(ours) == len(theirs)
+    for o, t in zip(ours, theirs):
+        np.testing.assert_array_equal(o.numpy(), t.numpy())
+
+
+def test_split_and_tile_reject_two_spellings_at_once():
+    x = tinyattn.zeros(2, 3)
+    with pytest.raises(TypeError, match="exactly one of indices_or_sections"):
+        tinyattn.tensor_split(x, 2, sections=2)
+    with pytest.raises(TypeError, match="exactly one of"):
+        tinyattn.hsplit(x)
+    with pytest.raises(TypeError, match="dims either positionally or as dims="):
+        tinyattn.tile(x, (2,), dims=(2,))

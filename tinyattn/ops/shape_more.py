@@ -66,12 +66,25 @@ def _check_tensor(x, op: str, name: str = "input") -> Tensor:
     return x
 
 
-def broadcast_to(input: Tensor, size) -> Tensor:
+def broadcast_to(input: Tensor, *sizes, size=None) -> Tensor:
     """``input`` broadcast to ``size`` (a view; -1 keeps a dim). Same as :func:`expand`.
+
+    The size as a tuple, as separate ints (``x.broadcast_to(2, 3)``) or ``size=``, as torch.
 
     Composes: tinyattn.Tensor.expand
     """
-    return expand(_check_tensor(input, "broadcast_to"), shape_args((size,), "broadcast_to"))
+    shape = _one_of(sizes, size, "sizes", "size", "broadcast_to")
+    return expand(_check_tensor(input, "broadcast_to"), shape_args(shape, "broadcast_to"))
+
+
+def _one_of(positional: tuple, keyword, pos_name: str, kw_name: str, op: str):
+    """The argument given either positionally or by keyword (exactly one of them)."""
+    if (len(positional) > 0) == (keyword is not None):
+        raise TypeError(
+            f"{op}(): expected the {kw_name} either positionally or as {kw_name}=, "
+            f"got {pos_name}={positional!r} and {kw_name}={keyword!r}"
+        )
+    return positional if keyword is None else (keyword,)
 
 
 def broadcast_shapes(*shapes) -> Size:
@@ -121,13 +134,14 @@ def ravel(input: Tensor) -> Tensor:
     return reshape(input if input.is_contiguous() else input.contiguous(), -1)
 
 
-def tile(input: Tensor, *dims) -> Tensor:
+def tile(input: Tensor, *reps, dims=None) -> Tensor:
     """``input`` repeated ``dims[d]`` times along each dim; a short ``dims`` is padded with
     leading 1s (torch's rule, unlike :meth:`Tensor.repeat`). Always a contiguous copy.
+    ``dims`` as a tuple, separate ints or ``dims=``, as torch.
 
     Composes: tinyattn.Tensor.repeat, tinyattn.Tensor.contiguous
     """
-    reps = shape_args(dims, "tile")
+    reps = shape_args(_one_of(reps, dims, "reps", "dims", "tile"), "tile")
     reps = (1,) * (input.ndim - len(reps)) + reps
     out = repeat(input, reps)
     # torch's result is always a fresh contiguous tensor (repeat by ones keeps the layout)
@@ -245,12 +259,16 @@ def _split_points(indices_or_sections, size: int, op: str) -> list[int] | int:
         ) from None
 
 
-def tensor_split(input: Tensor, indices_or_sections, dim: int = 0) -> tuple[Tensor, ...]:
+def tensor_split(
+    input: Tensor, indices_or_sections=None, dim: int = 0, *, sections=None, indices=None
+) -> tuple[Tensor, ...]:
     """Views of ``input`` split along ``dim``: into ``n`` near-equal sections (the first
     ``size % n`` one longer), or at the given indices (clamped to the size, as slices are).
+    torch's keyword spellings ``sections=n`` and ``indices=[...]`` work too.
 
     Composes: tinyattn.narrow
     """
+    indices_or_sections = _split_spec(indices_or_sections, sections, indices, "tensor_split")
     d = normalize_dim(dim, input.ndim, "tensor_split")
     if input.ndim == 0:
         raise RuntimeError("tensor_split(): expected at least a 1-dimensional tensor")
@@ -285,28 +303,40 @@ def _split_along(input: Tensor, sections, dim: int, op: str, min_ndim: int):
     return tensor_split(input, sections, dim)
 
 
-def hsplit(input: Tensor, sections) -> tuple[Tensor, ...]:
+def _split_spec(indices_or_sections, sections, indices, op: str):
+    """The one split specification given: positional, ``sections=`` or ``indices=``."""
+    given = [v for v in (indices_or_sections, sections, indices) if v is not None]
+    if len(given) != 1:
+        raise TypeError(
+            f"{op}(): expected exactly one of indices_or_sections, sections= or indices=, "
+            f"got {len(given)}"
+        )
+    return given[0]
+
+
+def hsplit(input: Tensor, sections=None, *, indices=None) -> tuple[Tensor, ...]:
     """:func:`tensor_split` along dim 1 (dim 0 for 1-D); an int must divide the size.
 
     Composes: tinyattn.narrow
     """
+    sections = _split_spec(sections, None, indices, "hsplit")
     return _split_along(input, sections, 1 if input.ndim > 1 else 0, "hsplit", 1)
 
 
-def vsplit(input: Tensor, sections) -> tuple[Tensor, ...]:
+def vsplit(input: Tensor, sections=None, *, indices=None) -> tuple[Tensor, ...]:
     """:func:`tensor_split` along dim 0 of a tensor with >= 2 dims; an int must divide the size.
 
     Composes: tinyattn.narrow
     """
-    return _split_along(input, sections, 0, "vsplit", 2)
+    return _split_along(input, _split_spec(sections, None, indices, "vsplit"), 0, "vsplit", 2)
 
 
-def dsplit(input: Tensor, sections) -> tuple[Tensor, ...]:
+def dsplit(input: Tensor, sections=None, *, indices=None) -> tuple[Tensor, ...]:
     """:func:`tensor_split` along dim 2 of a tensor with >= 3 dims; an int must divide the size.
 
     Composes: tinyattn.narrow
     """
-    return _split_along(input, sections, 2, "dsplit", 3)
+    return _split_along(input, _split_spec(sections, None, indices, "dsplit"), 2, "dsplit", 3)
 
 
 def split_with_sizes(input: Tensor, split_sizes, dim: int = 0) -> tuple[Tensor, ...]:
