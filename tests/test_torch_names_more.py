@@ -165,3 +165,12 @@ def test_meshgrid_bad_input():
         tinyattn.meshgrid(tinyattn.zeros(2), indexing="ji")
     with pytest.raises((RuntimeError, ValueError)):
         torch.meshgrid(torch.zeros(2), indexing="ji")
+
+
+@pytest.mark.parametrize("name", ["new_zeros", "new_ones", "new_empty"])
+def test_new_family_takes_size_as_keyword(name):
+    ours = getattr(tinyattn.zeros(2), name)(size=(3, 2))
+    theirs = getattr(torch.zeros(2), name)(size=(3, 2))
+    assert list(ours.shape) == list(theirs.shape) == [3, 2]
+    with pytest.raises(TypeError, match="both positionally"):
+        getattr(tinyattn.zeros(2), name)(3, size=(3,))

@@ -58,22 +58,43 @@ class TensorShapeMethods:
 
     # -- creation -------------------------------------------------------------------------------
 
-    def new_zeros(self, *size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    def new_zeros(
+        self, *sizes, size=None, dtype=None, device=None, requires_grad: bool = False
+    ) -> Tensor:
         """See :func:`tinyattn.ops.creation.new_zeros`."""
         return tinyattn.ops.creation.new_zeros(
-            cast("Tensor", self), *size, dtype=dtype, device=device, requires_grad=requires_grad
+            cast("Tensor", self),
+            *sizes,
+            size=size,
+            dtype=dtype,
+            device=device,
+            requires_grad=requires_grad,
         )
 
-    def new_ones(self, *size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    def new_ones(
+        self, *sizes, size=None, dtype=None, device=None, requires_grad: bool = False
+    ) -> Tensor:
         """See :func:`tinyattn.ops.creation.new_ones`."""
         return tinyattn.ops.creation.new_ones(
-            cast("Tensor", self), *size, dtype=dtype, device=device, requires_grad=requires_grad
+            cast("Tensor", self),
+            *sizes,
+            size=size,
+            dtype=dtype,
+            device=device,
+            requires_grad=requires_grad,
         )
 
-    def new_empty(self, *size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    def new_empty(
+        self, *sizes, size=None, dtype=None, device=None, requires_grad: bool = False
+    ) -> Tensor:
         """See :func:`tinyattn.ops.creation.new_empty`."""
         return tinyattn.ops.creation.new_empty(
-            cast("Tensor", self), *size, dtype=dtype, device=device, requires_grad=requires_grad
+            cast("Tensor", self),
+            *sizes,
+            size=size,
+            dtype=dtype,
+            device=device,
+            requires_grad=requires_grad,
         )
 
     def new_full(

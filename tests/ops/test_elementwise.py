@@ -350,3 +350,9 @@ def test_square_dtype_as_torch(dtype):
     want = torch.square(torch.tensor(values, dtype=getattr(torch, dtype)))
     assert str(ours.dtype).split(".")[1] == str(want.dtype).split(".")[1]
     np.testing.assert_array_equal(ours.numpy(), want.numpy())
+
+
+def test_sign_of_bool_is_the_bool_as_torch():
+    x = tinyattn.tensor([True, False])
+    for out in (tinyattn.sign(x), x.sign(), x.clone().sign_()):
+        assert out.dtype == tinyattn.bool and out.tolist() == [True, False]

@@ -96,7 +96,10 @@ def gradient_doc(fn_class):
 
 
 def sgn(x: np.ndarray) -> np.ndarray:
-    """``sign(x)`` with ``sgn(NaN) = 0``: torch's sign, and the derivative of ``|x|`` it uses."""
+    """``sign(x)`` with ``sgn(NaN) = 0``: torch's sign, and the derivative of ``|x|`` it uses.
+    A bool array is its own sign (torch: ``sign(True) = True``)."""
+    if x.dtype == np.bool_:
+        return x.copy()
     s = np.sign(x)
     if s.dtype.kind != "f":
         return s

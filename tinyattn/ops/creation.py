@@ -358,33 +358,48 @@ ByteTensor = _legacy(dt.uint8, "ByteTensor")
 
 
 # -- Tensor.new_*: a new tensor with another tensor's dtype (the methods forward here) ------
+def _size_arg(sizes: tuple, size, name: str) -> tuple:
+    """The size given as ints or a tuple (``new_ones(2, 3)``) or as ``size=`` (torch allows both)."""
+    if size is None:
+        return sizes
+    if sizes:
+        raise TypeError(f"{name}(): got the size both positionally {sizes} and as size={size}")
+    return (size,)
+
+
 def _new_like(input: Tensor, fill, size, dtype, requires_grad: bool, name: str) -> Tensor:
     d = dt.to_dtype(dtype).np_dtype if dtype is not None else input._data.dtype
     return _finish(fill(_sizes(size, name), dtype=d), requires_grad)
 
 
 def new_zeros(
-    input: Tensor, *size, dtype=None, device=None, requires_grad: bool = False, **_
+    input: Tensor, *sizes, size=None, dtype=None, device=None, requires_grad: bool = False, **_
 ) -> Tensor:
     """Zeros of ``size`` with ``input``'s dtype (unless ``dtype`` is given)."""
     check_device(device)
-    return _new_like(input, np.zeros, size, dtype, requires_grad, "new_zeros")
+    return _new_like(
+        input, np.zeros, _size_arg(sizes, size, "new_zeros"), dtype, requires_grad, "new_zeros"
+    )
 
 
 def new_ones(
-    input: Tensor, *size, dtype=None, device=None, requires_grad: bool = False, **_
+    input: Tensor, *sizes, size=None, dtype=None, device=None, requires_grad: bool = False, **_
 ) -> Tensor:
     """Ones of ``size`` with ``input``'s dtype (unless ``dtype`` is given)."""
     check_device(device)
-    return _new_like(input, np.ones, size, dtype, requires_grad, "new_ones")
+    return _new_like(
+        input, np.ones, _size_arg(sizes, size, "new_ones"), dtype, requires_grad, "new_ones"
+    )
 
 
 def new_empty(
-    input: Tensor, *size, dtype=None, device=None, requires_grad: bool = False, **_
+    input: Tensor, *sizes, size=None, dtype=None, device=None, requires_grad: bool = False, **_
 ) -> Tensor:
     """An uninitialised tensor of ``size`` with ``input``'s dtype (unless ``dtype`` is given)."""
     check_device(device)
-    return _new_like(input, np.empty, size, dtype, requires_grad, "new_empty")
+    return _new_like(
+        input, np.empty, _size_arg(sizes, size, "new_empty"), dtype, requires_grad, "new_empty"
+    )
 
 
 def new_full(
