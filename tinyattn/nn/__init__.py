@@ -1,7 +1,7 @@
 """Neural-network layers with torch's names, signatures, parameter names and init."""
 
 from . import functional, init, utils
-from .modules import *  # noqa: F403
+from .modules import *  # noqa: F403  (every layer class, the later ones only through this)
 from .modules import (
     GELU,
     BCEWithLogitsLoss,
@@ -61,90 +61,3 @@ def __getattr__(name: str):
 
         return getattr(einops_layers, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-# -- spatial breadth --
-from .modules import (
-    AdaptiveAvgPool1d,
-    AdaptiveAvgPool2d,
-    AdaptiveMaxPool1d,
-    AdaptiveMaxPool2d,
-    AvgPool1d,
-    AvgPool2d,
-    LPPool1d,
-    LPPool2d,
-    MaxPool1d,
-    MaxPool2d,
-    MaxUnpool1d,
-    MaxUnpool2d,
-)
-from .modules import GroupNorm, InstanceNorm1d, InstanceNorm2d, LocalResponseNorm
-from .modules import (
-    ChannelShuffle,
-    CircularPad1d,
-    CircularPad2d,
-    ConstantPad1d,
-    ConstantPad2d,
-    ConstantPad3d,
-    PixelShuffle,
-    PixelUnshuffle,
-    ReflectionPad1d,
-    ReflectionPad2d,
-    ReplicationPad1d,
-    ReplicationPad2d,
-    ZeroPad1d,
-    ZeroPad2d,
-)
-from .modules import ConvTranspose1d, ConvTranspose2d
-from .modules import UpsamplingBilinear2d, UpsamplingNearest2d
-
-# -- activations / losses breadth (branch nnact) --
-from .modules import (
-    CELU,
-    ELU,
-    GLU,
-    SELU,
-    Hardshrink,
-    Hardsigmoid,
-    Hardswish,
-    Hardtanh,
-    LeakyReLU,
-    LogSigmoid,
-    Mish,
-    PReLU,
-    ReLU6,
-    RReLU,
-    SiLU,
-    Softmax2d,
-    Softmin,
-    Softplus,
-    Softshrink,
-    Softsign,
-    Tanhshrink,
-    Threshold,
-    AlphaDropout,
-    CosineSimilarity,
-    Dropout1d,
-    Dropout2d,
-    Dropout3d,
-    FeatureAlphaDropout,
-    Flatten,
-    PairwiseDistance,
-    Unflatten,
-    BCELoss,
-    CosineEmbeddingLoss,
-    CTCLoss,
-    GaussianNLLLoss,
-    HingeEmbeddingLoss,
-    HuberLoss,
-    L1Loss,
-    MarginRankingLoss,
-    MultiLabelMarginLoss,
-    MultiLabelSoftMarginLoss,
-    MultiMarginLoss,
-    PoissonNLLLoss,
-    SmoothL1Loss,
-    SoftMarginLoss,
-    TripletMarginLoss,
-    TripletMarginWithDistanceLoss,
-)
