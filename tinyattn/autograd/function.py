@@ -324,25 +324,25 @@ class Function:
         # One pass over the inputs: unwrap tensors (other arguments pass through) and,
         # for each tensor that wants a gradient, note its node and (shape, dtype).
         arrays = list(args)
-        needs = next_functions = input_meta = None
+        wants = 0  # bit i set: input i wants a gradient
+        next_functions = input_meta = None
         record = is_grad_enabled()
         for i, a in enumerate(args):
             if isinstance(a, TensorBase):
                 data = arrays[i] = a._data
                 if record and a._requires_grad:
-                    if needs is None:
-                        needs = [False] * len(args)
+                    if not wants:
                         next_functions = [None] * len(args)
                         input_meta = [None] * len(args)
-                    needs[i] = True
+                    wants |= 1 << i
                     next_functions[i] = a._grad_node()
                     input_meta[i] = (data.shape, data.dtype)
         token = _fp_enter(_FP_IGNORE_ALL)  # NumPy's FP warnings off (autograd/quiet.py)
         try:
-            if needs is None:  # nothing to differentiate (or grad mode off): no graph
+            if not wants:  # nothing to differentiate (or grad mode off): no graph
                 return TensorBase._make(_as_array(cls.forward(NoGradContext(), *arrays, **kwargs)))
             ctx = Node(cls)
-            ctx.needs_input_grad = tuple(needs)
+            ctx.needs_input_grad = _needs_input_grad(wants, len(args))
             out = cls.forward(ctx, *arrays, **kwargs)
         finally:
             _fp_leave(token)
@@ -361,6 +361,19 @@ class Function:
         if kept:
             _record_versions(ctx, args, result, kept)
         return result
+
+
+def _needs_input_grad(wants: int, n_inputs: int) -> tuple[bool, ...]:
+    """``needs_input_grad`` from its bit mask (bit i: input i wants a gradient); one shared
+    tuple per pattern for ops of up to four inputs, which are nearly all."""
+    if n_inputs > 4:
+        return tuple(bool(wants >> i & 1) for i in range(n_inputs))
+    return _NEEDS_PATTERNS[n_inputs][wants]
+
+
+_NEEDS_PATTERNS = [
+    [tuple(bool(wants >> i & 1) for i in range(n)) for wants in range(1 << n)] for n in range(5)
+]
 
 
 def _holds_data(value) -> bool:
@@ -403,18 +416,19 @@ def _record_versions(ctx: Node, args, result, kept: tuple) -> None:
     for pos, array in enumerate(kept):
         if type(array) is not np.ndarray:  # None, a number: nothing to check or connect
             continue
-        owner, index = (result, -1) if array is out_data else (None, None)
-        if owner is None:
-            for i, arg in enumerate(args):  # the common case: an input's own array
+        if array is out_data:  # the common cases first: the output's or an input's own array
+            owner, index = result, -1
+        else:
+            for i, arg in enumerate(args):
                 if isinstance(arg, TensorBase) and arg._data is array:
                     owner, index = arg, i
                     break
             else:
-                owner = _view_owner(array, args, result)
+                owner, index = _view_owner(array, args, result), None
                 if owner is None:  # memory made by forward
                     continue
-        which = "output" if owner is result else "input"
         version = owner._version
+        which = "output" if owner is result else "input"
         records.append((version, version.value, array, pos, index, which))
     ctx._saved_versions = tuple(records)
 

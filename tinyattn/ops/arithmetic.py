@@ -20,6 +20,7 @@ from ._util import broadcast_error, gradient_doc
 
 
 _PY_NUMBERS = (int, float)  # by exact type: bool (an int subclass) takes the full rules
+_PASS_THROUGH = frozenset((Tensor, int, float, bool))  # operands taken as they are
 
 
 def _promote(a, b, op: str, floating: bool = False):
@@ -49,7 +50,7 @@ def _promote(a, b, op: str, floating: bool = False):
 
 
 def _operand(x, op: str):
-    if isinstance(x, Tensor):
+    if type(x) in _PASS_THROUGH or isinstance(x, Tensor):  # (exact types first: the common case)
         return x
     if isinstance(x, (int, float, bool, np.number, np.bool_)):
         return x
@@ -59,6 +60,8 @@ def _operand(x, op: str):
 
 
 def _is_bool(x) -> bool:
+    if type(x) is float:
+        return False
     return isinstance(x, (bool, np.bool_)) or (isinstance(x, np.ndarray) and x.dtype == np.bool_)
 
 
