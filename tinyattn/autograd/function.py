@@ -57,7 +57,7 @@ import threading
 import numpy as np
 
 from .. import _dtype
-from .grad_mode import is_grad_enabled
+from .grad_mode import _state as _grad_mode
 from .quiet import IGNORE_ALL as _FP_IGNORE_ALL
 from .quiet import enter as _fp_enter
 from .quiet import leave as _fp_leave
@@ -326,7 +326,7 @@ class Function:
         arrays = list(args)
         wants = 0  # bit i set: input i wants a gradient
         next_functions = input_meta = None
-        record = is_grad_enabled()
+        record = _grad_mode.enabled  # (is_grad_enabled(), without the call)
         for i, a in enumerate(args):
             if isinstance(a, TensorBase):
                 data = arrays[i] = a._data
@@ -342,7 +342,10 @@ class Function:
             if not wants:  # nothing to differentiate (or grad mode off): no graph
                 return TensorBase._make(_as_array(cls.forward(NoGradContext(), *arrays, **kwargs)))
             ctx = Node(cls)
-            ctx.needs_input_grad = _needs_input_grad(wants, len(args))
+            n = len(args)
+            ctx.needs_input_grad = (
+                _NEEDS_PATTERNS[n][wants] if n <= 4 else _needs_input_grad(wants, n)
+            )
             out = cls.forward(ctx, *arrays, **kwargs)
         finally:
             _fp_leave(token)
@@ -364,16 +367,12 @@ class Function:
 
 
 def _needs_input_grad(wants: int, n_inputs: int) -> tuple[bool, ...]:
-    """``needs_input_grad`` from its bit mask (bit i: input i wants a gradient); one shared
-    tuple per pattern for ops of up to four inputs, which are nearly all."""
-    if n_inputs > 4:
-        return tuple(bool(wants >> i & 1) for i in range(n_inputs))
-    return _NEEDS_PATTERNS[n_inputs][wants]
+    """``needs_input_grad`` from its bit mask (bit i: input i wants a gradient)."""
+    return tuple(bool(wants >> i & 1) for i in range(n_inputs))
 
 
-_NEEDS_PATTERNS = [
-    [tuple(bool(wants >> i & 1) for i in range(n)) for wants in range(1 << n)] for n in range(5)
-]
+# The tuple for each pattern of ops with up to four inputs (nearly all), made once and shared.
+_NEEDS_PATTERNS = [[_needs_input_grad(wants, n) for wants in range(1 << n)] for n in range(5)]
 
 
 def _holds_data(value) -> bool:
