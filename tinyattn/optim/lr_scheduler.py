@@ -41,7 +41,16 @@ __all__ = [
     "CosineAnnealingLR",
     "LinearLR",
     "SequentialLR",
+    "ChainedScheduler",
     "ReduceLROnPlateau",
+    "ExponentialLR",
+    "MultiStepLR",
+    "MultiplicativeLR",
+    "ConstantLR",
+    "PolynomialLR",
+    "CyclicLR",
+    "OneCycleLR",
+    "CosineAnnealingWarmRestarts",
 ]
 
 
@@ -411,4 +420,62 @@ class SequentialLR(LRScheduler):
             s.load_state_dict(saved)
 
 
+class ChainedScheduler(LRScheduler):
+    """Step several schedulers of one optimizer together, each acting on the rate the
+    previous one left (their factors multiply). Typical: warm-up times decay::
+
+        ChainedScheduler([ConstantLR(opt, factor=0.1, total_iters=2), ExponentialLR(opt, 0.9)])
+    """
+
+    def __init__(self, schedulers: list[LRScheduler], optimizer: Optimizer | None = None) -> None:
+        name = type(self).__name__
+        if len(schedulers) < 1:
+            raise ValueError(
+                f"{name} expects at least one scheduler to be chained, but got no scheduler."
+            )
+        optimizer = optimizer or schedulers[0].optimizer
+        for i, scheduler in enumerate(schedulers):
+            if not hasattr(scheduler, "optimizer"):
+                raise TypeError(f"{name} at index {i} should have `optimizer` as its attribute.")
+            if isinstance(scheduler, ReduceLROnPlateau):
+                raise ValueError(
+                    f"{name} does not support `ReduceLROnPlateau` scheduler as it requires "
+                    "additional kwargs to be specified when calling `step`, but got one at "
+                    f"index {i} in the given schedulers sequence."
+                )
+            if scheduler.optimizer is not optimizer:
+                raise ValueError(
+                    f"{name} expects all schedulers to belong to the same optimizer, but got "
+                    f"scheduler {type(scheduler).__name__} at index {i} with another optimizer"
+                )
+        self._schedulers = schedulers
+        self.optimizer = optimizer
+        self._last_lr = [group["lr"] for group in optimizer.param_groups]
+
+    def step(self) -> None:  # type: ignore[override]
+        for scheduler in self._schedulers:
+            scheduler.step()
+        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+
+    def state_dict(self) -> dict[str, Any]:
+        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "_schedulers")}
+        state["_schedulers"] = [s.state_dict() for s in self._schedulers]
+        return state
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        state_dict = dict(state_dict)
+        schedulers = state_dict.pop("_schedulers")
+        self.__dict__.update(state_dict)
+        for s, saved in zip(self._schedulers, schedulers):
+            s.load_state_dict(saved)
+
+
+from ._cyclic import CosineAnnealingWarmRestarts, CyclicLR, OneCycleLR  # noqa: E402
+from ._decay import (  # noqa: E402
+    ConstantLR,
+    ExponentialLR,
+    MultiplicativeLR,
+    MultiStepLR,
+    PolynomialLR,
+)
 from ._plateau import ReduceLROnPlateau  # noqa: E402  (it subclasses LRScheduler)
