@@ -279,3 +279,46 @@ def _check_no_unsupported(name: str, **flags: Any) -> None:
             raise NotImplementedError(
                 f"{name}: {flag}=True is not supported by tinyattn (CPU, single-tensor updates)"
             )
+
+
+def _check_hyper(ok: bool, what: str, value: Any) -> None:
+    """Raise torch's message for a hyper-parameter out of range, e.g. ``Invalid learning rate: -1``."""
+    if not ok:
+        raise ValueError(f"Invalid {what}: {value}")
+
+
+def _lr_value(lr: float | Tensor) -> float:
+    """A learning rate given as a Python number or a one-element tensor, as a float."""
+    if isinstance(lr, Tensor):
+        if lr.numel() != 1:
+            raise ValueError("Tensor lr must be 1-element")
+        return lr.item()
+    return lr
+
+
+def _grad_of(optimizer: Optimizer, p: Tensor, maximize: bool) -> np.ndarray:
+    """``p``'s gradient as an array (negated when maximizing), checked against ``p``'s shape."""
+    grad = p.grad._data
+    if grad.shape != p._data.shape:
+        raise RuntimeError(
+            f"{type(optimizer).__name__}.step: the gradient of a parameter of shape "
+            f"{list(p.shape)} has shape {list(grad.shape)} (expected the same)"
+        )
+    return -grad if maximize else grad
+
+
+def _zeros_like(p: Tensor) -> Tensor:
+    return Tensor._make(np.zeros_like(p._data))
+
+
+def _scalar(value: float) -> Tensor:
+    """A 0-d float32 state tensor (``step``, ``mu_product`` ...), as torch keeps them."""
+    return Tensor._make(np.array(value, dtype=np.float32))
+
+
+def _bump_versions(p: Tensor, state: dict[str, Any]) -> None:
+    """Record that a step wrote ``p`` and its state tensors in place."""
+    p._bump_version()
+    for value in state.values():
+        if isinstance(value, Tensor):
+            value._bump_version()
