@@ -20,6 +20,7 @@ from .adagrad import Adagrad
 from .adam import Adam, AdamW
 from .adamax import Adamax
 from .asgd import ASGD
+from .lbfgs import LBFGS
 from .nadam import NAdam
 from .optimizer import Optimizer
 from .radam import RAdam
@@ -40,5 +41,6 @@ __all__ = [
     "RAdam",
     "Rprop",
     "ASGD",
+    "LBFGS",
     "lr_scheduler",
 ]
