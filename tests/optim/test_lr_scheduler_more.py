@@ -45,6 +45,23 @@ SCHEDULES = {
         [m.LinearLR(o, start_factor=0.1, total_iters=4), m.PolynomialLR(o, 20, power=0.5)],
         milestones=[4],
     ),
+    "sequential_warm_restarts": lambda m, o: m.SequentialLR(
+        o,
+        [m.ConstantLR(o, factor=0.5, total_iters=3), m.CosineAnnealingWarmRestarts(o, T_0=5)],
+        milestones=[3],
+    ),
+    "sequential_multistep": lambda m, o: m.SequentialLR(
+        o,
+        [m.ExponentialLR(o, gamma=0.8), m.MultiStepLR(o, milestones=[2, 6], gamma=0.3)],
+        milestones=[5],
+    ),
+    "chained_three": lambda m, o: m.ChainedScheduler(
+        [
+            m.MultiplicativeLR(o, lambda e: 0.99),
+            m.MultiStepLR(o, milestones=[10, 20]),
+            m.ConstantLR(o, factor=0.5, total_iters=4),
+        ]
+    ),
     "cyclic": lambda m, o: m.CyclicLR(o, base_lr=0.01, max_lr=0.1, step_size_up=4),
     "cyclic_triangular2": lambda m, o: m.CyclicLR(
         o, [0.01, 0.02], [0.1, 0.5], step_size_up=3, step_size_down=5, mode="triangular2"

@@ -10,6 +10,9 @@
 ...     opt.step()
 ...     sched.step()
 
+Optimizers: SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta, Adamax, NAdam, RAdam,
+Rprop, ASGD and LBFGS (closure-based). Schedulers live in ``optim.lr_scheduler``.
+
 Updates follow torch's single-tensor (``foreach=False``) code path step for step,
 so parameters match torch's to float32 rounding from the same starting point.
 """

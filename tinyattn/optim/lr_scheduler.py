@@ -6,6 +6,11 @@ schedulers are *chainable*: ``get_lr`` derives the new rate from the group's
 current one, exactly as torch does, so numbers match torch to the last bit and
 several schedulers can act on one optimizer.
 
+Per-epoch decays: StepLR, MultiStepLR, ExponentialLR, MultiplicativeLR, ConstantLR,
+LinearLR, PolynomialLR, CosineAnnealingLR, LambdaLR (``_decay.py`` and here); per-batch
+cycles: CyclicLR, OneCycleLR, CosineAnnealingWarmRestarts (``_cyclic.py``); compositions:
+SequentialLR, ChainedScheduler; metric-driven: ReduceLROnPlateau (``_plateau.py``).
+
 Examples
 --------
 >>> import tinyattn as torch
