@@ -282,3 +282,33 @@ def test_asgd_averages_after_t0():
     # mu (set after each step) stays 1 through step 4 (ax = w), then is 1 / (t - t0):
     # ax is the mean of w over steps 4, 5, 6
     np.testing.assert_allclose(opt.state[w]["ax"].numpy(), [np.mean(seen[3:])], rtol=1e-7)
+
+
+@pytest.fixture
+def float64_default():
+    """Both frameworks' default dtype float64 for the test (torch's scalar state follows it)."""
+    tinyattn.set_default_dtype(tinyattn.float64)
+    if torch is not None:
+        torch.set_default_dtype(torch.float64)
+    yield
+    tinyattn.set_default_dtype(tinyattn.float32)
+    if torch is not None:
+        torch.set_default_dtype(torch.float32)
+
+
+@pytest.mark.parametrize("opt_name", [*NAMES, "Adam", "AdamW"])
+def test_scalar_state_follows_a_float64_default_dtype(float64_default, opt_name):
+    _, opt = _train(tinyattn, opt_name, dict(lr=1e-2), 2, np.float64)
+    scalars = [v for s in opt.state.values() for v in s.values() if v.ndim == 0]
+    assert scalars and all(v.dtype == tinyattn.float64 for v in scalars)
+
+
+@needs_torch
+@pytest.mark.parametrize("opt_name,kwargs", [c for c in CONFIGS if c[0] in ("NAdam", "ASGD")])
+def test_float64_default_dtype_matches_torch(float64_default, opt_name, kwargs):
+    # NAdam's mu_product and ASGD's eta/mu are float64 here: float32 rounding would differ
+    ours, opt_o = _train(tinyattn, opt_name, kwargs, 20, np.float64)
+    theirs, opt_t = _train(torch, opt_name, kwargs, 20, np.float64)
+    for a, b in zip(ours, theirs):
+        np.testing.assert_allclose(a, b, atol=1e-13, rtol=0)
+    _assert_state_dicts_match(opt_o.state_dict(), opt_t.state_dict(), atol=1e-13)

@@ -43,7 +43,7 @@ class Adadelta(Optimizer):
         Accepted with torch's defaults; ``capturable``/``differentiable`` True raise.
     maximize : bool, default False
 
-    State per parameter: ``step`` (0-d float32), ``square_avg``, ``acc_delta``.
+    State per parameter: ``step`` (0-d, of torch's scalar dtype), ``square_avg``, ``acc_delta``.
 
     Examples
     --------

@@ -43,7 +43,7 @@ class Adagrad(Optimizer):
     maximize : bool, default False
 
     State per parameter, created for every parameter at construction (as torch):
-    ``step`` (0-d float32) and ``sum``.
+    ``step`` (0-d, of torch's scalar dtype) and ``sum``.
 
     Examples
     --------

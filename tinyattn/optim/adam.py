@@ -9,7 +9,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
-from .optimizer import Optimizer, _check_no_unsupported
+from .optimizer import Optimizer, _check_no_unsupported, _scalar
 
 
 class _Coefficients(NamedTuple):
@@ -119,7 +119,7 @@ class Adam(Optimizer):
         state that is not C-contiguous take the NumPy formula. On the GPT benchmark's
         3.3M float32 parameters a step took 5.3 ms against 15.6 ms (2-core machine, loaded).
 
-    State per parameter: ``step`` (0-d float32 tensor), ``exp_avg``, ``exp_avg_sq``
+    State per parameter: ``step`` (0-d, of torch's scalar dtype), ``exp_avg``, ``exp_avg_sq``
     and, with amsgrad, ``max_exp_avg_sq`` — the same keys as torch.
 
     Examples
@@ -188,7 +188,7 @@ class Adam(Optimizer):
     def _init_state(self, p: Tensor, amsgrad: bool) -> dict:
         state = self.state[p]
         if len(state) == 0:
-            state["step"] = Tensor._make(np.zeros((), dtype=np.float32))
+            state["step"] = _scalar(0.0)
             state["exp_avg"] = Tensor._make(np.zeros_like(p._data))
             state["exp_avg_sq"] = Tensor._make(np.zeros_like(p._data))
         if amsgrad and "max_exp_avg_sq" not in state:

@@ -41,7 +41,7 @@ class Adamax(Optimizer):
         Accepted with torch's defaults; ``capturable``/``differentiable`` True raise.
     maximize : bool, default False
 
-    State per parameter: ``step`` (0-d float32), ``exp_avg``, ``exp_inf``.
+    State per parameter: ``step`` (0-d, of torch's scalar dtype), ``exp_avg``, ``exp_inf``.
 
     Examples
     --------

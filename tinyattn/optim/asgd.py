@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-import numpy as np
-
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 from .optimizer import (
@@ -16,6 +14,7 @@ from .optimizer import (
     _grad_of,
     _lr_value,
     _scalar,
+    _scalar_dtype,
     _zeros_like,
 )
 
@@ -49,7 +48,7 @@ class ASGD(Optimizer):
         Accepted with torch's defaults; ``capturable``/``differentiable`` True raise.
     maximize : bool, default False
 
-    State per parameter: ``step``, ``eta``, ``mu`` (0-d float32) and ``ax``.
+    State per parameter: ``step``, ``eta``, ``mu`` (0-d, of torch's scalar dtype) and ``ax``.
 
     Examples
     --------
@@ -125,9 +124,10 @@ class ASGD(Optimizer):
                     ax += (param - ax) * mu
                 else:
                     ax[...] = param
-                # rounded to float32 even when the state was loaded as float64, as torch
-                # (which builds them as default-dtype tensors before copying them in)
-                state["eta"]._data[...] = np.float32(lr / (1 + lambd * lr * t) ** alpha)
-                state["mu"]._data[...] = np.float32(1 / max(1, t - t0))
+                # rounded to the scalar dtype even when the state was loaded as float64, as
+                # torch (which builds them as default-dtype tensors before copying them in)
+                rounded = _scalar_dtype()
+                state["eta"]._data[...] = rounded(lr / (1 + lambd * lr * t) ** alpha)
+                state["mu"]._data[...] = rounded(1 / max(1, t - t0))
                 _bump_versions(p, state)
         return loss

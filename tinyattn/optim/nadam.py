@@ -50,7 +50,8 @@ class NAdam(Optimizer):
         Accepted with torch's defaults; ``capturable``/``differentiable`` True raise.
     maximize : bool, default False
 
-    State per parameter: ``step``, ``mu_product`` (0-d float32), ``exp_avg``, ``exp_avg_sq``.
+    State per parameter: ``step``, ``mu_product`` (0-d, of torch's scalar dtype), ``exp_avg``,
+    ``exp_avg_sq``.
 
     Examples
     --------
@@ -138,7 +139,7 @@ def _nadam_update(param: np.ndarray, grad: np.ndarray, state: dict, group: dict,
     mu = beta1 * (1.0 - 0.5 * 0.96 ** (t * momentum_decay))
     mu_next = beta1 * (1.0 - 0.5 * 0.96 ** ((t + 1) * momentum_decay))
     mu_product = state["mu_product"]._data
-    # in the state's dtype: float32 as torch creates it (float64 after loading into a
+    # in the state's dtype: as torch creates it (float64 after loading into a
     # float64 parameter's optimizer, as torch casts it)
     mu_product[...] = mu_product * mu_product.dtype.type(mu)
     product = float(mu_product)

@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from .._dtype import float64, get_default_dtype
 from .._tensor import Tensor
 from ..autograd.grad_mode import enable_grad
 
@@ -311,9 +312,15 @@ def _zeros_like(p: Tensor) -> Tensor:
     return Tensor._make(np.zeros_like(p._data))
 
 
+def _scalar_dtype() -> type[np.floating]:
+    """The dtype of 0-d state (``step``, ``mu_product`` ...): torch's, float64 when the
+    default dtype is float64, else float32."""
+    return np.float64 if get_default_dtype() is float64 else np.float32
+
+
 def _scalar(value: float) -> Tensor:
-    """A 0-d float32 state tensor (``step``, ``mu_product`` ...), as torch keeps them."""
-    return Tensor._make(np.array(value, dtype=np.float32))
+    """A 0-d state tensor (``step``, ``mu_product`` ...) of ``_scalar_dtype()``, as torch's."""
+    return Tensor._make(np.array(value, dtype=_scalar_dtype()))
 
 
 def _bump_versions(p: Tensor, state: dict[str, Any]) -> None:

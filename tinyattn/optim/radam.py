@@ -48,7 +48,7 @@ class RAdam(Optimizer):
         Accepted with torch's defaults; ``capturable``/``differentiable`` True raise.
     maximize : bool, default False
 
-    State per parameter: ``step`` (0-d float32), ``exp_avg``, ``exp_avg_sq``.
+    State per parameter: ``step`` (0-d, of torch's scalar dtype), ``exp_avg``, ``exp_avg_sq``.
 
     Examples
     --------

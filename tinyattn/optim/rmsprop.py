@@ -47,7 +47,8 @@ class RMSprop(Optimizer):
         Accepted with torch's defaults; ``capturable``/``differentiable`` True raise.
     maximize : bool, default False
 
-    State per parameter: ``step`` (0-d float32), ``square_avg``, ``momentum_buffer``
+    State per parameter: ``step`` (0-d, of torch's scalar dtype), ``square_avg``,
+    ``momentum_buffer``
     (momentum > 0) and ``grad_avg`` (centered), the same keys as torch.
 
     Examples

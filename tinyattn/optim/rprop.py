@@ -46,7 +46,7 @@ class Rprop(Optimizer):
         Accepted with torch's defaults; ``capturable``/``differentiable`` True raise.
     maximize : bool, default False
 
-    State per parameter: ``step`` (0-d float32), ``prev``, ``step_size``.
+    State per parameter: ``step`` (0-d, of torch's scalar dtype), ``prev``, ``step_size``.
 
     Examples
     --------
