@@ -103,3 +103,6 @@ from .loss import (
     TripletMarginLoss,
     TripletMarginWithDistanceLoss,
 )
+
+# -- breadth3: bilinear, embedding bags, 3-D convolution and norms --
+from .bilinear import Bilinear
