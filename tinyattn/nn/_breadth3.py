@@ -2,5 +2,6 @@
 embedding_bag, affine_grid / grid_sample and the 3-D convolutions."""
 
 from ._bilinear import bilinear
+from ._embedding_bag import embedding_bag
 
-__all__ = ["bilinear"]
+__all__ = ["bilinear", "embedding_bag"]

@@ -106,3 +106,4 @@ from .loss import (
 
 # -- breadth3: bilinear, embedding bags, 3-D convolution and norms --
 from .bilinear import Bilinear
+from .sparse import EmbeddingBag
