@@ -43,15 +43,17 @@ def test_embedding_bag_include_last_offset(mode):
 
 
 def test_embedding_bag_include_last_offset_short_of_the_end():
-    """A last offset < len(input) ends the last bag there (torch's float32 result; its
-    float64 kernel sums to the end of input instead, so parity is float32 only)."""
+    """A last offset < len(input) ends the last bag there, as torch's float32 forward does
+    (torch documents last offset == len(input); its float64 forward sums to the end of input
+    and its backward reads uninitialised memory here, so only the float32 forward is compared)."""
     off = np.array([0, 2, 2, 5, 7])  # entries 7, 8 belong to no bag
     f = _bag("sum", include_last_offset=True)
     run_gradcheck(f, rand(6, 3, seed=2), INPUT, off)
-    run_parity(f, rand(6, 3, seed=2), INPUT, off, dtypes=(np.float32,))
-    w = tinyattn.tensor(rand(6, 3, seed=2))
-    out = f(tinyattn, w, tinyattn.tensor(INPUT), tinyattn.tensor(off))
-    np.testing.assert_allclose(out.numpy()[3], w.numpy()[[3, 2]].sum(0))
+    w = rand(6, 3, seed=2)
+    out = f(tinyattn, tinyattn.tensor(w), tinyattn.tensor(INPUT), tinyattn.tensor(off))
+    np.testing.assert_allclose(out.numpy()[3], w[[3, 2]].sum(0))
+    ref = f(torch, torch.tensor(w, dtype=torch.float32), torch.tensor(INPUT), torch.tensor(off))
+    np.testing.assert_allclose(out.numpy(), ref.numpy(), atol=1e-6)
 
 
 @pytest.mark.parametrize("mode", ["sum", "mean", "max"])
