@@ -107,3 +107,4 @@ from .loss import (
 # -- breadth3: bilinear, embedding bags, 3-D convolution and norms --
 from .bilinear import Bilinear
 from .sparse import EmbeddingBag
+from .conv import Conv3d, LazyConv3d
