@@ -108,3 +108,5 @@ from .loss import (
 from .bilinear import Bilinear
 from .sparse import EmbeddingBag
 from .conv import Conv3d, LazyConv3d
+from .batchnorm import BatchNorm3d, LazyBatchNorm3d
+from .instancenorm import InstanceNorm3d

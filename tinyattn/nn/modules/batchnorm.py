@@ -1,4 +1,4 @@
-"""``BatchNorm1d``, ``BatchNorm2d`` and ``LazyBatchNorm1d`` / ``LazyBatchNorm2d``: torch's
+"""``BatchNorm1d`` / ``2d`` / ``3d`` and ``LazyBatchNorm1d`` / ``2d`` / ``3d``: torch's
 parameters (``weight``, ``bias``), buffers (``running_mean``, ``running_var``,
 ``num_batches_tracked``) and train/eval behaviour."""
 
@@ -14,7 +14,14 @@ from ._args import size_arg
 from .linear import _lazy_dtype, _placeholder
 from .module import Module
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "LazyBatchNorm1d", "LazyBatchNorm2d"]
+__all__ = [
+    "BatchNorm1d",
+    "BatchNorm2d",
+    "BatchNorm3d",
+    "LazyBatchNorm1d",
+    "LazyBatchNorm2d",
+    "LazyBatchNorm3d",
+]
 
 
 class _BatchNorm(Module):
@@ -131,6 +138,12 @@ class BatchNorm2d(_BatchNorm):
     _dims = (4,)
 
 
+class BatchNorm3d(_BatchNorm):
+    """Over (N, C, D, H, W) input, per channel C."""
+
+    _dims = (5,)
+
+
 class _LazyBatchNorm(_BatchNorm):
     """``num_features`` inferred from the first input's dim 1; then the eager class."""
 
@@ -225,3 +238,10 @@ class LazyBatchNorm2d(_LazyBatchNorm):
 
     _dims = (4,)
     _eager = BatchNorm2d
+
+
+class LazyBatchNorm3d(_LazyBatchNorm):
+    """``BatchNorm3d`` whose ``num_features`` is inferred from the first input."""
+
+    _dims = (5,)
+    _eager = BatchNorm3d

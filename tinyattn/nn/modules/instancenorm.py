@@ -1,4 +1,4 @@
-"""``InstanceNorm1d`` / ``InstanceNorm2d``: each (n, c) map normalised on its own.
+"""``InstanceNorm1d`` / ``2d`` / ``3d``: each (n, c) map normalised on its own.
 
 torch's defaults: ``affine=False``, ``track_running_stats=False``; with running stats, eval
 mode normalises with them (``num_batches_tracked`` exists but is not counted, as in torch).
@@ -12,7 +12,7 @@ from ..._tensor import Tensor
 from .._group_norm import instance_norm
 from .batchnorm import _BatchNorm
 
-__all__ = ["InstanceNorm1d", "InstanceNorm2d"]
+__all__ = ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"]
 
 
 class _InstanceNorm(_BatchNorm):
@@ -78,3 +78,9 @@ class InstanceNorm2d(_InstanceNorm):
     """Over (N, C, H, W) or (C, H, W) input: each (n, c) map normalised over H, W."""
 
     _dims = (3, 4)
+
+
+class InstanceNorm3d(_InstanceNorm):
+    """Over (N, C, D, H, W) or (C, D, H, W) input: each (n, c) volume normalised over D, H, W."""
+
+    _dims = (4, 5)
