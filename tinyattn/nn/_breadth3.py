@@ -3,7 +3,8 @@ embedding_bag, affine_grid / grid_sample and the 3-D convolutions."""
 
 from ._bilinear import bilinear
 from ._conv import conv3d
+from ._conv_transpose import conv_transpose3d
 from ._embedding_bag import embedding_bag
 from ._grid_sample import affine_grid, grid_sample
 
-__all__ = ["bilinear", "embedding_bag", "affine_grid", "grid_sample", "conv3d"]
+__all__ = ["bilinear", "embedding_bag", "affine_grid", "grid_sample", "conv3d", "conv_transpose3d"]

@@ -110,3 +110,4 @@ from .sparse import EmbeddingBag
 from .conv import Conv3d, LazyConv3d
 from .batchnorm import BatchNorm3d, LazyBatchNorm3d
 from .instancenorm import InstanceNorm3d
+from .conv_transpose import ConvTranspose3d

@@ -1,4 +1,4 @@
-"""``ConvTranspose1d`` / ``ConvTranspose2d``: torch's parameter names, shapes, init and reprs.
+"""``ConvTranspose1d`` / ``2d`` / ``3d``: torch's parameter names, shapes, init and reprs.
 
 weight (in_channels, out_channels / groups, *kernel), bias (out_channels,), both
 ~ U(-1/sqrt(fan_in), 1/sqrt(fan_in)) with torch's fan_in of that weight
@@ -11,11 +11,11 @@ from __future__ import annotations
 from ..._tensor import Tensor
 from ...ops.creation import empty
 from .. import _conv
-from .._conv_transpose import conv_transpose1d, conv_transpose2d
+from .._conv_transpose import conv_transpose1d, conv_transpose2d, conv_transpose3d
 from ..parameter import Parameter
 from .conv import _ConvNd
 
-__all__ = ["ConvTranspose1d", "ConvTranspose2d"]
+__all__ = ["ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
 
 
 class _ConvTransposeNd(_ConvNd):
@@ -94,7 +94,7 @@ class _ConvTransposeNd(_ConvNd):
             raise TypeError(
                 f"{type(self).__name__}: input must be a Tensor, got {type(input).__name__}"
             )
-        fn = conv_transpose1d if self._n == 1 else conv_transpose2d
+        fn = (conv_transpose1d, conv_transpose2d, conv_transpose3d)[self._n - 1]
         output_padding = self._output_padding(input, output_size)
         return fn(input, self.weight, self.bias, self.stride, self.padding, output_padding,
                   self.groups, self.dilation)  # fmt: skip
@@ -128,3 +128,10 @@ class ConvTranspose2d(_ConvTransposeNd):
     """(N, C_in, H, W) or (C_in, H, W) -> (N, C_out, H_out, W_out): see ``F.conv_transpose2d``."""
 
     _n = 2
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    """(N, C_in, D, H, W) or (C_in, D, H, W) -> (N, C_out, D_out, H_out, W_out): see
+    ``F.conv_transpose3d``."""
+
+    _n = 3
