@@ -42,6 +42,13 @@ def test_grid_sample_bilinear_2d(padding_mode, align_corners):
 
 @pytest.mark.parametrize("align_corners", [False, True])
 @pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
+def test_grid_sample_bicubic_2d(padding_mode, align_corners):
+    f = _sample("bicubic", padding_mode, align_corners)
+    check_op(f, rand(1, 2, 3, 4, seed=12), rand(1, 2, 3, 2, low=-1.6, high=1.6, seed=13))
+
+
+@pytest.mark.parametrize("align_corners", [False, True])
+@pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
 def test_grid_sample_trilinear_3d(padding_mode, align_corners):
     f = _sample("bilinear", padding_mode, align_corners)
     check_op(f, rand(1, 2, 2, 3, 2, seed=4), rand(1, 2, 2, 1, 3, low=-1.5, high=1.5, seed=5))
@@ -92,6 +99,7 @@ BAD_GRID_SAMPLE = [
     ((1, 1, 3, 4), (1, 2, 2, 2), dict(padding_mode="foo"), ValueError, "padding_mode .*'foo'"),
     ((1, 3, 4), (1, 2, 2), {}, RuntimeError, r"4D or 5D input.*\[1, 3, 4\]"),
     ((1, 1, 3, 4), (1, 2, 2, 2, 2), {}, RuntimeError, r"same number of dim.*\[1, 2, 2, 2, 2\]"),
+    ((1, 1, 2, 2, 2), (1, 2, 2, 2, 3), dict(mode="bicubic"), RuntimeError, "bicubic .* 4D input"),
 ]
 
 

@@ -24,7 +24,7 @@ from ._checks import require_tensor
 
 __all__ = ["affine_grid", "grid_sample"]
 
-MODES = ("bilinear", "nearest")
+MODES = ("bilinear", "nearest", "bicubic")
 PADDING_MODES = ("zeros", "border", "reflection")
 
 
@@ -93,7 +93,7 @@ def affine_grid(theta: Tensor, size: list[int], align_corners: bool | None = Non
 def _check_grid_sample(input, grid, mode: str, padding_mode: str) -> None:
     require_tensor(input, "grid_sample")
     require_tensor(grid, "grid_sample", "grid")
-    if mode not in MODES + ("bicubic",):
+    if mode not in MODES:
         raise ValueError(
             f"grid_sample: expected mode to be 'bilinear', 'nearest' or 'bicubic', but got: "
             f"{mode!r}"
@@ -109,8 +109,11 @@ def _check_grid_sample(input, grid, mode: str, padding_mode: str) -> None:
             f"dimensions, but got input with sizes {list(input.shape)} and grid with sizes "
             f"{list(grid.shape)}"
         )
-    if mode == "bicubic":
-        raise NotImplementedError("grid_sample: mode='bicubic' is not supported by tinyattn")
+    if mode == "bicubic" and input.ndim != 4:
+        raise RuntimeError(
+            f"grid_sample: bicubic interpolation only supports 4D input, got input with sizes "
+            f"{list(input.shape)}"
+        )
     if grid.shape[0] != input.shape[0]:
         raise RuntimeError(
             f"grid_sample: expected grid and input to have same batch size, but got input "
@@ -155,6 +158,56 @@ def _source_coord(coord: Tensor, size: int, padding_mode: str, align: bool) -> T
     return x
 
 
+def _tap_index(pos: np.ndarray, size: int, padding_mode: str, align: bool):
+    """Integer tap positions -> (clipped index, inside mask) under the padding mode."""
+    if padding_mode == "reflection":
+        low, span = (0.0, size - 1) if align else (-0.5, size)
+        if span > 0:
+            dist = np.abs(pos - low)
+            flips, extra = np.floor(dist / span), np.fmod(dist, span)
+            pos = np.where(flips % 2 == 0, extra + low, span - extra + low)
+        else:
+            pos = np.zeros_like(pos)
+    if padding_mode != "zeros":
+        pos = np.clip(pos, 0, size - 1)
+    inside = (pos >= 0) & (pos <= size - 1)
+    return np.clip(pos, 0, size - 1).astype(np.int64), inside
+
+
+def _cubic_weights(t: Tensor) -> list[Tensor]:
+    """Keys' cubic convolution weights (A = -0.75) of the 4 taps at offsets -1, 0, 1, 2."""
+    a = -0.75
+
+    def near(x):  # |x| <= 1
+        return ((x * (a + 2) - (a + 3)) * x) * x + 1
+
+    def far(x):  # 1 < |x| < 2
+        return ((x * a - 5 * a) * x + 8 * a) * x - 4 * a
+
+    return [far(t + 1), near(t), near(1 - t), far(2 - t)]
+
+
+def _bicubic(flat, g2, spatial, padding_mode: str, align: bool) -> Tensor:
+    """Sum over the 4x4 taps around each point of cubic weights times the padded taps."""
+    height, width = spatial
+    xs = [
+        (c + 1) * ((s - 1) / 2) if align else ((c + 1) * s - 1) / 2
+        for c, s in ((g2[:, :, 0], width), (g2[:, :, 1], height))
+    ]
+    raw = [np.nan_to_num(v._data, nan=-4.0, posinf=-4.0, neginf=-4.0) for v in xs]
+    low = [np.floor(v) for v in raw]
+    wx, wy = (_cubic_weights(v - Tensor._make(lo)) for v, lo in zip(xs, low))
+    out = None
+    for j in range(4):
+        row, row_in = _tap_index(low[1] - 1 + j, height, padding_mode, align)
+        for i in range(4):
+            col, col_in = _tap_index(low[0] - 1 + i, width, padding_mode, align)
+            mask = Tensor._make((row_in & col_in).astype(flat._data.dtype))
+            term = _gather(flat, row * width + col) * (wx[i] * wy[j] * mask).unsqueeze(1)
+            out = term if out is None else out + term
+    return out
+
+
 def _gather(flat: Tensor, index: np.ndarray) -> Tensor:
     """``flat`` (N, C, P) at the pixel ``index`` (N, Q) of each batch -> (N, C, Q)."""
     n, c, _ = flat.shape
@@ -173,8 +226,9 @@ def grid_sample(
 
     Shapes: ``input`` (N, C, H, W), ``grid`` (N, H_out, W_out, 2) -> (N, C, H_out, W_out);
     ``input`` (N, C, D, H, W), ``grid`` (N, D_out, H_out, W_out, 3) -> (N, C, D_out, H_out,
-    W_out). ``mode``: ``'bilinear'`` (trilinear for 5-D) or ``'nearest'`` (round half to
-    even); ``padding_mode``: ``'zeros'``, ``'border'`` or ``'reflection'``.
+    W_out). ``mode``: ``'bilinear'`` (trilinear for 5-D), ``'nearest'`` (round half to
+    even) or ``'bicubic'`` (4-D only: Keys' cubic convolution, A = -0.75, over the 4x4 taps
+    around the point, each tap padded on its own); ``padding_mode``: ``'zeros'``, ``'border'`` or ``'reflection'``.
 
     Bilinear, 2-D: ``x = unnormalise(grid[..., 0])`` (padded), ``x0 = floor(x)``, ``fx =
     x - x0`` (likewise y) and ``out = sum over corners (i, j) in {0, 1}^2 of
@@ -184,7 +238,8 @@ def grid_sample(
         d fx = sum_j wy_j (input[y0 + j, x0 + 1] - input[y0 + j, x0]) . g   (summed over C)
         d grid[..., 0] = d fx * dx/dgrid   (W - 1) / 2 or W / 2, times the padding's 0/+-1
 
-    Nearest: ``d input`` scatters ``g`` to the nearest pixel; ``d grid = 0``.
+    Nearest: ``d input`` scatters ``g`` to the nearest pixel; ``d grid = 0``. Bicubic: as
+    bilinear with 4 cubic weights per dim, ``d fx`` through their derivatives.
 
     Composes: Tensor.gather, Tensor.clamp, Tensor.abs, tinyattn.where
     """
@@ -199,6 +254,8 @@ def grid_sample(
     coords = [_source_coord(g2[:, :, d - 1 - k], spatial[k], padding_mode, align) for k in range(d)]
     raw = [np.nan_to_num(x._data, nan=-2.0, posinf=-2.0, neginf=-2.0) for x in coords]
     strides = [int(np.prod(spatial[k + 1 :])) for k in range(d)]
+    if mode == "bicubic":
+        return _bicubic(flat, g2, spatial, padding_mode, align).reshape(n, c, *out_spatial)
     if mode == "nearest":
         near = [np.rint(x) for x in raw]
         inside = np.all([(v >= 0) & (v <= s - 1) for v, s in zip(near, spatial)], axis=0)
