@@ -108,6 +108,11 @@ from .loss import (
 from .bilinear import Bilinear
 from .sparse import EmbeddingBag
 from .conv import Conv3d, LazyConv3d
-from .batchnorm import BatchNorm3d, LazyBatchNorm3d
-from .instancenorm import InstanceNorm3d
+from .batchnorm import BatchNorm3d, LazyBatchNorm3d, SyncBatchNorm
+from .instancenorm import (
+    InstanceNorm3d,
+    LazyInstanceNorm1d,
+    LazyInstanceNorm2d,
+    LazyInstanceNorm3d,
+)
 from .conv_transpose import ConvTranspose3d
