@@ -115,4 +115,9 @@ from .instancenorm import (
     LazyInstanceNorm2d,
     LazyInstanceNorm3d,
 )
-from .conv_transpose import ConvTranspose3d
+from .conv_transpose import (
+    ConvTranspose3d,
+    LazyConvTranspose1d,
+    LazyConvTranspose2d,
+    LazyConvTranspose3d,
+)
