@@ -83,3 +83,24 @@ def test_conv3d_bad_input():
         F.conv3d(tinyattn.zeros(4, 3, 3), w)
     with pytest.raises(ValueError, match="'stride' must be an int or 3 ints"):
         F.conv3d(x, w, groups=2, stride=(1, 2))
+
+
+@pytest.mark.parametrize(
+    "name,x_shape,w_shape",
+    [
+        ("conv1d", (0, 2, 3), (2, 2, 2)),
+        ("conv2d", (0, 2, 3, 3), (2, 2, 2, 2)),
+        ("conv3d", (0, 2, 3, 3, 3), (2, 2, 2, 2, 2)),
+        ("conv_transpose3d", (0, 2, 3, 3, 3), (2, 2, 2, 2, 2)),
+    ],
+)
+def test_empty_batch_gives_empty_output_and_gradients(name, x_shape, w_shape):
+    shapes = []
+    for lib in (tinyattn, torch):
+        x = lib.zeros(*x_shape, requires_grad=True)
+        w = lib.ones(*w_shape, requires_grad=True)
+        out = getattr(lib.nn.functional, name)(x, w)
+        out.sum().backward()
+        shapes.append((tuple(out.shape), tuple(x.grad.shape)))
+        assert not w.grad.numpy().any()
+    assert shapes[0] == shapes[1]

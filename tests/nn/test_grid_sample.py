@@ -136,3 +136,17 @@ def test_affine_grid_bad_input(ts, size, error, match):
         F.affine_grid(tinyattn.zeros(*ts), size, align_corners=False)
     with pytest.raises((RuntimeError, ValueError, NotImplementedError)):
         torch.nn.functional.affine_grid(torch.zeros(*ts), size, align_corners=False)
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "nearest", "bicubic"])
+def test_grid_sample_empty_batch_and_empty_grid(mode):
+    for x_shape, g_shape in (((0, 2, 3, 3), (0, 1, 2, 2)), ((1, 2, 3, 3), (1, 0, 2, 2))):
+        shapes = []
+        for lib in (tinyattn, torch):
+            x = lib.ones(*x_shape, requires_grad=True)
+            out = lib.nn.functional.grid_sample(
+                x, lib.zeros(*g_shape), mode=mode, align_corners=False
+            )
+            out.sum().backward()
+            shapes.append((tuple(out.shape), tuple(x.grad.shape)))
+        assert shapes[0] == shapes[1]

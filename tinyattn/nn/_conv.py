@@ -136,7 +136,10 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, n: int, op: st
             f"the dilated kernel {tuple(d * (k - 1) + 1 for k, d in zip(kernel, dilation))[2 - n :]}"
         )
     cols = unfold(x, kernel, dilation=dilation, padding=0, stride=stride)  # (N, C*kh*kw, L)
-    cols = cols.reshape(batch, groups, (channels // groups) * kernel[0] * kernel[1], -1)
+    # (explicit sizes, not -1: an empty batch has nothing to infer a -1 from)
+    cols = cols.reshape(
+        batch, groups, (channels // groups) * kernel[0] * kernel[1], out_hw[0] * out_hw[1]
+    )
     w = weight.reshape(groups, out_ch // groups, -1)
     out = (w @ cols).reshape(batch, out_ch, *out_hw)  # (N, g, O/g, L) -> (N, O, OH, OW)
     if bias is not None:

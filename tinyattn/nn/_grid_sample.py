@@ -248,8 +248,8 @@ def grid_sample(
     n, c, *spatial = input.shape
     d = len(spatial)
     out_spatial = tuple(grid.shape[1:-1])
-    flat = input.reshape(n, c, -1)
-    g2 = grid.reshape(n, -1, d)
+    flat = input.reshape(n, c, int(np.prod(spatial)))  # (explicit sizes: N may be 0)
+    g2 = grid.reshape(n, int(np.prod(out_spatial)), d)
     # per input dim (D,) H, W: its pixel coordinate (grid components run x, y, z: reversed)
     coords = [_source_coord(g2[:, :, d - 1 - k], spatial[k], padding_mode, align) for k in range(d)]
     raw = [np.nan_to_num(x._data, nan=-2.0, posinf=-2.0, neginf=-2.0) for x in coords]
