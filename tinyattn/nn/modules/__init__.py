@@ -121,3 +121,4 @@ from .conv_transpose import (
     LazyConvTranspose2d,
     LazyConvTranspose3d,
 )
+from .adaptive import AdaptiveLogSoftmaxWithLoss
