@@ -1,4 +1,5 @@
-"""``conv1d`` / ``conv2d``: cross-correlation built on :func:`unfold` (im2col) and a matmul.
+"""``conv1d`` / ``conv2d`` / ``conv3d``: cross-correlation built on :func:`unfold` (im2col)
+and a matmul.
 
 For ``groups = g`` the input channels are split into ``g`` blocks of ``C / g`` and the
 output channels into ``g`` blocks of ``O / g``; block ``j`` of the output sees block ``j``
@@ -7,8 +8,13 @@ of the input only:
     cols = unfold(pad(x), kernel, dilation, stride)        (N, C * kh * kw, L)
     out[n, j] = W_j @ cols[n, j]                            W_j: (O/g, C/g * kh * kw)
 
-No new ``Function``: the gradients are those of ``pad`` (crop), ``unfold`` (fold) and
-``matmul``/``reshape``, each gradchecked on its own.
+A ``conv3d`` is a sum over the kernel's depth taps of ``conv2d``s, each over the depth
+slices that tap reads (stacked into the batch):
+
+    out[:, :, t] = sum_i conv2d(x[:, :, t * s_d + i * d_d], W[:, :, i])
+
+No new ``Function``: the gradients are those of ``pad`` (crop), ``unfold`` (fold),
+slicing and ``matmul``/``reshape``, each gradchecked on its own.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ import numbers
 from .._tensor import Tensor
 from ._spatial import pad, unfold
 
-__all__ = ["conv1d", "conv2d"]
+__all__ = ["conv1d", "conv2d", "conv3d"]
 
 PADDING_STRINGS = ("same", "valid")
 
@@ -107,6 +113,11 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, n: int, op: st
             f"{op}: stride and dilation must be positive, got stride={stride}, dilation={dilation}"
         )
     pads = _padding(padding, kernel, dilation, stride, op)
+    if n == 3:
+        out = _conv3d_by_depth(x, weight, pads, stride, dilation, groups, op)
+        if bias is not None:
+            out = out + bias.reshape(1, out_ch, 1, 1, 1)
+        return out if input.ndim == 5 else out.squeeze(0)
     if n == 1:  # a conv1d is a conv2d over a height-1 image
         x = x.unsqueeze(2)
         weight = weight.unsqueeze(2)
@@ -125,7 +136,10 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, n: int, op: st
             f"the dilated kernel {tuple(d * (k - 1) + 1 for k, d in zip(kernel, dilation))[2 - n :]}"
         )
     cols = unfold(x, kernel, dilation=dilation, padding=0, stride=stride)  # (N, C*kh*kw, L)
-    cols = cols.reshape(batch, groups, (channels // groups) * kernel[0] * kernel[1], -1)
+    # (explicit sizes, not -1: an empty batch has nothing to infer a -1 from)
+    cols = cols.reshape(
+        batch, groups, (channels // groups) * kernel[0] * kernel[1], out_hw[0] * out_hw[1]
+    )
     w = weight.reshape(groups, out_ch // groups, -1)
     out = (w @ cols).reshape(batch, out_ch, *out_hw)  # (N, g, O/g, L) -> (N, O, OH, OW)
     if bias is not None:
@@ -133,6 +147,34 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, n: int, op: st
     if n == 1:
         out = out.squeeze(2)
     return out if input.ndim == n + 2 else out.squeeze(0)
+
+
+def _conv3d_by_depth(x, weight, pads, stride, dilation, groups: int, op: str) -> Tensor:
+    """Padded (N, C, D, H, W) input -> the sum over depth taps ``i`` of a ``conv2d`` of the
+    depth slices ``t * s_d + i * d_d`` (folded into the batch) with ``weight[:, :, i]``."""
+    flat = [v for lo_hi in reversed(pads) for v in lo_hi]
+    if any(flat):
+        x = pad(x, flat)
+    batch, channels, *size = x.shape
+    kernel = tuple(weight.shape[2:])
+    out_size = [
+        (s - d * (k - 1) - 1) // st + 1 for s, k, d, st in zip(size, kernel, dilation, stride)
+    ]
+    if min(out_size) < 1:
+        raise RuntimeError(
+            f"{op}: the input (padded spatial size {tuple(size)}) is smaller than the dilated "
+            f"kernel {tuple(d * (k - 1) + 1 for k, d in zip(kernel, dilation))}"
+        )
+    depth = out_size[0]
+    out = None
+    for i in range(kernel[0]):
+        start = i * dilation[0]
+        taps = x[:, :, start : start + stride[0] * (depth - 1) + 1 : stride[0]]  # (N, C, D', H, W)
+        taps = taps.permute(0, 2, 1, 3, 4).reshape(batch * depth, channels, *size[1:])
+        term = _conv(taps, weight[:, :, i], None, stride[1:], 0, dilation[1:], groups, 2, op)
+        out = term if out is None else out + term
+    out = out.reshape(batch, depth, weight.shape[0], *out_size[1:])
+    return out.permute(0, 2, 1, 3, 4)
 
 
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor:
@@ -153,3 +195,14 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) 
     ``db = sum g``).
     """
     return _conv(input, weight, bias, stride, padding, dilation, groups, 2, "conv2d")
+
+
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor:
+    """3-D cross-correlation: (N, C, D, H, W) or (C, D, H, W) with weight
+    (O, C/groups, kd, kh, kw) -> (N, O, D_out, H_out, W_out), each size as in :func:`conv1d`.
+
+    Gradients: those of the composite, a sum over the depth taps ``i`` of ``conv2d``s
+    (``dW[:, :, i] = sum_t dW_2d(x[:, :, t s_d + i d_d], g[:, :, t])``, ``dx`` the sum of the
+    taps' input gradients put back at their depths, ``db = sum g``).
+    """
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 3, "conv3d")

@@ -1,4 +1,4 @@
-"""``conv_transpose1d`` / ``conv_transpose2d``: the adjoint of a convolution, built on ``fold``.
+"""``conv_transpose1d`` / ``2d`` / ``3d``: the adjoint of a convolution, built on ``fold``.
 
 A convolution gathers each output from a window of inputs (im2col, then a matmul); its
 transpose scatters each input through the kernel into a window of outputs:
@@ -10,6 +10,10 @@ transpose scatters each input through the kernel into a window of outputs:
 with ``H_out = (H - 1) s - 2 p + d (k - 1) + output_padding + 1``. No new ``Function``:
 the gradients are those of ``matmul``, ``fold`` (whose adjoint is ``unfold``) and ``pad``
 (a crop): ``dx_j = W_j @ unfold(g')_j``, ``dW_j = x_j @ unfold(g')_j^T`` summed over N.
+
+``conv_transpose3d`` sums, over the kernel's depth taps ``i``, the ``conv_transpose2d`` of
+every input depth slice ``t`` with ``W[:, :, i]``, placed at output depth ``t s_d + i d_d``
+(zeros inserted between slices, then shifted by padding), then crops the depth padding.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from .._tensor import Tensor
 from ._conv import _ints
 from ._spatial import fold, pad
 
-__all__ = ["conv_transpose1d", "conv_transpose2d"]
+__all__ = ["conv_transpose1d", "conv_transpose2d", "conv_transpose3d"]
 
 
 def _check(input, weight, bias, groups, n: int, op: str) -> None:
@@ -72,6 +76,10 @@ def _conv_transpose(
             f"output_padding={output_padding}, stride={stride}, dilation={dilation}"
         )
     x = input if input.ndim == n + 2 else input.unsqueeze(0)
+    if n == 3:
+        out = _by_depth(x, weight, stride, padding, output_padding, groups, dilation, op)
+        out = out + bias.reshape(1, -1, 1, 1, 1) if bias is not None else out
+        return out if input.ndim == 5 else out.squeeze(0)
     kernel = tuple(weight.shape[2:])
     if n == 1:  # a 1-D transpose is a 2-D one over a height-1 image
         x, weight = x.unsqueeze(2), weight.unsqueeze(2)
@@ -105,6 +113,34 @@ def _conv_transpose(
     return out if input.ndim == n + 2 else out.squeeze(0)
 
 
+def _by_depth(x, weight, stride, padding, output_padding, groups, dilation, op: str) -> Tensor:
+    """(N, C, D, H, W) -> (N, O, D_out, H_out, W_out): per depth tap ``i``, the
+    ``conv_transpose2d`` of all depth slices (folded into the batch) put at depths
+    ``t * s_d + i * d_d`` of the full output; then the depth padding is cropped."""
+    batch, channels, depth, height, width = x.shape
+    kernel = tuple(weight.shape[2:])
+    full = [(s - 1) * st + d * (k - 1) + 1
+            for s, st, d, k in zip(x.shape[2:], stride, dilation, kernel)]  # fmt: skip
+    out_size = tuple(f - 2 * p + o for f, p, o in zip(full, padding, output_padding))
+    if min(out_size) < 1:
+        raise RuntimeError(
+            f"{op}: the output size {out_size} is not positive (input {list(x.shape)}, "
+            f"padding={padding})"
+        )
+    slices = x.permute(0, 2, 1, 3, 4).reshape(batch * depth, channels, height, width)
+    out = None
+    for i in range(kernel[0]):
+        y = conv_transpose2d(slices, weight[:, :, i], None, stride[1:], padding[1:],
+                             output_padding[1:], groups, dilation[1:])  # fmt: skip
+        y = y.reshape(batch, depth, *y.shape[1:]).permute(0, 2, 3, 4, 1)  # (N, O, H', W', D)
+        spread = pad(y.unsqueeze(-1), [0, stride[0] - 1]).flatten(-2)  # slice t at t * s_d
+        start = i * dilation[0]
+        term = pad(spread, [start, full[0] - start - depth * stride[0]])  # (.., full depth)
+        out = term if out is None else out + term
+    out = pad(out, [-padding[0], output_padding[0] - padding[0]])
+    return out.permute(0, 1, 4, 2, 3)
+
+
 def conv_transpose2d(
     input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1
 ) -> Tensor:
@@ -130,3 +166,18 @@ def conv_transpose1d(
     """
     return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups,
                            dilation, 1, "conv_transpose1d")  # fmt: skip
+
+
+def conv_transpose3d(
+    input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1
+) -> Tensor:
+    """Transposed 3-D convolution: (N, C, D, H, W) or (C, D, H, W) with weight
+    (C, O/groups, kd, kh, kw) -> (N, O, D_out, H_out, W_out), each size
+    ``(S - 1) s - 2 p + d (k - 1) + output_padding + 1``.
+
+    Gradients: those of the composite, per depth tap a ``conv_transpose2d`` (``dx`` sums
+    ``W_j @ unfold(g)_j`` of the taps at their depths, ``dW[:, :, i]`` that tap's
+    ``sum_n x_j unfold(g)_j^T``, ``db = sum g``).
+    """
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups,
+                           dilation, 3, "conv_transpose3d")  # fmt: skip

@@ -431,3 +431,9 @@ from . import _breadth  # noqa: E402
 from ._breadth import *  # noqa: E402, F403
 
 __all__ += [n for n in _breadth.__all__ if n not in __all__]  # (relu: torch's inplace= added)
+
+# -- breadth3: bilinear, embedding_bag, grid_sample, 3-D convolution --
+from . import _breadth3  # noqa: E402
+from ._breadth3 import *  # noqa: E402, F403
+
+__all__ += [n for n in _breadth3.__all__ if n not in __all__]

@@ -103,3 +103,22 @@ from .loss import (
     TripletMarginLoss,
     TripletMarginWithDistanceLoss,
 )
+
+# -- breadth3: bilinear, embedding bags, 3-D convolution and norms --
+from .bilinear import Bilinear
+from .sparse import EmbeddingBag
+from .conv import Conv3d, LazyConv3d
+from .batchnorm import BatchNorm3d, LazyBatchNorm3d, SyncBatchNorm
+from .instancenorm import (
+    InstanceNorm3d,
+    LazyInstanceNorm1d,
+    LazyInstanceNorm2d,
+    LazyInstanceNorm3d,
+)
+from .conv_transpose import (
+    ConvTranspose3d,
+    LazyConvTranspose1d,
+    LazyConvTranspose2d,
+    LazyConvTranspose3d,
+)
+from .adaptive import AdaptiveLogSoftmaxWithLoss

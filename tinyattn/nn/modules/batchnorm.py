@@ -1,4 +1,4 @@
-"""``BatchNorm1d``, ``BatchNorm2d`` and ``LazyBatchNorm1d`` / ``LazyBatchNorm2d``: torch's
+"""``BatchNorm1d`` / ``2d`` / ``3d`` and ``LazyBatchNorm1d`` / ``2d`` / ``3d``: torch's
 parameters (``weight``, ``bias``), buffers (``running_mean``, ``running_var``,
 ``num_batches_tracked``) and train/eval behaviour."""
 
@@ -14,7 +14,15 @@ from ._args import size_arg
 from .linear import _lazy_dtype, _placeholder
 from .module import Module
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "LazyBatchNorm1d", "LazyBatchNorm2d"]
+__all__ = [
+    "BatchNorm1d",
+    "BatchNorm2d",
+    "BatchNorm3d",
+    "LazyBatchNorm1d",
+    "LazyBatchNorm2d",
+    "LazyBatchNorm3d",
+    "SyncBatchNorm",
+]
 
 
 class _BatchNorm(Module):
@@ -131,6 +139,60 @@ class BatchNorm2d(_BatchNorm):
     _dims = (4,)
 
 
+class BatchNorm3d(_BatchNorm):
+    """Over (N, C, D, H, W) input, per channel C."""
+
+    _dims = (5,)
+
+
+class SyncBatchNorm(_BatchNorm):
+    """Over (N, C, *) input, per channel C. tinyattn runs one process, so the statistics are
+    this batch's: it is ``BatchNorm1d`` / ``2d`` / ``3d`` for every rank >= 2 (as torch's
+    SyncBatchNorm outside a process group). ``process_group`` is kept, unused."""
+
+    def __init__(
+        self,
+        num_features: int,
+        eps: float = 1e-5,
+        momentum: float | None = 0.1,
+        affine: bool = True,
+        track_running_stats: bool = True,
+        process_group=None,
+        device=None,
+        dtype=None,
+        *,
+        bias: bool = True,
+    ) -> None:
+        super().__init__(
+            num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias
+        )
+        self.process_group = process_group
+
+    def _check_input_dim(self, input: Tensor) -> None:
+        if not isinstance(input, Tensor):
+            raise TypeError(f"SyncBatchNorm: input must be a Tensor, got {type(input).__name__}")
+        if input.ndim < 2:
+            raise ValueError(f"SyncBatchNorm: expected at least 2D input (got {input.ndim}D input)")
+
+    @classmethod
+    def convert_sync_batchnorm(cls, module: Module, process_group=None) -> Module:
+        """``module`` with every batch-norm layer in it replaced by a ``SyncBatchNorm`` that
+        shares its parameters and buffers (instance norms are left alone, as in torch)."""
+        out = module
+        if isinstance(module, _BatchNorm) and not getattr(module, "_is_instance_norm", False):
+            out = cls(module.num_features, module.eps, module.momentum, module.affine,
+                      module.track_running_stats, process_group, bias=module.use_bias)  # fmt: skip
+            for name in ("weight", "bias"):
+                if module._parameters.get(name) is not None:
+                    out._parameters[name] = module._parameters[name]
+            for name in ("running_mean", "running_var", "num_batches_tracked"):
+                out._buffers[name] = module._buffers.get(name)
+            out.training = module.training
+        for name, child in module._modules.items():
+            out.add_module(name, cls.convert_sync_batchnorm(child, process_group))
+        return out
+
+
 class _LazyBatchNorm(_BatchNorm):
     """``num_features`` inferred from the first input's dim 1; then the eager class."""
 
@@ -184,10 +246,14 @@ class _LazyBatchNorm(_BatchNorm):
             f"[num_features] ({type(self).__name__})."
         )
 
+    def _features(self, input: Tensor) -> int:
+        """The input's channel count (dim 1)."""
+        return input.shape[1]
+
     def initialize_parameters(self, input: Tensor) -> None:
         """Materialise the parameters and buffers with ``num_features = input.shape[1]``."""
         self._check_input_dim(input)
-        self.num_features = c = input.shape[1]
+        self.num_features = c = self._features(input)
         for store in (self._parameters, self._buffers):
             for t in store.values():
                 if isinstance(t, UninitializedParameter):
@@ -201,7 +267,7 @@ class _LazyBatchNorm(_BatchNorm):
             self.num_features = (
                 self.running_mean.shape[0]
                 if self.track_running_stats
-                else (self.weight.shape[0] if self.affine else input.shape[1])
+                else (self.weight.shape[0] if self.affine else self._features(input))
             )
         for name in ("running_mean", "running_var"):  # buffers are plain tensors, not Parameters
             t = self._buffers.get(name)
@@ -225,3 +291,10 @@ class LazyBatchNorm2d(_LazyBatchNorm):
 
     _dims = (4,)
     _eager = BatchNorm2d
+
+
+class LazyBatchNorm3d(_LazyBatchNorm):
+    """``BatchNorm3d`` whose ``num_features`` is inferred from the first input."""
+
+    _dims = (5,)
+    _eager = BatchNorm3d

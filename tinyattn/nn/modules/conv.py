@@ -1,4 +1,4 @@
-"""``Conv1d``, ``Conv2d`` and their lazy forms: torch's parameter names, init and checks."""
+"""``Conv1d``, ``Conv2d``, ``Conv3d`` and their lazy forms: torch's parameter names, init and checks."""
 
 from __future__ import annotations
 
@@ -14,13 +14,13 @@ from ._args import size_arg
 from .linear import _lazy_dtype, _placeholder
 from .module import Module
 
-__all__ = ["Conv1d", "Conv2d", "LazyConv1d", "LazyConv2d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "LazyConv1d", "LazyConv2d", "LazyConv3d"]
 
 PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 
 
 class _ConvNd(Module):
-    """Shared by ``Conv1d`` / ``Conv2d``: weight (out, in/groups, *kernel), bias (out,).
+    """Shared by ``Conv1d`` / ``Conv2d`` / ``Conv3d``: weight (out, in/groups, *kernel), bias (out,).
 
     Both ~ U(-1/sqrt(fan_in), 1/sqrt(fan_in)), fan_in = in/groups * prod(kernel) (torch's
     ``kaiming_uniform_(a=sqrt(5))``). ``padding_mode`` other than ``'zeros'`` pads the
@@ -85,7 +85,12 @@ class _ConvNd(Module):
                 init.uniform_(self.bias, -bound, bound)
 
     def forward(self, input: Tensor) -> Tensor:
-        fn = _conv.conv1d if self._n == 1 else _conv.conv2d
+        """The convolution of ``F.conv1d`` / ``F.conv2d`` / ``F.conv3d`` with this layer's
+        weight and bias (after ``F.pad(mode=padding_mode)`` for non-zero padding modes).
+
+        Composes: F.pad, F.conv1d, F.conv2d, F.conv3d
+        """
+        fn = (_conv.conv1d, _conv.conv2d, _conv.conv3d)[self._n - 1]
         if self.padding_mode == "zeros" or isinstance(self.padding, str):
             return fn(input, self.weight, self.bias, self.stride, self.padding, self.dilation,
                       self.groups)  # fmt: skip
@@ -121,6 +126,13 @@ class Conv2d(_ConvNd):
     """(N, C_in, H, W) or (C_in, H, W) -> (N, C_out, H_out, W_out): see ``F.conv2d``."""
 
     _n = 2
+
+
+class Conv3d(_ConvNd):
+    """(N, C_in, D, H, W) or (C_in, D, H, W) -> (N, C_out, D_out, H_out, W_out): see
+    ``F.conv3d``."""
+
+    _n = 3
 
 
 class _LazyConv(_ConvNd):
@@ -223,3 +235,10 @@ class LazyConv2d(_LazyConv):
 
     _n = 2
     _eager = Conv2d
+
+
+class LazyConv3d(_LazyConv):
+    """``Conv3d`` whose ``in_channels`` is inferred from the first input."""
+
+    _n = 3
+    _eager = Conv3d

@@ -1,4 +1,4 @@
-"""``ConvTranspose1d`` / ``ConvTranspose2d``: torch's parameter names, shapes, init and reprs.
+"""``ConvTranspose1d`` / ``2d`` / ``3d``: torch's parameter names, shapes, init and reprs.
 
 weight (in_channels, out_channels / groups, *kernel), bias (out_channels,), both
 ~ U(-1/sqrt(fan_in), 1/sqrt(fan_in)) with torch's fan_in of that weight
@@ -8,14 +8,23 @@ weight (in_channels, out_channels / groups, *kernel), bias (out_channels,), both
 
 from __future__ import annotations
 
+from ... import _dtype as dt
 from ..._tensor import Tensor
 from ...ops.creation import empty
 from .. import _conv
-from .._conv_transpose import conv_transpose1d, conv_transpose2d
-from ..parameter import Parameter
+from .._conv_transpose import conv_transpose1d, conv_transpose2d, conv_transpose3d
+from ..parameter import Parameter, UninitializedParameter
 from .conv import _ConvNd
+from .linear import _lazy_dtype, _placeholder
 
-__all__ = ["ConvTranspose1d", "ConvTranspose2d"]
+__all__ = [
+    "ConvTranspose1d",
+    "ConvTranspose2d",
+    "ConvTranspose3d",
+    "LazyConvTranspose1d",
+    "LazyConvTranspose2d",
+    "LazyConvTranspose3d",
+]
 
 
 class _ConvTransposeNd(_ConvNd):
@@ -94,7 +103,7 @@ class _ConvTransposeNd(_ConvNd):
             raise TypeError(
                 f"{type(self).__name__}: input must be a Tensor, got {type(input).__name__}"
             )
-        fn = conv_transpose1d if self._n == 1 else conv_transpose2d
+        fn = (conv_transpose1d, conv_transpose2d, conv_transpose3d)[self._n - 1]
         output_padding = self._output_padding(input, output_size)
         return fn(input, self.weight, self.bias, self.stride, self.padding, output_padding,
                   self.groups, self.dilation)  # fmt: skip
@@ -128,3 +137,120 @@ class ConvTranspose2d(_ConvTransposeNd):
     """(N, C_in, H, W) or (C_in, H, W) -> (N, C_out, H_out, W_out): see ``F.conv_transpose2d``."""
 
     _n = 2
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    """(N, C_in, D, H, W) or (C_in, D, H, W) -> (N, C_out, D_out, H_out, W_out): see
+    ``F.conv_transpose3d``."""
+
+    _n = 3
+
+
+class _LazyConvTranspose(_ConvTransposeNd):
+    """``in_channels`` inferred from the first input; then the module becomes its eager class."""
+
+    _eager: type = ConvTranspose2d
+
+    def __init__(
+        self,
+        out_channels: int,
+        kernel_size,
+        stride=1,
+        padding=0,
+        output_padding=0,
+        groups: int = 1,
+        bias: bool = True,
+        dilation=1,
+        padding_mode: str = "zeros",
+        device=None,
+        dtype=None,
+    ) -> None:
+        self._lazy_init_dtype = dt.to_dtype(dtype) if dtype is not None else dt.get_default_dtype()
+        # in_channels=groups passes the divisibility check; the real one comes with the input
+        super().__init__(groups, out_channels, kernel_size, stride, padding, output_padding,
+                         groups, bias, dilation, padding_mode)  # fmt: skip
+        self.in_channels = 0
+
+    _dtype = property(_lazy_dtype)  # read by load_state_dict to materialise placeholders
+
+    def _make_parameters(self, bias: bool, dtype, device) -> None:
+        self.weight = _placeholder(self._lazy_init_dtype)
+        if bias:
+            self.bias = _placeholder(self._lazy_init_dtype)
+        else:
+            self.register_parameter("bias", None)
+
+    def reset_parameters(self) -> None:
+        if not self.has_uninitialized_params() and self.in_channels != 0:
+            super().reset_parameters()
+
+    def has_uninitialized_params(self) -> bool:
+        return any(isinstance(p, UninitializedParameter) for p in self._parameters.values())
+
+    def _check_lazy_load(self, name: str, shape: tuple[int, ...]) -> str | None:
+        per_group = self.out_channels // self.groups
+        if name == "weight":
+            ok = (len(shape) == self._n + 2 and shape[1] == per_group
+                  and tuple(shape[2:]) == self.kernel_size)  # fmt: skip
+            expected = f"[in_channels, {per_group}, {', '.join(map(str, self.kernel_size))}]"
+        else:
+            ok, expected = tuple(shape) == (self.out_channels,), f"[{self.out_channels}]"
+        if ok:
+            return None
+        return (
+            f"copying a param with shape {list(shape)} from checkpoint, the shape in current "
+            f"model is {expected} ({type(self).__name__})."
+        )
+
+    def initialize_parameters(self, input: Tensor) -> None:
+        """Materialise weight (in_channels, out/groups, *kernel) and bias from the input."""
+        name, n = type(self).__name__, self._n
+        if not isinstance(input, Tensor) or input.ndim not in (n + 1, n + 2):
+            got = list(input.shape) if isinstance(input, Tensor) else type(input).__name__
+            raise RuntimeError(
+                f"{name}: expected a {n + 1}D (unbatched) or {n + 2}D (batched) input, got {got}"
+            )
+        channels = input.shape[1] if input.ndim == n + 2 else input.shape[0]
+        if channels % self.groups:
+            raise ValueError(f"{name}: in_channels ({channels}) must be divisible by groups")
+        self.in_channels = channels
+        shape = (channels, self.out_channels // self.groups, *self.kernel_size)
+        self.weight.materialize(shape, self.weight.dtype)
+        if self.bias is not None:
+            self.bias.materialize((self.out_channels,), self.bias.dtype)
+        self.reset_parameters()
+
+    def forward(self, input: Tensor, output_size=None) -> Tensor:
+        """Infers ``in_channels`` on the first call, then runs (and becomes) the eager layer.
+
+        Composes: F.conv_transpose1d, F.conv_transpose2d, F.conv_transpose3d
+        """
+        if self.has_uninitialized_params():
+            self.initialize_parameters(input)
+        elif self.in_channels == 0:  # parameters came from load_state_dict
+            self.in_channels = self.weight.shape[0]
+        del self._lazy_init_dtype
+        eager = self._eager
+        self.__class__ = eager
+        return eager.forward(self, input, output_size)
+
+
+class LazyConvTranspose1d(_LazyConvTranspose):
+    """``ConvTranspose1d`` whose ``in_channels`` is inferred from the first input."""
+
+    _n = 1
+    _eager = ConvTranspose1d
+
+
+class LazyConvTranspose2d(_LazyConvTranspose):
+    """``ConvTranspose2d`` whose ``in_channels`` is inferred from the first input."""
+
+    _n = 2
+    _eager = ConvTranspose2d
+
+
+class LazyConvTranspose3d(_LazyConvTranspose):
+    """``ConvTranspose3d`` whose ``in_channels`` is inferred from the first input."""
+
+    _n = 3
+    _eager = ConvTranspose3d

@@ -1,4 +1,4 @@
-"""``InstanceNorm1d`` / ``InstanceNorm2d``: each (n, c) map normalised on its own.
+"""``InstanceNorm1d`` / ``2d`` / ``3d``: each (n, c) map normalised on its own.
 
 torch's defaults: ``affine=False``, ``track_running_stats=False``; with running stats, eval
 mode normalises with them (``num_batches_tracked`` exists but is not counted, as in torch).
@@ -10,15 +10,23 @@ import warnings
 
 from ..._tensor import Tensor
 from .._group_norm import instance_norm
-from .batchnorm import _BatchNorm
+from .batchnorm import _BatchNorm, _LazyBatchNorm
 
-__all__ = ["InstanceNorm1d", "InstanceNorm2d"]
+__all__ = [
+    "InstanceNorm1d",
+    "InstanceNorm2d",
+    "InstanceNorm3d",
+    "LazyInstanceNorm1d",
+    "LazyInstanceNorm2d",
+    "LazyInstanceNorm3d",
+]
 
 
 class _InstanceNorm(_BatchNorm):
     """Shared by the instance-norm layers: ``_dims`` = (unbatched rank, batched rank)."""
 
     _dims = (2, 3)
+    _is_instance_norm = True  # (a _BatchNorm here, not in torch: SyncBatchNorm skips it)
 
     def __init__(
         self,
@@ -78,3 +86,38 @@ class InstanceNorm2d(_InstanceNorm):
     """Over (N, C, H, W) or (C, H, W) input: each (n, c) map normalised over H, W."""
 
     _dims = (3, 4)
+
+
+class InstanceNorm3d(_InstanceNorm):
+    """Over (N, C, D, H, W) or (C, D, H, W) input: each (n, c) volume normalised over D, H, W."""
+
+    _dims = (4, 5)
+
+
+class _LazyInstanceNorm(_LazyBatchNorm):
+    """``num_features`` inferred from the first input's channel dim (dim 0 when unbatched);
+    then the eager class. torch's lazy defaults: ``affine=True``, ``track_running_stats=True``."""
+
+    def _features(self, input: Tensor) -> int:
+        return input.shape[0 if input.ndim == self._dims[0] else 1]
+
+
+class LazyInstanceNorm1d(_LazyInstanceNorm):
+    """``InstanceNorm1d`` whose ``num_features`` is inferred from the first input."""
+
+    _dims = (2, 3)
+    _eager = InstanceNorm1d
+
+
+class LazyInstanceNorm2d(_LazyInstanceNorm):
+    """``InstanceNorm2d`` whose ``num_features`` is inferred from the first input."""
+
+    _dims = (3, 4)
+    _eager = InstanceNorm2d
+
+
+class LazyInstanceNorm3d(_LazyInstanceNorm):
+    """``InstanceNorm3d`` whose ``num_features`` is inferred from the first input."""
+
+    _dims = (4, 5)
+    _eager = InstanceNorm3d

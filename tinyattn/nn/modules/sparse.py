@@ -1,4 +1,5 @@
-"""``Embedding``: a lookup table of ``num_embeddings`` vectors of size ``embedding_dim``."""
+"""``Embedding``: a lookup table of ``num_embeddings`` vectors of size ``embedding_dim``;
+``EmbeddingBag``: the sum, mean or max of bags of its rows."""
 
 from __future__ import annotations
 
@@ -99,3 +100,130 @@ class Embedding(Module):
             )
         rows, cols = embeddings.shape
         return cls(rows, cols, padding_idx, _weight=embeddings, _freeze=freeze, **kwargs)
+
+
+class EmbeddingBag(Module):
+    """Bags of indices -> the sum, mean or max of their rows of ``weight``: (B, embedding_dim).
+
+    weight (num_embeddings, embedding_dim) ~ N(0, 1); row ``padding_idx`` is zero, and
+    entries equal to ``padding_idx`` are left out of their bags.
+    """
+
+    def __init__(
+        self,
+        num_embeddings: int,
+        embedding_dim: int,
+        max_norm: float | None = None,
+        norm_type: float = 2.0,
+        scale_grad_by_freq: bool = False,
+        mode: str = "mean",
+        sparse: bool = False,
+        _weight: Tensor | None = None,
+        include_last_offset: bool = False,
+        padding_idx: int | None = None,
+        device=None,
+        dtype=None,
+    ) -> None:
+        super().__init__()
+        self.num_embeddings = size_arg("EmbeddingBag", "num_embeddings", num_embeddings)
+        self.embedding_dim = size_arg("EmbeddingBag", "embedding_dim", embedding_dim)
+        if max_norm is not None or scale_grad_by_freq or sparse:
+            raise NotImplementedError(
+                "EmbeddingBag: max_norm, scale_grad_by_freq and sparse are not supported by "
+                "tinyattn"
+            )
+        if mode not in ("sum", "mean", "max"):
+            raise ValueError(f"EmbeddingBag: mode has to be one of sum, mean or max, got {mode!r}")
+        self.max_norm, self.norm_type = max_norm, norm_type
+        self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse
+        self.mode, self.include_last_offset = mode, include_last_offset
+        if padding_idx is not None:
+            padding_idx = int_arg("EmbeddingBag", "padding_idx", padding_idx)
+            if not -self.num_embeddings <= padding_idx < self.num_embeddings:
+                raise AssertionError(
+                    f"EmbeddingBag: padding_idx={padding_idx} must be within "
+                    f"num_embeddings={self.num_embeddings}"
+                )
+            padding_idx %= self.num_embeddings
+        self.padding_idx = padding_idx
+        shape = (self.num_embeddings, self.embedding_dim)
+        if _weight is None:
+            self.weight = Parameter(empty(shape, dtype=dtype, device=device))
+            self.reset_parameters()
+        else:
+            if tuple(_weight.shape) != shape:
+                raise AssertionError(
+                    f"EmbeddingBag: _weight has shape {list(_weight.shape)}, expected {list(shape)}"
+                )
+            self.weight = Parameter(_weight)
+
+    def reset_parameters(self) -> None:
+        init.normal_(self.weight)
+        if self.padding_idx is not None:
+            with no_grad():
+                self.weight._data[self.padding_idx] = 0
+
+    def forward(
+        self,
+        input: Tensor,
+        offsets: Tensor | None = None,
+        per_sample_weights: Tensor | None = None,
+    ) -> Tensor:
+        """Bags of ``input`` (B, L), or (N,) cut at ``offsets`` -> (B, embedding_dim).
+
+        Gradient (``bag(i)`` the bag of entry ``i``): sum mode
+        ``d weight[v] = sum over input[i] == v of psw[i] * g[bag(i)]``; mean divides by the
+        bag's count; max sends ``g[b, d]`` to the row of bag ``b``'s first maximum in column d.
+
+        Composes: F.embedding_bag
+        """
+        return F.embedding_bag(
+            input,
+            self.weight,
+            offsets,
+            mode=self.mode,
+            per_sample_weights=per_sample_weights,
+            include_last_offset=self.include_last_offset,
+            padding_idx=self.padding_idx,
+        )
+
+    def extra_repr(self) -> str:
+        s = f"{self.num_embeddings}, {self.embedding_dim}, mode={self.mode!r}"
+        if self.padding_idx is not None:
+            s += f", padding_idx={self.padding_idx}"
+        return s
+
+    @classmethod
+    def from_pretrained(
+        cls,
+        embeddings: Tensor,
+        freeze: bool = True,
+        max_norm: float | None = None,
+        norm_type: float = 2.0,
+        scale_grad_by_freq: bool = False,
+        mode: str = "mean",
+        sparse: bool = False,
+        include_last_offset: bool = False,
+        padding_idx: int | None = None,
+    ) -> EmbeddingBag:
+        """An EmbeddingBag holding ``embeddings`` (2-D); frozen (no grad) unless ``freeze=False``."""
+        if embeddings.ndim != 2:
+            raise ValueError(
+                f"EmbeddingBag.from_pretrained: embeddings must be 2-D, got shape "
+                f"{list(embeddings.shape)}"
+            )
+        rows, cols = embeddings.shape
+        bag = cls(
+            rows,
+            cols,
+            max_norm,
+            norm_type,
+            scale_grad_by_freq,
+            mode,
+            sparse,
+            _weight=embeddings,
+            include_last_offset=include_last_offset,
+            padding_idx=padding_idx,
+        )
+        bag.weight.requires_grad_(not freeze)
+        return bag
