@@ -42,6 +42,7 @@ from .padding import (
     ChannelShuffle,
     CircularPad1d,
     CircularPad2d,
+    CircularPad3d,
     ConstantPad1d,
     ConstantPad2d,
     ConstantPad3d,
@@ -49,10 +50,13 @@ from .padding import (
     PixelUnshuffle,
     ReflectionPad1d,
     ReflectionPad2d,
+    ReflectionPad3d,
     ReplicationPad1d,
     ReplicationPad2d,
+    ReplicationPad3d,
     ZeroPad1d,
     ZeroPad2d,
+    ZeroPad3d,
 )
 from .conv_transpose import ConvTranspose1d, ConvTranspose2d
 from .spatial import UpsamplingBilinear2d, UpsamplingNearest2d

@@ -14,15 +14,19 @@ from .module import Module
 __all__ = [
     "ZeroPad1d",
     "ZeroPad2d",
+    "ZeroPad3d",
     "ConstantPad1d",
     "ConstantPad2d",
     "ConstantPad3d",
     "ReflectionPad1d",
     "ReflectionPad2d",
+    "ReflectionPad3d",
     "ReplicationPad1d",
     "ReplicationPad2d",
+    "ReplicationPad3d",
     "CircularPad1d",
     "CircularPad2d",
+    "CircularPad3d",
     "PixelShuffle",
     "PixelUnshuffle",
     "ChannelShuffle",
@@ -105,6 +109,16 @@ class ZeroPad2d(ConstantPad2d):
         return f"{self.padding}"
 
 
+class ZeroPad3d(ConstantPad3d):
+    """Pad the last three dims with zeros."""
+
+    def __init__(self, padding) -> None:
+        super().__init__(padding, 0.0)
+
+    def extra_repr(self) -> str:
+        return f"{self.padding}"
+
+
 class ReflectionPad1d(_PadNd):
     """Mirror the last dim about its edge elements (padding < size)."""
 
@@ -115,6 +129,12 @@ class ReflectionPad2d(_PadNd):
     """Mirror the last two dims about their edge elements."""
 
     _n, _mode = 2, "reflect"
+
+
+class ReflectionPad3d(_PadNd):
+    """Mirror the last three dims about their edge elements."""
+
+    _n, _mode = 3, "reflect"
 
 
 class ReplicationPad1d(_PadNd):
@@ -129,6 +149,12 @@ class ReplicationPad2d(_PadNd):
     _n, _mode = 2, "replicate"
 
 
+class ReplicationPad3d(_PadNd):
+    """Repeat the edge elements of the last three dims."""
+
+    _n, _mode = 3, "replicate"
+
+
 class CircularPad1d(_PadNd):
     """Wrap the last dim around (padding <= size)."""
 
@@ -139,6 +165,12 @@ class CircularPad2d(_PadNd):
     """Wrap the last two dims around."""
 
     _n, _mode = 2, "circular"
+
+
+class CircularPad3d(_PadNd):
+    """Wrap the last three dims around."""
+
+    _n, _mode = 3, "circular"
 
 
 class PixelShuffle(Module):
