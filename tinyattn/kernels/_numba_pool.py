@@ -1,0 +1,113 @@
+"""Max and average pooling, forward and backward, parallel over the (N * C) planes.
+
+Every array is laid out as planes of a 3-D volume, ``(P, D, H, W)``; 1-D and 2-D pools
+are the cases D = H = 1 and D = 1. Window ``o`` along a dim covers positions
+``start[o], start[o] + step, ... < stop[o]`` (already clipped to the input, so an empty
+window has ``start >= stop``), and the output at ``(od, oh, ow)`` pools the product of
+the three ranges::
+
+    max:   index[p, o] = the flat position (d H + h) W + w of the window's maximum,
+           scanned d, h, w in order: a larger value or a NaN takes over (the first
+           maximum wins a tie, the last NaN wins over numbers; torch's scan);
+           an empty window keeps (start_d H + start_h) W + start_w.
+    gather:  y[p, o] = x[p, index[p, o]]        (fill where index = -1: an empty window)
+    scatter: dx[p, i] = sum of g[p, o] over the o with index[p, o] = i   (its adjoint)
+    avg:     y[p, o] = sum of x over window o / divisor[o]
+    avg backward: dx[p, i] = sum over the windows o holding i of g[p, o] / divisor[o]
+
+Sums are taken in float64 and rounded once to the array's dtype. The NumPy twin of each
+kernel is in ``tinyattn.kernels.pool`` (which also checks every shape, dtype, bound and
+index before a kernel runs: the kernels check nothing). Each ``prange`` iteration writes
+only its own plane of the output; nothing is allocated inside the loops.
+"""
+
+from __future__ import annotations
+
+import math
+
+from numba import njit, prange
+
+
+@njit(parallel=True, cache=True, error_model="numpy")
+def max_pool_argmax(x, start_d, stop_d, step_d, start_h, stop_h, step_h, start_w, stop_w,
+                    step_w, index):  # fmt: skip
+    """index[p, od, oh, ow] = flat position of the maximum of window (od, oh, ow) of x[p]."""
+    planes, _, height, width = x.shape
+    out_d, out_h, out_w = index.shape[1], index.shape[2], index.shape[3]
+    for p in prange(planes):
+        plane = x[p]
+        for od in range(out_d):
+            for oh in range(out_h):
+                for ow in range(out_w):
+                    best = -math.inf
+                    at = (start_d[od] * height + start_h[oh]) * width + start_w[ow]
+                    for d in range(start_d[od], stop_d[od], step_d):
+                        for h in range(start_h[oh], stop_h[oh], step_h):
+                            for w in range(start_w[ow], stop_w[ow], step_w):
+                                v = plane[d, h, w]
+                                if v > best or v != v:  # (v != v: NaN)
+                                    best = v
+                                    at = (d * height + h) * width + w
+                    index[p, od, oh, ow] = at
+
+
+@njit(parallel=True, cache=True, error_model="numpy")
+def gather(x, index, fill, out):
+    """out[p, o] = x[p, index[p, o]], ``fill`` where the index is -1."""
+    planes, outputs = index.shape
+    for p in prange(planes):
+        for o in range(outputs):
+            i = index[p, o]
+            out[p, o] = x[p, i] if i >= 0 else fill
+
+
+@njit(parallel=True, cache=True, error_model="numpy")
+def scatter_add(g, index, dx):
+    """dx[p] = zeros, then dx[p, index[p, o]] += g[p, o] (index -1: skipped)."""
+    planes, outputs = index.shape
+    for p in prange(planes):
+        for i in range(dx.shape[1]):
+            dx[p, i] = 0.0
+        for o in range(outputs):
+            i = index[p, o]
+            if i >= 0:
+                dx[p, i] += g[p, o]
+
+
+@njit(parallel=True, cache=True, error_model="numpy")
+def avg_pool_forward(x, start_d, stop_d, start_h, stop_h, start_w, stop_w, divisor, out):
+    """out[p, od, oh, ow] = sum of x[p] over the window / divisor[od, oh, ow]."""
+    planes = x.shape[0]
+    out_d, out_h, out_w = out.shape[1], out.shape[2], out.shape[3]
+    for p in prange(planes):
+        plane = x[p]
+        for od in range(out_d):
+            for oh in range(out_h):
+                for ow in range(out_w):
+                    acc = 0.0
+                    for d in range(start_d[od], stop_d[od]):
+                        for h in range(start_h[oh], stop_h[oh]):
+                            for w in range(start_w[ow], stop_w[ow]):
+                                acc += plane[d, h, w]
+                    out[p, od, oh, ow] = acc / divisor[od, oh, ow]
+
+
+@njit(parallel=True, cache=True, error_model="numpy")
+def avg_pool_backward(g, start_d, stop_d, start_h, stop_h, start_w, stop_w, divisor, dx):
+    """dx[p] = zeros, then each window adds g[p, o] / divisor[o] to the inputs it holds."""
+    planes, depth, height, width = dx.shape
+    out_d, out_h, out_w = g.shape[1], g.shape[2], g.shape[3]
+    for p in prange(planes):
+        plane = dx[p]
+        for d in range(depth):
+            for h in range(height):
+                for w in range(width):
+                    plane[d, h, w] = 0.0
+        for od in range(out_d):
+            for oh in range(out_h):
+                for ow in range(out_w):
+                    share = g[p, od, oh, ow] / divisor[od, oh, ow]
+                    for d in range(start_d[od], stop_d[od]):
+                        for h in range(start_h[oh], stop_h[oh]):
+                            for w in range(start_w[ow], stop_w[ow]):
+                                plane[d, h, w] += share
