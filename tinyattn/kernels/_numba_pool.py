@@ -8,10 +8,13 @@ the three ranges::
 
     max:   index[p, o] = the flat position (d H + h) W + w of the window's maximum,
            scanned d, h, w in order: a larger value or a NaN takes over (the first
-           maximum wins a tie, the last NaN wins over numbers; torch's scan);
+           maximum wins a tie, the last NaN wins over numbers; torch's scan, done as
+           "first maximum, unless the window holds a NaN: then its last NaN");
            an empty window keeps (start_d H + start_h) W + start_w.
-    gather:  y[p, o] = x[p, index[p, o]]        (fill where index = -1: an empty window)
-    scatter: dx[p, i] = sum of g[p, o] over the o with index[p, o] = i   (its adjoint)
+    gather:  y[p, o] = x[p, index[p, o]]        (fill where the index is outside the
+                                                 plane: -1 marks an empty window)
+    scatter: dx[p, i] = sum of g[p, o] over the o with index[p, o] = i   (its adjoint;
+                                                 an index outside the plane adds nothing)
     avg:     y[p, o] = sum of x over window o / divisor[o]
     avg backward: dx[p, i] = sum over the windows o holding i of g[p, o] / divisor[o]
 
@@ -41,36 +44,47 @@ def max_pool_argmax(x, start_d, stop_d, step_d, start_h, stop_h, step_h, start_w
                 for ow in range(out_w):
                     best = -math.inf
                     at = (start_d[od] * height + start_h[oh]) * width + start_w[ow]
+                    nan = False
                     for d in range(start_d[od], stop_d[od], step_d):
                         for h in range(start_h[oh], stop_h[oh], step_h):
+                            row = plane[d, h]
                             for w in range(start_w[ow], stop_w[ow], step_w):
-                                v = plane[d, h, w]
-                                if v > best or v != v:  # (v != v: NaN)
+                                v = row[w]
+                                nan |= v != v
+                                if v > best:
                                     best = v
                                     at = (d * height + h) * width + w
+                    if nan:  # the last NaN wins (rare: a second scan, off the hot path)
+                        for d in range(start_d[od], stop_d[od], step_d):
+                            for h in range(start_h[oh], stop_h[oh], step_h):
+                                for w in range(start_w[ow], stop_w[ow], step_w):
+                                    if plane[d, h, w] != plane[d, h, w]:
+                                        at = (d * height + h) * width + w
                     index[p, od, oh, ow] = at
 
 
 @njit(parallel=True, cache=True, error_model="numpy")
 def gather(x, index, fill, out):
-    """out[p, o] = x[p, index[p, o]], ``fill`` where the index is -1."""
+    """out[p, o] = x[p, index[p, o]], ``fill`` where the index is outside the plane."""
     planes, outputs = index.shape
+    size = x.shape[1]
     for p in prange(planes):
         for o in range(outputs):
             i = index[p, o]
-            out[p, o] = x[p, i] if i >= 0 else fill
+            out[p, o] = x[p, i] if 0 <= i < size else fill
 
 
 @njit(parallel=True, cache=True, error_model="numpy")
 def scatter_add(g, index, dx):
-    """dx[p] = zeros, then dx[p, index[p, o]] += g[p, o] (index -1: skipped)."""
+    """dx[p] = zeros, then dx[p, index[p, o]] += g[p, o] (an index outside the plane: skipped)."""
     planes, outputs = index.shape
+    size = dx.shape[1]
     for p in prange(planes):
-        for i in range(dx.shape[1]):
+        for i in range(size):
             dx[p, i] = 0.0
         for o in range(outputs):
             i = index[p, o]
-            if i >= 0:
+            if 0 <= i < size:
                 dx[p, i] += g[p, o]
 
 
@@ -87,8 +101,9 @@ def avg_pool_forward(x, start_d, stop_d, start_h, stop_h, start_w, stop_w, divis
                     acc = 0.0
                     for d in range(start_d[od], stop_d[od]):
                         for h in range(start_h[oh], stop_h[oh]):
+                            row = plane[d, h]
                             for w in range(start_w[ow], stop_w[ow]):
-                                acc += plane[d, h, w]
+                                acc += row[w]
                     out[p, od, oh, ow] = acc / divisor[od, oh, ow]
 
 
@@ -109,5 +124,6 @@ def avg_pool_backward(g, start_d, stop_d, start_h, stop_h, start_w, stop_w, divi
                     share = g[p, od, oh, ow] / divisor[od, oh, ow]
                     for d in range(start_d[od], stop_d[od]):
                         for h in range(start_h[oh], stop_h[oh]):
+                            row = plane[d, h]
                             for w in range(start_w[ow], stop_w[ow]):
-                                plane[d, h, w] += share
+                                row[w] += share

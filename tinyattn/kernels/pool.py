@@ -95,14 +95,12 @@ def _check_windows(windows: Windows, spatial: tuple[int, ...]) -> None:
             raise ValueError(f"windows: dim {dim}: a window reaches outside [0, {size})")
 
 
-def _check_index(index: np.ndarray, shape: tuple, size: int) -> np.ndarray:
+def _check_index(index: np.ndarray, shape: tuple) -> np.ndarray:
+    """(Entries outside the plane are no error: gather reads ``fill`` there and scatter
+    drops them, in the kernels as in the twins; a kernel never reads out of bounds.)"""
     if not isinstance(index, np.ndarray) or index.dtype != np.int64 or index.shape != shape:
         got = f"{index.dtype} {index.shape}" if isinstance(index, np.ndarray) else type(index)
         raise ValueError(f"index: expected an int64 array of shape {shape}, got {got}")
-    if index.size and (index.min() < -1 or index.max() >= size):
-        raise ValueError(
-            f"index: expected entries in [-1, {size}), got {index.min()}..{index.max()}"
-        )
     return _c_order(index)
 
 
@@ -147,28 +145,30 @@ def _max_pool_argmax_twin(x, dims_d, dims_h, dims_w, index) -> None:
 
 def gather(x: np.ndarray, index: np.ndarray, n: int, fill: float) -> np.ndarray:
     """``y[p, o] = x[p, index[p, o]]`` with x ``(..., *spatial)`` (``n`` spatial dims,
-    flattened) and index ``(..., *out)`` (the same leading dims); ``fill`` where index is -1."""
+    flattened) and index ``(..., *out)`` (the same leading dims); ``fill`` where the
+    index is outside ``[0, size)`` (-1 marks an empty window)."""
     planes, spatial = _planes(x, n, "x")
     lead = x.shape[: x.ndim - n]
     if index.shape[: len(lead)] != lead or index.ndim != x.ndim:
         raise ValueError(f"index: expected shape {lead} + {n} output dims, got {index.shape}")
     size = int(np.prod(spatial))
     flat_x = planes.reshape(planes.shape[0], size)
-    flat_i = _check_index(index, index.shape, size).reshape(flat_x.shape[0], -1)
+    flat_i = _check_index(index, index.shape).reshape(flat_x.shape[0], -1)
     out = np.empty(flat_i.shape, x.dtype)
     if _use_kernel(flat_x):
         from ._numba_pool import gather as kernel
 
         _launch(kernel, flat_x.size, flat_x, flat_i, float(fill), out)
     else:
-        picked = np.take_along_axis(flat_x, np.maximum(flat_i, 0), axis=1)
-        out[...] = np.where(flat_i >= 0, picked, fill)
+        inside = (flat_i >= 0) & (flat_i < size)
+        picked = np.take_along_axis(flat_x, np.where(inside, flat_i, 0), axis=1)
+        out[...] = np.where(inside, picked, fill)
     return out.reshape(index.shape)
 
 
 def scatter_add(g: np.ndarray, index: np.ndarray, spatial: tuple[int, ...]) -> np.ndarray:
     """The adjoint of :func:`gather`: zeros of ``(..., *spatial)`` with each ``g[p, o]``
-    added at ``index[p, o]`` (-1: dropped); g and index of one shape ``(..., *out)``."""
+    added at ``index[p, o]`` (outside ``[0, size)``: dropped); g and index of one shape ``(..., *out)``."""
     n = len(spatial)
     if not isinstance(g, np.ndarray) or g.dtype.kind != "f" or g.ndim < n:
         raise ValueError(f"g: expected a floating array with {n} spatial dims, got {g!r:.80}")
@@ -176,7 +176,7 @@ def scatter_add(g: np.ndarray, index: np.ndarray, spatial: tuple[int, ...]) -> n
     lead = g.shape[: g.ndim - n]
     planes = int(np.prod(lead))
     flat_g = _c_order(g).reshape(planes, -1)
-    flat_i = _check_index(index, g.shape, size).reshape(planes, -1)
+    flat_i = _check_index(index, g.shape).reshape(planes, -1)
     dx = np.empty((planes, size), g.dtype)
     if _use_kernel(flat_g):
         from ._numba_pool import scatter_add as kernel
@@ -185,7 +185,7 @@ def scatter_add(g: np.ndarray, index: np.ndarray, spatial: tuple[int, ...]) -> n
     else:
         dx[...] = 0
         rows = np.broadcast_to(np.arange(planes)[:, None], flat_i.shape)
-        keep = flat_i >= 0
+        keep = (flat_i >= 0) & (flat_i < size)
         np.add.at(dx, (rows[keep], flat_i[keep]), flat_g[keep])
     return dx.reshape(lead + tuple(spatial))
 
