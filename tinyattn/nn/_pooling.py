@@ -171,7 +171,10 @@ def max_pool3d_with_indices(
     ceil_mode: bool = False,
     return_indices: bool = True,
 ):
-    """:func:`max_pool3d` that returns ``(output, indices)`` (indices flat into D * H * W)."""
+    """:func:`max_pool3d` that returns ``(output, indices)`` (indices flat into D * H * W).
+
+    Gradient: ``dx[i] = sum of g[o] over the windows o whose (first) maximum is input i``.
+    """
     return _max_pool(
         input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 3, "max_pool3d"
     )
@@ -186,7 +189,10 @@ def max_pool2d_with_indices(
     ceil_mode: bool = False,
     return_indices: bool = True,
 ):
-    """:func:`max_pool2d` that returns ``(output, indices)`` (indices flat into H * W)."""
+    """:func:`max_pool2d` that returns ``(output, indices)`` (indices flat into H * W).
+
+    Gradient: ``dx[i] = sum of g[o] over the windows o whose (first) maximum is input i``.
+    """
     return _max_pool(
         input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 2, "max_pool2d"
     )
@@ -225,7 +231,10 @@ def max_pool1d_with_indices(
     ceil_mode: bool = False,
     return_indices: bool = True,
 ):
-    """:func:`max_pool1d` that returns ``(output, indices)``."""
+    """:func:`max_pool1d` that returns ``(output, indices)``.
+
+    Gradient: ``dx[i] = sum of g[o] over the windows o whose (first) maximum is input i``.
+    """
     return _max_pool(
         input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 1, "max_pool1d"
     )
