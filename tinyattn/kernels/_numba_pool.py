@@ -18,10 +18,13 @@ the three ranges::
     avg:     y[p, o] = sum of x over window o / divisor[o]
     avg backward: dx[p, i] = sum over the windows o holding i of g[p, o] / divisor[o]
 
-Sums are taken in float64 and rounded once to the array's dtype. The NumPy twin of each
-kernel is in ``tinyattn.kernels.pool`` (which also checks every shape, dtype, bound and
-index before a kernel runs: the kernels check nothing). Each ``prange`` iteration writes
-only its own plane of the output; nothing is allocated inside the loops.
+The forward sums are taken in float64 and rounded once to the array's dtype; the
+backward adds each float64 share into dx (its dtype) in window order, as the twin does.
+The NumPy twin of each kernel is in ``tinyattn.kernels.pool``, which also checks every
+shape, dtype and window bound before a kernel runs (the kernels check nothing; an index
+outside its plane is no error but defined above, so no kernel reads or writes out of
+bounds). Each ``prange`` iteration writes only its own plane of the output and its own
+row of a scratch array; nothing is allocated inside the loops.
 """
 
 from __future__ import annotations
@@ -89,41 +92,57 @@ def scatter_add(g, index, dx):
 
 
 @njit(parallel=True, cache=True, error_model="numpy")
-def avg_pool_forward(x, start_d, stop_d, start_h, stop_h, start_w, stop_w, divisor, out):
-    """out[p, od, oh, ow] = sum of x[p] over the window / divisor[od, oh, ow]."""
+def avg_pool_forward(x, start_d, stop_d, start_h, stop_h, start_w, stop_w, divisor, sums, out):
+    """out[p, od, oh, ow] = sum of x[p] over the window / divisor[od, oh, ow].
+
+    A row of outputs at a time: each input row of the windows adds its window sums to
+    ``sums[p]`` (float64 scratch, one row per plane), so the innermost loops run along
+    the row.
+    """
     planes = x.shape[0]
     out_d, out_h, out_w = out.shape[1], out.shape[2], out.shape[3]
     for p in prange(planes):
-        plane = x[p]
+        plane, acc = x[p], sums[p]
         for od in range(out_d):
             for oh in range(out_h):
                 for ow in range(out_w):
-                    acc = 0.0
-                    for d in range(start_d[od], stop_d[od]):
-                        for h in range(start_h[oh], stop_h[oh]):
-                            row = plane[d, h]
+                    acc[ow] = 0.0
+                for d in range(start_d[od], stop_d[od]):
+                    for h in range(start_h[oh], stop_h[oh]):
+                        row = plane[d, h]
+                        for ow in range(out_w):
+                            total = 0.0
                             for w in range(start_w[ow], stop_w[ow]):
-                                acc += row[w]
-                    out[p, od, oh, ow] = acc / divisor[od, oh, ow]
+                                total += row[w]
+                            acc[ow] += total
+                out_row, div_row = out[p, od, oh], divisor[od, oh]
+                for ow in range(out_w):
+                    out_row[ow] = acc[ow] / div_row[ow]
 
 
 @njit(parallel=True, cache=True, error_model="numpy")
-def avg_pool_backward(g, start_d, stop_d, start_h, stop_h, start_w, stop_w, divisor, dx):
-    """dx[p] = zeros, then each window adds g[p, o] / divisor[o] to the inputs it holds."""
+def avg_pool_backward(g, start_d, stop_d, start_h, stop_h, start_w, stop_w, divisor, shares, dx):
+    """dx[p] = zeros, then each window adds g[p, o] / divisor[o] to the inputs it holds.
+
+    A row of windows at a time: ``shares[p]`` (float64 scratch, one row per plane) holds
+    that row's g / divisor, added along each input row the windows cover.
+    """
     planes, depth, height, width = dx.shape
     out_d, out_h, out_w = g.shape[1], g.shape[2], g.shape[3]
     for p in prange(planes):
-        plane = dx[p]
+        plane, share = dx[p], shares[p]
         for d in range(depth):
             for h in range(height):
                 for w in range(width):
                     plane[d, h, w] = 0.0
         for od in range(out_d):
             for oh in range(out_h):
+                g_row, div_row = g[p, od, oh], divisor[od, oh]
                 for ow in range(out_w):
-                    share = g[p, od, oh, ow] / divisor[od, oh, ow]
-                    for d in range(start_d[od], stop_d[od]):
-                        for h in range(start_h[oh], stop_h[oh]):
-                            row = plane[d, h]
+                    share[ow] = g_row[ow] / div_row[ow]
+                for d in range(start_d[od], stop_d[od]):
+                    for h in range(start_h[oh], stop_h[oh]):
+                        row = plane[d, h]
+                        for ow in range(out_w):
                             for w in range(start_w[ow], stop_w[ow]):
-                                row[w] += share
+                                row[w] += share[ow]

@@ -214,7 +214,8 @@ def avg_pool(x: np.ndarray, windows: Windows, divisor: np.ndarray) -> np.ndarray
     if _use_kernel(planes):
         from ._numba_pool import avg_pool_forward as kernel
 
-        _launch(kernel, planes.size, planes, d0, d1, h0, h1, w0, w1, div, out)
+        sums = np.empty((len(planes), out.shape[-1]))  # (scratch: a row of sums per plane)
+        _launch(kernel, planes.size, planes, d0, d1, h0, h1, w0, w1, div, sums, out)
     else:
         for od, oh, ow in product(range(len(d0)), range(len(h0)), range(len(w0))):
             window = planes[:, d0[od] : d1[od], h0[oh] : h1[oh], w0[ow] : w1[ow]]
@@ -239,7 +240,8 @@ def avg_pool_backward(
     if _use_kernel(flat_g):
         from ._numba_pool import avg_pool_backward as kernel
 
-        _launch(kernel, dx.size, flat_g, d0, d1, h0, h1, w0, w1, div, dx)
+        shares = np.empty((len(flat_g), flat_g.shape[-1]))  # (scratch: a row per plane)
+        _launch(kernel, dx.size, flat_g, d0, d1, h0, h1, w0, w1, div, shares, dx)
     else:
         dx[...] = 0
         for od, oh, ow in product(range(len(d0)), range(len(h0)), range(len(w0))):
