@@ -127,10 +127,12 @@ def max_pool_argmax(x: np.ndarray, windows: Windows) -> np.ndarray:
 
 
 def _max_pool_argmax_twin(x, dims_d, dims_h, dims_w, index) -> None:
+    """The kernel's rule one output position at a time, vectorised over the planes: the
+    window's flat positions in scan order, then its first maximum, or its last NaN."""
     height, width = x.shape[2:]
-    for od, oh, ow in product(*(range(len(a)) for a, _, _ in (dims_d, dims_h, dims_w))):
-        (d, h, w) = (np.arange(a[o], b[o], s) for (a, b, s), o in
-                     zip((dims_d, dims_h, dims_w), (od, oh, ow)))  # fmt: skip
+    dims = (dims_d, dims_h, dims_w)
+    for od, oh, ow in product(*(range(len(start)) for start, _, _ in dims)):
+        d, h, w = (np.arange(a[o], b[o], step) for (a, b, step), o in zip(dims, (od, oh, ow)))
         flat = ((d[:, None, None] * height + h[None, :, None]) * width + w).reshape(-1)
         first = (dims_d[0][od] * height + dims_h[0][oh]) * width + dims_w[0][ow]
         if flat.size == 0:
@@ -149,8 +151,13 @@ def gather(x: np.ndarray, index: np.ndarray, n: int, fill: float) -> np.ndarray:
     index is outside ``[0, size)`` (-1 marks an empty window)."""
     planes, spatial = _planes(x, n, "x")
     lead = x.shape[: x.ndim - n]
-    if index.shape[: len(lead)] != lead or index.ndim != x.ndim:
-        raise ValueError(f"index: expected shape {lead} + {n} output dims, got {index.shape}")
+    if (
+        not isinstance(index, np.ndarray)
+        or index.shape[: len(lead)] != lead
+        or index.ndim != x.ndim
+    ):
+        got = index.shape if isinstance(index, np.ndarray) else type(index).__name__
+        raise ValueError(f"index: expected an array of shape {lead} + {n} output dims, got {got}")
     size = int(np.prod(spatial))
     flat_x = planes.reshape(planes.shape[0], size)
     flat_i = _check_index(index, index.shape).reshape(flat_x.shape[0], -1)
