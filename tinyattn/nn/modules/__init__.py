@@ -25,14 +25,18 @@ from .batchnorm import BatchNorm1d, BatchNorm2d, LazyBatchNorm1d, LazyBatchNorm2
 from .pooling import (
     AdaptiveAvgPool1d,
     AdaptiveAvgPool2d,
+    AdaptiveAvgPool3d,
     AdaptiveMaxPool1d,
     AdaptiveMaxPool2d,
+    AdaptiveMaxPool3d,
     AvgPool1d,
     AvgPool2d,
+    AvgPool3d,
     LPPool1d,
     LPPool2d,
     MaxPool1d,
     MaxPool2d,
+    MaxPool3d,
     MaxUnpool1d,
     MaxUnpool2d,
 )

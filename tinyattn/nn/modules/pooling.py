@@ -9,12 +9,16 @@ from .module import Module
 __all__ = [
     "MaxPool1d",
     "MaxPool2d",
+    "MaxPool3d",
     "AvgPool1d",
     "AvgPool2d",
+    "AvgPool3d",
     "AdaptiveAvgPool1d",
     "AdaptiveAvgPool2d",
+    "AdaptiveAvgPool3d",
     "AdaptiveMaxPool1d",
     "AdaptiveMaxPool2d",
+    "AdaptiveMaxPool3d",
     "LPPool1d",
     "LPPool2d",
     "MaxUnpool1d",
@@ -74,6 +78,24 @@ class MaxPool2d(_MaxPoolNd):
     def forward(self, input: Tensor):
         """(N, C, H, W) -> (N, C, OH, OW). ``dx[i] = sum of g[o] over windows o whose max is i``."""
         return P.max_pool2d(
+            input,
+            self.kernel_size,
+            self.stride,
+            self.padding,
+            self.dilation,
+            ceil_mode=self.ceil_mode,
+            return_indices=self.return_indices,
+        )
+
+
+class MaxPool3d(_MaxPoolNd):
+    """Max pooling over (N, C, D, H, W) or (C, D, H, W): see
+    :func:`~tinyattn.nn.functional.max_pool3d`."""
+
+    def forward(self, input: Tensor):
+        """(N, C, D, H, W) -> (N, C, OD, OH, OW). ``dx[i] = sum of g[o] over windows o whose
+        max is i``."""
+        return P.max_pool3d(
             input,
             self.kernel_size,
             self.stride,
@@ -151,6 +173,24 @@ class AvgPool2d(Module):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
+class AvgPool3d(AvgPool2d):
+    """Average pooling over (N, C, D, H, W) or (C, D, H, W): see
+    :func:`~tinyattn.nn.functional.avg_pool3d`."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        """(N, C, D, H, W) -> (N, C, OD, OH, OW). ``dx[i] = sum over windows w holding i of
+        g[w] / div[w]``."""
+        return P.avg_pool3d(
+            input,
+            self.kernel_size,
+            self.stride,
+            self.padding,
+            self.ceil_mode,
+            self.count_include_pad,
+            self.divisor_override,
+        )
+
+
 class _AdaptivePool(Module):
     def __init__(self, output_size) -> None:
         super().__init__()
@@ -176,6 +216,15 @@ class AdaptiveAvgPool2d(_AdaptivePool):
         return P.adaptive_avg_pool2d(input, self.output_size)
 
 
+class AdaptiveAvgPool3d(_AdaptivePool):
+    """Mean over windows tiling (D, H, W) into ``output_size`` (``None`` keeps a dim)."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        """(N, C, D, H, W) -> (N, C, *output_size). ``dx[i] = sum over windows w holding i of
+        g[w] / |w|``."""
+        return P.adaptive_avg_pool3d(input, self.output_size)
+
+
 class AdaptiveMaxPool1d(_AdaptivePool):
     """Max over ``output_size`` windows tiling L."""
 
@@ -194,6 +243,15 @@ class AdaptiveMaxPool2d(AdaptiveMaxPool1d):
     def forward(self, input: Tensor):
         """(N, C, H, W) -> (N, C, *output_size). ``dx[i] = sum of g[o] over windows whose max is i``."""
         return P.adaptive_max_pool2d(input, self.output_size, self.return_indices)
+
+
+class AdaptiveMaxPool3d(AdaptiveMaxPool1d):
+    """Max over windows tiling (D, H, W) into ``output_size``."""
+
+    def forward(self, input: Tensor):
+        """(N, C, D, H, W) -> (N, C, *output_size). ``dx[i] = sum of g[o] over windows whose
+        max is i``."""
+        return P.adaptive_max_pool3d(input, self.output_size, self.return_indices)
 
 
 class LPPool1d(Module):

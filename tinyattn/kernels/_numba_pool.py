@@ -1,0 +1,148 @@
+"""Max and average pooling, forward and backward, parallel over the (N * C) planes.
+
+Every array is laid out as planes of a 3-D volume, ``(P, D, H, W)``; 1-D and 2-D pools
+are the cases D = H = 1 and D = 1. Window ``o`` along a dim covers positions
+``start[o], start[o] + step, ... < stop[o]`` (already clipped to the input, so an empty
+window has ``start >= stop``), and the output at ``(od, oh, ow)`` pools the product of
+the three ranges::
+
+    max:   index[p, o] = the flat position (d H + h) W + w of the window's maximum,
+           scanned d, h, w in order: a larger value or a NaN takes over (the first
+           maximum wins a tie, the last NaN wins over numbers; torch's scan, done as
+           "first maximum, unless the window holds a NaN: then its last NaN");
+           an empty window keeps (start_d H + start_h) W + start_w.
+    gather:  y[p, o] = x[p, index[p, o]]        (fill where the index is outside the
+                                                 plane: -1 marks an empty window)
+    scatter: dx[p, i] = sum of g[p, o] over the o with index[p, o] = i   (its adjoint;
+                                                 an index outside the plane adds nothing)
+    avg:     y[p, o] = sum of x over window o / divisor[o]
+    avg backward: dx[p, i] = sum over the windows o holding i of g[p, o] / divisor[o]
+
+The forward sums are taken in float64 and rounded once to the array's dtype; the
+backward adds each float64 share into dx (its dtype) in window order, as the twin does.
+The NumPy twin of each kernel is in ``tinyattn.kernels.pool``, which also checks every
+shape, dtype and window bound before a kernel runs (the kernels check nothing; an index
+outside its plane is no error but defined above, so no kernel reads or writes out of
+bounds). Each ``prange`` iteration writes only its own plane of the output and its own
+row of a scratch array; nothing is allocated inside the loops.
+"""
+
+from __future__ import annotations
+
+import math
+
+from numba import njit, prange
+
+
+@njit(parallel=True, cache=True, error_model="numpy")
+def max_pool_argmax(x, start_d, stop_d, step_d, start_h, stop_h, step_h, start_w, stop_w,
+                    step_w, index):  # fmt: skip
+    """index[p, od, oh, ow] = flat position of the maximum of window (od, oh, ow) of x[p]."""
+    planes, _, height, width = x.shape
+    out_d, out_h, out_w = index.shape[1], index.shape[2], index.shape[3]
+    for p in prange(planes):
+        plane = x[p]
+        for od in range(out_d):
+            for oh in range(out_h):
+                for ow in range(out_w):
+                    best = -math.inf
+                    at = (start_d[od] * height + start_h[oh]) * width + start_w[ow]
+                    nan = False
+                    for d in range(start_d[od], stop_d[od], step_d):
+                        for h in range(start_h[oh], stop_h[oh], step_h):
+                            row = plane[d, h]
+                            for w in range(start_w[ow], stop_w[ow], step_w):
+                                v = row[w]
+                                nan |= v != v
+                                if v > best:
+                                    best = v
+                                    at = (d * height + h) * width + w
+                    if nan:  # the last NaN wins (rare: a second scan, off the hot path)
+                        for d in range(start_d[od], stop_d[od], step_d):
+                            for h in range(start_h[oh], stop_h[oh], step_h):
+                                for w in range(start_w[ow], stop_w[ow], step_w):
+                                    if plane[d, h, w] != plane[d, h, w]:
+                                        at = (d * height + h) * width + w
+                    index[p, od, oh, ow] = at
+
+
+@njit(parallel=True, cache=True, error_model="numpy")
+def gather(x, index, fill, out):
+    """out[p, o] = x[p, index[p, o]], ``fill`` where the index is outside the plane."""
+    planes, outputs = index.shape
+    size = x.shape[1]
+    for p in prange(planes):
+        for o in range(outputs):
+            i = index[p, o]
+            out[p, o] = x[p, i] if 0 <= i < size else fill
+
+
+@njit(parallel=True, cache=True, error_model="numpy")
+def scatter_add(g, index, dx):
+    """dx[p] = zeros, then dx[p, index[p, o]] += g[p, o] (an index outside the plane: skipped)."""
+    planes, outputs = index.shape
+    size = dx.shape[1]
+    for p in prange(planes):
+        for i in range(size):
+            dx[p, i] = 0.0
+        for o in range(outputs):
+            i = index[p, o]
+            if 0 <= i < size:
+                dx[p, i] += g[p, o]
+
+
+@njit(parallel=True, cache=True, error_model="numpy")
+def avg_pool_forward(x, start_d, stop_d, start_h, stop_h, start_w, stop_w, divisor, sums, out):
+    """out[p, od, oh, ow] = sum of x[p] over the window / divisor[od, oh, ow].
+
+    A row of outputs at a time: each input row of the windows adds its window sums to
+    ``sums[p]`` (float64 scratch, one row per plane), so the innermost loops run along
+    the row.
+    """
+    planes = x.shape[0]
+    out_d, out_h, out_w = out.shape[1], out.shape[2], out.shape[3]
+    for p in prange(planes):
+        plane, acc = x[p], sums[p]
+        for od in range(out_d):
+            for oh in range(out_h):
+                for ow in range(out_w):
+                    acc[ow] = 0.0
+                for d in range(start_d[od], stop_d[od]):
+                    for h in range(start_h[oh], stop_h[oh]):
+                        row = plane[d, h]
+                        for ow in range(out_w):
+                            total = 0.0
+                            for w in range(start_w[ow], stop_w[ow]):
+                                total += row[w]
+                            acc[ow] += total
+                out_row, div_row = out[p, od, oh], divisor[od, oh]
+                for ow in range(out_w):
+                    out_row[ow] = acc[ow] / div_row[ow]
+
+
+@njit(parallel=True, cache=True, error_model="numpy")
+def avg_pool_backward(g, start_d, stop_d, start_h, stop_h, start_w, stop_w, divisor, shares, dx):
+    """dx[p] = zeros, then each window adds g[p, o] / divisor[o] to the inputs it holds.
+
+    A row of windows at a time: ``shares[p]`` (float64 scratch, one row per plane) holds
+    that row's g / divisor, added along each input row the windows cover.
+    """
+    planes, depth, height, width = dx.shape
+    out_d, out_h, out_w = g.shape[1], g.shape[2], g.shape[3]
+    for p in prange(planes):
+        plane, share = dx[p], shares[p]
+        for d in range(depth):
+            for h in range(height):
+                for w in range(width):
+                    plane[d, h, w] = 0.0
+        for od in range(out_d):
+            for oh in range(out_h):
+                g_row, div_row = g[p, od, oh], divisor[od, oh]
+                for ow in range(out_w):
+                    share[ow] = g_row[ow] / div_row[ow]
+                for d in range(start_d[od], stop_d[od]):
+                    for h in range(start_h[oh], stop_h[oh]):
+                        row = plane[d, h]
+                        for ow in range(out_w):
+                            for w in range(start_w[ow], stop_w[ow]):
+                                row[w] += share[ow]

@@ -1,0 +1,257 @@
+"""Pooling on NumPy arrays: the checks before the numba kernels, and their NumPy twins.
+
+``tinyattn.nn._pooling_fn`` (``MaxPool``, ``MaxPoolGrad``, ``AvgPool``, ``AvgPoolGrad``)
+calls these. Arrays are ``(..., *spatial)`` with ``n = windows.ndim`` spatial dims
+(1, 2 or 3); the leading dims are the planes (N * C) the kernels run in parallel over.
+A :class:`Windows` says which input positions each output position pools along each
+spatial dim (see ``_numba_pool`` for the formulas). float32 and float64 arrays go to
+the kernels unless ``TINYATTN_KERNELS=numpy``; other dtypes, and that switch, run the
+twins, which read like the formulas and are what ``tests/kernels/test_pool_kernels.py``
+holds the kernels to. Shapes, dtypes, window bounds and indices are all checked here:
+the kernels check nothing.
+"""
+
+from __future__ import annotations
+
+from itertools import product
+from typing import NamedTuple
+
+import numpy as np
+
+from . import backend
+from .gelu_layer_norm import _launch
+
+__all__ = ["Windows", "max_pool_argmax", "gather", "scatter_add", "avg_pool", "avg_pool_backward"]
+
+_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+class Windows(NamedTuple):
+    """Per spatial dim: window o covers ``range(start[o], stop[o], step)`` (clipped to the
+    input: empty when ``start[o] >= stop[o]``)."""
+
+    start: tuple  # of int64 arrays, one per spatial dim
+    stop: tuple
+    step: tuple  # of ints
+
+    @property
+    def ndim(self) -> int:
+        return len(self.start)
+
+    @property
+    def out_shape(self) -> tuple[int, ...]:
+        return tuple(len(s) for s in self.start)
+
+    def empty(self) -> np.ndarray:
+        """bool of the output's spatial shape: windows with no input position."""
+        out = np.zeros(self.out_shape, dtype=bool)
+        for dim, (a, b) in enumerate(zip(self.start, self.stop)):
+            shape = [1] * self.ndim
+            shape[dim] = -1
+            out = out | (a >= b).reshape(shape)
+        return out
+
+    def lifted(self) -> tuple:
+        """(start, stop, step) per dim of the kernels' (D, H, W), missing dims of size 1."""
+        one = (np.zeros(1, np.int64), np.ones(1, np.int64), 1)
+        dims = [one] * (3 - self.ndim)
+        dims += [
+            (np.ascontiguousarray(a, np.int64), np.ascontiguousarray(b, np.int64), int(s))
+            for a, b, s in zip(self.start, self.stop, self.step)
+        ]
+        return tuple(dims)
+
+
+def _use_kernel(*arrays: np.ndarray) -> bool:
+    return (
+        arrays[0].dtype in _DTYPES
+        and all(a.dtype == arrays[0].dtype for a in arrays)
+        and backend() != "numpy"
+    )
+
+
+def _c_order(a: np.ndarray) -> np.ndarray:
+    return a if a.flags.c_contiguous else np.ascontiguousarray(a)
+
+
+def _planes(x: np.ndarray, n: int, name: str) -> tuple[np.ndarray, tuple[int, ...]]:
+    """``x`` as (P, D, H, W) (C order) and its spatial shape."""
+    if not isinstance(x, np.ndarray) or x.dtype.kind != "f" or x.ndim < n:
+        got = f"{x.dtype} {x.shape}" if isinstance(x, np.ndarray) else type(x).__name__
+        raise ValueError(f"{name}: expected a floating array with {n} spatial dims, got {got}")
+    spatial = x.shape[x.ndim - n :]
+    planes = int(np.prod(x.shape[: x.ndim - n]))
+    return _c_order(x).reshape((planes,) + (1,) * (3 - n) + spatial), spatial
+
+
+def _check_windows(windows: Windows, spatial: tuple[int, ...]) -> None:
+    for dim, (a, b, s, size) in enumerate(zip(*windows, spatial)):
+        a, b = np.asarray(a), np.asarray(b)
+        if a.shape != b.shape or a.ndim != 1 or a.size == 0 or int(s) < 1:
+            raise ValueError(
+                f"windows: dim {dim}: expected start and stop of one length, step >= 1"
+            )
+        if a.min() < 0 or b.max() > size:
+            raise ValueError(f"windows: dim {dim}: a window reaches outside [0, {size})")
+
+
+def _check_index(index: np.ndarray, shape: tuple) -> np.ndarray:
+    """(Entries outside the plane are no error: gather reads ``fill`` there and scatter
+    drops them, in the kernels as in the twins; a kernel never reads out of bounds.)"""
+    if not isinstance(index, np.ndarray) or index.dtype != np.int64 or index.shape != shape:
+        got = f"{index.dtype} {index.shape}" if isinstance(index, np.ndarray) else type(index)
+        raise ValueError(f"index: expected an int64 array of shape {shape}, got {got}")
+    return _c_order(index)
+
+
+# -- max pooling --------------------------------------------------------------------------------
+
+
+def max_pool_argmax(x: np.ndarray, windows: Windows) -> np.ndarray:
+    """int64 ``(..., *windows.out_shape)``: each window's flat position (into the spatial
+    dims) of its maximum: the first maximum in a tie, the last NaN if any; an empty window
+    gives its first position (which may lie past the end, as torch's)."""
+    n = windows.ndim
+    planes, spatial = _planes(x, n, "x")
+    _check_windows(windows, spatial)
+    lead = x.shape[: x.ndim - n]
+    index = np.empty((planes.shape[0],) + (1,) * (3 - n) + windows.out_shape, np.int64)
+    (d0, d1, ds), (h0, h1, hs), (w0, w1, ws) = windows.lifted()
+    if _use_kernel(planes):
+        from ._numba_pool import max_pool_argmax as kernel
+
+        _launch(kernel, planes.size, planes, d0, d1, ds, h0, h1, hs, w0, w1, ws, index)
+    else:
+        _max_pool_argmax_twin(planes, (d0, d1, ds), (h0, h1, hs), (w0, w1, ws), index)
+    return index.reshape(lead + windows.out_shape)
+
+
+def _max_pool_argmax_twin(x, dims_d, dims_h, dims_w, index) -> None:
+    """The kernel's rule one output position at a time, vectorised over the planes: the
+    window's flat positions in scan order, then its first maximum, or its last NaN."""
+    height, width = x.shape[2:]
+    dims = (dims_d, dims_h, dims_w)
+    for od, oh, ow in product(*(range(len(start)) for start, _, _ in dims)):
+        d, h, w = (np.arange(a[o], b[o], step) for (a, b, step), o in zip(dims, (od, oh, ow)))
+        flat = ((d[:, None, None] * height + h[None, :, None]) * width + w).reshape(-1)
+        first = (dims_d[0][od] * height + dims_h[0][oh]) * width + dims_w[0][ow]
+        if flat.size == 0:
+            index[:, od, oh, ow] = first
+            continue
+        window = x.reshape(x.shape[0], -1)[:, flat]
+        nan = np.isnan(window)
+        last_nan = flat.size - 1 - np.argmax(nan[:, ::-1], axis=1)
+        pick = np.where(nan.any(axis=1), last_nan, np.argmax(window, axis=1))
+        index[:, od, oh, ow] = flat[pick]
+
+
+def gather(x: np.ndarray, index: np.ndarray, n: int, fill: float) -> np.ndarray:
+    """``y[p, o] = x[p, index[p, o]]`` with x ``(..., *spatial)`` (``n`` spatial dims,
+    flattened) and index ``(..., *out)`` (the same leading dims); ``fill`` where the
+    index is outside ``[0, size)`` (-1 marks an empty window)."""
+    planes, spatial = _planes(x, n, "x")
+    lead = x.shape[: x.ndim - n]
+    if (
+        not isinstance(index, np.ndarray)
+        or index.shape[: len(lead)] != lead
+        or index.ndim != x.ndim
+    ):
+        got = index.shape if isinstance(index, np.ndarray) else type(index).__name__
+        raise ValueError(f"index: expected an array of shape {lead} + {n} output dims, got {got}")
+    size = int(np.prod(spatial))
+    flat_x = planes.reshape(planes.shape[0], size)
+    flat_i = _check_index(index, index.shape).reshape(flat_x.shape[0], -1)
+    out = np.empty(flat_i.shape, x.dtype)
+    if _use_kernel(flat_x):
+        from ._numba_pool import gather as kernel
+
+        _launch(kernel, flat_x.size, flat_x, flat_i, float(fill), out)
+    else:
+        inside = (flat_i >= 0) & (flat_i < size)
+        picked = np.take_along_axis(flat_x, np.where(inside, flat_i, 0), axis=1)
+        out[...] = np.where(inside, picked, fill)
+    return out.reshape(index.shape)
+
+
+def scatter_add(g: np.ndarray, index: np.ndarray, spatial: tuple[int, ...]) -> np.ndarray:
+    """The adjoint of :func:`gather`: zeros of ``(..., *spatial)`` with each ``g[p, o]``
+    added at ``index[p, o]`` (outside ``[0, size)``: dropped); g and index of one shape ``(..., *out)``."""
+    n = len(spatial)
+    if not isinstance(g, np.ndarray) or g.dtype.kind != "f" or g.ndim < n:
+        raise ValueError(f"g: expected a floating array with {n} spatial dims, got {g!r:.80}")
+    size = int(np.prod(spatial))
+    lead = g.shape[: g.ndim - n]
+    planes = int(np.prod(lead))
+    flat_g = _c_order(g).reshape(planes, -1)
+    flat_i = _check_index(index, g.shape).reshape(planes, -1)
+    dx = np.empty((planes, size), g.dtype)
+    if _use_kernel(flat_g):
+        from ._numba_pool import scatter_add as kernel
+
+        _launch(kernel, dx.size, flat_g, flat_i, dx)
+    else:
+        dx[...] = 0
+        rows = np.broadcast_to(np.arange(planes)[:, None], flat_i.shape)
+        keep = (flat_i >= 0) & (flat_i < size)
+        np.add.at(dx, (rows[keep], flat_i[keep]), flat_g[keep])
+    return dx.reshape(lead + tuple(spatial))
+
+
+# -- average pooling ----------------------------------------------------------------------------
+
+
+def _check_divisor(divisor: np.ndarray, windows: Windows) -> np.ndarray:
+    if (
+        not isinstance(divisor, np.ndarray)
+        or divisor.dtype != np.float64
+        or divisor.shape != windows.out_shape
+    ):
+        raise ValueError(f"divisor: expected a float64 array of shape {windows.out_shape}")
+    return np.ascontiguousarray(divisor).reshape((1,) * (3 - windows.ndim) + windows.out_shape)
+
+
+def avg_pool(x: np.ndarray, windows: Windows, divisor: np.ndarray) -> np.ndarray:
+    """``y[..., o] = sum of x[...] over window o / divisor[o]`` (windows of step 1)."""
+    n = windows.ndim
+    planes, spatial = _planes(x, n, "x")
+    _check_windows(windows, spatial)
+    div = _check_divisor(divisor, windows)
+    out = np.empty((planes.shape[0],) + div.shape, x.dtype)
+    (d0, d1, _), (h0, h1, _), (w0, w1, _) = windows.lifted()
+    if _use_kernel(planes):
+        from ._numba_pool import avg_pool_forward as kernel
+
+        sums = np.empty((len(planes), out.shape[-1]))  # (scratch: a row of sums per plane)
+        _launch(kernel, planes.size, planes, d0, d1, h0, h1, w0, w1, div, sums, out)
+    else:
+        for od, oh, ow in product(range(len(d0)), range(len(h0)), range(len(w0))):
+            window = planes[:, d0[od] : d1[od], h0[oh] : h1[oh], w0[ow] : w1[ow]]
+            total = window.reshape(len(planes), -1).sum(axis=1, dtype=np.float64)
+            out[:, od, oh, ow] = total / div[od, oh, ow]
+    return out.reshape(x.shape[: x.ndim - n] + windows.out_shape)
+
+
+def avg_pool_backward(
+    g: np.ndarray, windows: Windows, divisor: np.ndarray, spatial: tuple[int, ...]
+) -> np.ndarray:
+    """The adjoint of :func:`avg_pool`: ``dx[..., i] = sum over the windows o holding i of
+    g[..., o] / divisor[o]``, of shape ``(..., *spatial)``."""
+    n = windows.ndim
+    flat_g, out_spatial = _planes(g, n, "g")
+    if out_spatial != windows.out_shape:
+        raise ValueError(f"g: expected spatial dims {windows.out_shape}, got {g.shape}")
+    _check_windows(windows, tuple(spatial))
+    div = _check_divisor(divisor, windows)
+    dx = np.empty((flat_g.shape[0],) + (1,) * (3 - n) + tuple(spatial), g.dtype)
+    (d0, d1, _), (h0, h1, _), (w0, w1, _) = windows.lifted()
+    if _use_kernel(flat_g):
+        from ._numba_pool import avg_pool_backward as kernel
+
+        shares = np.empty((len(flat_g), flat_g.shape[-1]))  # (scratch: a row per plane)
+        _launch(kernel, dx.size, flat_g, d0, d1, h0, h1, w0, w1, div, shares, dx)
+    else:
+        dx[...] = 0
+        for od, oh, ow in product(range(len(d0)), range(len(h0)), range(len(w0))):
+            share = flat_g[:, od, oh, ow].astype(np.float64) / div[od, oh, ow]
+            dx[:, d0[od] : d1[od], h0[oh] : h1[oh], w0[ow] : w1[ow]] += share[:, None, None, None]
+    return dx.reshape(g.shape[: g.ndim - n] + tuple(spatial))
