@@ -78,6 +78,12 @@ def _setitem(L, x, v):
     return y
 
 
+def _pool_grad(L, name, x, g):
+    """The gradient of a 2x2 pool, recorded (``create_graph``): the pool's adjoint as an op."""
+    y = getattr(L.nn.functional, name)(x, 2)
+    return L.autograd.grad(y, x, g, create_graph=True)[0]
+
+
 def _copy(L, x, v):
     y = x.clone()
     y[0].copy_(v)
@@ -438,7 +444,22 @@ OPS = [
     *[(f"polygamma{n}", lambda L, x, n=n: L.polygamma(n, x), [_f(2, 3, low=0.1)]) for n in (1, 2)],
     ("xlog1py", lambda L, x, y: L.special.xlog1py(x, y), [_f(2, 3), _f(2, 3, low=-0.5)]),
     # -- end of special functions --
-]
+    # -- pooling (numba kernels): windows, -inf padding, and the adjoint pair under create_graph
+    ("max_pool2d", _F("max_pool2d", kernel_size=2), [_f(1, 2, 4, 4)]),
+    ("max_pool2d-pad", _F("max_pool2d", kernel_size=3, stride=2, padding=1), [_f(1, 1, 5, 5)]),
+    ("max_pool1d-dilation", _F("max_pool1d", kernel_size=2, dilation=2), [_f(2, 7)]),
+    ("max_pool3d", _F("max_pool3d", kernel_size=2), [_f(1, 1, 2, 4, 4)]),
+    ("avg_pool2d", _F("avg_pool2d", kernel_size=2, stride=1, padding=1), [_f(1, 2, 3, 3)]),
+    (
+        "avg_pool2d-exclude-pad",
+        _F("avg_pool2d", kernel_size=3, stride=2, padding=1, count_include_pad=False),
+        [_f(1, 1, 5, 5)],
+    ),
+    ("adaptive_avg_pool2d", _F("adaptive_avg_pool2d", output_size=(2, 3)), [_f(1, 1, 5, 5)]),
+    ("adaptive_max_pool2d", _F("adaptive_max_pool2d", output_size=2), [_f(1, 1, 5, 5)]),
+    ("max_pool2d-grad", lambda L, x, g: _pool_grad(L, "max_pool2d", x, g), [_f(1, 1, 4, 4), _f(1, 1, 2, 2)]),
+    ("avg_pool2d-grad", lambda L, x, g: _pool_grad(L, "avg_pool2d", x, g), [_f(1, 1, 4, 4), _f(1, 1, 2, 2)]),
+]  # fmt: skip
 
 SPECIALS = {"nan": [np.nan], "+inf": [np.inf], "-inf": [-np.inf], "all": [np.nan, np.inf, -np.inf]}
 
