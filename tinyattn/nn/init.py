@@ -29,6 +29,10 @@ __all__ = [
     "xavier_normal_",
     "kaiming_uniform_",
     "kaiming_normal_",
+    "orthogonal_",
+    "eye_",
+    "dirac_",
+    "sparse_",
 ]
 
 
@@ -195,6 +199,76 @@ def kaiming_normal_(
     return normal_(tensor, 0.0, _kaiming_std(tensor, a, mode, nonlinearity), generator)
 
 
+def orthogonal_(tensor: Tensor, gain: float = 1, generator=None) -> Tensor:
+    """Fill with a (semi-)orthogonal matrix times ``gain`` (Saxe et al., 2013).
+
+    The tensor is viewed as ``(rows, cols) = (size(0), numel / rows)``. A standard
+    normal matrix (transposed when rows < cols, so it is tall) is QR-factored and
+    ``Q`` is multiplied column-wise by ``sign(diag(R))``, which makes ``Q`` Haar
+    distributed (Mezzadri, 2007). Then ``W W^T = gain^2 I`` when rows <= cols and
+    ``W^T W = gain^2 I`` when rows >= cols.
+    """
+    if tensor.ndim < 2:
+        raise ValueError("Only tensors with 2 or more dimensions are supported")
+    if tensor.numel() == 0:
+        return tensor
+    rows = tensor.shape[0]
+    cols = tensor.numel() // rows
+    flattened = _numpy_generator(generator).standard_normal((rows, cols))
+    if rows < cols:
+        flattened = flattened.T
+    q, r = np.linalg.qr(flattened)
+    q = q * np.sign(np.diag(r))  # sign(0) = 0, as torch's d.sign()
+    if rows < cols:
+        q = q.T
+    return _fill(tensor, gain * q.reshape(tuple(tensor.shape)))
+
+
+def eye_(tensor: Tensor) -> Tensor:
+    """Fill a 2-D tensor with the identity (ones on the main diagonal, zeros elsewhere)."""
+    if tensor.ndim != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    return _fill(tensor, np.eye(*tuple(tensor.shape)))
+
+
+def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
+    """Fill a 3/4/5-D convolution weight with the Dirac delta, per group.
+
+    For each group ``g`` and channel ``d < min(out_channels / groups, in_channels)``,
+    ``w[g * out_per_group + d, d, centre...] = 1`` and every other entry is 0, so a
+    convolution with this weight copies as many input channels as it can.
+    """
+    if tensor.ndim not in (3, 4, 5):
+        raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported")
+    sizes = tuple(tensor.shape)
+    if sizes[0] % groups != 0:
+        raise ValueError("dim 0 must be divisible by groups")
+    out_per_group = sizes[0] // groups
+    centre = tuple(s // 2 for s in sizes[2:])
+    values = np.zeros(sizes)
+    for g in range(groups):
+        for d in range(min(out_per_group, sizes[1])):
+            values[(g * out_per_group + d, d) + centre] = 1
+    return _fill(tensor, values)
+
+
+def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) -> Tensor:
+    """Fill a 2-D tensor with N(0, std^2), then zero ``ceil(sparsity * rows)`` random rows per column.
+
+    Martens (2010), "Deep learning via Hessian-free optimization". Each column gets
+    exactly that many zeros, at positions drawn independently per column.
+    """
+    if tensor.ndim != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    rows, cols = tuple(tensor.shape)
+    num_zeros = math.ceil(sparsity * rows)
+    rng = _numpy_generator(generator)
+    values = rng.normal(0.0, std, (rows, cols))
+    for col in range(cols):
+        values[rng.permutation(rows)[:num_zeros], col] = 0
+    return _fill(tensor, values)
+
+
 # -- torch's deprecated spellings without the trailing underscore -------------------------------
 def _deprecated(new_fn):
     old = new_fn.__name__[:-1]
@@ -221,3 +295,7 @@ xavier_uniform = _deprecated(xavier_uniform_)
 xavier_normal = _deprecated(xavier_normal_)
 kaiming_uniform = _deprecated(kaiming_uniform_)
 kaiming_normal = _deprecated(kaiming_normal_)
+eye = _deprecated(eye_)
+dirac = _deprecated(dirac_)
+orthogonal = _deprecated(orthogonal_)
+sparse = _deprecated(sparse_)
