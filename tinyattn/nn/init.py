@@ -7,6 +7,8 @@ torch's; the random numbers are tinyattn's own stream, not torch's.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import math
 import numbers
 import warnings
@@ -34,6 +36,31 @@ __all__ = [
     "dirac_",
     "sparse_",
 ]
+
+
+_skipping = [0]  # > 0 inside nn.utils.skip_init: initialisers leave tensors as they are
+
+
+def _initializer(fn):
+    """Mark ``fn`` as an initialiser: inside ``nn.utils.skip_init`` it returns the tensor untouched."""
+
+    @functools.wraps(fn)
+    def init_fn(tensor, *args, **kwargs):
+        if _skipping[0]:
+            return tensor
+        return fn(tensor, *args, **kwargs)
+
+    return init_fn
+
+
+@contextlib.contextmanager
+def _skip_init():
+    """Within this block every initialiser is a no-op (no values written, no random numbers drawn)."""
+    _skipping[0] += 1
+    try:
+        yield
+    finally:
+        _skipping[0] -= 1
 
 
 def _no_op_if_empty(tensor: Tensor) -> bool:
@@ -115,16 +142,19 @@ def _kaiming_std(tensor: Tensor, a: float, mode: str, nonlinearity: str) -> floa
     return calculate_gain(nonlinearity, a) / math.sqrt(fan)
 
 
+@_initializer
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> Tensor:
     """Fill with U(a, b)."""
     return _fill(tensor, _numpy_generator(generator).uniform(a, b, tuple(tensor.shape)))
 
 
+@_initializer
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator=None) -> Tensor:
     """Fill with N(mean, std^2)."""
     return _fill(tensor, _numpy_generator(generator).normal(mean, std, tuple(tensor.shape)))
 
 
+@_initializer
 def trunc_normal_(
     tensor: Tensor,
     mean: float = 0.0,
@@ -146,32 +176,38 @@ def trunc_normal_(
     return _fill(tensor, values[:n].reshape(tuple(tensor.shape)))
 
 
+@_initializer
 def constant_(tensor: Tensor, val: float) -> Tensor:
     """Fill with ``val``."""
     return _fill(tensor, val)
 
 
+@_initializer
 def ones_(tensor: Tensor) -> Tensor:
     """Fill with 1."""
     return _fill(tensor, 1)
 
 
+@_initializer
 def zeros_(tensor: Tensor) -> Tensor:
     """Fill with 0."""
     return _fill(tensor, 0)
 
 
+@_initializer
 def xavier_uniform_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
     """U(-a, a) with a = gain * sqrt(6 / (fan_in + fan_out)) (Glorot & Bengio, 2010)."""
     bound = math.sqrt(3.0) * _xavier_std(tensor, gain)  # U(-a, a) has std a / sqrt(3)
     return uniform_(tensor, -bound, bound, generator)
 
 
+@_initializer
 def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
     """N(0, std^2) with std = gain * sqrt(2 / (fan_in + fan_out))."""
     return normal_(tensor, 0.0, _xavier_std(tensor, gain), generator)
 
 
+@_initializer
 def kaiming_uniform_(
     tensor: Tensor,
     a: float = 0,
@@ -186,6 +222,7 @@ def kaiming_uniform_(
     return uniform_(tensor, -bound, bound, generator)
 
 
+@_initializer
 def kaiming_normal_(
     tensor: Tensor,
     a: float = 0,
@@ -199,6 +236,7 @@ def kaiming_normal_(
     return normal_(tensor, 0.0, _kaiming_std(tensor, a, mode, nonlinearity), generator)
 
 
+@_initializer
 def orthogonal_(tensor: Tensor, gain: float = 1, generator=None) -> Tensor:
     """Fill with a (semi-)orthogonal matrix times ``gain`` (Saxe et al., 2013).
 
@@ -224,6 +262,7 @@ def orthogonal_(tensor: Tensor, gain: float = 1, generator=None) -> Tensor:
     return _fill(tensor, gain * q.reshape(tuple(tensor.shape)))
 
 
+@_initializer
 def eye_(tensor: Tensor) -> Tensor:
     """Fill a 2-D tensor with the identity (ones on the main diagonal, zeros elsewhere)."""
     if tensor.ndim != 2:
@@ -231,6 +270,7 @@ def eye_(tensor: Tensor) -> Tensor:
     return _fill(tensor, np.eye(*tuple(tensor.shape)))
 
 
+@_initializer
 def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
     """Fill a 3/4/5-D convolution weight with the Dirac delta, per group.
 
@@ -252,6 +292,7 @@ def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
     return _fill(tensor, values)
 
 
+@_initializer
 def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) -> Tensor:
     """Fill a 2-D tensor with N(0, std^2), then zero ``ceil(sparsity * rows)`` random rows per column.
 
