@@ -1,5 +1,6 @@
-"""``tinyattn.nn.utils``: gradient clipping, parameter vectors, BatchNorm fusion, ``skip_init``;
-``rnn``: padding and packing sequences."""
+"""``tinyattn.nn.utils``: gradient clipping, parameter vectors, BatchNorm fusion, ``skip_init``,
+hook-based weight / spectral norm; ``parametrize`` and ``parametrizations``: computed
+parameters; ``rnn``: padding and packing sequences."""
 
 from .clip_grad import (
     clip_grad_norm,
@@ -28,8 +29,15 @@ __all__ = [
     "fuse_linear_bn_weights",
     "get_total_norm",
     "parameters_to_vector",
+    "remove_spectral_norm",
+    "remove_weight_norm",
     "skip_init",
+    "spectral_norm",
     "vector_to_parameters",
+    "weight_norm",
 ]
 
 from . import convert_parameters, fusion, init, rnn
+from . import parametrizations, parametrize
+from .spectral_norm import remove_spectral_norm, spectral_norm
+from .weight_norm import remove_weight_norm, weight_norm
