@@ -1,4 +1,4 @@
-"""``nn.utils.parametrizations``: weight norm and spectral norm as parametrizations (torch's).
+"""``nn.utils.parametrizations``: orthogonal, weight norm and spectral norm as parametrizations (torch's).
 
 Built on :mod:`.parametrize`: the module keeps computing ``module.weight``, now from
 ``module.parametrizations.weight.original*``; gradients reach the originals through
@@ -14,10 +14,11 @@ from ...ops.products import mv, vdot
 from .._distance import normalize
 from ..modules.module import Module
 from . import parametrize
+from ._orthogonal import MAPS, _Orthogonal
 from .spectral_norm import _default_dim, _normalize_into, _weight_matrix
 from .weight_norm import _norm_except_dim, _weight_norm
 
-__all__ = ["spectral_norm", "weight_norm"]
+__all__ = ["orthogonal", "spectral_norm", "weight_norm"]
 
 
 class _WeightNorm(Module):
@@ -126,4 +127,38 @@ def spectral_norm(
     parametrize.register_parametrization(
         module, name, _SpectralNorm(weight, n_power_iterations, dim, eps)
     )
+    return module
+
+
+def orthogonal(
+    module: Module,
+    name: str = "weight",
+    orthogonal_map: str | None = None,
+    *,
+    use_trivialization: bool = True,
+) -> Module:
+    """Constrain ``module.<name>`` (a matrix or batch of matrices) to have orthonormal rows or columns.
+
+    ``orthogonal_map``: ``"matrix_exp"`` (default for square weights), ``"cayley"`` or
+    ``"householder"`` (default otherwise); see :mod:`._orthogonal`. At registration the
+    weight becomes the orthogonal factor of its QR decomposition (``diag(R) >= 0``),
+    as torch's. With ``use_trivialization`` (default) the buffer
+    ``parametrizations.<name>.0.base`` holds that matrix; for non-square weights its
+    extra columns are random (NumPy's RNG, not torch's).
+    """
+    weight = getattr(module, name, None)
+    if not isinstance(weight, Tensor):
+        raise ValueError(f"Module '{module}' has no parameter or buffer with name '{name}'")
+    if weight.ndim < 2:
+        raise ValueError(
+            f"Expected a matrix or batch of matrices. Got a tensor of {weight.ndim} dimensions."
+        )
+    if orthogonal_map is None:
+        orthogonal_map = "matrix_exp" if weight.shape[-2] == weight.shape[-1] else "householder"
+    if orthogonal_map not in MAPS:
+        raise ValueError(
+            f'orthogonal_map has to be one of "matrix_exp", "cayley", "householder". Got: {orthogonal_map}'
+        )
+    orth = _Orthogonal(weight, orthogonal_map, use_trivialization=use_trivialization)
+    parametrize.register_parametrization(module, name, orth, unsafe=True)
     return module
