@@ -7,6 +7,8 @@ torch's; the random numbers are tinyattn's own stream, not torch's.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import math
 import numbers
 import warnings
@@ -29,7 +31,36 @@ __all__ = [
     "xavier_normal_",
     "kaiming_uniform_",
     "kaiming_normal_",
+    "orthogonal_",
+    "eye_",
+    "dirac_",
+    "sparse_",
 ]
+
+
+_skipping = [0]  # > 0 inside nn.utils.skip_init: initialisers leave tensors as they are
+
+
+def _initializer(fn):
+    """Mark ``fn`` as an initialiser: inside ``nn.utils.skip_init`` it returns the tensor untouched."""
+
+    @functools.wraps(fn)
+    def init_fn(tensor, *args, **kwargs):
+        if _skipping[0]:
+            return tensor
+        return fn(tensor, *args, **kwargs)
+
+    return init_fn
+
+
+@contextlib.contextmanager
+def _skip_init():
+    """Within this block every initialiser is a no-op (no values written, no random numbers drawn)."""
+    _skipping[0] += 1
+    try:
+        yield
+    finally:
+        _skipping[0] -= 1
 
 
 def _no_op_if_empty(tensor: Tensor) -> bool:
@@ -111,16 +142,19 @@ def _kaiming_std(tensor: Tensor, a: float, mode: str, nonlinearity: str) -> floa
     return calculate_gain(nonlinearity, a) / math.sqrt(fan)
 
 
+@_initializer
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> Tensor:
     """Fill with U(a, b)."""
     return _fill(tensor, _numpy_generator(generator).uniform(a, b, tuple(tensor.shape)))
 
 
+@_initializer
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator=None) -> Tensor:
     """Fill with N(mean, std^2)."""
     return _fill(tensor, _numpy_generator(generator).normal(mean, std, tuple(tensor.shape)))
 
 
+@_initializer
 def trunc_normal_(
     tensor: Tensor,
     mean: float = 0.0,
@@ -142,32 +176,38 @@ def trunc_normal_(
     return _fill(tensor, values[:n].reshape(tuple(tensor.shape)))
 
 
+@_initializer
 def constant_(tensor: Tensor, val: float) -> Tensor:
     """Fill with ``val``."""
     return _fill(tensor, val)
 
 
+@_initializer
 def ones_(tensor: Tensor) -> Tensor:
     """Fill with 1."""
     return _fill(tensor, 1)
 
 
+@_initializer
 def zeros_(tensor: Tensor) -> Tensor:
     """Fill with 0."""
     return _fill(tensor, 0)
 
 
+@_initializer
 def xavier_uniform_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
     """U(-a, a) with a = gain * sqrt(6 / (fan_in + fan_out)) (Glorot & Bengio, 2010)."""
     bound = math.sqrt(3.0) * _xavier_std(tensor, gain)  # U(-a, a) has std a / sqrt(3)
     return uniform_(tensor, -bound, bound, generator)
 
 
+@_initializer
 def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
     """N(0, std^2) with std = gain * sqrt(2 / (fan_in + fan_out))."""
     return normal_(tensor, 0.0, _xavier_std(tensor, gain), generator)
 
 
+@_initializer
 def kaiming_uniform_(
     tensor: Tensor,
     a: float = 0,
@@ -182,6 +222,7 @@ def kaiming_uniform_(
     return uniform_(tensor, -bound, bound, generator)
 
 
+@_initializer
 def kaiming_normal_(
     tensor: Tensor,
     a: float = 0,
@@ -193,6 +234,80 @@ def kaiming_normal_(
     if _no_op_if_empty(tensor):
         return tensor
     return normal_(tensor, 0.0, _kaiming_std(tensor, a, mode, nonlinearity), generator)
+
+
+@_initializer
+def orthogonal_(tensor: Tensor, gain: float = 1, generator=None) -> Tensor:
+    """Fill with a (semi-)orthogonal matrix times ``gain`` (Saxe et al., 2013).
+
+    The tensor is viewed as ``(rows, cols) = (size(0), numel / rows)``. A standard
+    normal matrix (transposed when rows < cols, so it is tall) is QR-factored and
+    ``Q`` is multiplied column-wise by ``sign(diag(R))``, which makes ``Q`` Haar
+    distributed (Mezzadri, 2007). Then ``W W^T = gain^2 I`` when rows <= cols and
+    ``W^T W = gain^2 I`` when rows >= cols.
+    """
+    if tensor.ndim < 2:
+        raise ValueError("Only tensors with 2 or more dimensions are supported")
+    if tensor.numel() == 0:
+        return tensor
+    rows = tensor.shape[0]
+    cols = tensor.numel() // rows
+    flattened = _numpy_generator(generator).standard_normal((rows, cols))
+    if rows < cols:
+        flattened = flattened.T
+    q, r = np.linalg.qr(flattened)
+    q = q * np.sign(np.diag(r))  # sign(0) = 0, as torch's d.sign()
+    if rows < cols:
+        q = q.T
+    return _fill(tensor, gain * q.reshape(tuple(tensor.shape)))
+
+
+@_initializer
+def eye_(tensor: Tensor) -> Tensor:
+    """Fill a 2-D tensor with the identity (ones on the main diagonal, zeros elsewhere)."""
+    if tensor.ndim != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    return _fill(tensor, np.eye(*tuple(tensor.shape)))
+
+
+@_initializer
+def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
+    """Fill a 3/4/5-D convolution weight with the Dirac delta, per group.
+
+    For each group ``g`` and channel ``d < min(out_channels / groups, in_channels)``,
+    ``w[g * out_per_group + d, d, centre...] = 1`` and every other entry is 0, so a
+    convolution with this weight copies as many input channels as it can.
+    """
+    if tensor.ndim not in (3, 4, 5):
+        raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported")
+    sizes = tuple(tensor.shape)
+    if sizes[0] % groups != 0:
+        raise ValueError("dim 0 must be divisible by groups")
+    out_per_group = sizes[0] // groups
+    centre = tuple(s // 2 for s in sizes[2:])
+    values = np.zeros(sizes)
+    for g in range(groups):
+        for d in range(min(out_per_group, sizes[1])):
+            values[(g * out_per_group + d, d) + centre] = 1
+    return _fill(tensor, values)
+
+
+@_initializer
+def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) -> Tensor:
+    """Fill a 2-D tensor with N(0, std^2), then zero ``ceil(sparsity * rows)`` random rows per column.
+
+    Martens (2010), "Deep learning via Hessian-free optimization". Each column gets
+    exactly that many zeros, at positions drawn independently per column.
+    """
+    if tensor.ndim != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    rows, cols = tuple(tensor.shape)
+    num_zeros = math.ceil(sparsity * rows)
+    rng = _numpy_generator(generator)
+    values = rng.normal(0.0, std, (rows, cols))
+    for col in range(cols):
+        values[rng.permutation(rows)[:num_zeros], col] = 0
+    return _fill(tensor, values)
 
 
 # -- torch's deprecated spellings without the trailing underscore -------------------------------
@@ -221,3 +336,7 @@ xavier_uniform = _deprecated(xavier_uniform_)
 xavier_normal = _deprecated(xavier_normal_)
 kaiming_uniform = _deprecated(kaiming_uniform_)
 kaiming_normal = _deprecated(kaiming_normal_)
+eye = _deprecated(eye_)
+dirac = _deprecated(dirac_)
+orthogonal = _deprecated(orthogonal_)
+sparse = _deprecated(sparse_)

@@ -68,12 +68,13 @@ class Linear(Module):
                 f"{type(self).__name__}: input has last dimension {last} but "
                 f"in_features={self.in_features} (input shape {list(input.shape)})"
             )
-        if input.dtype != self.weight.dtype:
+        weight = self.weight  # read once: a parametrized weight is recomputed on each read
+        if input.dtype != weight.dtype:
             raise RuntimeError(
                 f"{type(self).__name__}: input dtype {input.dtype} does not match the "
-                f"weight dtype {self.weight.dtype} (convert with .to() on the input or module)"
+                f"weight dtype {weight.dtype} (convert with .to() on the input or module)"
             )
-        return F.linear(input, self.weight, self.bias)
+        return F.linear(input, weight, self.bias)
 
     def extra_repr(self) -> str:
         return (
