@@ -8,7 +8,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
-from .optimizer import Optimizer, _check_no_unsupported, _write
+from .optimizer import Optimizer, _check_no_unsupported, _lr_value, _write
 
 
 class SGD(Optimizer):
@@ -61,8 +61,7 @@ class SGD(Optimizer):
         differentiable: bool = False,
         fused: bool | None = None,
     ) -> None:
-        if isinstance(lr, Tensor):
-            lr = lr.item()
+        lr = _lr_value(lr)
         if lr < 0.0:
             raise ValueError(f"SGD: invalid learning rate lr={lr} (expected >= 0)")
         if momentum < 0.0:

@@ -1,0 +1,49 @@
+"""Edge cases a randomized comparison with torch 2.13 found: each once differed from torch.
+
+Every test states torch's behaviour as data and, when torch is installed, checks
+that torch still behaves so (the table cannot drift from the reference).
+"""
+
+import pytest
+
+import tinyattn
+
+try:
+    import torch
+except ImportError:
+    torch = None
+
+needs_torch = pytest.mark.skipif(torch is None, reason="torch not installed: no parity reference")
+
+ALL_OPTIMIZERS = [
+    "SGD",
+    "Adam",
+    "AdamW",
+    "RMSprop",
+    "Adagrad",
+    "Adadelta",
+    "Adamax",
+    "NAdam",
+    "RAdam",
+    "Rprop",
+    "ASGD",
+]
+
+
+def _lr_two_elements(lib, name):
+    p = lib.zeros(2, requires_grad=True)
+    return getattr(lib.optim, name)([p], lr=lib.tensor([0.1, 0.2]))
+
+
+@pytest.mark.parametrize("name", ALL_OPTIMIZERS)
+def test_tensor_lr_with_two_elements_is_rejected_as_torch(name):
+    # torch: ValueError("Tensor lr must be 1-element"), for every optimizer
+    with pytest.raises(ValueError, match="Tensor lr must be 1-element"):
+        _lr_two_elements(tinyattn, name)
+
+
+@needs_torch
+@pytest.mark.parametrize("name", ALL_OPTIMIZERS)
+def test_tensor_lr_with_two_elements_torch_reference(name):
+    with pytest.raises(ValueError, match="Tensor lr must be 1-element"):
+        _lr_two_elements(torch, name)
