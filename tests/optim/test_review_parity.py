@@ -47,3 +47,23 @@ def test_tensor_lr_with_two_elements_is_rejected_as_torch(name):
 def test_tensor_lr_with_two_elements_torch_reference(name):
     with pytest.raises(ValueError, match="Tensor lr must be 1-element"):
         _lr_two_elements(torch, name)
+
+
+def _sequential_with_plateau(lib):
+    sched = lib.optim.lr_scheduler
+    opt = lib.optim.SGD([lib.zeros(2, requires_grad=True)], lr=0.1)
+    schedulers = [sched.StepLR(opt, 2), sched.ReduceLROnPlateau(opt)]
+    return sched.SequentialLR(opt, schedulers, milestones=[2])
+
+
+def test_sequential_lr_rejects_reduce_on_plateau_at_construction():
+    # torch raises at construction; tinyattn used to accept it and fail in a later step()
+    # with "ReduceLROnPlateau.step() missing 1 required positional argument"
+    with pytest.raises(ValueError, match="does not support `ReduceLROnPlateau`.*index 1"):
+        _sequential_with_plateau(tinyattn)
+
+
+@needs_torch
+def test_sequential_lr_rejects_reduce_on_plateau_torch_reference():
+    with pytest.raises(ValueError, match="does not support `ReduceLROnPlateau`.*index 1"):
+        _sequential_with_plateau(torch)

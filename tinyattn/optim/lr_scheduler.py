@@ -372,6 +372,12 @@ class SequentialLR(LRScheduler):
                 raise TypeError(
                     f"SequentialLR: the scheduler at index {i} has no `optimizer` attribute"
                 )
+            if isinstance(scheduler, ReduceLROnPlateau):
+                raise ValueError(
+                    "SequentialLR does not support `ReduceLROnPlateau` scheduler as it requires "
+                    "additional kwargs to be specified when calling `step`, but got one at "
+                    f"index {i} in the given schedulers sequence."
+                )
             if scheduler.optimizer is not optimizer:
                 raise ValueError(
                     "SequentialLR expects all schedulers to belong to the same optimizer, but "
