@@ -67,3 +67,29 @@ def test_sequential_lr_rejects_reduce_on_plateau_at_construction():
 def test_sequential_lr_rejects_reduce_on_plateau_torch_reference():
     with pytest.raises(ValueError, match="does not support `ReduceLROnPlateau`.*index 1"):
         _sequential_with_plateau(torch)
+
+
+def _lbfgs_on_empty_parameters(lib):
+    p = lib.zeros(0, requires_grad=True)
+    opt = lib.optim.LBFGS([p])
+
+    def closure():
+        opt.zero_grad()
+        loss = (p * p).sum()
+        loss.backward()
+        return loss
+
+    return opt.step(closure)
+
+
+def test_lbfgs_on_empty_parameters_raises_a_clear_error():
+    # torch: RuntimeError from max() of an empty tensor; tinyattn raised NumPy's
+    # "zero-size array to reduction operation maximum which has no identity"
+    with pytest.raises(RuntimeError, match="LBFGS.step: every parameter is empty"):
+        _lbfgs_on_empty_parameters(tinyattn)
+
+
+@needs_torch
+def test_lbfgs_on_empty_parameters_torch_reference():
+    with pytest.raises(RuntimeError, match="numel\\(\\) == 0"):
+        _lbfgs_on_empty_parameters(torch)
