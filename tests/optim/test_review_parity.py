@@ -93,3 +93,52 @@ def test_lbfgs_on_empty_parameters_raises_a_clear_error():
 def test_lbfgs_on_empty_parameters_torch_reference():
     with pytest.raises(RuntimeError, match="numel\\(\\) == 0"):
         _lbfgs_on_empty_parameters(torch)
+
+
+SCHEDULERS = {
+    "LambdaLR": dict(lr_lambda=lambda epoch: 0.9**epoch),
+    "MultiplicativeLR": dict(lr_lambda=lambda epoch: 0.9),
+    "StepLR": dict(step_size=2),
+    "MultiStepLR": dict(milestones=[2, 4]),
+    "ConstantLR": dict(factor=0.5, total_iters=3),
+    "LinearLR": dict(start_factor=0.5, total_iters=3),
+    "ExponentialLR": dict(gamma=0.9),
+    "PolynomialLR": dict(total_iters=4),
+    "CosineAnnealingLR": dict(T_max=4),
+    "CyclicLR": dict(base_lr=0.01, max_lr=0.1, step_size_up=2),
+    "CosineAnnealingWarmRestarts": dict(T_0=2),
+    "OneCycleLR": dict(max_lr=0.1, total_steps=10),
+}
+GET_LR_HINT = "To get the last learning rate computed by the scheduler, please use `get_last_lr"
+
+
+def _scheduler(lib, name):
+    opt = lib.optim.SGD([lib.zeros(2, requires_grad=True)], lr=0.1, momentum=0.9)
+    return opt, getattr(lib.optim.lr_scheduler, name)(opt, **SCHEDULERS[name])
+
+
+def _get_lr_by_hand_warns_and_steps_do_not(lib, name):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the constructor's and the steps' get_lr: silent
+        opt, sched = _scheduler(lib, name)
+        for _ in range(3):
+            opt.step()
+            sched.step()
+    with pytest.warns(UserWarning, match=GET_LR_HINT):
+        sched.get_lr()
+    assert "_get_lr_called_within_step" in sched.state_dict()  # torch's key, False
+    assert sched.state_dict()["_get_lr_called_within_step"] is False
+
+
+@pytest.mark.parametrize("name", sorted(SCHEDULERS))
+def test_get_lr_called_by_hand_warns_as_torch(name):
+    # torch warns (UserWarning) when get_lr() is called outside step(); tinyattn did not
+    _get_lr_by_hand_warns_and_steps_do_not(tinyattn, name)
+
+
+@needs_torch
+@pytest.mark.parametrize("name", sorted(SCHEDULERS))
+def test_get_lr_called_by_hand_warns_torch_reference(name):
+    _get_lr_by_hand_warns_and_steps_do_not(torch, name)

@@ -89,6 +89,17 @@ def _track_optimizer_steps(optimizer: Optimizer) -> None:
     optimizer.step = wrapper
 
 
+def _warn_get_lr_called_within_step(scheduler: LRScheduler) -> None:
+    """torch's hint when ``get_lr()`` is called by hand: for a chainable scheduler it
+    computes the *next* rate from the current one, not the rate in use."""
+    if not scheduler._get_lr_called_within_step:
+        warnings.warn(
+            "To get the last learning rate computed by the scheduler, please use `get_last_lr()`.",
+            UserWarning,
+            stacklevel=3,
+        )
+
+
 class LRScheduler:
     """Base class: tracks ``last_epoch`` and writes ``get_lr()`` into the param groups.
 
@@ -101,6 +112,7 @@ class LRScheduler:
     """
 
     _is_initial: bool = False
+    _get_lr_called_within_step: bool = False  # True while step() calls get_lr (no warning)
 
     def __init__(self, optimizer: Optimizer, last_epoch: int = -1) -> None:
         if not isinstance(optimizer, Optimizer):
@@ -174,14 +186,23 @@ class LRScheduler:
     def _update_lr(self, epoch: int | None = None) -> None:
         if epoch is None:
             self.last_epoch += 1
-            values = self.get_lr()
+            values = self._within_step(self.get_lr)
         else:
             self.last_epoch = epoch
             closed_form = getattr(self, "_get_closed_form_lr", None)
-            values = closed_form() if closed_form is not None else self.get_lr()
+            values = self._within_step(closed_form or self.get_lr)
         for group, lr in zip(self.optimizer.param_groups, values):
             group["lr"] = lr
         self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+
+    def _within_step(self, compute: Callable[[], list[float]]) -> list[float]:
+        """``compute()`` (``get_lr`` or the closed form) called as part of a step, so
+        ``get_lr`` does not warn."""
+        self._get_lr_called_within_step = True
+        try:
+            return compute()
+        finally:
+            self._get_lr_called_within_step = False
 
     def state_dict(self) -> dict[str, Any]:
         """Everything but the optimizer (torch's format: the instance's attributes)."""
@@ -236,6 +257,7 @@ class LambdaLR(LRScheduler):
                 fn.__dict__.update(saved)
 
     def get_lr(self) -> list[float]:
+        _warn_get_lr_called_within_step(self)
         return [base * fn(self.last_epoch) for fn, base in zip(self.lr_lambdas, self.base_lrs)]
 
 
@@ -250,6 +272,7 @@ class StepLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[float]:
+        _warn_get_lr_called_within_step(self)
         if self.last_epoch == 0 or self.last_epoch % self.step_size != 0:
             return [group["lr"] for group in self.optimizer.param_groups]
         return [group["lr"] * self.gamma for group in self.optimizer.param_groups]
@@ -273,6 +296,7 @@ class CosineAnnealingLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[float]:
+        _warn_get_lr_called_within_step(self)
         groups = self.optimizer.param_groups
         t, T, eta_min = self.last_epoch, self.T_max, self.eta_min
         if self._is_initial:
@@ -324,6 +348,7 @@ class LinearLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[float]:
+        _warn_get_lr_called_within_step(self)
         groups = self.optimizer.param_groups
         if self.last_epoch == 0:
             return [group["lr"] * self.start_factor for group in groups]
