@@ -142,3 +142,37 @@ def test_get_lr_called_by_hand_warns_as_torch(name):
 @pytest.mark.parametrize("name", sorted(SCHEDULERS))
 def test_get_lr_called_by_hand_warns_torch_reference(name):
     _get_lr_by_hand_warns_and_steps_do_not(torch, name)
+
+
+def _mix_named_and_unnamed(lib, first_named):
+    a = lib.ones(2, requires_grad=True)
+    b = lib.ones(2, requires_grad=True)
+    opt = lib.optim.SGD([("a", a)] if first_named else [a], lr=0.1)
+    opt.add_param_group({"params": [b] if first_named else [("b", b)]})
+
+
+@pytest.mark.parametrize("first_named", [True, False])
+def test_add_param_group_cannot_mix_named_and_unnamed_groups(first_named):
+    # torch raises; tinyattn accepted the group and gave a state_dict with names on
+    # some groups only
+    current = "without" if first_named else "with"
+    with pytest.raises(ValueError, match=f"cannot add param group {current} names"):
+        _mix_named_and_unnamed(tinyattn, first_named)
+
+
+@needs_torch
+@pytest.mark.parametrize("first_named", [True, False])
+def test_add_param_group_named_unnamed_torch_reference(first_named):
+    current = "without" if first_named else "with"
+    with pytest.raises(ValueError, match=f"cannot add param group {current} names"):
+        _mix_named_and_unnamed(torch, first_named)
+
+
+def test_named_groups_may_be_added_to_a_named_optimizer():
+    a = tinyattn.ones(2, requires_grad=True)
+    b = tinyattn.ones(2, requires_grad=True)
+    opt = tinyattn.optim.SGD([("a", a)], lr=0.1)
+    opt.add_param_group({"params": [("b", b)], "lr": 0.5})
+    groups = opt.state_dict()["param_groups"]
+    assert [g["param_names"] for g in groups] == [["a"], ["b"]]
+    assert [g["params"] for g in groups] == [[0], [1]]

@@ -136,6 +136,14 @@ class Optimizer:
         seen = {id(p) for group in self.param_groups for p in group["params"]}
         if any(id(p) in seen for p in params):
             raise ValueError("some parameters appear in more than one parameter group")
+        if self.param_groups and ("param_names" in param_group) != (
+            "param_names" in self.param_groups[0]
+        ):
+            current = "with" if "param_names" in param_group else "without"
+            raise ValueError(
+                "all optimizer param groups should be with/without names. cannot add param "
+                f"group {current} names to the optimizer"
+            )
         self.param_groups.append(param_group)
 
     # -- gradients and steps --------------------------------------------------------------
