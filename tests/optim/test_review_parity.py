@@ -176,3 +176,30 @@ def test_named_groups_may_be_added_to_a_named_optimizer():
     groups = opt.state_dict()["param_groups"]
     assert [g["param_names"] for g in groups] == [["a"], ["b"]]
     assert [g["params"] for g in groups] == [[0], [1]]
+
+
+def _plateau_step_with_vector(lib):
+    opt = lib.optim.SGD([lib.zeros(1, requires_grad=True)], lr=0.1)
+    lib.optim.lr_scheduler.ReduceLROnPlateau(opt).step(lib.tensor([1.0, 2.0]))
+
+
+def test_plateau_metric_with_two_elements_is_a_value_error_naming_metrics():
+    # torch: ValueError (only one element tensors can be converted to Python scalars);
+    # tinyattn raised a RuntimeError about "Scalar" that did not name the argument
+    with pytest.raises(ValueError, match=r"'metrics'.*shape \[2\]"):
+        _plateau_step_with_vector(tinyattn)
+
+
+@needs_torch
+def test_plateau_metric_with_two_elements_torch_reference():
+    with pytest.raises(ValueError, match="only one element tensors"):
+        _plateau_step_with_vector(torch)
+
+
+def test_plateau_accepts_a_one_element_tensor_metric():
+    opt = tinyattn.optim.SGD([tinyattn.zeros(1, requires_grad=True)], lr=0.1)
+    sched = tinyattn.optim.lr_scheduler.ReduceLROnPlateau(opt, patience=0)
+    sched.step(tinyattn.tensor([1.0]))
+    sched.step(tinyattn.tensor(2.0))
+    assert sched.best == 1.0
+    assert opt.param_groups[0]["lr"] == pytest.approx(0.01)  # torch: 0.1 * 0.1 after one bad epoch
