@@ -203,3 +203,58 @@ def test_plateau_accepts_a_one_element_tensor_metric():
     sched.step(tinyattn.tensor(2.0))
     assert sched.best == 1.0
     assert opt.param_groups[0]["lr"] == pytest.approx(0.01)  # torch: 0.1 * 0.1 after one bad epoch
+
+
+FUSED_CONFIGS = [
+    ("SGD", dict(lr=0.1)),
+    ("SGD", dict(lr=0.05, momentum=0.9, nesterov=True, weight_decay=0.1)),
+    ("SGD", dict(lr=0.05, momentum=0.9, dampening=0.3, maximize=True)),
+    ("Adagrad", dict(lr=0.1)),
+    ("Adagrad", dict(lr=0.1, lr_decay=0.1, weight_decay=0.1, initial_accumulator_value=0.2)),
+]
+
+
+def _run_fused(lib, name, kwargs, dtype):
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    w = lib.tensor(rng.standard_normal((4, 5)).astype(dtype), requires_grad=True)
+    opt = getattr(lib.optim, name)([w], fused=True, **kwargs)
+    for _ in range(10):
+        w.grad = lib.tensor(rng.standard_normal((4, 5)).astype(dtype))
+        opt.step()
+    state = opt.state_dict()["state"].get(0, {})  # SGD without momentum keeps none
+    return w.detach().numpy(), {k: v.numpy() for k, v in state.items()}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name,kwargs", FUSED_CONFIGS)
+def test_fused_sgd_and_adagrad_run_and_match_torchs_fused(name, kwargs, dtype):
+    # torch runs fused=True on CPU for SGD and Adagrad; tinyattn raised NotImplementedError
+    import numpy as np
+
+    ours, our_state = _run_fused(tinyattn, name, kwargs, dtype)
+    assert np.isfinite(ours).all()
+    if torch is None:
+        return
+    theirs, their_state = _run_fused(torch, name, kwargs, dtype)
+    tol = (
+        1e-6 if dtype == "float32" else 1e-14
+    )  # torch's fused and single-tensor paths differ by rounding
+    np.testing.assert_allclose(ours, theirs, rtol=tol, atol=tol)
+    assert sorted(our_state) == sorted(their_state)
+    for key in their_state:
+        assert our_state[key].dtype == their_state[key].dtype, key
+        np.testing.assert_allclose(our_state[key], their_state[key], rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("name", ["SGD", "Adagrad"])
+def test_fused_and_foreach_together_is_an_error_as_torch(name):
+    w = tinyattn.zeros(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="`fused` and `foreach` cannot be `True` together"):
+        getattr(tinyattn.optim, name)([w], fused=True, foreach=True)
+    if torch is not None:
+        with pytest.raises(RuntimeError, match="`fused` and `foreach` cannot be `True` together"):
+            getattr(torch.optim, name)(
+                [torch.zeros(2, requires_grad=True)], fused=True, foreach=True
+            )

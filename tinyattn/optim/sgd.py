@@ -35,6 +35,11 @@ class SGD(Optimizer):
         Requires ``momentum > 0`` and ``dampening == 0``.
     maximize : bool, default False
         Ascend the objective instead of descending.
+    foreach, fused : bool or None
+        Accepted for torch compatibility (both True together is an error, as in torch):
+        every setting runs the same update, equal to torch's fused CPU kernel's.
+    differentiable : bool, default False
+        True raises ``NotImplementedError``.
 
     Examples
     --------
@@ -73,7 +78,9 @@ class SGD(Optimizer):
                 f"SGD: Nesterov momentum requires a momentum and zero dampening (got "
                 f"momentum={momentum}, dampening={dampening})"
             )
-        _check_no_unsupported("SGD", differentiable=differentiable, fused=fused)
+        _check_no_unsupported("SGD", differentiable=differentiable)
+        if fused and foreach:
+            raise RuntimeError("SGD: `fused` and `foreach` cannot be `True` together.")
         defaults = dict(
             lr=lr,
             momentum=momentum,
