@@ -258,3 +258,57 @@ def test_fused_and_foreach_together_is_an_error_as_torch(name):
             getattr(torch.optim, name)(
                 [torch.zeros(2, requires_grad=True)], fused=True, foreach=True
             )
+
+
+# Schedulers whose next rate needs a base rate per group: a group added after the
+# scheduler was built makes torch raise ValueError (from zip(strict=True)) at the step
+# given here; tinyattn left such a group unscheduled (CosineAnnealingLR's stuck at 0).
+ADDED_GROUP_FAILS_AT = {
+    "CosineAnnealingLR": (dict(T_max=4), 4),
+    "LambdaLR": (dict(lr_lambda=lambda epoch: 0.9**epoch), 2),
+    "MultiplicativeLR": (dict(lr_lambda=lambda epoch: 0.9), 2),
+    "CosineAnnealingWarmRestarts": (dict(T_0=2), 2),
+    "CyclicLR": (dict(base_lr=0.01, max_lr=0.1, step_size_up=2), 2),
+}
+
+
+def _step_after_add_param_group(lib, name):
+    """Index of the step that raises ValueError once a group was added before step 2."""
+    kwargs, _ = ADDED_GROUP_FAILS_AT[name]
+    opt = lib.optim.SGD([lib.zeros(1, requires_grad=True)], lr=0.1, momentum=0.9)
+    sched = getattr(lib.optim.lr_scheduler, name)(opt, **kwargs)
+    for i in range(8):
+        if i == 2:
+            opt.add_param_group({"params": [lib.zeros(1, requires_grad=True)], "lr": 0.3})
+        opt.step()
+        try:
+            sched.step()
+        except ValueError:
+            return i
+    return None
+
+
+@pytest.mark.parametrize("name", sorted(ADDED_GROUP_FAILS_AT))
+def test_group_added_after_scheduler_raises_as_torch(name):
+    assert _step_after_add_param_group(tinyattn, name) == ADDED_GROUP_FAILS_AT[name][1]
+    if torch is not None:
+        assert _step_after_add_param_group(torch, name) == ADDED_GROUP_FAILS_AT[name][1]
+
+
+def test_group_added_after_scheduler_error_message():
+    opt = tinyattn.optim.SGD([tinyattn.zeros(1, requires_grad=True)], lr=0.1)
+    sched = tinyattn.optim.lr_scheduler.LambdaLR(opt, lambda epoch: 0.5)
+    opt.add_param_group({"params": [tinyattn.zeros(1, requires_grad=True)]})
+    opt.step()
+    with pytest.raises(ValueError, match="LambdaLR: the optimizer has 2 param groups but"):
+        sched.step()
+
+
+def test_chainable_schedulers_keep_scheduling_an_added_group():
+    # StepLR derives the next rate from each group's current one: no error, as torch
+    opt = tinyattn.optim.SGD([tinyattn.zeros(1, requires_grad=True)], lr=0.1)
+    sched = tinyattn.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5)
+    opt.add_param_group({"params": [tinyattn.zeros(1, requires_grad=True)], "lr": 0.4})
+    opt.step()
+    sched.step()
+    assert sched.get_last_lr() == [0.05, 0.2]

@@ -363,6 +363,4 @@ class CosineAnnealingWarmRestarts(LRScheduler):
             self.T_cur = epoch - self.T_0 * (self.T_mult**n - 1) / (self.T_mult - 1)
             self.T_i = self.T_0 * self.T_mult**n
         self.last_epoch = math.floor(epoch)
-        for group, lr in zip(self.optimizer.param_groups, self._within_step(self.get_lr)):
-            group["lr"] = lr
-        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+        self._set_lrs(self._within_step(self.get_lr))

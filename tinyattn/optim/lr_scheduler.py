@@ -191,9 +191,22 @@ class LRScheduler:
             self.last_epoch = epoch
             closed_form = getattr(self, "_get_closed_form_lr", None)
             values = self._within_step(closed_form or self.get_lr)
-        for group, lr in zip(self.optimizer.param_groups, values):
+        self._set_lrs(values)
+
+    def _set_lrs(self, values: list[float]) -> None:
+        """Write one rate per param group (torch's error when the counts differ: a group
+        added by ``add_param_group`` after the scheduler was built has no base rate)."""
+        groups = self.optimizer.param_groups
+        if len(values) != len(groups):
+            raise ValueError(
+                f"{type(self).__name__}: the optimizer has {len(groups)} param groups but the "
+                f"schedule gives {len(values)} learning rates (was a group added with "
+                "add_param_group after the scheduler was created? create the scheduler after "
+                "adding every group)"
+            )
+        for group, lr in zip(groups, values):
             group["lr"] = lr
-        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+        self._last_lr = [group["lr"] for group in groups]
 
     def _within_step(self, compute: Callable[[], list[float]]) -> list[float]:
         """``compute()`` (``get_lr`` or the closed form) called as part of a step, so
