@@ -312,3 +312,41 @@ def test_chainable_schedulers_keep_scheduling_an_added_group():
     opt.step()
     sched.step()
     assert sched.get_last_lr() == [0.05, 0.2]
+
+
+@pytest.mark.parametrize("saved_shape", [(3,), (1,), ()])
+@pytest.mark.parametrize("name", ALL_OPTIMIZERS)
+def test_state_loaded_for_other_shapes_is_refused_at_step(name, saved_shape):
+    # torch fails at the step too ("The size of tensor a (3) must match ..."); tinyattn's
+    # Adam/AdamW stepped silently, its numba kernel reading and writing past the end of
+    # the loaded buffers, and the others raised raw NumPy broadcasting errors
+    kwargs = dict(momentum=0.9) if name == "SGD" else {}
+    a = tinyattn.ones(*saved_shape, requires_grad=True)
+    opt = getattr(tinyattn.optim, name)([a], lr=0.1, **kwargs)
+    a.grad = tinyattn.ones(*saved_shape)
+    opt.step()
+    b = tinyattn.ones(2, requires_grad=True)
+    opt2 = getattr(tinyattn.optim, name)([b], lr=0.1, **kwargs)
+    opt2.load_state_dict(opt.state_dict())
+    b.grad = tinyattn.ones(2)
+    with pytest.raises(
+        RuntimeError, match=rf"{name}\.step: state '\w+' of a parameter of shape \[2\]"
+    ):
+        opt2.step()
+    assert b.tolist() == [1.0, 1.0]  # refused before any write
+
+
+@needs_torch
+@pytest.mark.parametrize("name", ALL_OPTIMIZERS)
+def test_state_loaded_for_other_shapes_torch_reference(name):
+    kwargs = dict(momentum=0.9) if name == "SGD" else {}
+    a = torch.ones(3, requires_grad=True)
+    opt = getattr(torch.optim, name)([a], lr=0.1, **kwargs)
+    a.grad = torch.ones(3)
+    opt.step()
+    b = torch.ones(2, requires_grad=True)
+    opt2 = getattr(torch.optim, name)([b], lr=0.1, **kwargs)
+    opt2.load_state_dict(opt.state_dict())
+    b.grad = torch.ones(2)
+    with pytest.raises(RuntimeError, match="size of tensor"):
+        opt2.step()

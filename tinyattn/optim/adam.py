@@ -9,7 +9,13 @@ import numpy as np
 
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
-from .optimizer import Optimizer, _check_no_unsupported, _lr_value, _scalar
+from .optimizer import (
+    Optimizer,
+    _check_no_unsupported,
+    _check_state_shapes,
+    _lr_value,
+    _scalar,
+)
 
 
 class _Coefficients(NamedTuple):
@@ -223,6 +229,7 @@ class Adam(Optimizer):
                         f"{list(p.shape)} has shape {list(grad.shape)} (expected the same)"
                     )
                 state = self._init_state(p, group["amsgrad"])
+                _check_state_shapes(self, p, state)
                 state["step"]._data += 1
                 steps.append(float(state["step"]._data))
                 updates.append(

@@ -383,6 +383,25 @@ def _grad_of(optimizer: Optimizer, p: Tensor, maximize: bool) -> np.ndarray:
     return -grad if maximize else grad
 
 
+# 0-d state of the built-in optimizers; every other state tensor has its parameter's shape
+_SCALAR_STATE = frozenset({"step", "mu_product", "eta", "mu"})
+
+
+def _check_state_shapes(optimizer: Optimizer, p: Tensor, state: dict[str, Any]) -> None:
+    """Refuse per-element state of another shape than ``p`` (a state dict loaded from
+    another model): NumPy would broadcast it or fail obscurely, the numba kernel would
+    read and write past its end. torch fails at the step as well."""
+    for key, value in state.items():
+        if key in _SCALAR_STATE or not isinstance(value, Tensor):
+            continue
+        if value._data.shape != p._data.shape:
+            raise RuntimeError(
+                f"{type(optimizer).__name__}.step: state {key!r} of a parameter of shape "
+                f"{list(p.shape)} has shape {list(value.shape)} (expected the same; was the "
+                "state dict saved for other parameters?)"
+            )
+
+
 def _zeros_like(p: Tensor) -> Tensor:
     return Tensor._make(np.zeros_like(p._data))
 

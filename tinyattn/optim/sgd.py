@@ -8,7 +8,13 @@ import numpy as np
 
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
-from .optimizer import Optimizer, _check_no_unsupported, _lr_value, _write
+from .optimizer import (
+    Optimizer,
+    _check_no_unsupported,
+    _check_state_shapes,
+    _lr_value,
+    _write,
+)
 
 
 class SGD(Optimizer):
@@ -111,6 +117,7 @@ class SGD(Optimizer):
                     grad = grad + weight_decay * p._data
                 if momentum != 0:
                     state = self.state[p]
+                    _check_state_shapes(self, p, state)
                     buf = state.get("momentum_buffer")
                     if buf is None:
                         buf = Tensor._make(np.array(grad, copy=True))
