@@ -14,7 +14,7 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-from .lr_scheduler import LRScheduler
+from .lr_scheduler import LRScheduler, _warn_get_lr_called_within_step
 from .optimizer import Optimizer
 
 __all__ = ["CyclicLR", "OneCycleLR", "CosineAnnealingWarmRestarts"]
@@ -134,6 +134,7 @@ class CyclicLR(LRScheduler):
         return 1.0
 
     def get_lr(self) -> list[float]:
+        _warn_get_lr_called_within_step(self)
         t = self.last_epoch
         cycle = math.floor(1 + t / self.total_size)
         x = 1.0 + t / self.total_size - cycle
@@ -230,6 +231,7 @@ class OneCycleLR(LRScheduler):
         return (end - start) * pct + start
 
     def get_lr(self) -> list[float]:
+        _warn_get_lr_called_within_step(self)
         t = self.last_epoch
         if t > self.total_steps:
             raise ValueError(
@@ -334,6 +336,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[float]:
+        _warn_get_lr_called_within_step(self)
         cosine = 1 + math.cos(math.pi * self.T_cur / self.T_i)
         return [self.eta_min + (base - self.eta_min) * cosine / 2 for base in self.base_lrs]
 
@@ -360,6 +363,4 @@ class CosineAnnealingWarmRestarts(LRScheduler):
             self.T_cur = epoch - self.T_0 * (self.T_mult**n - 1) / (self.T_mult - 1)
             self.T_i = self.T_0 * self.T_mult**n
         self.last_epoch = math.floor(epoch)
-        for group, lr in zip(self.optimizer.param_groups, self.get_lr()):
-            group["lr"] = lr
-        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+        self._set_lrs(self._within_step(self.get_lr))

@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from .lr_scheduler import LRScheduler
+from .lr_scheduler import LRScheduler, _warn_get_lr_called_within_step
 from .optimizer import Optimizer
 
 __all__ = ["ExponentialLR", "MultiStepLR", "MultiplicativeLR", "ConstantLR", "PolynomialLR"]
@@ -42,6 +42,7 @@ class ExponentialLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[float]:
+        _warn_get_lr_called_within_step(self)
         if self._is_initial:
             return _current_lrs(self.optimizer)
         return [group["lr"] * self.gamma for group in self.optimizer.param_groups]
@@ -69,6 +70,7 @@ class MultiStepLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[float]:
+        _warn_get_lr_called_within_step(self)
         hits = self.milestones.get(self.last_epoch, 0)
         if hits == 0:
             return _current_lrs(self.optimizer)
@@ -124,6 +126,7 @@ class MultiplicativeLR(LRScheduler):
                 fn.__dict__.update(saved)
 
     def get_lr(self) -> list[float]:
+        _warn_get_lr_called_within_step(self)
         if self._is_initial:
             return _current_lrs(self.optimizer)
         return [
@@ -152,6 +155,7 @@ class ConstantLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[float]:
+        _warn_get_lr_called_within_step(self)
         groups = self.optimizer.param_groups
         if self.last_epoch == 0:
             return [group["lr"] * self.factor for group in groups]
@@ -183,6 +187,7 @@ class PolynomialLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[float]:
+        _warn_get_lr_called_within_step(self)
         if self._is_initial or self.last_epoch > self.total_iters:
             return _current_lrs(self.optimizer)
         t, total = self.last_epoch, self.total_iters

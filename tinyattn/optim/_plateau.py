@@ -8,6 +8,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
+from .._tensor import Tensor
 from .lr_scheduler import EPOCH_DEPRECATION_WARNING, LRScheduler
 from .optimizer import Optimizer
 
@@ -111,6 +112,11 @@ class ReduceLROnPlateau(LRScheduler):
             raise TypeError(
                 f"ReduceLROnPlateau.step(): argument 'metrics' must be a number, got "
                 f"{type(metrics).__name__}"
+            )
+        if isinstance(metrics, Tensor) and metrics.numel() != 1:
+            raise ValueError(
+                "ReduceLROnPlateau.step(): argument 'metrics' must be a number or a one-element "
+                f"tensor, got a tensor of shape {list(metrics.shape)}"
             )
         value = float(metrics)
         if epoch is not None:

@@ -13,6 +13,7 @@ from .optimizer import (
     _bump_versions,
     _check_hyper,
     _check_no_unsupported,
+    _check_state_shapes,
     _grad_of,
     _lr_value,
     _scalar,
@@ -39,7 +40,9 @@ class Adagrad(Optimizer):
         Starting value of ``sum`` (taken from the optimizer's defaults, as torch).
     eps : float, default 1e-10
     foreach, fused, differentiable
-        Accepted with torch's defaults; ``fused``/``differentiable`` True raise.
+        Accepted with torch's defaults; ``differentiable=True`` raises. ``fused=True`` runs
+        the same update (torch's fused CPU kernel agrees with its single-tensor one to
+        rounding); ``fused`` and ``foreach`` both True is an error, as in torch.
     maximize : bool, default False
 
     State per parameter, created for every parameter at construction (as torch):
@@ -80,7 +83,9 @@ class Adagrad(Optimizer):
             initial_accumulator_value,
         )
         _check_hyper(0.0 <= eps, "epsilon value", eps)
-        _check_no_unsupported("Adagrad", differentiable=differentiable, fused=fused)
+        _check_no_unsupported("Adagrad", differentiable=differentiable)
+        if fused and foreach:
+            raise RuntimeError("Adagrad: `fused` and `foreach` cannot be `True` together.")
         defaults = dict(
             lr=lr,
             lr_decay=lr_decay,
@@ -117,6 +122,7 @@ class Adagrad(Optimizer):
                     continue
                 grad = _grad_of(self, p, group["maximize"])
                 state = self._init_state(p)
+                _check_state_shapes(self, p, state)
                 state["step"]._data += 1
                 t = float(state["step"]._data)
                 param = p._data

@@ -9,7 +9,13 @@ import numpy as np
 
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
-from .optimizer import Optimizer, _check_no_unsupported, _scalar
+from .optimizer import (
+    Optimizer,
+    _check_no_unsupported,
+    _check_state_shapes,
+    _lr_value,
+    _scalar,
+)
 
 
 class _Coefficients(NamedTuple):
@@ -150,8 +156,7 @@ class Adam(Optimizer):
         decoupled_weight_decay: bool = False,
     ) -> None:
         name = type(self).__name__
-        if isinstance(lr, Tensor):
-            lr = lr.item()
+        lr = _lr_value(lr)
         if not 0.0 <= lr:
             raise ValueError(f"{name}: invalid learning rate lr={lr} (expected >= 0)")
         if not 0.0 <= eps:
@@ -224,6 +229,7 @@ class Adam(Optimizer):
                         f"{list(p.shape)} has shape {list(grad.shape)} (expected the same)"
                     )
                 state = self._init_state(p, group["amsgrad"])
+                _check_state_shapes(self, p, state)
                 state["step"]._data += 1
                 steps.append(float(state["step"]._data))
                 updates.append(

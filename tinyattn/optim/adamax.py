@@ -13,6 +13,7 @@ from .optimizer import (
     _bump_versions,
     _check_hyper,
     _check_no_unsupported,
+    _check_state_shapes,
     _grad_of,
     _lr_value,
     _scalar,
@@ -106,6 +107,7 @@ class Adamax(Optimizer):
                     continue
                 grad = _grad_of(self, p, group["maximize"])
                 state = self._init_state(p)
+                _check_state_shapes(self, p, state)
                 state["step"]._data += 1
                 t = float(state["step"]._data)
                 param = p._data

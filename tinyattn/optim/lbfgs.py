@@ -294,6 +294,10 @@ class LBFGS(Optimizer):
         current_evals = 1
         state["func_evals"] += 1
         flat_grad = self._gather_flat_grad()
+        if flat_grad.size == 0:  # torch fails in max() too; say why
+            raise RuntimeError(
+                "LBFGS.step: every parameter is empty (0 elements in all), nothing to optimize"
+            )
         if np.abs(flat_grad).max() <= group["tolerance_grad"]:
             return orig_loss
         mem = _unpack(state)

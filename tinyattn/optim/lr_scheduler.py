@@ -9,7 +9,7 @@ several schedulers can act on one optimizer.
 Per-epoch decays: StepLR, MultiStepLR, ExponentialLR, MultiplicativeLR, ConstantLR,
 LinearLR, PolynomialLR, CosineAnnealingLR, LambdaLR (``_decay.py`` and here); per-batch
 cycles: CyclicLR, OneCycleLR, CosineAnnealingWarmRestarts (``_cyclic.py``); compositions:
-SequentialLR, ChainedScheduler; metric-driven: ReduceLROnPlateau (``_plateau.py``).
+SequentialLR, ChainedScheduler (``_compose.py``); metric-driven: ReduceLROnPlateau (``_plateau.py``).
 
 Examples
 --------
@@ -33,7 +33,6 @@ import math
 import types
 import warnings
 import weakref
-from bisect import bisect_right
 from collections.abc import Callable
 from typing import Any
 
@@ -89,6 +88,17 @@ def _track_optimizer_steps(optimizer: Optimizer) -> None:
     optimizer.step = wrapper
 
 
+def _warn_get_lr_called_within_step(scheduler: LRScheduler) -> None:
+    """torch's hint when ``get_lr()`` is called by hand: for a chainable scheduler it
+    computes the *next* rate from the current one, not the rate in use."""
+    if not scheduler._get_lr_called_within_step:
+        warnings.warn(
+            "To get the last learning rate computed by the scheduler, please use `get_last_lr()`.",
+            UserWarning,
+            stacklevel=3,
+        )
+
+
 class LRScheduler:
     """Base class: tracks ``last_epoch`` and writes ``get_lr()`` into the param groups.
 
@@ -101,6 +111,7 @@ class LRScheduler:
     """
 
     _is_initial: bool = False
+    _get_lr_called_within_step: bool = False  # True while step() calls get_lr (no warning)
 
     def __init__(self, optimizer: Optimizer, last_epoch: int = -1) -> None:
         if not isinstance(optimizer, Optimizer):
@@ -174,14 +185,36 @@ class LRScheduler:
     def _update_lr(self, epoch: int | None = None) -> None:
         if epoch is None:
             self.last_epoch += 1
-            values = self.get_lr()
+            values = self._within_step(self.get_lr)
         else:
             self.last_epoch = epoch
             closed_form = getattr(self, "_get_closed_form_lr", None)
-            values = closed_form() if closed_form is not None else self.get_lr()
-        for group, lr in zip(self.optimizer.param_groups, values):
+            values = self._within_step(closed_form or self.get_lr)
+        self._set_lrs(values)
+
+    def _set_lrs(self, values: list[float]) -> None:
+        """Write one rate per param group (torch's error when the counts differ: a group
+        added by ``add_param_group`` after the scheduler was built has no base rate)."""
+        groups = self.optimizer.param_groups
+        if len(values) != len(groups):
+            raise ValueError(
+                f"{type(self).__name__}: the optimizer has {len(groups)} param groups but the "
+                f"schedule gives {len(values)} learning rates (was a group added with "
+                "add_param_group after the scheduler was created? create the scheduler after "
+                "adding every group)"
+            )
+        for group, lr in zip(groups, values):
             group["lr"] = lr
-        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+        self._last_lr = [group["lr"] for group in groups]
+
+    def _within_step(self, compute: Callable[[], list[float]]) -> list[float]:
+        """``compute()`` (``get_lr`` or the closed form) called as part of a step, so
+        ``get_lr`` does not warn."""
+        self._get_lr_called_within_step = True
+        try:
+            return compute()
+        finally:
+            self._get_lr_called_within_step = False
 
     def state_dict(self) -> dict[str, Any]:
         """Everything but the optimizer (torch's format: the instance's attributes)."""
@@ -236,6 +269,7 @@ class LambdaLR(LRScheduler):
                 fn.__dict__.update(saved)
 
     def get_lr(self) -> list[float]:
+        _warn_get_lr_called_within_step(self)
         return [base * fn(self.last_epoch) for fn, base in zip(self.lr_lambdas, self.base_lrs)]
 
 
@@ -250,6 +284,7 @@ class StepLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[float]:
+        _warn_get_lr_called_within_step(self)
         if self.last_epoch == 0 or self.last_epoch % self.step_size != 0:
             return [group["lr"] for group in self.optimizer.param_groups]
         return [group["lr"] * self.gamma for group in self.optimizer.param_groups]
@@ -273,6 +308,7 @@ class CosineAnnealingLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[float]:
+        _warn_get_lr_called_within_step(self)
         groups = self.optimizer.param_groups
         t, T, eta_min = self.last_epoch, self.T_max, self.eta_min
         if self._is_initial:
@@ -324,6 +360,7 @@ class LinearLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[float]:
+        _warn_get_lr_called_within_step(self)
         groups = self.optimizer.param_groups
         if self.last_epoch == 0:
             return [group["lr"] * self.start_factor for group in groups]
@@ -348,133 +385,7 @@ class LinearLR(LRScheduler):
         ]
 
 
-class SequentialLR(LRScheduler):
-    """Run ``schedulers[0]`` until ``milestones[0]``, then ``schedulers[1]``, and so on.
-
-    Typical use: linear warm-up followed by cosine decay::
-
-        warmup = LinearLR(opt, start_factor=0.1, total_iters=5)
-        decay = CosineAnnealingLR(opt, T_max=95)
-        sched = SequentialLR(opt, [warmup, decay], milestones=[5])
-    """
-
-    def __init__(
-        self,
-        optimizer: Optimizer,
-        schedulers: list[LRScheduler],
-        milestones: list[int],
-        last_epoch: int = -1,
-    ) -> None:
-        if len(schedulers) < 1:
-            raise ValueError("SequentialLR expects at least one scheduler, but got none")
-        for i, scheduler in enumerate(schedulers):
-            if not hasattr(scheduler, "optimizer"):
-                raise TypeError(
-                    f"SequentialLR: the scheduler at index {i} has no `optimizer` attribute"
-                )
-            if scheduler.optimizer is not optimizer:
-                raise ValueError(
-                    "SequentialLR expects all schedulers to belong to the same optimizer, but "
-                    f"the scheduler at index {i} ({type(scheduler).__name__}) has another one"
-                )
-        if len(milestones) != len(schedulers) - 1:
-            raise ValueError(
-                "SequentialLR expects one milestone fewer than schedulers, but got "
-                f"{len(schedulers)} schedulers and {len(milestones)} milestones"
-            )
-        self._schedulers = schedulers
-        self._milestones = milestones
-        self.last_epoch = last_epoch + 1
-        self.optimizer = optimizer
-        for group in optimizer.param_groups:
-            group["lr"] = group["initial_lr"]
-        self._recursive_undo()
-        idx = bisect_right(self._milestones, 0)
-        self._schedulers[idx]._initial_step()
-        self._last_lr = schedulers[idx].get_last_lr()
-
-    def _recursive_undo(self, sched=None) -> None:
-        """Undo the initial step every sub-scheduler took when it was built."""
-        scheds = self if sched is None else sched
-        if hasattr(scheds, "_schedulers"):
-            for s in scheds._schedulers:
-                self._recursive_undo(s)
-        elif hasattr(scheds, "last_epoch"):
-            scheds.last_epoch -= 1
-
-    def step(self) -> None:  # type: ignore[override]
-        self.last_epoch += 1
-        idx = bisect_right(self._milestones, self.last_epoch)
-        scheduler = self._schedulers[idx]
-        if idx > 0 and self._milestones[idx - 1] == self.last_epoch:
-            scheduler._update_lr(0)
-        else:
-            scheduler.step()
-        self._last_lr = scheduler.get_last_lr()
-
-    def state_dict(self) -> dict[str, Any]:
-        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "_schedulers")}
-        state["_schedulers"] = [s.state_dict() for s in self._schedulers]
-        return state
-
-    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        state_dict = dict(state_dict)
-        schedulers = state_dict.pop("_schedulers")
-        self.__dict__.update(state_dict)
-        for s, saved in zip(self._schedulers, schedulers):
-            s.load_state_dict(saved)
-
-
-class ChainedScheduler(LRScheduler):
-    """Step several schedulers of one optimizer together, each acting on the rate the
-    previous one left (their factors multiply). Typical: warm-up times decay::
-
-        ChainedScheduler([ConstantLR(opt, factor=0.1, total_iters=2), ExponentialLR(opt, 0.9)])
-    """
-
-    def __init__(self, schedulers: list[LRScheduler], optimizer: Optimizer | None = None) -> None:
-        name = type(self).__name__
-        if len(schedulers) < 1:
-            raise ValueError(
-                f"{name} expects at least one scheduler to be chained, but got no scheduler."
-            )
-        optimizer = optimizer or schedulers[0].optimizer
-        for i, scheduler in enumerate(schedulers):
-            if not hasattr(scheduler, "optimizer"):
-                raise TypeError(f"{name} at index {i} should have `optimizer` as its attribute.")
-            if isinstance(scheduler, ReduceLROnPlateau):
-                raise ValueError(
-                    f"{name} does not support `ReduceLROnPlateau` scheduler as it requires "
-                    "additional kwargs to be specified when calling `step`, but got one at "
-                    f"index {i} in the given schedulers sequence."
-                )
-            if scheduler.optimizer is not optimizer:
-                raise ValueError(
-                    f"{name} expects all schedulers to belong to the same optimizer, but got "
-                    f"scheduler {type(scheduler).__name__} at index {i} with another optimizer"
-                )
-        self._schedulers = schedulers
-        self.optimizer = optimizer
-        self._last_lr = [group["lr"] for group in optimizer.param_groups]
-
-    def step(self) -> None:  # type: ignore[override]
-        for scheduler in self._schedulers:
-            scheduler.step()
-        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
-
-    def state_dict(self) -> dict[str, Any]:
-        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "_schedulers")}
-        state["_schedulers"] = [s.state_dict() for s in self._schedulers]
-        return state
-
-    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        state_dict = dict(state_dict)
-        schedulers = state_dict.pop("_schedulers")
-        self.__dict__.update(state_dict)
-        for s, saved in zip(self._schedulers, schedulers):
-            s.load_state_dict(saved)
-
-
+from ._compose import ChainedScheduler, SequentialLR  # noqa: E402
 from ._cyclic import CosineAnnealingWarmRestarts, CyclicLR, OneCycleLR  # noqa: E402
 from ._decay import (  # noqa: E402
     ConstantLR,

@@ -13,6 +13,7 @@ from .optimizer import (
     _bump_versions,
     _check_hyper,
     _check_no_unsupported,
+    _check_state_shapes,
     _grad_of,
     _lr_value,
     _scalar,
@@ -120,6 +121,7 @@ class NAdam(Optimizer):
                     continue
                 grad = _grad_of(self, p, group["maximize"])
                 state = self._init_state(p)
+                _check_state_shapes(self, p, state)
                 state["step"]._data += 1
                 _nadam_update(p._data, grad, state, group, float(state["step"]._data))
                 _bump_versions(p, state)

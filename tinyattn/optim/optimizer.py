@@ -32,7 +32,7 @@ Subclassing works as in torch::
 from __future__ import annotations
 
 import copy
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -41,6 +41,19 @@ import numpy as np
 from .._dtype import float64, get_default_dtype
 from .._tensor import Tensor
 from ..autograd.grad_mode import enable_grad
+from . import _hooks
+from ._hooks import (
+    RemovableHandle,
+    register_optimizer_step_post_hook,
+    register_optimizer_step_pre_hook,
+)
+
+__all__ = [
+    "Optimizer",
+    "required",
+    "register_optimizer_step_pre_hook",
+    "register_optimizer_step_post_hook",
+]
 
 
 class _RequiredParameter:
@@ -75,8 +88,20 @@ class Optimizer:
     first access).
     """
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        step = cls.__dict__.get("step")
+        if step is not None and not getattr(step, "hooked", False):
+            cls.step = _hooks.hooked_step(step)  # the step hooks run around every step
+
     def __init__(self, params: Iterable, defaults: dict[str, Any]) -> None:
         self.defaults = defaults
+        self._optimizer_step_pre_hooks: dict[int, Callable] = OrderedDict()
+        self._optimizer_step_post_hooks: dict[int, Callable] = OrderedDict()
+        self._optimizer_state_dict_pre_hooks: dict[int, Callable] = OrderedDict()
+        self._optimizer_state_dict_post_hooks: dict[int, Callable] = OrderedDict()
+        self._optimizer_load_state_dict_pre_hooks: dict[int, Callable] = OrderedDict()
+        self._optimizer_load_state_dict_post_hooks: dict[int, Callable] = OrderedDict()
         self.state: defaultdict[Tensor, dict[str, Any]] = defaultdict(dict)
         self.param_groups: list[dict[str, Any]] = []
         if isinstance(params, Tensor):
@@ -136,6 +161,14 @@ class Optimizer:
         seen = {id(p) for group in self.param_groups for p in group["params"]}
         if any(id(p) in seen for p in params):
             raise ValueError("some parameters appear in more than one parameter group")
+        if self.param_groups and ("param_names" in param_group) != (
+            "param_names" in self.param_groups[0]
+        ):
+            current = "with" if "param_names" in param_group else "without"
+            raise ValueError(
+                "all optimizer param groups should be with/without names. cannot add param "
+                f"group {current} names to the optimizer"
+            )
         self.param_groups.append(param_group)
 
     # -- gradients and steps --------------------------------------------------------------
@@ -165,6 +198,44 @@ class Optimizer:
         with enable_grad():
             return closure()
 
+    # -- hooks ----------------------------------------------------------------------------
+    def register_step_pre_hook(self, hook: Callable) -> RemovableHandle:
+        """Run ``hook(optimizer, args, kwargs)`` before each ``step``; it may return
+        ``(new_args, new_kwargs)`` to replace the arguments (``args[0]`` is the optimizer)."""
+        return _hooks.add_hook(self._optimizer_step_pre_hooks, hook)
+
+    def register_step_post_hook(self, hook: Callable) -> RemovableHandle:
+        """Run ``hook(optimizer, args, kwargs)`` after each ``step``."""
+        return _hooks.add_hook(self._optimizer_step_post_hooks, hook)
+
+    def register_state_dict_pre_hook(self, hook: Callable, prepend: bool = False):
+        """Run ``hook(optimizer)`` at the start of ``state_dict()``."""
+        return _hooks.add_hook(self._optimizer_state_dict_pre_hooks, hook, prepend)
+
+    def register_state_dict_post_hook(self, hook: Callable, prepend: bool = False):
+        """Run ``hook(optimizer, state_dict)`` on the finished state dict; a returned
+        dict replaces it."""
+        return _hooks.add_hook(self._optimizer_state_dict_post_hooks, hook, prepend)
+
+    def register_load_state_dict_pre_hook(self, hook: Callable, prepend: bool = False):
+        """Run ``hook(optimizer, state_dict)`` before loading; a returned dict is loaded
+        instead."""
+        return _hooks.add_hook(self._optimizer_load_state_dict_pre_hooks, hook, prepend)
+
+    def register_load_state_dict_post_hook(self, hook: Callable, prepend: bool = False):
+        """Run ``hook(optimizer)`` after ``load_state_dict`` has loaded."""
+        return _hooks.add_hook(self._optimizer_load_state_dict_post_hooks, hook, prepend)
+
+    def _run_hooks(self, name: str, *args: Any) -> Any:
+        """Call the hooks of store ``name``; the last non-None result of a state-dict
+        hook (which replaces the dict it got) is threaded through and returned."""
+        value = args[0] if args else None
+        for hook in list(getattr(self, name, {}).values()):
+            result = hook(self, value) if args else hook(self)
+            if result is not None and args:
+                value = result
+        return value
+
     # -- state dicts ----------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
         """The optimizer's state in torch's format (parameters referred to by integer ids).
@@ -172,6 +243,7 @@ class Optimizer:
         The state tensors are returned by reference, as in torch: save or copy the
         dict before stepping again if you need a snapshot.
         """
+        self._run_hooks("_optimizer_state_dict_pre_hooks")
         param_ids: dict[int, int] = {}
         start = 0
         packed_groups = []
@@ -185,7 +257,8 @@ class Optimizer:
         packed_state = {
             (param_ids[id(k)] if isinstance(k, Tensor) else k): v for k, v in self.state.items()
         }
-        return {"state": packed_state, "param_groups": packed_groups}
+        state_dict = {"state": packed_state, "param_groups": packed_groups}
+        return self._run_hooks("_optimizer_state_dict_post_hooks", state_dict)
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         """Load a state dict made by ``state_dict()`` (of this optimizer class, same groups).
@@ -193,6 +266,7 @@ class Optimizer:
         Tensors in the state are copied and cast to their parameter's floating dtype
         (except ``step``); the groups' options are replaced by the saved ones.
         """
+        state_dict = self._run_hooks("_optimizer_load_state_dict_pre_hooks", state_dict)
         if not isinstance(state_dict, dict) or not {"state", "param_groups"} <= set(state_dict):
             raise ValueError(
                 "load_state_dict: expected a dict with 'state' and 'param_groups' entries, got "
@@ -239,6 +313,7 @@ class Optimizer:
                 saved["param_names"] = group["param_names"]
             new_groups.append(saved)
         self.param_groups = new_groups
+        self._run_hooks("_optimizer_load_state_dict_post_hooks")
 
     def __repr__(self) -> str:
         lines = [f"{type(self).__name__} ("]
@@ -306,6 +381,25 @@ def _grad_of(optimizer: Optimizer, p: Tensor, maximize: bool) -> np.ndarray:
             f"{list(p.shape)} has shape {list(grad.shape)} (expected the same)"
         )
     return -grad if maximize else grad
+
+
+# 0-d state of the built-in optimizers; every other state tensor has its parameter's shape
+_SCALAR_STATE = frozenset({"step", "mu_product", "eta", "mu"})
+
+
+def _check_state_shapes(optimizer: Optimizer, p: Tensor, state: dict[str, Any]) -> None:
+    """Refuse per-element state of another shape than ``p`` (a state dict loaded from
+    another model): NumPy would broadcast it or fail obscurely, the numba kernel would
+    read and write past its end. torch fails at the step as well."""
+    for key, value in state.items():
+        if key in _SCALAR_STATE or not isinstance(value, Tensor):
+            continue
+        if value._data.shape != p._data.shape:
+            raise RuntimeError(
+                f"{type(optimizer).__name__}.step: state {key!r} of a parameter of shape "
+                f"{list(p.shape)} has shape {list(value.shape)} (expected the same; was the "
+                "state dict saved for other parameters?)"
+            )
 
 
 def _zeros_like(p: Tensor) -> Tensor:

@@ -13,6 +13,7 @@ from .optimizer import (
     _bump_versions,
     _check_hyper,
     _check_no_unsupported,
+    _check_state_shapes,
     _grad_of,
     _lr_value,
     _scalar,
@@ -106,6 +107,7 @@ class Rprop(Optimizer):
                     continue
                 grad = _grad_of(self, p, group["maximize"])
                 state = self._init_state(p, group["lr"])
+                _check_state_shapes(self, p, state)
                 state["step"]._data += 1
                 prev, step_size = state["prev"]._data, state["step_size"]._data
                 agreement = np.sign(grad * prev)

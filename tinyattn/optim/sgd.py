@@ -8,7 +8,13 @@ import numpy as np
 
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
-from .optimizer import Optimizer, _check_no_unsupported, _write
+from .optimizer import (
+    Optimizer,
+    _check_no_unsupported,
+    _check_state_shapes,
+    _lr_value,
+    _write,
+)
 
 
 class SGD(Optimizer):
@@ -35,6 +41,11 @@ class SGD(Optimizer):
         Requires ``momentum > 0`` and ``dampening == 0``.
     maximize : bool, default False
         Ascend the objective instead of descending.
+    foreach, fused : bool or None
+        Accepted for torch compatibility (both True together is an error, as in torch):
+        every setting runs the same update, equal to torch's fused CPU kernel's.
+    differentiable : bool, default False
+        True raises ``NotImplementedError``.
 
     Examples
     --------
@@ -61,8 +72,7 @@ class SGD(Optimizer):
         differentiable: bool = False,
         fused: bool | None = None,
     ) -> None:
-        if isinstance(lr, Tensor):
-            lr = lr.item()
+        lr = _lr_value(lr)
         if lr < 0.0:
             raise ValueError(f"SGD: invalid learning rate lr={lr} (expected >= 0)")
         if momentum < 0.0:
@@ -74,7 +84,9 @@ class SGD(Optimizer):
                 f"SGD: Nesterov momentum requires a momentum and zero dampening (got "
                 f"momentum={momentum}, dampening={dampening})"
             )
-        _check_no_unsupported("SGD", differentiable=differentiable, fused=fused)
+        _check_no_unsupported("SGD", differentiable=differentiable)
+        if fused and foreach:
+            raise RuntimeError("SGD: `fused` and `foreach` cannot be `True` together.")
         defaults = dict(
             lr=lr,
             momentum=momentum,
@@ -105,6 +117,7 @@ class SGD(Optimizer):
                     grad = grad + weight_decay * p._data
                 if momentum != 0:
                     state = self.state[p]
+                    _check_state_shapes(self, p, state)
                     buf = state.get("momentum_buffer")
                     if buf is None:
                         buf = Tensor._make(np.array(grad, copy=True))
