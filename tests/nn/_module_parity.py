@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 import tinyattn
 
-torch = pytest.importorskip("torch")
+try:
+    import torch
+except ImportError:  # module_parity skips its test; the file's gradchecks still run
+    torch = None
 
 TOL = {np.float64: dict(atol=1e-10, rtol=1e-10), np.float32: dict(atol=1e-5, rtol=1e-5)}
 
