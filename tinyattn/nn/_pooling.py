@@ -71,6 +71,11 @@ def _check_input(input, n: int, op: str) -> None:
         raise RuntimeError(
             f"{op}: expected input with non-zero spatial size, got shape {list(input.shape)}"
         )
+    if 0 in input.shape[-n - 1 :]:  # torch: only the batch dim may be empty
+        raise RuntimeError(
+            f"{op}: expected non-zero channels (only the batch dim may be 0), got shape "
+            f"{list(input.shape)}"
+        )
     if not input.is_floating_point():
         raise RuntimeError(f"{op}: expected a floating point input, got {input.dtype}")
 
@@ -535,14 +540,15 @@ def _max_unpool(input, indices, kernel_size, stride, padding, output_size, n: in
     if min(outs) < 1:
         raise RuntimeError(f"{op}: the output size {outs} must be positive")
     total = int(np.prod(outs))
-    idx = indices._data.reshape(x.shape[0], x.shape[1], -1).astype(np.int64)
+    flat_size = int(np.prod(x.shape[2:]))  # (not -1: there may be no planes)
+    idx = indices._data.reshape(x.shape[0], x.shape[1], flat_size)
     if idx.size and (idx.min() < 0 or idx.max() >= total):
         bad = int(idx.min() if idx.min() < 0 else idx.max())
         raise RuntimeError(
             f"{op}: found an invalid max index {bad} (output spatial size {outs} holds "
             f"{total} positions)"
         )
-    flat = x.reshape(x.shape[0], x.shape[1], -1)
+    flat = x.reshape(x.shape[0], x.shape[1], flat_size)
     out = zeros(x.shape[0], x.shape[1], total, dtype=x.dtype)
     y = out.scatter(2, Tensor._make(idx), flat).reshape(x.shape[0], x.shape[1], *outs)
     return y.squeeze(0) if unbatched else y
