@@ -58,6 +58,27 @@ def test_zero_channels_are_refused(name, n, kw, lead):
         getattr(F, name)(x, **kw)
 
 
+@pytest.mark.parametrize(
+    "shape,kernel,padding",
+    [
+        ((1, 1, 5, 2, 1), (4, 3, 2), 1),  # padded input 7x4x3 holds the kernel: torch still refuses
+        ((1, 3, 3, 1), (1, 1, 2), (0, 0, 1)),  # unbatched
+        ((2, 1, 2, 5, 7), (4, 1, 4), (1, 0, 1)),
+    ],
+)
+def test_avg_pool3d_refuses_a_kernel_larger_than_the_unpadded_input(shape, kernel, padding):
+    x = tinyattn.zeros(*shape)
+    with pytest.raises(RuntimeError, match="smaller than kernel_size"):
+        F.avg_pool3d(x, kernel, 1, padding)
+    with pytest.raises(RuntimeError, match="smaller than kernel_size"):
+        tinyattn.nn.AvgPool3d(kernel, 1, padding)(x)
+    # max_pool3d (and 1-D/2-D avg pooling) accept it, as torch's
+    assert F.max_pool3d(x, kernel, 1, padding).shape[-3:] is not None
+    if torch is not None:
+        with pytest.raises(RuntimeError, match="smaller than kernel size"):
+            torch.nn.functional.avg_pool3d(torch.zeros(*shape), kernel, 1, padding)
+
+
 def test_zero_channel_data_check_does_not_touch_valid_shapes():
     x = tinyattn.tensor(np.arange(8.0).reshape(2, 4))  # unbatched (C, L)
     assert F.max_pool1d(x, 2).tolist() == [[1.0, 3.0], [5.0, 7.0]]

@@ -275,6 +275,12 @@ def _avg_pool(
         not isinstance(divisor_override, numbers.Integral) or divisor_override == 0
     ):
         raise RuntimeError(f"{op}: divisor_override must be a non-zero int, got {divisor_override}")
+    if n == 3 and any(s < k for s, k in zip(input.shape[-3:], kernel)):
+        # torch's avg_pool3d (unlike 1-D/2-D and max_pool3d) refuses this, padding or not
+        raise RuntimeError(
+            f"{op}: input image (T, H, W) = {tuple(input.shape[-3:])} smaller than "
+            f"kernel_size {kernel}"
+        )
     spatial, outs = _out_sizes(input, kernel, stride, padding, dilation, ceil_mode, n, op)
     windows, divisor = avg_windows(
         spatial, outs, kernel, stride, padding, count_include_pad, divisor_override
