@@ -79,6 +79,55 @@ def test_avg_pool3d_refuses_a_kernel_larger_than_the_unpadded_input(shape, kerne
             torch.nn.functional.avg_pool3d(torch.zeros(*shape), kernel, 1, padding)
 
 
+@pytest.mark.parametrize("dtype", ["int32", "int16", "uint8"])
+def test_max_unpool_refuses_indices_other_than_int64(dtype):
+    # torch: "elements in indices should be type int64"; we scattered with them
+    y, i = F.max_pool2d(tinyattn.randn(1, 1, 4, 4), 2, return_indices=True)
+    with pytest.raises(RuntimeError, match="int64 indices"):
+        F.max_unpool2d(y, i.to(getattr(tinyattn, dtype)), 2)
+    with pytest.raises(RuntimeError, match="int64 indices"):
+        F.max_unpool1d(y[0], i[0].to(getattr(tinyattn, dtype)), 2)
+
+
+# (input spatial, kernel, stride, output_size, accepted by torch): default size d =
+# (H - 1) stride - 2 padding + kernel; torch wants d - stride < size < d + stride per dim
+UNPOOL_SIZES = [
+    ((1, 1), 2, 2, (2, 2), True),
+    ((1, 1), 2, 2, (3, 3), True),
+    ((1, 1), 2, 2, (1, 1), True),
+    ((1, 1), 2, 2, (4, 4), False),
+    ((1, 1), 2, 2, (5, 5), False),
+    ((1, 1), 2, 2, (1, 1, 4, 4), False),
+    ((2, 3), 2, 1, (3, 4), True),
+    ((2, 3), 2, 1, (3, 5), False),
+    ((2, 3), 2, 1, (2, 4), False),
+]
+
+
+@pytest.mark.parametrize("spatial,kernel,stride,size,ok", UNPOOL_SIZES)
+def test_max_unpool_output_size_range(spatial, kernel, stride, size, ok):
+    x = tinyattn.ones(1, 1, *spatial)
+    index = tinyattn.zeros(1, 1, *spatial, dtype=tinyattn.int64)
+    if ok:
+        out = F.max_unpool2d(x, index, kernel, stride, output_size=size)
+        assert tuple(out.shape[-2:]) == tuple(size[-2:])
+    else:
+        with pytest.raises(ValueError, match="output_size"):
+            F.max_unpool2d(x, index, kernel, stride, output_size=size)
+
+
+@needs_torch
+@pytest.mark.parametrize("spatial,kernel,stride,size,ok", UNPOOL_SIZES)
+def test_max_unpool_output_size_range_is_torchs(spatial, kernel, stride, size, ok):
+    x = torch.ones(1, 1, *spatial)
+    index = torch.zeros(1, 1, *spatial, dtype=torch.int64)
+    if ok:
+        torch.nn.functional.max_unpool2d(x, index, kernel, stride, output_size=size)
+    else:
+        with pytest.raises(ValueError):
+            torch.nn.functional.max_unpool2d(x, index, kernel, stride, output_size=size)
+
+
 def test_zero_channel_data_check_does_not_touch_valid_shapes():
     x = tinyattn.tensor(np.arange(8.0).reshape(2, 4))  # unbatched (C, L)
     assert F.max_pool1d(x, 2).tolist() == [[1.0, 3.0], [5.0, 7.0]]

@@ -523,7 +523,7 @@ def _max_unpool(input, indices, kernel_size, stride, padding, output_size, n: in
         raise RuntimeError(
             f"{op}: expected indices of the input's shape {list(input.shape)}, got {got}"
         )
-    if indices._data.dtype.kind not in "iu":
+    if indices._data.dtype != np.int64:
         raise RuntimeError(f"{op}: expected int64 indices, got {indices.dtype}")
     kernel = _ints(kernel_size, n, "kernel_size", op)
     stride = _ints(kernel if stride is None else stride, n, "stride", op)
@@ -543,6 +543,12 @@ def _max_unpool(input, indices, kernel_size, stride, padding, output_size, n: in
                 f"{op}: output_size must have {n} spatial entries (or include batch and "
                 f"channel), got {tuple(output_size)}"
             )
+        for dim, (size, d, st) in enumerate(zip(outs, default, stride)):
+            if not d - st < size < d + st:  # torch's range: sizes max_pool maps to the input
+                raise ValueError(
+                    f"{op}: invalid output_size {outs}: dim {dim} must be between "
+                    f"{d - st} and {d + st} (exclusive), got {size}"
+                )
     if min(outs) < 1:
         raise RuntimeError(f"{op}: the output size {outs} must be positive")
     total = int(np.prod(outs))
