@@ -138,7 +138,7 @@ def _max_pool_argmax_twin(x, dims_d, dims_h, dims_w, index) -> None:
         if flat.size == 0:
             index[:, od, oh, ow] = first
             continue
-        window = x.reshape(x.shape[0], -1)[:, flat]
+        window = x.reshape(x.shape[0], int(np.prod(x.shape[1:])))[:, flat]
         nan = np.isnan(window)
         last_nan = flat.size - 1 - np.argmax(nan[:, ::-1], axis=1)
         pick = np.where(nan.any(axis=1), last_nan, np.argmax(window, axis=1))
@@ -160,7 +160,8 @@ def gather(x: np.ndarray, index: np.ndarray, n: int, fill: float) -> np.ndarray:
         raise ValueError(f"index: expected an array of shape {lead} + {n} output dims, got {got}")
     size = int(np.prod(spatial))
     flat_x = planes.reshape(planes.shape[0], size)
-    flat_i = _check_index(index, index.shape).reshape(flat_x.shape[0], -1)
+    outs = int(np.prod(index.shape[len(lead) :]))  # (not -1: there may be no planes)
+    flat_i = _check_index(index, index.shape).reshape(flat_x.shape[0], outs)
     out = np.empty(flat_i.shape, x.dtype)
     if _use_kernel(flat_x):
         from ._numba_pool import gather as kernel
@@ -182,8 +183,9 @@ def scatter_add(g: np.ndarray, index: np.ndarray, spatial: tuple[int, ...]) -> n
     size = int(np.prod(spatial))
     lead = g.shape[: g.ndim - n]
     planes = int(np.prod(lead))
-    flat_g = _c_order(g).reshape(planes, -1)
-    flat_i = _check_index(index, g.shape).reshape(planes, -1)
+    outs = int(np.prod(g.shape[len(lead) :]))  # (not -1: there may be no planes)
+    flat_g = _c_order(g).reshape(planes, outs)
+    flat_i = _check_index(index, g.shape).reshape(planes, outs)
     dx = np.empty((planes, size), g.dtype)
     if _use_kernel(flat_g):
         from ._numba_pool import scatter_add as kernel
@@ -226,7 +228,7 @@ def avg_pool(x: np.ndarray, windows: Windows, divisor: np.ndarray) -> np.ndarray
     else:
         for od, oh, ow in product(range(len(d0)), range(len(h0)), range(len(w0))):
             window = planes[:, d0[od] : d1[od], h0[oh] : h1[oh], w0[ow] : w1[ow]]
-            total = window.reshape(len(planes), -1).sum(axis=1, dtype=np.float64)
+            total = window.reshape(len(planes), int(np.prod(window.shape[1:]))).sum(1, np.float64)
             out[:, od, oh, ow] = total / div[od, oh, ow]
     return out.reshape(x.shape[: x.ndim - n] + windows.out_shape)
 

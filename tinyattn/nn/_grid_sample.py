@@ -142,19 +142,34 @@ def _reflect(x: Tensor, low2: int, high2: int) -> Tensor:
         return where(Tensor._make(np.zeros(x.shape, bool)), x, 0.0)  # constant 0
     low, span = low2 / 2, (high2 - low2) / 2
     dist = (x - low).abs()
-    flips = np.floor(dist._data / span)
-    extra = dist - Tensor._make(flips * span)
-    even = Tensor._make(flips % 2 == 0)
+    with np.errstate(invalid="ignore"):  # inf folds to NaN (then in _source_coord)
+        flips = np.floor(dist._data / span)
+        extra = dist - Tensor._make(dist._data - np.fmod(dist._data, span))  # fmod: as torch
+        even = Tensor._make(flips % 2 == 0)
     return where(even, extra + low, (extra * -1.0) + (span + low))
 
 
-def _source_coord(coord: Tensor, size: int, padding_mode: str, align: bool) -> Tensor:
-    """Grid coordinate in [-1, 1] -> pixel coordinate, with the padding mode applied."""
+def _source_coord(coord: Tensor, size: int, padding_mode: str, align: bool, d: int) -> Tensor:
+    """Grid coordinate in [-1, 1] -> pixel coordinate, with the padding mode applied.
+
+    Non-finite coordinates as torch's CPU kernels (which differ by ``d``): 'border' and
+    'reflection' send NaN (and inf folded by 'reflection') to 0 in 2-D, to ``size - 1`` in
+    3-D; in 3-D a coordinate still non-finite or beyond the int32 range samples nothing."""
     x = (coord + 1) * ((size - 1) / 2) if align else ((coord + 1) * size - 1) / 2
     if padding_mode == "reflection":
         x = _reflect(x, 0, 2 * (size - 1)) if align else _reflect(x, -1, 2 * size - 1)
     if padding_mode != "zeros":
-        x = x.clamp(0, size - 1)
+        # clamp, but with torch's gradient: 0 on the bounds too (not only past them), so a
+        # grid point on the first or last pixel (affine_grid's corners) moves no grid grad;
+        interior = Tensor._make((x._data > 0) & (x._data < size - 1))
+        clipped = np.nan_to_num(np.clip(x._data, 0, size - 1), nan=0.0 if d == 2 else size - 1)
+        x = where(interior, x, Tensor._make(clipped))
+    if d == 3:
+        v = x._data
+        with np.errstate(invalid="ignore"):
+            wild = ~np.isfinite(v) | (v > 2.0**31 - 2) | (v < -(2.0**31))
+        if wild.any():
+            x = where(Tensor._make(wild), Tensor._make(np.full(v.shape, -100.0, v.dtype)), x)
     return x
 
 
@@ -241,7 +256,7 @@ def grid_sample(
     Nearest: ``d input`` scatters ``g`` to the nearest pixel; ``d grid = 0``. Bicubic: as
     bilinear with 4 cubic weights per dim, ``d fx`` through their derivatives.
 
-    Composes: Tensor.gather, Tensor.clamp, Tensor.abs, tinyattn.where
+    Composes: Tensor.gather, Tensor.abs, tinyattn.where
     """
     _check_grid_sample(input, grid, mode, padding_mode)
     align = _align_corners(align_corners)
@@ -251,7 +266,9 @@ def grid_sample(
     flat = input.reshape(n, c, int(np.prod(spatial)))  # (explicit sizes: N may be 0)
     g2 = grid.reshape(n, int(np.prod(out_spatial)), d)
     # per input dim (D,) H, W: its pixel coordinate (grid components run x, y, z: reversed)
-    coords = [_source_coord(g2[:, :, d - 1 - k], spatial[k], padding_mode, align) for k in range(d)]
+    coords = [
+        _source_coord(g2[:, :, d - 1 - k], spatial[k], padding_mode, align, d) for k in range(d)
+    ]
     raw = [np.nan_to_num(x._data, nan=-2.0, posinf=-2.0, neginf=-2.0) for x in coords]
     strides = [int(np.prod(spatial[k + 1 :])) for k in range(d)]
     if mode == "bicubic":

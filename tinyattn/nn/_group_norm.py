@@ -14,6 +14,7 @@ theirs; e.g. the normalisation's ``dx = (g' - mean(g') - xhat * mean(g' * xhat))
 
 from __future__ import annotations
 
+import math
 import numbers
 
 from .._tensor import Tensor
@@ -119,8 +120,8 @@ def instance_norm(
     if use_input_stats:
         mean = input.mean(dims, keepdim=True)
         var = input.var(dims, keepdim=True, unbiased=False)
-        count = input.numel() // max(input.shape[0] * channels, 1)
-        if count <= 1 and (running_mean is not None or running_var is not None):
+        count = math.prod(input.shape[2:])
+        if count == 1:  # torch checks this whenever the input's statistics are used
             raise ValueError(
                 f"instance_norm: expected more than 1 spatial element when training, got "
                 f"input size {list(input.shape)}"

@@ -71,6 +71,11 @@ def _check_input(input, n: int, op: str) -> None:
         raise RuntimeError(
             f"{op}: expected input with non-zero spatial size, got shape {list(input.shape)}"
         )
+    if 0 in input.shape[-n - 1 :]:  # torch: only the batch dim may be empty
+        raise RuntimeError(
+            f"{op}: expected non-zero channels (only the batch dim may be 0), got shape "
+            f"{list(input.shape)}"
+        )
     if not input.is_floating_point():
         raise RuntimeError(f"{op}: expected a floating point input, got {input.dtype}")
 
@@ -270,6 +275,12 @@ def _avg_pool(
         not isinstance(divisor_override, numbers.Integral) or divisor_override == 0
     ):
         raise RuntimeError(f"{op}: divisor_override must be a non-zero int, got {divisor_override}")
+    if n == 3 and any(s < k for s, k in zip(input.shape[-3:], kernel)):
+        # torch's avg_pool3d (unlike 1-D/2-D and max_pool3d) refuses this, padding or not
+        raise RuntimeError(
+            f"{op}: input image (T, H, W) = {tuple(input.shape[-3:])} smaller than "
+            f"kernel_size {kernel}"
+        )
     spatial, outs = _out_sizes(input, kernel, stride, padding, dilation, ceil_mode, n, op)
     windows, divisor = avg_windows(
         spatial, outs, kernel, stride, padding, count_include_pad, divisor_override
@@ -512,7 +523,7 @@ def _max_unpool(input, indices, kernel_size, stride, padding, output_size, n: in
         raise RuntimeError(
             f"{op}: expected indices of the input's shape {list(input.shape)}, got {got}"
         )
-    if indices._data.dtype.kind not in "iu":
+    if indices._data.dtype != np.int64:
         raise RuntimeError(f"{op}: expected int64 indices, got {indices.dtype}")
     kernel = _ints(kernel_size, n, "kernel_size", op)
     stride = _ints(kernel if stride is None else stride, n, "stride", op)
@@ -532,17 +543,24 @@ def _max_unpool(input, indices, kernel_size, stride, padding, output_size, n: in
                 f"{op}: output_size must have {n} spatial entries (or include batch and "
                 f"channel), got {tuple(output_size)}"
             )
+        for dim, (size, d, st) in enumerate(zip(outs, default, stride)):
+            if not d - st < size < d + st:  # torch's range: sizes max_pool maps to the input
+                raise ValueError(
+                    f"{op}: invalid output_size {outs}: dim {dim} must be between "
+                    f"{d - st} and {d + st} (exclusive), got {size}"
+                )
     if min(outs) < 1:
         raise RuntimeError(f"{op}: the output size {outs} must be positive")
     total = int(np.prod(outs))
-    idx = indices._data.reshape(x.shape[0], x.shape[1], -1).astype(np.int64)
+    flat_size = int(np.prod(x.shape[2:]))  # (not -1: there may be no planes)
+    idx = indices._data.reshape(x.shape[0], x.shape[1], flat_size)
     if idx.size and (idx.min() < 0 or idx.max() >= total):
         bad = int(idx.min() if idx.min() < 0 else idx.max())
         raise RuntimeError(
             f"{op}: found an invalid max index {bad} (output spatial size {outs} holds "
             f"{total} positions)"
         )
-    flat = x.reshape(x.shape[0], x.shape[1], -1)
+    flat = x.reshape(x.shape[0], x.shape[1], flat_size)
     out = zeros(x.shape[0], x.shape[1], total, dtype=x.dtype)
     y = out.scatter(2, Tensor._make(idx), flat).reshape(x.shape[0], x.shape[1], *outs)
     return y.squeeze(0) if unbatched else y

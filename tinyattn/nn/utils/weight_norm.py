@@ -27,6 +27,11 @@ def _norm_except_dim(v: Tensor, dim: int) -> Tensor:
     """
     if dim == -1:
         return vector_norm(v)
+    if not -v.ndim <= dim < v.ndim:
+        raise IndexError(
+            f"weight_norm: dim out of range (expected to be in range of [{-v.ndim}, "
+            f"{v.ndim - 1}] for a weight of shape {list(v.shape)}, but got {dim})"
+        )
     dim = dim % v.ndim
     others = tuple(d for d in range(v.ndim) if d != dim)
     if not others:
