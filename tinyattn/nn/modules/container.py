@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections import OrderedDict
 from collections.abc import Iterable
 
@@ -122,6 +123,19 @@ class ModuleList(Module):
         self._modules.clear()
         for i, m in enumerate(items):
             self.add_module(str(i), m)
+
+    def __repr__(self) -> str:
+        """As torch prints it: a run of children that print alike is one line,
+        ``(0-5): 6 x TransformerEncoderLayer(...)``."""
+        if not self._modules:
+            return self._get_name() + "()"
+        lines, first = [], 0
+        for text, run in itertools.groupby(repr(m) for m in self):
+            n = len(list(run))
+            label = f"({first}): " if n == 1 else f"({first}-{first + n - 1}): {n} x "
+            lines.append((label + text).replace("\n", "\n  "))
+            first += n
+        return self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)"
 
 
 class ModuleDict(Module):
