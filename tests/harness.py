@@ -60,7 +60,7 @@ def _function_classes(outputs) -> set[type]:
         op_node = getattr(node, "op_node", None)
         if op_node is not None:
             stack.append(op_node)
-        stack.extend(n for n in node.next_functions if n is not None)
+        stack.extend(n for n in node.next_nodes if n is not None)
     return names
 
 

@@ -150,7 +150,7 @@ def test_device_dtype_and_conversions():
 def test_autograd_attributes():
     x = tinyattn.tensor([1.0, 2.0], requires_grad=True)
     y = x * 2
-    assert not y.is_leaf and y.grad_fn.name == "MulBackward0"
+    assert not y.is_leaf and y.grad_fn.name() == "MulBackward0"
     y.sum().backward()
     assert isinstance(x.grad, tinyattn.Tensor) and x.grad.tolist() == [2.0, 2.0]
     d = y.detach()

@@ -187,7 +187,7 @@ def tensor_repr(t) -> str:
         if arr.dtype not in (default_float, np.dtype(np.int64), np.dtype(np.bool_)):
             suffixes.append(f"dtype={t.dtype!r}")
     if t._grad_fn is not None:
-        suffixes.append(f"grad_fn=<{t._grad_fn.name}>")
+        suffixes.append(f"grad_fn=<{t._grad_fn.name()}>")
     elif t._requires_grad:
         suffixes.append("requires_grad=True")
     return _add_suffixes(prefix + body, suffixes, indent)

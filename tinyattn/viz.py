@@ -47,11 +47,11 @@ def graph(tensor: Tensor, params: dict | None = None, path: str | None = None) -
             continue
         ids[id(node)] = f"n{len(ids)}"
         order.append(node)
-        stack.extend(n for n in node.next_functions if n is not None)
+        stack.extend(n for n in node.next_nodes if n is not None)
     # a node's output is its consumers' input: its (shape, dtype) is in their input_meta
     out_meta = {id(tensor.grad_fn): (tuple(tensor.shape), tensor._data.dtype)}
     for node in order:
-        for child, meta in zip(node.next_functions, node.input_meta):
+        for child, meta in zip(node.next_nodes, node.input_meta):
             if child is not None:
                 out_meta.setdefault(id(child), meta)
     for node in order:
@@ -64,8 +64,8 @@ def graph(tensor: Tensor, params: dict | None = None, path: str | None = None) -
         else:
             meta = out_meta.get(id(node))
             shape = f"{list(meta[0])} {_dtype_name(meta[1])}" if meta else ""
-            lines.append(f'  {nid} [label="{node.name}\\n{shape}"];')
-        for child in node.next_functions:
+            lines.append(f'  {nid} [label="{node.name()}\\n{shape}"];')
+        for child in node.next_nodes:
             if child is not None:
                 lines.append(f"  {ids[id(child)]} -> {nid};")
     lines.append("}")

@@ -138,7 +138,7 @@ def _all_support_create_graph(fn, *args) -> bool:
         if isinstance(fn_cls, type) and issubclass(fn_cls, Function):
             if not fn_cls.supports_create_graph:
                 return False
-        stack.extend(node.next_functions)
+        stack.extend(node.next_nodes)
     return True
 
 

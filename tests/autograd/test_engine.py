@@ -198,7 +198,7 @@ def test_node_has_no_getattr_until_released():
     assert "__getattr__" not in vars(Node)
     x = T.tensor([1.0, 2.0], requires_grad=True)
     y = (x * x).sum()
-    mul = y.grad_fn.next_functions[0]
+    mul = y.grad_fn.next_nodes[0]
     mul = mul[0] if isinstance(mul, tuple) else mul
     assert type(mul) is Node
     y.backward()

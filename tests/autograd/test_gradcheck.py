@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 import tinyattn as T
-from tinyattn.autograd import Function, gradcheck
+from tinyattn.autograd import gradcheck
+from tinyattn.autograd.function import Function  # the array-level op base
 from tinyattn.autograd.gradcheck import GradcheckError
 
 

@@ -68,7 +68,7 @@ def test_grad_wrt_grad_outputs():
     np.testing.assert_allclose(*outs, rtol=1e-12)
 
 
-class _Twice(tinyattn.autograd.Function):
+class _Twice(tinyattn.autograd.function.Function):
     """out = 2 x, with an array-only backward (no supports_create_graph)."""
 
     @staticmethod
@@ -97,7 +97,7 @@ def test_gradgradcheck_passes_and_catches_a_wrong_second_derivative():
     x = tinyattn.tensor(X.copy(), requires_grad=True)
     assert gradgradcheck(lambda a: tinyattn.exp(a) * a, [x])
 
-    class BadSquare(tinyattn.autograd.Function):
+    class BadSquare(tinyattn.autograd.function.Function):
         """out = x * x, with a backward whose second derivative is wrong (x treated as constant)."""
 
         supports_create_graph = True

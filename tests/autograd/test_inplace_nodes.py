@@ -34,8 +34,8 @@ def test_the_nodes_are_recorded_as_functions():
     b = x * 1
     view = b[1:]
     view.mul_(2)
-    assert b.grad_fn.fn is CopySlices and b.grad_fn.name == "CopySlices"
-    assert view.grad_fn.fn is AsStrided and view.grad_fn.name == "AsStridedBackward0"
-    assert view.grad_fn.next_functions == (b.grad_fn,)
+    assert b.grad_fn.fn is CopySlices and b.grad_fn.name() == "CopySlices"
+    assert view.grad_fn.fn is AsStrided and view.grad_fn.name() == "AsStridedBackward0"
+    assert view.grad_fn.next_nodes == (b.grad_fn,)
     b.sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), [1.0, 2.0, 2.0, 2.0])

@@ -7,7 +7,7 @@ import pytest
 from harness import torch
 
 import tinyattn as T
-from tinyattn.autograd import Function
+from tinyattn.autograd.function import Function  # the array-level op base
 
 # -- threads ----------------------------------------------------------------------------------
 
@@ -39,7 +39,7 @@ def test_threads_building_graphs_from_one_leaf_share_its_accumulator_node():
 
     def work():
         start.wait()
-        nodes.append((w * 2).grad_fn.next_functions[0])
+        nodes.append((w * 2).grad_fn.next_nodes[0])
 
     threads = [threading.Thread(target=work) for _ in range(4)]
     for t in threads:

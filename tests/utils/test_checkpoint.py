@@ -127,7 +127,7 @@ def test_forward_stores_only_the_inputs():
     node = y.grad_fn
     assert node.fn is Checkpoint
     # the only graph between y and x is the checkpoint node: no intermediate nodes ...
-    assert node.next_functions == (x._grad_node(),)
+    assert node.next_nodes == (x._grad_node(),)
     # ... and what it saved is x's array itself, nothing computed inside the block
     assert len(node._saved) == 1 and node._saved[0] is x._data
     plain = _block(params)(x)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from .engine import _accumulate_into, run_backward
-from .function import Function, Node
+from .custom_function import Function, FunctionCtx, once_differentiable
+from .function import Node
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .gradcheck import gradcheck, gradgradcheck
 from .tensor_base import TensorBase
@@ -13,6 +14,8 @@ from .trace import trace
 
 __all__ = [
     "Function",
+    "FunctionCtx",
+    "once_differentiable",
     "Node",
     "backward",
     "grad",

@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from .. import _dtype
+from .custom_function import _MultiGrad
 from .function import AccumulateGrad, Node
 from .grad_mode import enable_grad
 from .padded import PaddedGrad
@@ -114,7 +115,7 @@ def _leading_to(nodes, targets) -> set[Node]:
     unless they lead to another input, not what lies below them."""
     consumers_of: dict[Node, list[Node]] = {}
     for node in nodes:
-        for child in node.next_functions:
+        for child in node.next_nodes:
             if child is not None:
                 consumers_of.setdefault(child, []).append(node)
     leading: set[Node] = set()
@@ -135,7 +136,7 @@ def _count_consumers(roots: list[Node]) -> dict[Node, int]:
     stack = list(roots)
     while stack:
         node = stack.pop()
-        for child in node.next_functions:
+        for child in node.next_nodes:
             if child is None:
                 continue
             consumers[child] = consumers.get(child, 0) + 1
@@ -202,7 +203,7 @@ def _on_arrival(node: Node, grad: np.ndarray, capture, captured: dict) -> np.nda
 
 def _call_backward(node: Node, grad: np.ndarray | None) -> tuple | None:
     """The node's gradient for each input (None: no gradient came, or no input wants one)."""
-    inputs = node.next_functions
+    inputs = node.next_nodes
     if grad is None or inputs.count(None) == len(inputs):
         return None
     if node._saved_versions:
@@ -213,7 +214,7 @@ def _call_backward(node: Node, grad: np.ndarray | None) -> tuple | None:
         input_grads = (input_grads,)
     if len(input_grads) != len(inputs):
         raise RuntimeError(
-            f"{node.name}: backward returned {len(input_grads)} gradients for {len(inputs)} inputs"
+            f"{node.name()}: backward returned {len(input_grads)} gradients for {len(inputs)} inputs"
         )
     for tracer in _tracers:
         tracer._record(node, grad, input_grads, time.perf_counter() - start)
@@ -225,7 +226,7 @@ def _call_backward_graph(node: Node, grad) -> tuple | None:
     fn = node.fn
     if fn is None or not getattr(fn, "supports_create_graph", False):
         raise RuntimeError(
-            f"{node.name} does not support create_graph=True yet (its backward runs on NumPy "
+            f"{node.name()} does not support create_graph=True yet (its backward runs on NumPy "
             "arrays only); higher-order gradients cannot flow through this op"
         )
     node._graph = True
@@ -244,7 +245,9 @@ def _call_backward_graph(node: Node, grad) -> tuple | None:
     if input_grads is None:
         return None
     return tuple(
-        g if g is None or isinstance(g, TensorBase) else TensorBase._make(np.asarray(g))
+        g
+        if g is None or isinstance(g, TensorBase) or type(g) is _MultiGrad
+        else TensorBase._make(np.asarray(g))
         for g in input_grads
     )
 
@@ -253,7 +256,7 @@ def _send_to_inputs(
     node: Node, input_grads, grads: dict, pending: dict, ready: list, owned: set
 ) -> None:
     """Add each input's gradient to ``grads``; inputs whose consumers all ran become ready."""
-    for i, child in enumerate(node.next_functions):
+    for i, child in enumerate(node.next_nodes):
         if child is None:
             continue
         if input_grads is not None and input_grads[i] is not None:
@@ -307,6 +310,8 @@ def _add_grads(node: Node, total, grad, owned: set):
 def _fit_to_input(grad, meta: tuple) -> Any:
     """A backward's gradient, summed over broadcast axes and cast to the input's dtype."""
     shape, dtype = meta
+    if type(grad) is _MultiGrad:  # the outputs' gradients of a custom Function: not an array
+        return grad
     if type(grad) is PaddedGrad:
         if grad.shape == shape and grad.dtype == dtype:
             return grad  # (a slice's gradient always has its input's shape and dtype)

@@ -39,7 +39,7 @@ this with ``supports_create_graph = True``; see ``docs/higher-order.md``::
             return g * xp.cos(x)          # sin's backward, on arrays or on Tensors
 
 ``ctx`` is the :class:`Node` itself (torch's ``grad_fn``): it links to the nodes
-of the inputs (``next_functions``), holds what forward saved, and checks that
+of the inputs (``next_nodes``), holds what forward saved, and checks that
 nothing saved was modified in place before backward reads it.
 
 Layering: this module never imports the tensor class. It recognises tensors as
@@ -74,8 +74,9 @@ class Node:
     ----------
     name : str
         torch-style name, e.g. ``"MulBackward0"``.
-    next_functions : tuple of (Node or None)
-        The node producing each positional input (None: constant / no grad).
+    next_nodes : tuple of (Node or None)
+        The node producing each positional input (None: constant / no grad); the
+        engine walks these. ``next_functions`` shows them as torch does.
     needs_input_grad : tuple of bool
         Which inputs want a gradient; ``backward`` may skip the others.
 
@@ -87,7 +88,8 @@ class Node:
     __slots__ = (
         "fn",
         "_name",
-        "next_functions",
+        "next_nodes",
+        "_constant_inputs",
         "needs_input_grad",
         "input_meta",
         "_saved",
@@ -114,7 +116,7 @@ class Node:
     def __init__(self, fn: type[Function] | None = None, name: str | None = None) -> None:
         self.fn = fn
         self._name = name  # None: derived from fn when asked (most nodes are never named)
-        self.next_functions: tuple = ()
+        self.next_nodes: tuple = ()
         self.needs_input_grad: tuple = ()
         self.input_meta: tuple = ()  # (shape, np dtype) per input, for unbroadcast and casting
         self._saved: tuple | None = None
@@ -125,7 +127,24 @@ class Node:
         self._graph = False  # True while the engine runs backward with create_graph=True
 
     @property
+    def next_functions(self) -> tuple:
+        """torch's view of the inputs: ``(node, 0)`` per floating-point tensor input (node
+        None when it needs no gradient), e.g. ``((<AccumulateGrad>, 0), (None, 0))`` for
+        ``x * c`` with a constant tensor ``c``.
+
+        ``loss.grad_fn.next_functions[0][0]`` walks the graph as in torch's tutorials.
+        Other arguments (dims, masks, indices) are not listed, nor, unlike torch, a Python
+        number (torch lists ``(None, 0)`` for the 2.0 of ``x * 2.0``).
+        """
+        constants = getattr(self, "_constant_inputs", 0)
+        return tuple(
+            (node, 0)
+            for i, node in enumerate(self.next_nodes)
+            if node is not None or constants >> i & 1
+        )
+
     def name(self) -> str:
+        """torch's name of the node, e.g. ``"MulBackward0"`` (a method, as in torch)."""
         if self._name is not None:
             return self._name
         if self.fn is None:
@@ -148,7 +167,7 @@ class Node:
         if self._released:
             raise RuntimeError(
                 "Trying to backward through the graph a second time (or directly access saved "
-                f"tensors after they have already been freed): {self.name} released its saved "
+                f"tensors after they have already been freed): {self.name()} released its saved "
                 "arrays after the first backward. Specify retain_graph=True on the first "
                 "backward() call if you need to backward twice."
             )
@@ -173,7 +192,7 @@ class Node:
         if index == -1:  # the output: its node is this one (as torch's saved outputs)
             tensor = TensorBase._make(array, self)
         else:
-            node = self.next_functions[index]
+            node = self.next_nodes[index]
             if node.__class__ is AccumulateGrad:  # a leaf: the tensor itself
                 return node.variable
             tensor = TensorBase._make(array, node)  # node None: does not require grad
@@ -191,7 +210,7 @@ class Node:
                 shape, dtype = array.shape, array.dtype
                 raise RuntimeError(
                     "one of the variables needed for gradient computation has been modified "
-                    f"by an inplace operation: {self.name} saved its {which}, a "
+                    f"by an inplace operation: {self.name()} saved its {which}, a "
                     f"{_dtype.from_numpy_dtype(dtype)} tensor of shape {list(shape)}, at "
                     f"version {expected}; it is now at version {counter.value}. Use an "
                     "out-of-place op (e.g. x = x * 2 instead of x *= 2) or .clone() the tensor "
@@ -238,7 +257,7 @@ class Node:
         self._hooks.append(fn)
 
     def __repr__(self) -> str:
-        return f"<{self.name}>"
+        return f"<{self.name()}>"
 
 
 class _ReleasedNode(Node):
@@ -256,7 +275,7 @@ class _ReleasedNode(Node):
         if name.startswith("__"):
             raise AttributeError(name)
         raise RuntimeError(
-            f"Trying to backward through the graph a second time: {self.name} freed its "
+            f"Trying to backward through the graph a second time: {self.name()} freed its "
             f"saved data ({name!r}) after the first backward. Specify retain_graph=True on the "
             "first backward() call if you need to backward twice."
         )
@@ -325,18 +344,21 @@ class Function:
         # for each tensor that wants a gradient, note its node and (shape, dtype).
         arrays = list(args)
         wants = 0  # bit i set: input i wants a gradient
-        next_functions = input_meta = None
+        constants = 0  # bit i set: input i is a float tensor that wants no gradient
+        next_nodes = input_meta = None
         record = _grad_mode.enabled  # (is_grad_enabled(), without the call)
         for i, a in enumerate(args):
             if isinstance(a, TensorBase):
                 data = arrays[i] = a._data
                 if record and a._requires_grad:
                     if not wants:
-                        next_functions = [None] * len(args)
+                        next_nodes = [None] * len(args)
                         input_meta = [None] * len(args)
                     wants |= 1 << i
-                    next_functions[i] = a._grad_node()
+                    next_nodes[i] = a._grad_node()
                     input_meta[i] = (data.shape, data.dtype)
+                elif data.dtype.kind in "fc":
+                    constants |= 1 << i
         token = _fp_enter(_FP_IGNORE_ALL)  # NumPy's FP warnings off (autograd/quiet.py)
         try:
             if not wants:  # nothing to differentiate (or grad mode off): no graph
@@ -351,7 +373,8 @@ class Function:
             _fp_leave(token)
         if type(out) is not np.ndarray:  # a NumPy scalar (0-d result) or an array-like
             out = _as_output_array(ctx, out)
-        ctx.next_functions = tuple(next_functions)
+        ctx.next_nodes = tuple(next_nodes)
+        ctx._constant_inputs = constants
         ctx.input_meta = tuple(input_meta)
         result = TensorBase._make(out, ctx)
         kept = ctx._saved
@@ -456,3 +479,12 @@ def _view_owner(saved: np.ndarray, args, result) -> TensorBase | None:
         if isinstance(owner, TensorBase) and np.may_share_memory(saved, owner._data):
             return owner
     return None
+
+
+def __getattr__(name: str):
+    """torch's ``torch.autograd.function`` helpers, which live in ``custom_function``."""
+    if name in ("once_differentiable", "FunctionCtx", "BackwardCFunction"):
+        from . import custom_function
+
+        return getattr(custom_function, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -42,7 +42,7 @@ class trace:
         self.records.append(
             {
                 "step": len(self.records),
-                "op": node.name,
+                "op": node.name(),
                 "input_shapes": [meta[0] if meta else None for meta in node.input_meta],
                 "output_shape": tuple(out_shape),
                 "grad_output_norm": _norm(grad_output),

@@ -292,7 +292,7 @@ def _copy_slices_grad_graph(ctx, g):
     xp, geometry, op_node = ctx.xp, ctx.geometry, ctx.op_node
     if not getattr(op_node.fn, "supports_create_graph", False):
         raise RuntimeError(
-            f"{op_node.name} does not support create_graph=True yet (its backward runs on "
+            f"{op_node.name()} does not support create_graph=True yet (its backward runs on "
             "NumPy arrays only); higher-order gradients cannot flow through this op"
         )
     where = geometry.flat_index().reshape(-1)

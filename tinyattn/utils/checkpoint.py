@@ -177,11 +177,11 @@ def _graph_vjp(out, grad_output, leaves) -> list:
     from ..autograd.engine import run_backward
 
     clones = [leaf.grad_fn if leaf is not None else None for leaf in leaves]
-    cut = [(node, node.next_functions) for node in clones if node is not None]
+    cut = [(node, node.next_nodes) for node in clones if node is not None]
     if not (isinstance(out, Tensor) and out.requires_grad):
         return [None] * len(leaves)
     for node, _ in cut:
-        node.next_functions = (None,) * len(node.next_functions)
+        node.next_nodes = (None,) * len(node.next_nodes)
     try:
         captured = run_backward(
             [out.grad_fn if out.grad_fn is not None else out._grad_node()],
@@ -191,8 +191,8 @@ def _graph_vjp(out, grad_output, leaves) -> list:
             create_graph=True,
         )
     finally:
-        for node, next_functions in cut:
-            node.next_functions = next_functions
+        for node, next_nodes in cut:
+            node.next_nodes = next_nodes
     return [captured.get(node) if node is not None else None for node in clones]
 
 
