@@ -275,3 +275,16 @@ def test_swalr_errors_and_warning(lib_name):
         warnings.simplefilter("always")
         sched.get_lr()
     assert any("get_last_lr()" in str(w.message) for w in caught)
+
+
+@needs_torch
+def test_signatures_match_torch():
+    import inspect
+
+    for name in torch.optim.swa_utils.__all__:
+        ours = inspect.signature(getattr(swa_utils, name))
+        theirs = inspect.signature(getattr(torch.optim.swa_utils, name))
+        assert list(ours.parameters) == list(theirs.parameters), name
+        for key, param in theirs.parameters.items():
+            assert ours.parameters[key].default == param.default, (name, key)
+    assert sorted(swa_utils.__all__) == sorted(torch.optim.swa_utils.__all__)

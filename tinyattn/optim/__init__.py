@@ -67,3 +67,7 @@ def __getattr__(name: str):
 
         return importlib.import_module(f"{__name__}.swa_utils")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | {"swa_utils"})

@@ -202,7 +202,7 @@ class AveragedModel(Module):
         self.multi_avg_fn = multi_avg_fn
         self.use_buffers = use_buffers
 
-    def forward(self, *args, **kwargs):
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
         """Run the averaged copy: ``self.module(*args, **kwargs)``."""
         return self.module(*args, **kwargs)
 
