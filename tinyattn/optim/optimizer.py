@@ -402,6 +402,15 @@ def _check_state_shapes(optimizer: Optimizer, p: Tensor, state: dict[str, Any]) 
             )
 
 
+def _lerp(start: np.ndarray, end: np.ndarray, weight: float) -> np.ndarray:
+    """``start + weight * (end - start)``, rounded as torch's ``lerp`` (which computes
+    ``end - (1 - weight) * (end - start)`` once ``weight >= 0.5``)."""
+    diff = end - start
+    if weight < 0.5:
+        return start + weight * diff
+    return end - (1.0 - weight) * diff
+
+
 def _zeros_like(p: Tensor) -> Tensor:
     return Tensor._make(np.zeros_like(p._data))
 
