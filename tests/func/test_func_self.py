@@ -300,3 +300,23 @@ def test_no_warning_from_the_func_entry_point():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         func.functional_call(tinyattn.nn.Linear(2, 2), {}, (tinyattn.ones(2),))
+
+
+def test_transforms_inside_other_transforms_and_outer_graphs():
+    x = _t(3, 4)
+    # grad of a function that uses vmap, and jacrev of a vmapped function
+    _eq(func.grad(lambda a: func.vmap(lambda r: r.sin().sum())(a).sum())(x), x.cos())
+    jac = func.jacrev(func.vmap(lambda r: r**2))(x[0:2, 0:2])
+    _eq(jac.reshape(4, 4), tinyattn.diag(2 * x[0:2, 0:2].reshape(4)))
+    # per-sample gradients of non-contiguous slices (in_dims=1), then backward through them
+    xr = x.detach().requires_grad_(True)
+    g = func.vmap(func.grad(lambda c: (c**3).sum()), in_dims=1)(xr)  # 3 c^2, shape (4, 3)
+    assert g.requires_grad
+    g.sum().backward()
+    _eq(xr.grad, 6 * x)
+    # constant outputs give zeros; grad mode off at the call does not stop the transform
+    _eq(func.grad(lambda a: tinyattn.ones(()) * 3)(x), tinyattn.zeros(3, 4, dtype=x.dtype))
+    with tinyattn.no_grad():
+        _eq(func.grad(lambda a: (a * a).sum())(xr), 2 * x)
+    _, tangent_out = func.jvp(lambda a: tinyattn.ones(2), (x,), (x,))
+    _eq(tangent_out, tinyattn.zeros(2))
