@@ -320,3 +320,16 @@ def test_transforms_inside_other_transforms_and_outer_graphs():
         _eq(func.grad(lambda a: (a * a).sum())(xr), 2 * x)
     _, tangent_out = func.jvp(lambda a: tinyattn.ones(2), (x,), (x,))
     _eq(tangent_out, tinyattn.zeros(2))
+
+
+def test_stack_module_state_checks_the_models():
+    frozen = _mlp(1).requires_grad_(False)
+    params, _ = func.stack_module_state([frozen, _mlp(2).requires_grad_(False)])
+    assert not any(p.requires_grad for p in params.values())
+    with pytest.raises(RuntimeError, match="Expected 0.weight from each model to have the same"):
+        func.stack_module_state([frozen, _mlp(2)])
+    with pytest.raises(RuntimeError, match="same class"):
+        func.stack_module_state([_mlp(), tinyattn.nn.Linear(3, 5)])
+    bn = [tinyattn.nn.BatchNorm1d(2) for _ in range(2)]
+    _, buffers = func.stack_module_state(bn)
+    assert tuple(buffers["running_mean"].shape) == (2, 2)

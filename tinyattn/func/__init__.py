@@ -58,12 +58,11 @@ def functional_call(
 def stack_module_state(models: Sequence) -> tuple[dict, dict]:
     """``(params, buffers)``: each model's tensors stacked along a new dim 0, by name.
 
-    For ensembling with ``vmap(functional_call ...)``. The stacked parameters are new
-    leaves (detached from the models), requiring grad when all of their sources do;
-    the buffers are stacked as they are.
+    For ensembling with ``vmap(functional_call ...)``: ``M`` models of one class give
+    ``params[name]`` of shape ``(M, *shape)``. A stacked tensor whose sources all require
+    grad is a new leaf that requires grad (detached from the models, ready for an
+    optimizer); one whose sources do not is a plain stack. Mixing the two is an error.
     """
-    from .. import stack
-
     models = list(models)
     if not models:
         raise RuntimeError("stack_module_state: Expected at least one model, got 0.")
@@ -71,14 +70,20 @@ def stack_module_state(models: Sequence) -> tuple[dict, dict]:
         raise RuntimeError(
             "stack_module_state: Expected all models to have the same training/eval mode."
         )
-    first = models[0]
-    params = {}
-    for name, _ in first.named_parameters():
-        group = [dict(m.named_parameters())[name] for m in models]
-        requires = all(p.requires_grad for p in group)
-        params[name] = stack([p.detach() for p in group]).requires_grad_(requires)
-    buffers = {
-        name: stack([dict(m.named_buffers())[name] for m in models])
-        for name, _ in first.named_buffers()
-    }
+    if any(type(m) is not type(models[0]) for m in models):
+        raise RuntimeError("stack_module_state: Expected all models to be of the same class.")
+    per_model = [dict(m.named_parameters()) for m in models]
+    params = {k: _stacked_leaf([p[k] for p in per_model], k) for k in per_model[0]}
+    per_model = [dict(m.named_buffers()) for m in models]
+    buffers = {k: _stacked_leaf([b[k] for b in per_model], k) for k in per_model[0]}
     return params, buffers
+
+
+def _stacked_leaf(tensors: list, name: str) -> Any:
+    from .. import stack
+
+    wants = {t.requires_grad for t in tensors}
+    if len(wants) > 1:
+        raise RuntimeError(f"Expected {name} from each model to have the same .requires_grad")
+    result = stack([t.detach() for t in tensors])
+    return result.requires_grad_(True) if wants == {True} else result
