@@ -289,3 +289,46 @@ def test_misuse_raises_torchs_error(call):
     # torch's pytree specs print differently; everything up to them must match
     expected = str(theirs.value).split("TreeSpec")[0].split(" *")[0]
     assert str(ours.value).startswith(expected), (str(ours.value), str(theirs.value))
+
+
+def test_tutorial_compositions_hvp_and_neural_tangent_kernel():
+    """torch's Jacobians/Hessians and NTK tutorials: jvp of grad, vmap of jacrev, vjp in vmap."""
+    (x, v), (tx, tv) = _both(_arrays((4,), (4,)))
+
+    def hvp(fn, lib, a, t):
+        return fn.jvp(fn.grad(lambda z: (lib.sin(z) * z).sum()), (a,), (t,))[1]
+
+    _close(hvp(tfunc, tinyattn, x, v), hvp(rfunc, torch, tx, tv))
+
+    net, rnet = _mlp(tinyattn, 0), _mlp(torch, 0)
+    _copy_weights(net, rnet)
+    (x1, x2), (tx1, tx2) = _both(_arrays((3, 3), (2, 3), seed=2))
+
+    def ntk(lib, fn, m, a, b):
+        params = {k: p.detach() for k, p in m.named_parameters()}
+
+        def single(p, z):
+            return fn.functional_call(m, p, (z.unsqueeze(0),)).squeeze(0)
+
+        j1 = fn.vmap(fn.jacrev(single), (None, 0))(params, a)
+        j2 = fn.vmap(fn.jacrev(single), (None, 0))(params, b)
+        blocks = [
+            lib.einsum("Naf,Mbf->NMab", p.flatten(2), q.flatten(2))
+            for p, q in zip(j1.values(), j2.values())
+        ]
+        by_jacobians = lib.stack(blocks).sum(0)
+
+        def products(z1, z2):
+            out, vjp_fn = fn.vjp(lambda p: single(p, z1), params)
+            basis = lib.eye(out.numel(), dtype=out.dtype)
+            return fn.vmap(lambda vec: fn.jvp(lambda p: single(p, z2), (params,), vjp_fn(vec))[1])(
+                basis
+            )
+
+        by_products = fn.vmap(fn.vmap(products, (None, 0)), (0, None))(a, b)
+        return by_jacobians, by_products
+
+    ours = ntk(tinyattn, tfunc, net, x1, x2)
+    theirs = ntk(torch, rfunc, rnet, tx1, tx2)
+    _close(ours, theirs)
+    _close(ours[0], ours[1])
