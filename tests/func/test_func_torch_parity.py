@@ -332,3 +332,38 @@ def test_tutorial_compositions_hvp_and_neural_tangent_kernel():
     theirs = ntk(torch, rfunc, rnet, tx1, tx2)
     _close(ours, theirs)
     _close(ours[0], ours[1])
+
+
+def test_per_sample_gradients_of_a_small_cnn():
+    """torch's per-sample-gradients tutorial: conv, max-pool, log_softmax, nll_loss."""
+
+    def build(lib):
+        class CNN(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = lib.nn.Conv2d(1, 2, 3)
+                self.fc = lib.nn.Linear(8, 3)
+
+            def forward(self, x):
+                x = lib.nn.functional.max_pool2d(lib.nn.functional.relu(self.conv(x)), 2)
+                return lib.nn.functional.log_softmax(self.fc(lib.flatten(x, 1)), dim=1)
+
+        return CNN().double()
+
+    model, rmodel = build(tinyattn), build(torch)
+    _copy_weights(model, rmodel)
+    images = np.random.default_rng(0).standard_normal((4, 1, 6, 6))
+    labels = np.array([0, 2, 1, 2])
+
+    def per_sample(lib, fn, m):
+        params = {k: v.detach() for k, v in m.named_parameters()}
+        buffers = {k: v.detach() for k, v in m.named_buffers()}
+
+        def loss(p, b, image, label):
+            out = fn.functional_call(m, (p, b), (image.unsqueeze(0),))
+            return lib.nn.functional.nll_loss(out, label.unsqueeze(0))
+
+        grads = fn.vmap(fn.grad(loss), in_dims=(None, None, 0, 0))
+        return grads(params, buffers, lib.tensor(images), lib.tensor(labels))
+
+    _close(per_sample(tinyattn, tfunc, model), per_sample(torch, rfunc, rmodel))
