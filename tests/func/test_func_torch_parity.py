@@ -274,6 +274,11 @@ def test_grad_through_transform_result_reaches_outer_tensors():
         lambda lib, fn, x: fn.jvp(lambda a: a, x, x),
         lambda lib, fn, x: fn.jvp(lambda a: a, (x,), (x, x)),
         lambda lib, fn, x: fn.jvp(lambda a: a, (x,), (3,)),
+        lambda lib, fn, x: fn.jvp(lambda a: a, (3.0,), (x,)),
+        lambda lib, fn, x: fn.jvp(lambda a: a, (lib.ones(2, dtype=lib.long),), (x,)),
+        lambda lib, fn, x: fn.jacrev(lambda a: a)(3.0),
+        lambda lib, fn, x: fn.jacfwd(lambda a: a, has_aux=True)(x),
+        lambda lib, fn, x: fn.vmap(lambda a, b: a)(x, [1, 2]),
         lambda lib, fn, x: fn.vjp(lambda a: 3, x),
         lambda lib, fn, x: fn.vjp(lambda a: a, x)[1]((x,)),
         lambda lib, fn, x: fn.vjp(lambda a: a, x, has_aux=True),
@@ -287,7 +292,8 @@ def test_misuse_raises_torchs_error(call):
     with pytest.raises(type(theirs.value)) as ours:
         call(tinyattn, tfunc, x)
     # torch's pytree specs print differently; everything up to them must match
-    expected = str(theirs.value).split("TreeSpec")[0].split(" *")[0]
+    # (and dtypes print with our package name: tinyattn.int64 for torch.int64)
+    expected = str(theirs.value).split("TreeSpec")[0].split(" *")[0].replace("torch.", "tinyattn.")
     assert str(ours.value).startswith(expected), (str(ours.value), str(theirs.value))
 
 

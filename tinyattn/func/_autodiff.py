@@ -287,9 +287,13 @@ def jvp(
             f"with structure {p_spec!r} and tangents with structure {t_spec!r}"
         )
     for p, t in zip(p_leaves, t_leaves):
+        if not isinstance(p, Tensor):
+            raise RuntimeError(f"{api}: Expected primals to only contain Tensors, got {type(p)}")
+        if not p.is_floating_point():
+            raise ValueError(f"Expected primal to be floating point or complex, but got: {p.dtype}")
         if not isinstance(t, Tensor):
             raise RuntimeError(f"{api}: Expected tangents to only contain Tensors, got {type(t)}")
-        if isinstance(p, Tensor) and tuple(p.shape) != tuple(t.shape):
+        if tuple(p.shape) != tuple(t.shape):
             raise RuntimeError(
                 "Trying to set a forward gradient that has a different size than that of the "
                 f"original Tensor, this is not supported. Tensor is of size {list(p.shape)} "
