@@ -6,6 +6,8 @@ from collections import namedtuple
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import tinyattn
 from tinyattn import autograd, func
@@ -333,3 +335,20 @@ def test_stack_module_state_checks_the_models():
     bn = [tinyattn.nn.BatchNorm1d(2) for _ in range(2)]
     _, buffers = func.stack_module_state(bn)
     assert tuple(buffers["running_mean"].shape) == (2, 2)
+
+
+@given(
+    shape=st.lists(st.integers(0, 3), min_size=1, max_size=3),
+    data=st.data(),
+)
+def test_vmap_in_and_out_dims_match_numpy(shape, data):
+    """``vmap(f, in_dims=d, out_dims=o)(x)``: move axis d to the front, apply f per row,
+    move the new axis to o (size-0 batches and dims included)."""
+    in_dim = data.draw(st.integers(-len(shape), len(shape) - 1))
+    out_dim = data.draw(st.integers(-len(shape), len(shape) - 1))
+    x = np.random.default_rng(0).standard_normal(shape)
+    got = func.vmap(lambda r: r.exp() * 2, in_dims=in_dim, out_dims=out_dim)(tinyattn.tensor(x))
+    rows = np.moveaxis(x, in_dim, 0)
+    expected = np.moveaxis(np.exp(rows) * 2, 0, out_dim)
+    assert tuple(got.shape) == expected.shape
+    np.testing.assert_allclose(got.numpy(), expected, rtol=1e-12)
