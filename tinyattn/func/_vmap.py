@@ -210,6 +210,12 @@ def _stack_outputs(name: str, outputs: list, out_dims: Any, size: int) -> Any:
                     f"vmap({name}, ...): `{name}` must only return Tensors, got type "
                     f"{type(value)}. Did you mean to set out_dims= to None for output?"
                 )
+        if not isinstance(d, int) or isinstance(d, bool):
+            raise ValueError(
+                f"vmap({name}, ..., out_dims={out_dims}): `out_dims` must be an int, None or a "
+                "python collection of ints representing where in the outputs the vmapped "
+                "dimension should appear."
+            )
         rank = leaf.dim() + 1
         if not -rank <= d < rank:
             raise IndexError(
