@@ -470,6 +470,7 @@ _LAZY_SUBMODULES = frozenset(
         "backends",
         "cuda",
         "distributed",
+        "func",
         "linalg",
         "multiprocessing",  # the stdlib module: ``import tinyattn`` does not import it
         "nn",
@@ -485,6 +486,7 @@ _LAZY_NAMES = {  # name -> the module that defines it
     "load": "serialization",
     "save": "serialization",
     "compile": "_compile",
+    "vmap": "func",
     "range": "_legacy",  # deprecated torch.range (end inclusive); lazy, so builtin range stays
     "autocast": "amp",
     "get_autocast_dtype": "amp",

@@ -38,6 +38,6 @@ __all__ = [
 ]
 
 from . import convert_parameters, fusion, init, rnn
-from . import parametrizations, parametrize
+from . import parametrizations, parametrize, stateless
 from .spectral_norm import remove_spectral_norm, spectral_norm
 from .weight_norm import remove_weight_norm, weight_norm
