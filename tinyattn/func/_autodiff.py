@@ -120,7 +120,7 @@ def _reaches_outer(tensors: list, own: set[int]) -> bool:
             if id(node.variable) not in own:
                 return True
             continue
-        stack_.extend(n for n in node.next_functions if n is not None)
+        stack_.extend(n for n in node.next_nodes if n is not None)
     return False
 
 
