@@ -51,6 +51,7 @@ from typing import Any
 import numpy as np
 
 from .. import _dtype
+from . import function as _function
 from .function import Node, leaf_node
 from .grad_mode import _state as _grad_mode
 from .grad_mode import enable_grad, no_grad
@@ -82,6 +83,13 @@ class BackwardCFunction(Node, FunctionCtx):
                     f"{i} is of type {type(t).__name__}"
                 )
         attrs = self.__dict__
+        hooks = _function._saved_hooks.hooks if _function._saved_hooks_active else None
+        if hooks:  # autograd.graph.saved_tensors_hooks: packed, not version-checked
+            pack, unpack = hooks[-1]
+            attrs["_custom_saved"] = tuple(None if t is None else pack(t) for t in tensors)
+            attrs["_custom_versions"] = ()
+            attrs["_unpack_hook"] = unpack
+            return
         attrs["_custom_saved"] = tensors
         attrs["_custom_versions"] = tuple(None if t is None else t._version.value for t in tensors)
 
@@ -97,6 +105,9 @@ class BackwardCFunction(Node, FunctionCtx):
                 "you need to backward twice."
             )
         saved = attrs.get("_custom_saved", ())
+        unpack = attrs.get("_unpack_hook")
+        if unpack is not None:
+            return tuple(None if p is None else _function._unpacked(unpack, p) for p in saved)
         for t, version in zip(saved, attrs.get("_custom_versions", ())):
             if t is not None and t._version.value != version:
                 raise RuntimeError(

@@ -68,10 +68,36 @@ def run_backward(
     with quiet():  # NumPy's FP warnings off, as in every forward (autograd/quiet.py)
         if create_graph:
             with enable_grad():
-                return _traverse(
+                captured = _traverse(
                     roots, root_grads, retain_graph, capture, accumulate, _call_backward_graph
                 )
-        return _traverse(roots, root_grads, retain_graph, capture, accumulate, _call_backward)
+        else:
+            captured = _traverse(
+                roots, root_grads, retain_graph, capture, accumulate, _call_backward
+            )
+    if _callbacks.queued:
+        _run_callbacks()
+    return captured
+
+
+class _Callbacks(threading.local):
+    def __init__(self) -> None:
+        self.queued: list = []
+
+
+_callbacks = _Callbacks()
+
+
+def queue_callback(callback) -> None:
+    """Run ``callback()`` once the backward pass running now is done (torch's
+    ``Variable._execution_engine.queue_callback``; ``register_multi_grad_hook`` uses it)."""
+    _callbacks.queued.append(callback)
+
+
+def _run_callbacks() -> None:
+    queued, _callbacks.queued = _callbacks.queued, []
+    for callback in queued:
+        callback()
 
 
 def _traverse(roots, root_grads, retain_graph, capture, accumulate, call_backward) -> dict:

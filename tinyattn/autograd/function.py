@@ -199,6 +199,29 @@ class Node:
         tensor._version = version  # in-place writes to the original are seen (as torch)
         return tensor
 
+    # torch's names for what a node saved, e.g. ``(a * b).grad_fn._saved_other``: the
+    # saved input at that position, or the saved output. Which arrays an op saves is its
+    # own (tinyattn's exp saves its result, as torch's); others raise AttributeError.
+    @property
+    def _saved_self(self):
+        return self._saved_by_index(0, "_saved_self")
+
+    @property
+    def _saved_other(self):
+        return self._saved_by_index(1, "_saved_other")
+
+    @property
+    def _saved_result(self):
+        return self._saved_by_index(-1, "_saved_result")
+
+    def _saved_by_index(self, index: int, attribute: str):
+        if self._released:
+            self.saved_tensors  # noqa: B018  (raises: freed by the first backward)
+        for counter, _, array, _, where, _ in self._saved_versions:
+            if where == index:
+                return self._unpack_one(array, (index, counter))
+        raise AttributeError(f"'{self.name()}' object has no attribute '{attribute}'")
+
     def check_versions(self) -> None:
         """Raise if a tensor whose memory forward kept was modified in place since.
 
@@ -279,6 +302,28 @@ class _ReleasedNode(Node):
             f"saved data ({name!r}) after the first backward. Specify retain_graph=True on the "
             "first backward() call if you need to backward twice."
         )
+
+
+class _PackedNode(Node):
+    """A node whose saved arrays went through ``saved_tensors_hooks``: unpacked when read."""
+
+    __slots__ = ()
+
+    @property
+    def saved_tensors(self) -> tuple:
+        if self._released:
+            return Node.saved_tensors.fget(self)  # type: ignore[attr-defined]  # (raises)
+        unpack = self.__dict__["_unpack_hook"]
+        out = []
+        for was_packed, value in self._saved or ():
+            if not was_packed:
+                out.append(value)
+                continue
+            tensor = _unpacked(unpack, value)
+            # Under create_graph the tensor itself: the original input or output when the
+            # hooks return it (connected to the graph), else a constant, as in torch.
+            out.append(tensor if self._graph else tensor._data)
+        return tuple(out)
 
 
 class AccumulateGrad(Node):
@@ -385,7 +430,11 @@ class Function:
                     kept = _with_arrays_on_ctx(kept or (), attrs)
                     break
         if kept:
-            _record_versions(ctx, args, result, kept)
+            if _saved_hooks_active and ctx._saved and _saved_hooks.hooks:
+                _pack_saved(ctx, args, result)  # (autograd.graph.saved_tensors_hooks)
+                kept = _with_arrays_on_ctx((), attrs) if attrs else ()
+            if kept:
+                _record_versions(ctx, args, result, kept)
         return result
 
 
@@ -456,6 +505,57 @@ def _record_versions(ctx: Node, args, result, kept: tuple) -> None:
 
 
 _CONTAINERS = frozenset((np.ndarray, tuple, list))
+
+
+class _SavedHooks(threading.local):
+    """The ``saved_tensors_hooks`` in effect in this thread (``autograd/graph.py`` sets them)."""
+
+    def __init__(self) -> None:
+        self.hooks: list = []  # (pack, unpack) pairs, innermost last
+        self.disabled: list = []  # disable_saved_tensors_hooks's messages, innermost last
+
+
+_saved_hooks = _SavedHooks()
+# Blocks of saved_tensors_hooks open in any thread: while 0 (nearly always) an op pays one
+# global read for the feature. Changed by autograd/graph.py under its lock.
+_saved_hooks_active = 0
+
+
+def _pack_saved(ctx: Node, args, result) -> None:
+    """Pass each saved array to the innermost pack hook, as a tensor (the input or output
+    tensor itself when it is one's array, as torch); ``saved_tensors`` unpacks them.
+
+    As in torch, what was packed is not version-checked (the hooks own its memory).
+    """
+    pack, unpack = _saved_hooks.hooks[-1]
+    out_data = result._data
+    packed = []
+    for array in ctx._saved or ():
+        if type(array) is not np.ndarray:
+            packed.append((False, array))
+            continue
+        tensor = result if array is out_data else None
+        for arg in args if tensor is None else ():
+            if isinstance(arg, TensorBase) and arg._data is array:
+                tensor = arg
+                break
+        if tensor is None:
+            tensor = TensorBase._make(array)
+        packed.append((True, pack(tensor)))
+    ctx._saved = tuple(packed)
+    ctx.__dict__["_unpack_hook"] = unpack
+    if ctx.__class__ is Node:
+        ctx.__class__ = _PackedNode
+
+
+def _unpacked(unpack, packed):
+    tensor = unpack(packed)
+    if not isinstance(tensor, TensorBase):
+        raise TypeError(
+            "Output of saved tensor unpack_hook expected to be a Tensor but got result of "
+            f"type {type(tensor).__name__}"
+        )
+    return tensor
 
 
 def _with_arrays_on_ctx(saved: tuple, attrs: dict) -> tuple:

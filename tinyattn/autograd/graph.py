@@ -1,0 +1,170 @@
+"""``tinyattn.autograd.graph``: torch's tools on the recorded graph.
+
+* :class:`saved_tensors_hooks` (and :class:`save_on_cpu`, :class:`disable_saved_tensors_hooks`):
+  every tensor an op saves for backward inside the block goes through ``pack_hook``, and
+  ``unpack_hook`` gives it back when backward reads it. The tool torch's tutorials use to
+  show what autograd keeps in memory, and to offload or compress it.
+* :func:`register_multi_grad_hook`: one hook on the gradients of several tensors.
+* :func:`increment_version`, :func:`get_gradient_edge` and the :class:`Node` type.
+
+Which arrays an op saves is its own choice (tinyattn's ``mul`` saves both operands,
+``exp`` its output), as in torch; the counts of pack calls may differ from torch's where
+the two libraries write an op's backward differently.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable
+from typing import Any, NamedTuple
+
+from . import engine
+from . import function as _function
+from .function import Node
+from .tensor_base import TensorBase
+
+__all__ = [
+    "Node",
+    "GradientEdge",
+    "get_gradient_edge",
+    "saved_tensors_hooks",
+    "save_on_cpu",
+    "disable_saved_tensors_hooks",
+    "register_multi_grad_hook",
+    "increment_version",
+]
+
+_lock = threading.Lock()
+
+
+class saved_tensors_hooks:
+    """Pack every tensor saved for backward in the block; unpack it when backward reads it.
+
+    ``pack_hook(tensor) -> anything`` is called when an op (or a custom
+    ``autograd.Function``'s ``save_for_backward``) saves a tensor: the input or output
+    tensor itself when that is what is saved. ``unpack_hook(packed) -> Tensor`` must
+    return a tensor with the same values. Nested blocks: the innermost hooks apply. As
+    in torch, packed tensors are not checked for in-place changes.
+
+    Example::
+
+        >>> import tinyattn as torch
+        >>> shapes = []
+        >>> def pack(t):
+        ...     shapes.append(tuple(t.shape))
+        ...     return t
+        >>> x = torch.ones(3, requires_grad=True)
+        >>> with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        ...     y = x.exp().sum()
+        >>> shapes
+        [(3,)]
+    """
+
+    def __init__(self, pack_hook: Callable[[Any], Any], unpack_hook: Callable[[Any], Any]):
+        self.pack_hook = pack_hook
+        self.unpack_hook = unpack_hook
+
+    def __enter__(self) -> None:
+        state = _function._saved_hooks
+        if state.disabled:
+            raise RuntimeError(state.disabled[-1])
+        state.hooks.append((self.pack_hook, self.unpack_hook))
+        with _lock:
+            _function._saved_hooks_active += 1
+
+    def __exit__(self, *exc: object) -> None:
+        _function._saved_hooks.hooks.pop()
+        with _lock:
+            _function._saved_hooks_active -= 1
+
+
+class save_on_cpu(saved_tensors_hooks):
+    """torch's hooks that move saved tensors to CPU memory: on tinyattn (CPU only) they
+    keep the tensor as it is. ``pin_memory`` and ``device_type`` are accepted and unused."""
+
+    def __init__(self, pin_memory: bool = False, device_type: str = "cuda") -> None:
+        super().__init__(lambda tensor: tensor, lambda tensor: tensor)
+
+
+class disable_saved_tensors_hooks:
+    """Inside the block, entering ``saved_tensors_hooks`` raises ``error_message``."""
+
+    def __init__(self, error_message: str) -> None:
+        self.error_message = error_message
+
+    def __enter__(self) -> None:
+        _function._saved_hooks.disabled.append(self.error_message)
+
+    def __exit__(self, *exc: object) -> None:
+        _function._saved_hooks.disabled.pop()
+
+
+class GradientEdge(NamedTuple):
+    """An edge of the graph: the node and which of its outputs (always 0 here)."""
+
+    node: Node
+    output_nr: int
+
+
+def get_gradient_edge(tensor: TensorBase) -> GradientEdge:
+    """The edge a tensor's gradient flows along: its ``grad_fn`` (or leaf accumulator)."""
+    if not tensor._requires_grad:
+        raise RuntimeError(
+            "It is not possible to get the gradient edge for a Tensor that does not require "
+            "gradients"
+        )
+    return GradientEdge(tensor._grad_node(), 0)  # type: ignore[attr-defined]
+
+
+def increment_version(tensor: TensorBase | Iterable[TensorBase]) -> None:
+    """Count an in-place change made behind autograd's back (e.g. through ``.numpy()``)."""
+    for t in (tensor,) if isinstance(tensor, TensorBase) else tensor:
+        t._version.value += 1
+
+
+class _MultiHookHandle:
+    def __init__(self, handles: list) -> None:
+        self.handles = handles
+
+    def remove(self) -> None:
+        for handle in self.handles:
+            handle.remove()
+
+
+def register_multi_grad_hook(
+    tensors: Iterable[TensorBase], fn: Callable, *, mode: str = "all"
+) -> _MultiHookHandle:
+    """Call ``fn`` once per backward with the gradients of several tensors.
+
+    ``mode="all"``: ``fn(grads)`` with one entry per tensor (None for a tensor whose
+    gradient this backward did not compute), once that backward is done (torch calls it
+    as soon as the last of them is computed: the same gradients, possibly earlier).
+    ``mode="any"``: ``fn(grad)`` with the first of their gradients computed.
+    """
+    if mode not in ("all", "any"):
+        raise ValueError(f"Expects mode to be one of ('all', 'any') but got {mode}")
+    tensors = list(tensors)
+    state: dict = {"grads": None}
+
+    def record(i: int):
+        def hook(grad):
+            if mode == "any":
+                if state["grads"] is None:
+                    state["grads"] = True
+                    engine.queue_callback(lambda: state.update(grads=None))
+                    fn(grad)
+                return None
+            if state["grads"] is None:
+                state["grads"] = [None] * len(tensors)
+                engine.queue_callback(finish)
+            state["grads"][i] = grad
+            return None
+
+        return hook
+
+    def finish() -> None:
+        grads, state["grads"] = state["grads"], None
+        fn(tuple(grads))
+
+    handles = [t.register_hook(record(i)) for i, t in enumerate(tensors)]  # type: ignore[attr-defined]
+    return _MultiHookHandle(handles)
