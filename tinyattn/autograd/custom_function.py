@@ -107,7 +107,9 @@ class BackwardCFunction(Node, FunctionCtx):
         saved = attrs.get("_custom_saved", ())
         unpack = attrs.get("_unpack_hook")
         if unpack is not None:
-            return tuple(None if p is None else _function._unpacked(unpack, p) for p in saved)
+            from .graph import _unpacked
+
+            return tuple(None if p is None else _unpacked(unpack, p) for p in saved)
         for t, version in zip(saved, attrs.get("_custom_versions", ())):
             if t is not None and t._version.value != version:
                 raise RuntimeError(

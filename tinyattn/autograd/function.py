@@ -304,28 +304,6 @@ class _ReleasedNode(Node):
         )
 
 
-class _PackedNode(Node):
-    """A node whose saved arrays went through ``saved_tensors_hooks``: unpacked when read."""
-
-    __slots__ = ()
-
-    @property
-    def saved_tensors(self) -> tuple:
-        if self._released:
-            return Node.saved_tensors.fget(self)  # type: ignore[attr-defined]  # (raises)
-        unpack = self.__dict__["_unpack_hook"]
-        out = []
-        for was_packed, value in self._saved or ():
-            if not was_packed:
-                out.append(value)
-                continue
-            tensor = _unpacked(unpack, value)
-            # Under create_graph the tensor itself: the original input or output when the
-            # hooks return it (connected to the graph), else a constant, as in torch.
-            out.append(tensor if self._graph else tensor._data)
-        return tuple(out)
-
-
 class AccumulateGrad(Node):
     """The node of a leaf tensor that requires grad: adds incoming gradients to ``.grad``."""
 
@@ -431,7 +409,9 @@ class Function:
                     break
         if kept:
             if _saved_hooks_active and ctx._saved and _saved_hooks.hooks:
-                _pack_saved(ctx, args, result)  # (autograd.graph.saved_tensors_hooks)
+                from .graph import _pack_saved  # (only with saved_tensors_hooks open)
+
+                _pack_saved(ctx, args, result)
                 kept = _with_arrays_on_ctx((), attrs) if attrs else ()
             if kept:
                 _record_versions(ctx, args, result, kept)
@@ -519,43 +499,6 @@ _saved_hooks = _SavedHooks()
 # Blocks of saved_tensors_hooks open in any thread: while 0 (nearly always) an op pays one
 # global read for the feature. Changed by autograd/graph.py under its lock.
 _saved_hooks_active = 0
-
-
-def _pack_saved(ctx: Node, args, result) -> None:
-    """Pass each saved array to the innermost pack hook, as a tensor (the input or output
-    tensor itself when it is one's array, as torch); ``saved_tensors`` unpacks them.
-
-    As in torch, what was packed is not version-checked (the hooks own its memory).
-    """
-    pack, unpack = _saved_hooks.hooks[-1]
-    out_data = result._data
-    packed = []
-    for array in ctx._saved or ():
-        if type(array) is not np.ndarray:
-            packed.append((False, array))
-            continue
-        tensor = result if array is out_data else None
-        for arg in args if tensor is None else ():
-            if isinstance(arg, TensorBase) and arg._data is array:
-                tensor = arg
-                break
-        if tensor is None:
-            tensor = TensorBase._make(array)
-        packed.append((True, pack(tensor)))
-    ctx._saved = tuple(packed)
-    ctx.__dict__["_unpack_hook"] = unpack
-    if ctx.__class__ is Node:
-        ctx.__class__ = _PackedNode
-
-
-def _unpacked(unpack, packed):
-    tensor = unpack(packed)
-    if not isinstance(tensor, TensorBase):
-        raise TypeError(
-            "Output of saved tensor unpack_hook expected to be a Tensor but got result of "
-            f"type {type(tensor).__name__}"
-        )
-    return tensor
 
 
 def _with_arrays_on_ctx(saved: tuple, attrs: dict) -> tuple:
