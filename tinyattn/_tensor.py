@@ -137,7 +137,7 @@ class Tensor(
         if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         node = self._grad_node()
-        node.register_hook(hook)
+        node._register_tensor_hook(hook)
 
         class _Handle:
             def remove(self_inner) -> None:

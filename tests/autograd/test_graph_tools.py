@@ -153,3 +153,28 @@ def test_saved_attributes_of_grad_fn(lib):
         z.grad_fn._saved_result  # noqa: B018
     with pytest.raises(AttributeError, match="_saved_self"):
         (a + b).grad_fn._saved_self  # noqa: B018
+
+
+@each_lib
+def test_node_prehook_and_hook(lib):
+    a = lib.tensor([1.0, 2.0], requires_grad=True)
+    c = lib.tensor([3.0, 4.0])
+    y = a * c
+    seen = []
+    y.grad_fn.register_prehook(lambda go: seen.append(("pre", go[0].tolist())) or (go[0] * 10,))
+    y.grad_fn.register_hook(
+        lambda gi, go: seen.append(("post", [g if g is None else g.tolist() for g in gi]))
+    )
+    y.sum().backward()
+    assert seen == [("pre", [1.0, 1.0]), ("post", [[30.0, 40.0], None])]
+    assert a.grad.tolist() == [30.0, 40.0] and y.grad_fn.name() == "MulBackward0"
+    a.grad = None
+    y = a * c
+    y.grad_fn.register_hook(lambda gi, go: (gi[0] * 0 + 1, gi[1]))  # replaces grad_inputs
+    y.sum().backward()
+    assert a.grad.tolist() == [1.0, 1.0]
+    a.grad = None
+    y = a * c
+    y.grad_fn.register_prehook(lambda go: (go[0] * 2,)).remove()
+    y.sum().backward()
+    assert a.grad.tolist() == [3.0, 4.0]

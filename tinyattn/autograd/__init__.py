@@ -7,6 +7,7 @@ import numpy as np
 from .engine import _accumulate_into, run_backward
 from .custom_function import Function, FunctionCtx, once_differentiable
 from . import graph
+from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .function import Node
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .gradcheck import gradcheck, gradgradcheck
@@ -16,6 +17,8 @@ from .trace import trace
 __all__ = [
     "Function",
     "FunctionCtx",
+    "detect_anomaly",
+    "set_detect_anomaly",
     "once_differentiable",
     "Node",
     "backward",

@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from .. import _dtype
+from . import function as _function
 from .custom_function import _MultiGrad
 from .function import AccumulateGrad, Node
 from .grad_mode import enable_grad
@@ -235,6 +236,8 @@ def _call_backward(node: Node, grad: np.ndarray | None) -> tuple | None:
     if node._saved_versions:
         node.check_versions()
     start = time.perf_counter() if _tracers else 0.0
+    if _function._anomaly is not None:
+        return _call_backward_checked(node, grad)
     input_grads = node.fn.backward(node, grad)  # type: ignore[union-attr]
     if type(input_grads) is not tuple:
         input_grads = (input_grads,)
@@ -244,6 +247,28 @@ def _call_backward(node: Node, grad: np.ndarray | None) -> tuple | None:
         )
     for tracer in _tracers:
         tracer._record(node, grad, input_grads, time.perf_counter() - start)
+    return input_grads
+
+
+def _call_backward_checked(node: Node, grad) -> tuple | None:
+    """``_call_backward`` under ``detect_anomaly``: say which forward call made a failing
+    node, and raise on a NaN gradient."""
+    from . import anomaly_mode
+
+    with anomaly_mode.set_detect_anomaly(False):  # (the backward's own ops are not checked)
+        try:
+            input_grads = node.fn.backward(node, grad)  # type: ignore[union-attr]
+        except Exception:
+            anomaly_mode.warn_forward_stack(node)
+            raise
+    if type(input_grads) is not tuple:
+        input_grads = (input_grads,)
+    anomaly_mode.check_gradients(node, input_grads)
+    inputs = node.next_nodes
+    if len(input_grads) != len(inputs):
+        raise RuntimeError(
+            f"{node.name()}: backward returned {len(input_grads)} gradients for {len(inputs)} inputs"
+        )
     return input_grads
 
 

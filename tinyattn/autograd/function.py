@@ -53,6 +53,7 @@ with ``TensorBase._make``, which builds the class that declared itself with
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 import numpy as np
 
@@ -274,10 +275,42 @@ class Node:
         if self.__class__ is Node:  # (a freed attribute now explains itself when read)
             self.__class__ = _ReleasedNode
 
-    def register_hook(self, fn) -> None:
+    def _register_tensor_hook(self, fn) -> None:
+        """A hook of the tensor this node produced: ``fn(grad) -> new grad or None``."""
         if self._hooks is None:
             self._hooks = []
         self._hooks.append(fn)
+
+    def register_prehook(self, fn) -> Any:
+        """torch's node pre-hook: ``fn(grad_outputs) -> new grad_outputs or None``, called
+        with the node's incoming gradient (a 1-tuple) before its backward runs."""
+
+        def as_tensor_hook(grad):
+            result = fn((grad,))
+            return None if result is None else result[0]
+
+        from .graph import _NodeHookHandle
+
+        self._register_tensor_hook(as_tensor_hook)
+        return _NodeHookHandle(self._hooks or [], as_tensor_hook)
+
+    def register_hook(self, fn) -> Any:
+        """torch's node hook: ``fn(grad_inputs, grad_outputs) -> new grad_inputs or None``,
+        called after the backward ran; ``grad_inputs`` has one entry per
+        ``next_functions`` entry, ``grad_outputs`` is the incoming gradient (a 1-tuple)."""
+        if self.__class__ is AccumulateGrad or self.fn is None:
+            raise RuntimeError(
+                f"register_hook: {self.name()} runs no backward formula; register a pre-hook "
+                "(register_prehook) or a hook on its tensor instead"
+            )
+        from .graph import _NodeHookHandle, _WithPostHooks
+
+        wrapped: Any = self.fn
+        if not isinstance(wrapped, _WithPostHooks):
+            self._name = self.name()  # (the name comes from fn: keep it)
+            wrapped = self.fn = _WithPostHooks(wrapped)  # type: ignore[assignment]
+        wrapped.hooks.append(fn)
+        return _NodeHookHandle(wrapped.hooks, fn)
 
     def __repr__(self) -> str:
         return f"<{self.name()}>"
@@ -400,6 +433,10 @@ class Function:
         ctx._constant_inputs = constants
         ctx.input_meta = tuple(input_meta)
         result = TensorBase._make(out, ctx)
+        if _anomaly is not None:  # (autograd.detect_anomaly: keep where this op was called)
+            from .anomaly_mode import record_forward_stack
+
+            record_forward_stack(ctx)
         kept = ctx._saved
         attrs = ctx.__dict__
         if attrs:  # arrays stored on ctx (not numbers or flags) are version-checked too
@@ -496,6 +533,8 @@ class _SavedHooks(threading.local):
 
 
 _saved_hooks = _SavedHooks()
+# autograd.detect_anomaly's settings while it is on, else None (autograd/anomaly_mode.py).
+_anomaly: dict | None = None
 # Blocks of saved_tensors_hooks open in any thread: while 0 (nearly always) an op pays one
 # global read for the feature. Changed by autograd/graph.py under its lock.
 _saved_hooks_active = 0

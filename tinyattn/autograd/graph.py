@@ -230,3 +230,56 @@ def register_multi_grad_hook(
 
     handles = [t.register_hook(record(i)) for i, t in enumerate(tensors)]  # type: ignore[attr-defined]
     return _MultiHookHandle(handles)
+
+
+# -- Node.register_hook / register_prehook (function.py imports these when called) ---------
+class _NodeHookHandle:
+    """What the node hook registrations return: ``remove()`` unregisters the hook."""
+
+    def __init__(self, hooks: list, fn) -> None:
+        self.hooks, self.fn = hooks, fn
+
+    def remove(self) -> None:
+        if self.fn in self.hooks:
+            self.hooks.remove(self.fn)
+
+
+class _WithPostHooks:
+    """A node's ``fn`` once ``Node.register_hook`` was called: its backward, then the hooks."""
+
+    def __init__(self, fn) -> None:
+        self.fn = fn
+        self.hooks: list = []
+        self.supports_create_graph = getattr(fn, "supports_create_graph", False)
+
+    def backward(self, node: Node, grad):
+        input_grads = self.fn.backward(node, grad)
+        if type(input_grads) is not tuple:
+            input_grads = (input_grads,)
+        listed = [i for i, _ in _listed_inputs(node)]
+        for hook in list(self.hooks):
+            as_tensor = tuple(_as_tensor(input_grads[i]) for i in listed)
+            result = hook(as_tensor, (_as_tensor(grad),))
+            if result is not None:
+                if len(result) != len(listed):
+                    raise RuntimeError(
+                        f"hook returned {len(result)} gradients; {node.name()} has "
+                        f"{len(listed)} inputs"
+                    )
+                new = list(input_grads)
+                for i, g in zip(listed, result):
+                    new[i] = g if g is None or node._graph else g._data
+                input_grads = tuple(new)
+        return input_grads
+
+
+def _listed_inputs(node: Node) -> list:
+    """(position, node) of the inputs ``next_functions`` lists, by positional index."""
+    constants = getattr(node, "_constant_inputs", 0)
+    return [(i, n) for i, n in enumerate(node.next_nodes) if n is not None or constants >> i & 1]
+
+
+def _as_tensor(grad):
+    if grad is None or isinstance(grad, TensorBase):
+        return grad
+    return TensorBase._make(np.asarray(grad))
