@@ -20,3 +20,4 @@ from . import (
     unary,
     views,
 )
+from . import integer_math, linalg_helpers  # math ops breadth
