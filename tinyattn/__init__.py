@@ -480,6 +480,24 @@ from .ops.integer_math import (
     rsub,
 )
 from .ops.linalg_helpers import addmv, addmv_, addr, renorm
+from .ops.creation_more import (
+    asarray,
+    binomial,
+    empty_strided,
+    frombuffer,
+    poisson,
+    randint_like,
+    scalar_tensor,
+)
+from .ops.windows import (
+    bartlett_window,
+    blackman_window,
+    hamming_window,
+    hann_window,
+    kaiser_window,
+    logspace,
+    vander,
+)
 
 # -- end of math ops breadth --
 

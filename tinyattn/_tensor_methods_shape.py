@@ -455,3 +455,19 @@ class TensorShapeMethods:
     def masked_scatter(self, mask, source: Tensor) -> Tensor:
         """See :func:`tinyattn.masked_scatter`."""
         return tinyattn.ops.scatter.masked_scatter(cast("Tensor", self), mask, source)
+
+    # -- creation_more --------------------------------------------------------------------------
+
+    def multinomial(self, num_samples: int, replacement: bool = False, *, generator=None) -> Tensor:
+        """See :func:`tinyattn.multinomial`."""
+        return tinyattn.ops.creation_more.multinomial(
+            cast("Tensor", self), num_samples, replacement, generator=generator
+        )
+
+    def bernoulli(self, p=None, *, generator=None) -> Tensor:
+        """See :func:`tinyattn.bernoulli`."""
+        return tinyattn.ops.creation_more.bernoulli(cast("Tensor", self), p, generator=generator)
+
+    def argwhere(self) -> Tensor:
+        """See :func:`tinyattn.argwhere`."""
+        return tinyattn.ops.creation_more.argwhere(cast("Tensor", self))

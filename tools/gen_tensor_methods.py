@@ -100,6 +100,7 @@ FAMILIES = {
         "angle conj conj_physical resolve_conj resolve_neg is_conj is_neg heaviside_"
     ),
     "linalg_helpers": "addmv addmv_ addr addr_ renorm renorm_",
+    "creation_more": "multinomial bernoulli argwhere",
 }
 
 # Methods whose argument order differs from the function's (written out by hand here).
@@ -192,7 +193,16 @@ MODULES = {
     "tinyattn/_tensor_methods_shape.py": (
         "TensorShapeMethods",
         "fills, views, rearrangements, indexing",
-        ("fill", "creation", "views", "rearrange", "indexing", "shape_more", "scatter"),
+        (
+            "fill",
+            "creation",
+            "views",
+            "rearrange",
+            "indexing",
+            "shape_more",
+            "scatter",
+            "creation_more",
+        ),
     ),
     "tinyattn/_tensor_methods_elementwise.py": (
         "TensorElementwiseMethods",

@@ -20,4 +20,4 @@ from . import (
     unary,
     views,
 )
-from . import integer_math, linalg_helpers  # math ops breadth
+from . import creation_more, integer_math, linalg_helpers, windows  # math ops breadth
