@@ -489,6 +489,7 @@ from .ops.creation_more import (
     randint_like,
     scalar_tensor,
 )
+from .ops.index_more import index_reduce, put
 from .ops.windows import (
     bartlett_window,
     blackman_window,

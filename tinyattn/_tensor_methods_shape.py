@@ -471,3 +471,29 @@ class TensorShapeMethods:
     def argwhere(self) -> Tensor:
         """See :func:`tinyattn.argwhere`."""
         return tinyattn.ops.creation_more.argwhere(cast("Tensor", self))
+
+    # -- index_more -----------------------------------------------------------------------------
+
+    def put(self, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
+        """See :func:`tinyattn.put`."""
+        return tinyattn.ops.index_more.put(cast("Tensor", self), index, source, accumulate)
+
+    def put_(self, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
+        """See :func:`tinyattn.ops.index_more.put_`."""
+        return tinyattn.ops.index_more.put_(cast("Tensor", self), index, source, accumulate)
+
+    def index_reduce(
+        self, dim: int, index: Tensor, source: Tensor, reduce: str, *, include_self=True
+    ) -> Tensor:
+        """See :func:`tinyattn.index_reduce`."""
+        return tinyattn.ops.index_more.index_reduce(
+            cast("Tensor", self), dim, index, source, reduce, include_self=include_self
+        )
+
+    def index_reduce_(
+        self, dim: int, index: Tensor, source: Tensor, reduce: str, *, include_self=True
+    ) -> Tensor:
+        """See :func:`tinyattn.ops.index_more.index_reduce_`."""
+        return tinyattn.ops.index_more.index_reduce_(
+            cast("Tensor", self), dim, index, source, reduce, include_self=include_self
+        )

@@ -101,6 +101,7 @@ FAMILIES = {
     ),
     "linalg_helpers": "addmv addmv_ addr addr_ renorm renorm_",
     "creation_more": "multinomial bernoulli argwhere",
+    "index_more": "put put_ index_reduce index_reduce_",
 }
 
 # Methods whose argument order differs from the function's (written out by hand here).
@@ -202,6 +203,7 @@ MODULES = {
             "shape_more",
             "scatter",
             "creation_more",
+            "index_more",
         ),
     ),
     "tinyattn/_tensor_methods_elementwise.py": (

@@ -20,4 +20,10 @@ from . import (
     unary,
     views,
 )
-from . import creation_more, integer_math, linalg_helpers, windows  # math ops breadth
+from . import (  # math ops breadth
+    creation_more,
+    index_more,
+    integer_math,
+    linalg_helpers,
+    windows,
+)
