@@ -490,6 +490,7 @@ from .ops.creation_more import (
     scalar_tensor,
 )
 from .ops.index_more import index_reduce, put
+from .ops.numeric import gradient, histogram, histogramdd, trapz
 from .ops.windows import (
     bartlett_window,
     blackman_window,

@@ -102,6 +102,7 @@ FAMILIES = {
     "linalg_helpers": "addmv addmv_ addr addr_ renorm renorm_",
     "creation_more": "multinomial bernoulli argwhere",
     "index_more": "put put_ index_reduce index_reduce_",
+    "numeric": "histogram",
 }
 
 # Methods whose argument order differs from the function's (written out by hand here).
@@ -219,7 +220,7 @@ MODULES = {
     "tinyattn/_tensor_methods_select.py": (
         "TensorSelectMethods",
         "sorting, selection, scans; matrix functions (det, inverse ...); special functions",
-        ("sorting", "cumulative", "stats", "matrix_methods", "special"),
+        ("sorting", "cumulative", "stats", "matrix_methods", "special", "numeric"),
     ),
 }
 

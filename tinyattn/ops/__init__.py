@@ -25,5 +25,6 @@ from . import (  # math ops breadth
     index_more,
     integer_math,
     linalg_helpers,
+    numeric,
     windows,
 )
