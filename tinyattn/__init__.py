@@ -491,6 +491,7 @@ from .ops.creation_more import (
 )
 from .ops.index_more import index_reduce, put
 from .ops.numeric import gradient, histogram, histogramdd, trapz
+from .ops.strided import as_strided
 from .ops.windows import (
     bartlett_window,
     blackman_window,

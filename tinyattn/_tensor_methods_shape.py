@@ -497,3 +497,9 @@ class TensorShapeMethods:
         return tinyattn.ops.index_more.index_reduce_(
             cast("Tensor", self), dim, index, source, reduce, include_self=include_self
         )
+
+    # -- strided --------------------------------------------------------------------------------
+
+    def as_strided(self, size, stride, storage_offset: int | None = None) -> Tensor:
+        """See :func:`tinyattn.as_strided`."""
+        return tinyattn.ops.strided.as_strided(cast("Tensor", self), size, stride, storage_offset)

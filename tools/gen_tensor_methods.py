@@ -103,6 +103,7 @@ FAMILIES = {
     "creation_more": "multinomial bernoulli argwhere",
     "index_more": "put put_ index_reduce index_reduce_",
     "numeric": "histogram",
+    "strided": "as_strided",
 }
 
 # Methods whose argument order differs from the function's (written out by hand here).
@@ -205,6 +206,7 @@ MODULES = {
             "scatter",
             "creation_more",
             "index_more",
+            "strided",
         ),
     ),
     "tinyattn/_tensor_methods_elementwise.py": (

@@ -26,5 +26,6 @@ from . import (  # math ops breadth
     integer_math,
     linalg_helpers,
     numeric,
+    strided,
     windows,
 )
