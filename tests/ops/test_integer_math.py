@@ -223,3 +223,29 @@ def test_renorm_values_without_torch():
 )
 def test_linalg_helpers_bad_input(call, expected):
     check_bad_call(call, expected)
+
+
+@needs_torch
+def test_dtype_table_matches_torch():
+    """Every pair of dtypes: the same result dtype and values as torch, or both refuse."""
+    import itertools
+
+    dtypes = ["float16", "float32", "float64", "int32", "int64", "uint8", "bool"]
+    for a, b in itertools.product(dtypes, dtypes):
+        va, vb = np.array([1, 2, 0]).astype(a), np.array([2, 1, 3]).astype(b)
+        for name in ("ldexp", "gcd", "lcm", "nextafter"):
+            try:
+                theirs = getattr(torch, name)(torch.tensor(va), torch.tensor(vb))
+            except (RuntimeError, TypeError, NotImplementedError):
+                with pytest.raises((RuntimeError, TypeError)):
+                    getattr(tinyattn, name)(tinyattn.tensor(va), tinyattn.tensor(vb))
+                continue
+            ours = getattr(tinyattn, name)(tinyattn.tensor(va), tinyattn.tensor(vb))
+            assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1], (name, a, b)
+            np.testing.assert_allclose(ours.numpy().astype(float), theirs.numpy().astype(float))
+    for a in dtypes:
+        va = np.array([1, 0, 2]).astype(a)
+        for name in ("angle", "isposinf", "isneginf", "isreal"):
+            _same(
+                getattr(tinyattn, name)(tinyattn.tensor(va)), getattr(torch, name)(torch.tensor(va))
+            )

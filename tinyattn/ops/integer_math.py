@@ -132,17 +132,22 @@ def heaviside_(self: Tensor, values: Tensor) -> Tensor:
 
 
 def ldexp(input: Tensor, other: Tensor) -> Tensor:
-    """``input * 2**other`` (broadcast); integer inputs give the default float dtype.
+    """``input * 2**other`` (broadcast), in the floating result dtype of the two (integer
+    inputs give the default float dtype; a bool ``other`` with a floating ``input`` is
+    refused, as torch).
 
     Composes: pow, mul (so ``d/dinput = g * 2**other``, ``d/dother = g * out * log(2)``).
     """
-    a, b = _tensor(input, "ldexp"), _other_tensor(other, "ldexp")
-    scale = pow(2.0, b)
-    if a._data.dtype.kind != "f":
-        from .unary import cast
+    from .unary import cast
 
-        a = cast(a, dt.from_numpy_dtype(dt.float_result_type(a._data, b._data)))
-    return mul(a, scale)
+    a, b = _tensor(input, "ldexp"), _other_tensor(other, "ldexp")
+    if b._data.dtype == np.bool_ and a._data.dtype.kind == "f":
+        raise TypeError(
+            f"ldexp(): a bool 'other' with a floating input ({a.dtype}) is not implemented "
+            "(as torch)"
+        )
+    target = dt.from_numpy_dtype(dt.float_result_type(a._data, b._data))
+    return mul(cast(a, target), pow(2.0, cast(b, target)))
 
 
 def ldexp_(self: Tensor, other: Tensor) -> Tensor:
