@@ -143,3 +143,19 @@ def test_index_reduce_values_without_torch():
 )
 def test_index_more_bad_input(call, expected):
     check_bad_call(call, expected)
+
+
+@pytest.mark.parametrize(
+    "call, name",
+    [
+        (lambda L, x: x.put_(L.tensor([0]), L.tensor([5.0])), "put_"),
+        (lambda L, x: x.index_reduce_(0, L.tensor([0]), L.tensor([5.0]), "amax"), "index_reduce_"),
+        (lambda L, x: x.addmv_(L.ones(2, 2), L.ones(2)), "addmv_"),
+        (lambda L, x: x.unsqueeze(0).addr_(L.ones(1), L.ones(2)), "addr_"),
+        (lambda L, x: x.unsqueeze(0).renorm_(2, 0, 1.0), "renorm_"),
+    ],
+)
+def test_inplace_on_a_leaf_that_requires_grad_is_refused(call, name):
+    check_bad_call(
+        lambda L: call(L, L.ones(2, requires_grad=True)), rf"^{name}: a (view of a )?leaf Variable"
+    )

@@ -12,6 +12,7 @@ import numpy as np
 from .._tensor import Tensor
 from ._util import normalize_dim
 from .arithmetic import _tensor
+from .inplace import check_inplace_allowed
 from .scatter import index_put, scatter_reduce
 from .views import reshape
 
@@ -82,6 +83,7 @@ def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) 
 def put_(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
     """In-place :func:`put` (returns ``input``).   Composes: put, Tensor.copy_"""
     _put_args(input, index, source, "put_")
+    check_inplace_allowed(input, "put_")
     return input.copy_(put(input, index, source, accumulate))
 
 
@@ -175,6 +177,7 @@ def index_reduce_(
 ) -> Tensor:
     """In-place :func:`index_reduce` (returns ``input``).   Composes: scatter_reduce_"""
     d, grid = _index_reduce_args(input, dim, index, source, reduce, "index_reduce_")
+    check_inplace_allowed(input, "index_reduce_")
     if input.ndim == 0:
         return input.copy_(index_reduce(input, 0, index, source, reduce, include_self=include_self))
     return input.scatter_reduce_(d, grid, source, reduce, include_self=include_self)

@@ -11,6 +11,7 @@ import numbers
 from .._tensor import Tensor
 from ._util import normalize_dim
 from .arithmetic import _tensor, where
+from .inplace import check_inplace_allowed
 from .linalg import _add_scaled, outer
 from .products import mv
 from .reduction import norm
@@ -49,6 +50,7 @@ def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1) -> Tensor
 
 def addmv_(self: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1) -> Tensor:
     """In-place :func:`addmv` (``self`` must already have the result's shape (n,))."""
+    check_inplace_allowed(self, "addmv_")
     return self.copy_(addmv(self, mat, vec, beta=beta, alpha=alpha))
 
 
@@ -85,6 +87,7 @@ def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1) -> Tenso
 
 def addr_(self: Tensor, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1) -> Tensor:
     """In-place :func:`addr` (``self`` must already have the result's shape (n, m))."""
+    check_inplace_allowed(self, "addr_")
     return self.copy_(addr(self, vec1, vec2, beta=beta, alpha=alpha))
 
 
@@ -139,4 +142,5 @@ def renorm_(self: Tensor, p, dim: int, maxnorm) -> Tensor:
     Computed on a clone: the norm keeps its input for backward, which the write would
     overwrite (the clone passes the gradient straight through).
     """
+    check_inplace_allowed(self, "renorm_")
     return self.copy_(renorm(self.clone(), p, dim, maxnorm))
