@@ -33,6 +33,8 @@ def test_gradient_gradcheck_and_parity(edge_order, case):
 
 
 def test_gradient_values_without_torch():
+    (g,) = tinyattn.gradient(tinyattn.tensor([1.0, 4, 9, 16]), spacing=tinyattn.tensor(2.0))
+    assert g.tolist() == [1.5, 2.0, 3.0, 3.5]  # a 0-d tensor spacing is a scalar
     (g,) = tinyattn.gradient(tinyattn.tensor([1, 4, 9, 16]))
     assert g.tolist() == [3.0, 4.0, 6.0, 7.0] and g.dtype == tinyattn.float32
     (g,) = tinyattn.gradient(tinyattn.tensor([1.0, 4, 9, 16]), spacing=2.0, edge_order=2)
@@ -135,6 +137,12 @@ def test_histogram_without_torch():
             r"spacing argument of length 2 and a dim argument of length 1",
         ),
         (lambda L: L.gradient(L.ones(2, 3), dim=2), r"gradient.*[Dd]im"),
+        (lambda L: L.gradient(L.ones(2, 3), spacing=(2.0,)), r"spacing argument of length 1"),
+        (
+            lambda L: L.gradient(L.ones(2, 3), spacing=[L.tensor(2.0), L.tensor(3.0)]),
+            r"each element of spacing to have one dimension.*0 dimensions",
+        ),
+        (lambda L: L.histogramdd(L.ones(3), bins=2), r"at least 2 dimensions.*\[3\]"),
         (lambda L: L.histogram(L.tensor([1, 2]), bins=2), r"histogram.*floating.*int64"),
         (lambda L: L.histogram(L.tensor([1.0, 2.0]), bins=0), r"bins must be > 0, but got 0"),
         (lambda L: L.histogram(L.tensor([1.0, 2.0]), bins=2, range=(3.0, 1.0)), r"min 3.0? max 1"),

@@ -45,13 +45,17 @@ def _gradient_dims(input: Tensor, spacing, dim, edge_order) -> tuple[list[int], 
         dims = [normalize_dim(d, input.ndim, "gradient") for d in dim]
     if len(set(dims)) != len(dims):
         raise RuntimeError(f"gradient(): dim {list(dims)} appears more than once")
-    if isinstance(spacing, (numbers.Number, Tensor)) and not (
-        isinstance(spacing, Tensor) and spacing.ndim > 0
-    ):
+    if isinstance(spacing, Tensor) and spacing.ndim == 0:
+        spacing = spacing.item()
+    if isinstance(spacing, numbers.Number):
         spacing = [spacing] * len(dims)
     spacing = list(spacing)
-    if len(spacing) == 1 and len(dims) > 1 and not isinstance(spacing[0], Tensor):
-        spacing = spacing * len(dims)
+    for h in spacing:
+        if isinstance(h, Tensor) and h.ndim != 1:
+            raise RuntimeError(
+                "torch.gradient expected each element of spacing to have one dimension, but got "
+                f"an element with {h.ndim} dimensions"
+            )
     if len(spacing) != len(dims):
         raise RuntimeError(
             "torch.gradient expected spacing to be unspecified, a scalar or it's spacing and dim "
@@ -336,8 +340,11 @@ def histogramdd(input: Tensor, bins, *, range=None, weight=None, density: bool =
         ``hist`` (B_0, ..., B_{D-1}) and a tuple of D edge tensors, ``input``'s dtype.
     """
     data, w = _check_float_input(input, weight, "torch.histogramdd")
-    if data.ndim < 1:
-        raise RuntimeError("torch.histogramdd: input must have at least 1 dimension (..., D)")
+    if data.ndim < 2:
+        raise RuntimeError(
+            f"torch.histogramdd: input tensor should have at least 2 dimensions (..., D), got "
+            f"shape {list(data.shape)}"
+        )
     ndims = data.shape[-1]
     points = data.reshape(-1, ndims)
     if isinstance(bins, (numbers.Integral, Tensor)) and not isinstance(bins, bool):
