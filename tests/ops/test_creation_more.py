@@ -21,11 +21,16 @@ WINDOWS = ["hann_window", "hamming_window", "bartlett_window", "blackman_window"
 @pytest.mark.parametrize("periodic", [True, False])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_windows_match_torch(name, periodic, dtype):
-    for n in (0, 1, 2, 5, 8, 33):
+    for n in (0, 1, 2, 5, 8, 33, 100, 199):
         ours = getattr(tinyattn, name)(n, periodic, dtype=getattr(tinyattn, dtype))
         theirs = getattr(torch, name)(n, periodic, dtype=getattr(torch, dtype))
         assert ours.dtype == getattr(tinyattn, dtype) and tuple(ours.shape) == (n,)
-        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=2e-6, atol=1e-7)
+        if name == "bartlett_window":  # no cos, no I0: the same operations, the same bits
+            np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+        elif name == "kaiser_window":  # torch's float32 I0 is accurate to ~1e-6
+            np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=5e-6, atol=1e-7)
+        else:  # torch's operations in the dtype; its cos may differ from ours by an ulp
+            np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=0, atol=1.5e-7)
 
 
 @needs_torch
