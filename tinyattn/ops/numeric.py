@@ -10,7 +10,6 @@ from __future__ import annotations
 import math
 import numbers
 from collections import namedtuple
-from fractions import Fraction
 
 import numpy as np
 
@@ -181,6 +180,8 @@ def _fma64(a: float, b: float, c: float) -> float:
     fma = getattr(math, "fma", None)
     if fma is not None:
         return fma(a, b, c)
+    from fractions import Fraction  # (imported on first use: it costs ~3 ms)
+
     return float(Fraction(a) * Fraction(b) + Fraction(c))
 
 
