@@ -8,7 +8,7 @@ import array
 import numpy as np
 import pytest
 from bad_calls import check_bad_call
-from harness import rand, run_gradcheck, run_parity, torch
+from harness import rand, run_gradcheck, run_gradgradcheck, run_parity, torch
 
 import tinyattn
 
@@ -77,6 +77,7 @@ def test_vander_gradcheck_and_values(kw):
     # gradient is checked against finite differences only; values against torch
     run_gradcheck(lambda T, x: T.vander(x, **kw), rand(3))
     run_gradcheck(lambda T, x: T.vander(x, **kw), np.array([0.5, 0.0, -1.2]))
+    run_gradgradcheck(lambda T, x: T.vander(x, **kw), rand(3))
     run_parity(lambda T, x: T.vander(x, **kw), rand(3), grad=[False])
 
 
