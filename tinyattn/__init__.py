@@ -457,6 +457,53 @@ from .ops.special import digamma, erfc, erfinv, i0, lgamma, mvlgamma, polygamma
 
 # -- end of special functions --
 
+# -- math ops breadth (ops/integer_math.py, linalg_helpers.py ...) --
+from .ops.integer_math import (
+    angle,
+    conj,
+    conj_physical,
+    frexp,
+    gcd,
+    gcd_,
+    is_conj,
+    is_neg,
+    isneginf,
+    isposinf,
+    isreal,
+    lcm,
+    lcm_,
+    ldexp,
+    ldexp_,
+    nextafter,
+    resolve_conj,
+    resolve_neg,
+    rsub,
+)
+from .ops.linalg_helpers import addmv, addmv_, addr, renorm
+from .ops.creation_more import (
+    asarray,
+    binomial,
+    empty_strided,
+    frombuffer,
+    poisson,
+    randint_like,
+    scalar_tensor,
+)
+from .ops.index_more import index_reduce, put
+from .ops.numeric import gradient, histogram, histogramdd, trapz
+from .ops.strided import as_strided
+from .ops.windows import (
+    bartlett_window,
+    blackman_window,
+    hamming_window,
+    hann_window,
+    kaiser_window,
+    logspace,
+    vander,
+)
+
+# -- end of math ops breadth --
+
 # -- lazy imports: subpackages and names loaded on first access (PEP 562) ------------------
 # ``import tinyattn`` loads the tensor, autograd and ops only; ``tinyattn.nn``,
 # ``tinyattn.optim``, ``tinyattn.save`` ... import their module the first time they are

@@ -313,3 +313,85 @@ class TensorBinaryMethods:
     def __imod__(self, other) -> Tensor:
         """``self %= other``. See :func:`tinyattn.remainder_`."""
         return tinyattn.ops.arithmetic.remainder_(cast("Tensor", self), other)
+
+    # -- integer_math ---------------------------------------------------------------------------
+
+    def gcd(self, other: Tensor) -> Tensor:
+        """See :func:`tinyattn.gcd`."""
+        return tinyattn.ops.integer_math.gcd(cast("Tensor", self), other)
+
+    def gcd_(self, other: Tensor) -> Tensor:
+        """See :func:`tinyattn.gcd_`."""
+        return tinyattn.ops.integer_math.gcd_(cast("Tensor", self), other)
+
+    def lcm(self, other: Tensor) -> Tensor:
+        """See :func:`tinyattn.lcm`."""
+        return tinyattn.ops.integer_math.lcm(cast("Tensor", self), other)
+
+    def lcm_(self, other: Tensor) -> Tensor:
+        """See :func:`tinyattn.lcm_`."""
+        return tinyattn.ops.integer_math.lcm_(cast("Tensor", self), other)
+
+    def ldexp(self, other: Tensor) -> Tensor:
+        """See :func:`tinyattn.ldexp`."""
+        return tinyattn.ops.integer_math.ldexp(cast("Tensor", self), other)
+
+    def ldexp_(self, other: Tensor) -> Tensor:
+        """See :func:`tinyattn.ldexp_`."""
+        return tinyattn.ops.integer_math.ldexp_(cast("Tensor", self), other)
+
+    def frexp(self) -> tuple[Tensor, Tensor]:
+        """See :func:`tinyattn.frexp`."""
+        return tinyattn.ops.integer_math.frexp(cast("Tensor", self))
+
+    def nextafter(self, other: Tensor) -> Tensor:
+        """See :func:`tinyattn.nextafter`."""
+        return tinyattn.ops.integer_math.nextafter(cast("Tensor", self), other)
+
+    def nextafter_(self, other: Tensor) -> Tensor:
+        """See :func:`tinyattn.ops.integer_math.nextafter_`."""
+        return tinyattn.ops.integer_math.nextafter_(cast("Tensor", self), other)
+
+    def isposinf(self) -> Tensor:
+        """See :func:`tinyattn.isposinf`."""
+        return tinyattn.ops.integer_math.isposinf(cast("Tensor", self))
+
+    def isneginf(self) -> Tensor:
+        """See :func:`tinyattn.isneginf`."""
+        return tinyattn.ops.integer_math.isneginf(cast("Tensor", self))
+
+    def isreal(self) -> Tensor:
+        """See :func:`tinyattn.isreal`."""
+        return tinyattn.ops.integer_math.isreal(cast("Tensor", self))
+
+    def angle(self) -> Tensor:
+        """See :func:`tinyattn.angle`."""
+        return tinyattn.ops.integer_math.angle(cast("Tensor", self))
+
+    def conj(self) -> Tensor:
+        """See :func:`tinyattn.conj`."""
+        return tinyattn.ops.integer_math.conj(cast("Tensor", self))
+
+    def conj_physical(self) -> Tensor:
+        """See :func:`tinyattn.conj_physical`."""
+        return tinyattn.ops.integer_math.conj_physical(cast("Tensor", self))
+
+    def resolve_conj(self) -> Tensor:
+        """See :func:`tinyattn.resolve_conj`."""
+        return tinyattn.ops.integer_math.resolve_conj(cast("Tensor", self))
+
+    def resolve_neg(self) -> Tensor:
+        """See :func:`tinyattn.resolve_neg`."""
+        return tinyattn.ops.integer_math.resolve_neg(cast("Tensor", self))
+
+    def is_conj(self) -> bool:
+        """See :func:`tinyattn.is_conj`."""
+        return tinyattn.ops.integer_math.is_conj(cast("Tensor", self))
+
+    def is_neg(self) -> bool:
+        """See :func:`tinyattn.is_neg`."""
+        return tinyattn.ops.integer_math.is_neg(cast("Tensor", self))
+
+    def heaviside_(self, values: Tensor) -> Tensor:
+        """See :func:`tinyattn.ops.integer_math.heaviside_`."""
+        return tinyattn.ops.integer_math.heaviside_(cast("Tensor", self), values)

@@ -473,3 +473,37 @@ class TensorMathMethods:
     def inner(self, other: Tensor) -> Tensor:
         """See :func:`tinyattn.inner`."""
         return tinyattn.ops.products.inner(cast("Tensor", self), other)
+
+    # -- linalg_helpers -------------------------------------------------------------------------
+
+    def addmv(self, mat: Tensor, vec: Tensor, *, beta=1, alpha=1) -> Tensor:
+        """See :func:`tinyattn.addmv`."""
+        return tinyattn.ops.linalg_helpers.addmv(
+            cast("Tensor", self), mat, vec, beta=beta, alpha=alpha
+        )
+
+    def addmv_(self, mat: Tensor, vec: Tensor, *, beta=1, alpha=1) -> Tensor:
+        """See :func:`tinyattn.addmv_`."""
+        return tinyattn.ops.linalg_helpers.addmv_(
+            cast("Tensor", self), mat, vec, beta=beta, alpha=alpha
+        )
+
+    def addr(self, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1) -> Tensor:
+        """See :func:`tinyattn.addr`."""
+        return tinyattn.ops.linalg_helpers.addr(
+            cast("Tensor", self), vec1, vec2, beta=beta, alpha=alpha
+        )
+
+    def addr_(self, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1) -> Tensor:
+        """See :func:`tinyattn.ops.linalg_helpers.addr_`."""
+        return tinyattn.ops.linalg_helpers.addr_(
+            cast("Tensor", self), vec1, vec2, beta=beta, alpha=alpha
+        )
+
+    def renorm(self, p, dim: int, maxnorm) -> Tensor:
+        """See :func:`tinyattn.renorm`."""
+        return tinyattn.ops.linalg_helpers.renorm(cast("Tensor", self), p, dim, maxnorm)
+
+    def renorm_(self, p, dim: int, maxnorm) -> Tensor:
+        """See :func:`tinyattn.ops.linalg_helpers.renorm_`."""
+        return tinyattn.ops.linalg_helpers.renorm_(cast("Tensor", self), p, dim, maxnorm)

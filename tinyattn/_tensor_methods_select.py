@@ -235,3 +235,11 @@ class TensorSelectMethods:
     def polygamma_(self, n: int) -> Tensor:
         """In-place ``polygamma(n, self)``."""
         return tinyattn.ops.special.polygamma_(cast("Tensor", self), n)
+
+    # -- numeric --------------------------------------------------------------------------------
+
+    def histogram(self, bins=100, *, range=None, weight=None, density: bool = False):
+        """See :func:`tinyattn.histogram`."""
+        return tinyattn.ops.numeric.histogram(
+            cast("Tensor", self), bins, range=range, weight=weight, density=density
+        )

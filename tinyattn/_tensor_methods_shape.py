@@ -455,3 +455,51 @@ class TensorShapeMethods:
     def masked_scatter(self, mask, source: Tensor) -> Tensor:
         """See :func:`tinyattn.masked_scatter`."""
         return tinyattn.ops.scatter.masked_scatter(cast("Tensor", self), mask, source)
+
+    # -- creation_more --------------------------------------------------------------------------
+
+    def multinomial(self, num_samples: int, replacement: bool = False, *, generator=None) -> Tensor:
+        """See :func:`tinyattn.multinomial`."""
+        return tinyattn.ops.creation_more.multinomial(
+            cast("Tensor", self), num_samples, replacement, generator=generator
+        )
+
+    def bernoulli(self, p=None, *, generator=None) -> Tensor:
+        """See :func:`tinyattn.bernoulli`."""
+        return tinyattn.ops.creation_more.bernoulli(cast("Tensor", self), p, generator=generator)
+
+    def argwhere(self) -> Tensor:
+        """See :func:`tinyattn.argwhere`."""
+        return tinyattn.ops.creation_more.argwhere(cast("Tensor", self))
+
+    # -- index_more -----------------------------------------------------------------------------
+
+    def put(self, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
+        """See :func:`tinyattn.put`."""
+        return tinyattn.ops.index_more.put(cast("Tensor", self), index, source, accumulate)
+
+    def put_(self, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
+        """See :func:`tinyattn.ops.index_more.put_`."""
+        return tinyattn.ops.index_more.put_(cast("Tensor", self), index, source, accumulate)
+
+    def index_reduce(
+        self, dim: int, index: Tensor, source: Tensor, reduce: str, *, include_self=True
+    ) -> Tensor:
+        """See :func:`tinyattn.index_reduce`."""
+        return tinyattn.ops.index_more.index_reduce(
+            cast("Tensor", self), dim, index, source, reduce, include_self=include_self
+        )
+
+    def index_reduce_(
+        self, dim: int, index: Tensor, source: Tensor, reduce: str, *, include_self=True
+    ) -> Tensor:
+        """See :func:`tinyattn.ops.index_more.index_reduce_`."""
+        return tinyattn.ops.index_more.index_reduce_(
+            cast("Tensor", self), dim, index, source, reduce, include_self=include_self
+        )
+
+    # -- strided --------------------------------------------------------------------------------
+
+    def as_strided(self, size, stride, storage_offset: int | None = None) -> Tensor:
+        """See :func:`tinyattn.as_strided`."""
+        return tinyattn.ops.strided.as_strided(cast("Tensor", self), size, stride, storage_offset)

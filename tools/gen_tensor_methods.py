@@ -94,6 +94,16 @@ FAMILIES = {
     "matrix_methods": "det logdet slogdet inverse cholesky qr svd pinverse matrix_exp",
     # -- special functions --
     "special": "erfc erfinv lgamma digamma mvlgamma i0 erfc_ erfinv_ lgamma_ digamma_ mvlgamma_ i0_",
+    # -- math ops breadth (integer/bit-level elementwise, matrix-vector updates) --
+    "integer_math": (
+        "gcd gcd_ lcm lcm_ ldexp ldexp_ frexp nextafter nextafter_ isposinf isneginf isreal "
+        "angle conj conj_physical resolve_conj resolve_neg is_conj is_neg heaviside_"
+    ),
+    "linalg_helpers": "addmv addmv_ addr addr_ renorm renorm_",
+    "creation_more": "multinomial bernoulli argwhere",
+    "index_more": "put put_ index_reduce index_reduce_",
+    "numeric": "histogram",
+    "strided": "as_strided",
 }
 
 # Methods whose argument order differs from the function's (written out by hand here).
@@ -172,12 +182,32 @@ MODULES = {
     "tinyattn/_tensor_methods_math.py": (
         "TensorMathMethods",
         "elementwise math, comparisons, reductions, products",
-        ("arithmetic", "unary", "compare", "reduction", "linalg", "activation", "products"),
+        (
+            "arithmetic",
+            "unary",
+            "compare",
+            "reduction",
+            "linalg",
+            "activation",
+            "products",
+            "linalg_helpers",
+        ),
     ),
     "tinyattn/_tensor_methods_shape.py": (
         "TensorShapeMethods",
         "fills, views, rearrangements, indexing",
-        ("fill", "creation", "views", "rearrange", "indexing", "shape_more", "scatter"),
+        (
+            "fill",
+            "creation",
+            "views",
+            "rearrange",
+            "indexing",
+            "shape_more",
+            "scatter",
+            "creation_more",
+            "index_more",
+            "strided",
+        ),
     ),
     "tinyattn/_tensor_methods_elementwise.py": (
         "TensorElementwiseMethods",
@@ -187,12 +217,12 @@ MODULES = {
     "tinyattn/_tensor_methods_binary.py": (
         "TensorBinaryMethods",
         "more two-input elementwise ops, in-place comparisons, bitwise ops and operators",
-        ("binary_more", "logic"),
+        ("binary_more", "logic", "integer_math"),
     ),
     "tinyattn/_tensor_methods_select.py": (
         "TensorSelectMethods",
         "sorting, selection, scans; matrix functions (det, inverse ...); special functions",
-        ("sorting", "cumulative", "stats", "matrix_methods", "special"),
+        ("sorting", "cumulative", "stats", "matrix_methods", "special", "numeric"),
     ),
 }
 

@@ -20,3 +20,12 @@ from . import (
     unary,
     views,
 )
+from . import (  # math ops breadth
+    creation_more,
+    index_more,
+    integer_math,
+    linalg_helpers,
+    numeric,
+    strided,
+    windows,
+)
