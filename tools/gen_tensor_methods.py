@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 FAMILIES = {
     "arithmetic": (
         "add sub mul div true_divide floor_divide remainder pow maximum minimum "
-        "add_ sub_ mul_ div_ pow_"
+        "add_ sub_ mul_ div_ pow_ divide multiply subtract"
     ),
     "unary": (
         "neg abs erf exp log log2 log1p expm1 sqrt rsqrt sin cos tanh sigmoid relu reciprocal square "
@@ -30,7 +30,7 @@ FAMILIES = {
     ),
     "compare": (
         "eq ne lt le gt ge greater less equal logical_not logical_and logical_or logical_xor "
-        "isnan isinf isfinite"
+        "isnan isinf isfinite isclose allclose"
     ),
     "reduction": (
         "sum mean var std max min amax amin argmax argmin logsumexp norm prod any all count_nonzero"
