@@ -62,7 +62,6 @@ from ._dtype import int_ as int
 from ._version import __version__
 from .autograd.grad_mode import (
     enable_grad,
-    inference_mode,
     is_grad_enabled,
     no_grad,
     set_grad_enabled,
@@ -261,6 +260,7 @@ from ._device import device
 from ._size import Size
 from ._tensor import Tensor
 from . import autograd
+from ._legacy import CharTensor, HalfTensor, ShortTensor
 from ._legacy import Variable as _Variable
 
 autograd.Variable = _Variable  # torch.autograd.Variable: kept for pre-0.4 tutorials (_legacy.py)
@@ -579,6 +579,31 @@ from ._torch_inplace_aliases import (
     zero_,
 )
 
+# -- global switches and small queries (_switches.py) --
+from ._switches import (
+    are_deterministic_algorithms_enabled,
+    compiled_with_cxx11_abi,
+    get_deterministic_debug_mode,
+    get_num_interop_threads,
+    inference_mode,  # grad_mode's, plus the state is_inference_mode_enabled reads
+    is_anomaly_check_nan_enabled,
+    is_anomaly_enabled,
+    is_deterministic_algorithms_warn_only_enabled,
+    is_inference_mode_enabled,
+    is_storage,
+    is_warn_always_enabled,
+    set_anomaly_enabled,
+    set_default_tensor_type,
+    set_deterministic_debug_mode,
+    set_flush_denormal,
+    set_num_interop_threads,
+    set_warn_always,
+    typename,
+    use_deterministic_algorithms,
+)
+
+autograd.inference_mode = inference_mode
+
 # -- end of top-level aliases --
 
 # -- lazy imports: subpackages and names loaded on first access (PEP 562) ------------------
@@ -611,6 +636,7 @@ _LAZY_NAMES = {  # name -> the module that defines it
     "compile": "_compile",
     "range": "_legacy",  # deprecated torch.range (end inclusive); lazy, so builtin range stays
     "autocast": "amp",
+    "GradScaler": "amp",
     "get_autocast_dtype": "amp",
     "is_autocast_enabled": "amp",
     "get_float32_matmul_precision": "backends",
