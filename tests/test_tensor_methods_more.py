@@ -279,3 +279,60 @@ def test_divide_rounding_matches_torch():
     run_parity(lambda lib, a, b: a.divide(b, rounding_mode="trunc"),
                rand(5, low=-3, high=3, seed=30), rand(5, low=0.5, high=2.0, seed=31),
                grad=[False, False])  # fmt: skip
+
+
+# -- real-dtype answers, small aliases ------------------------------------------------------
+EXTRA = {
+    "H": (lambda lib, x: x.H * lib.arange(3.0), (rand(3, 3, seed=40),)),
+    "mH": (lambda lib, x: x.mH.exp(), (rand(2, 3, 4, seed=41),)),
+    "adjoint": (lambda lib, x: x.adjoint(), (rand(3, 2, seed=42),)),
+    "conj": (lambda lib, x: x.conj().resolve_conj().resolve_neg() * 2, (rand(3, seed=43),)),
+    "real": (lambda lib, x: x.real * 3, (rand(3, seed=43),)),
+    "hardshrink": (lambda lib, x: x.hardshrink(0.3), (rand(3, 4, seed=44),)),
+    "prelu": (lambda lib, x, w: x.prelu(w), (rand(2, 3, 4, seed=45), rand(3, seed=46))),
+    "narrow_copy": (lambda lib, x: x.narrow_copy(1, 1, 2), (rand(3, 4, seed=47),)),
+    "unsafe_chunk": (lambda lib, x: x.unsafe_chunk(2, 1), (rand(3, 4, seed=48),)),
+    "unsafe_split": (lambda lib, x: x.unsafe_split(3, 0), (rand(4, 2, seed=49),)),
+    "absolute_": (lambda lib, x: (x * 1).absolute_(), (rand(3, 4, seed=50),)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EXTRA))
+def test_extra_method_gradcheck_and_torch_parity(name):
+    f, arrays = EXTRA[name]
+    check_op(f, *arrays)
+
+
+def _queries(lib):
+    x = lib.tensor([1.0, float("inf"), -float("inf"), float("nan")])
+    m = lib.ones(2, 3)
+    return (
+        x.isposinf().tolist(), lib.isposinf(x).tolist(), x.isneginf().tolist(),
+        lib.isneginf(x).tolist(), x.isreal().tolist(), lib.isreal(x).tolist(),
+        x.is_cpu, x.is_conj(), x.is_neg(), m.is_set_to(m), m.is_set_to(m.view(2, 3)),
+        m.is_set_to(m.clone()), m.is_set_to(m.t()), lib.get_device(m), lib.is_inference(m),
+        m.argwhere().tolist(), lib.ones(2, 2).bernoulli(0.0).tolist(),
+        lib.full((3,), 1.0).bernoulli().tolist(), lib.tensor([0.0, 1.0]).multinomial(1).tolist(),
+    )  # fmt: skip
+
+
+def test_queries():
+    q = _queries(tinyattn)
+    assert q[0] == q[1] == [False, True, False, False]
+    assert q[2] == q[3] == [False, False, True, False]
+    assert q[4] == q[5] == [True] * 4
+    assert q[6:13] == (True, False, False, True, True, False, False)
+    assert q[13:15] == (-1, False)
+    with pytest.raises(RuntimeError, match="non-complex"):
+        _ = tinyattn.ones(2).imag
+    with pytest.raises(RuntimeError, match="only supported on matrices"):
+        _ = tinyattn.ones(3).H
+    with pytest.raises(RuntimeError, match="batches of matrices"):
+        _ = tinyattn.ones(3).mH
+    z = tinyattn.arange(4.0)
+    assert tinyattn.resize_as_(z, tinyattn.ones(2, 2)) is z and tuple(z.shape) == (2, 2)
+
+
+@needs_torch
+def test_queries_match_torch():
+    assert _queries(tinyattn) == _queries(torch)

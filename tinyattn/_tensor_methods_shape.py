@@ -116,6 +116,16 @@ class TensorShapeMethods:
             cast("Tensor", self), data, dtype=dtype, device=device, requires_grad=requires_grad
         )
 
+    def bernoulli(self, p=None, *, generator=None) -> Tensor:
+        """See :func:`tinyattn.bernoulli`."""
+        return tinyattn.ops.creation.bernoulli(cast("Tensor", self), p, generator=generator)
+
+    def multinomial(self, num_samples: int, replacement: bool = False, *, generator=None) -> Tensor:
+        """See :func:`tinyattn.multinomial`."""
+        return tinyattn.ops.creation.multinomial(
+            cast("Tensor", self), num_samples, replacement, generator=generator
+        )
+
     # -- views ----------------------------------------------------------------------------------
 
     def view(self, *shape) -> Tensor:
@@ -335,6 +345,10 @@ class TensorShapeMethods:
     def masked_scatter_(self, mask, source) -> Tensor:
         """See :func:`tinyattn.ops.indexing.masked_scatter_`."""
         return tinyattn.ops.indexing.masked_scatter_(cast("Tensor", self), mask, source)
+
+    def argwhere(self) -> Tensor:
+        """See :func:`tinyattn.argwhere`."""
+        return tinyattn.ops.indexing.argwhere(cast("Tensor", self))
 
     # -- shape_more -----------------------------------------------------------------------------
 

@@ -347,6 +347,116 @@ class TensorMoreMethods:
         self._bump_version()
         return self
 
+    # -- real-dtype answers to complex-number and device queries ---------------------------
+    @property
+    def is_cpu(self) -> builtins.bool:
+        """True: tinyattn tensors live on the CPU."""
+        return True
+
+    @property
+    def real(self) -> Tensor:
+        """``self``: every tinyattn dtype is real."""
+        return self
+
+    @property
+    def imag(self) -> Tensor:
+        """Raises, as torch does for a real dtype."""
+        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+
+    def conj(self) -> Tensor:
+        """``self`` (the conjugate of a real tensor)."""
+        return self
+
+    def resolve_conj(self) -> Tensor:
+        """``self`` (no lazy conjugation to resolve)."""
+        return self
+
+    def resolve_neg(self) -> Tensor:
+        """``self`` (no lazy negation to resolve)."""
+        return self
+
+    def is_conj(self) -> builtins.bool:
+        """False: no lazy conjugation."""
+        return False
+
+    def is_neg(self) -> builtins.bool:
+        """False: no lazy negation."""
+        return False
+
+    @property
+    def H(self) -> Tensor:
+        """Conjugate transpose of a matrix: ``self.t()`` for a real 2-D tensor."""
+        if self.ndim != 2:
+            raise RuntimeError(
+                f"tensor.H is only supported on matrices (2-D tensors). Got {self.ndim}-D tensor."
+            )
+        return self.transpose(0, 1)
+
+    @property
+    def mH(self) -> Tensor:
+        """Conjugate transpose of the last two dims: ``self.mT`` for a real tensor."""
+        if self.ndim < 2:
+            raise RuntimeError(
+                "tensor.mH is only supported on matrices or batches of matrices. Got "
+                f"{self.ndim}-D tensor."
+            )
+        return self.transpose(-2, -1)
+
+    def adjoint(self) -> Tensor:
+        """``self.mH``."""
+        return self.mH
+
+    def isposinf(self) -> Tensor:
+        """Where ``self`` is +inf (bool)."""
+        return _ops().compare.eq(self, math.inf)
+
+    def isneginf(self) -> Tensor:
+        """Where ``self`` is -inf (bool)."""
+        return _ops().compare.eq(self, -math.inf)
+
+    def isreal(self) -> Tensor:
+        """All True: every element of a real tensor is real."""
+        return _ops().creation.ones(tuple(self.shape), dtype=_dt().bool_)
+
+    # -- more aliases ----------------------------------------------------------------------
+    def hardshrink(self, lambd: float = 0.5) -> Tensor:
+        """See :func:`tinyattn.hardshrink`."""
+        from .nn import functional
+
+        return functional.hardshrink(self, lambd)
+
+    def prelu(self, weight: Tensor) -> Tensor:
+        """See :func:`tinyattn.prelu`."""
+        from .nn import functional
+
+        return functional.prelu(self, weight)
+
+    def absolute_(self) -> Tensor:
+        """``abs_()``."""
+        return self.abs_()
+
+    def narrow_copy(self, dim: int, start: int, length: int) -> Tensor:
+        """``narrow(dim, start, length).clone()``: the same values in new memory."""
+        return _ops().views.narrow(self, dim, start, length).clone()
+
+    def unsafe_chunk(self, chunks: int, dim: int = 0) -> tuple:
+        """``chunk`` (torch's unsafe form skips a view check tinyattn does not make)."""
+        return _ops().views.chunk(self, chunks, dim)
+
+    def unsafe_split(self, split_size: int, dim: int = 0) -> tuple:
+        """``split`` (torch's unsafe form skips a view check tinyattn does not make)."""
+        return _ops().views.split(self, split_size, dim)
+
+    def is_set_to(self, tensor: Tensor) -> builtins.bool:
+        """Whether ``tensor`` views exactly the same memory: address, shape, strides, dtype."""
+        a, b = self._data, tensor._data
+        return (
+            a.__array_interface__["data"][0] == b.__array_interface__["data"][0]
+            and a.shape == b.shape
+            and a.strides == b.strides
+            and a.dtype == b.dtype
+        )
+
     # -- hooks -----------------------------------------------------------------------------
     def register_post_accumulate_grad_hook(self, hook):
         """Call ``hook(self)`` after backward has accumulated into this leaf's ``.grad``.

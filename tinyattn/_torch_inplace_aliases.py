@@ -1,4 +1,5 @@
-"""``torch.<op>_(input)``: the in-place forms torch also exposes at top level.
+"""``torch.<op>_(input)``: the in-place forms torch also exposes at top level, and a few
+top-level forms of Tensor queries (``get_device``, ``is_inference``, ``isposinf`` ...).
 
 ``torch.exp_(x)`` is ``x.exp_()``; each function here forwards to the Tensor method
 (which records the in-place op for autograd, bumps the version and handles views).
@@ -12,6 +13,12 @@ if TYPE_CHECKING:
     from ._tensor import Tensor
 
 __all__ = [
+    "get_device",
+    "is_inference",
+    "resize_as_",
+    "isposinf",
+    "isneginf",
+    "isreal",
     "abs_",
     "acos_",
     "acosh_",
@@ -359,3 +366,33 @@ def fill(input: Tensor, value) -> Tensor:
     gets the sum of the upstream gradient, as in torch.
     """
     return input.clone().fill_(value)
+
+
+def get_device(input: Tensor) -> int:
+    """``input.get_device()``: -1 (the CPU)."""
+    return input.get_device()
+
+
+def is_inference(input: Tensor) -> bool:
+    """``input.is_inference()``: False (tinyattn makes no inference tensors)."""
+    return input.is_inference()
+
+
+def resize_as_(input: Tensor, the_template: Tensor, *, memory_format=None) -> Tensor:
+    """``input.resize_as_(the_template)``."""
+    return input.resize_as_(the_template)
+
+
+def isposinf(input: Tensor) -> Tensor:
+    """Where ``input`` is +inf (bool)."""
+    return input.isposinf()
+
+
+def isneginf(input: Tensor) -> Tensor:
+    """Where ``input`` is -inf (bool)."""
+    return input.isneginf()
+
+
+def isreal(input: Tensor) -> Tensor:
+    """All True: every element of a real tensor is real."""
+    return input.isreal()

@@ -42,7 +42,7 @@ FAMILIES = {
     "cumulative": "cumsum cumprod cummax cummin",
     "activation": "softmax log_softmax",
     "fill": "fill_ zero_ copy_ uniform_ normal_ bernoulli_ exponential_ random_",
-    "creation": "new_zeros new_ones new_empty new_full new_tensor",
+    "creation": "new_zeros new_ones new_empty new_full new_tensor bernoulli multinomial",
     "views": (
         "view view_as reshape reshape_as flatten unflatten squeeze unsqueeze squeeze_ unsqueeze_ "
         "transpose swapaxes permute t movedim expand expand_as narrow select split chunk unbind"
@@ -53,7 +53,7 @@ FAMILIES = {
     "indexing": (
         "gather scatter scatter_ scatter_add scatter_add_ index_select index_fill index_fill_ "
         "masked_fill masked_fill_ masked_select nonzero index_put_ index_add index_add_ "
-        "masked_scatter_"
+        "masked_scatter_ argwhere"
     ),
     # -- elementwise breadth --
     "trig": (
