@@ -184,6 +184,13 @@ def test_resize_and_set():
         tinyattn.zeros(2).set_(tinyattn.ones(2, dtype=tinyattn.int64))
     with pytest.raises(RuntimeError, match="leaf Variable"):
         tinyattn.zeros(2, requires_grad=True).set_(tinyattn.ones(2))
+    graph = tinyattn.ones(2, requires_grad=True) * 2
+    with pytest.raises(RuntimeError, match="derivative for set_ is not implemented"):
+        graph.set_(tinyattn.ones(2))
+    with pytest.raises(RuntimeError, match="derivative for set_ is not implemented"):
+        tinyattn.zeros(2).set_(tinyattn.ones(2, requires_grad=True))
+    with tinyattn.no_grad():
+        assert graph.set_(tinyattn.ones(3)).tolist() == [1.0, 1.0, 1.0]
 
 
 @needs_torch

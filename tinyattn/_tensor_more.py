@@ -271,8 +271,17 @@ class TensorMoreMethods:
         """Make ``self`` share ``source``'s memory, shape and strides (no ``source``: empty).
 
         The storage/offset/size/stride form is not supported (tinyattn has no storages).
+        torch has no derivative for ``set_`` (its backward raises); tinyattn refuses the
+        call when a graph would be recorded, rather than keep a graph of the old values.
         """
+        from .autograd.grad_mode import is_grad_enabled
+
         _ops().inplace.check_inplace_allowed(self, "set_")
+        if is_grad_enabled() and (self._requires_grad or getattr(source, "_requires_grad", False)):
+            raise RuntimeError(
+                "set_: derivative for set_ is not implemented; call it on detached tensors "
+                "(or under tinyattn.no_grad())"
+            )
         if source is None:
             self._data = np.empty(0, dtype=self._data.dtype)
         elif not isinstance(source, type(self)):
