@@ -52,6 +52,7 @@ ALLOWED_UPWARD = {
     ("_tensor_methods_binary", "tinyattn"),
     ("_tensor", "ops"),
     ("_tensor_more", "ops"),  # in-place composite forms (addmm_ ...) call the ops at call time
+    ("_tensor_more", "tinyattn"),  # Tensor.hardshrink / prelu call the functional form
     # The einops layers (nn.Rearrange ...) share the einops backend's registration.
     ("nn", "_einops"),
     # ``nn.attention.sdpa_kernel`` sets torch's SDPA switches in ``backends.cuda`` (as torch's).

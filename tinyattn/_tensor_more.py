@@ -430,15 +430,15 @@ class TensorMoreMethods:
     # -- more aliases ----------------------------------------------------------------------
     def hardshrink(self, lambd: float = 0.5) -> Tensor:
         """See :func:`tinyattn.hardshrink`."""
-        from .nn import functional
+        import tinyattn  # (at call time: the functional ops import this module's class)
 
-        return functional.hardshrink(self, lambd)
+        return tinyattn.hardshrink(self, lambd)
 
     def prelu(self, weight: Tensor) -> Tensor:
         """See :func:`tinyattn.prelu`."""
-        from .nn import functional
+        import tinyattn
 
-        return functional.prelu(self, weight)
+        return tinyattn.prelu(self, weight)
 
     def absolute_(self) -> Tensor:
         """``abs_()``."""
