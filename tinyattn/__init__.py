@@ -464,6 +464,7 @@ from .ops.special import digamma, erfc, erfinv, i0, lgamma, mvlgamma, polygamma
 from ._torch_functional_aliases import *  # noqa: F403
 from ._torch_functional_more import *  # noqa: F403
 from ._torch_inplace_aliases import *  # noqa: F403
+from ._torch_more_names import *  # noqa: F403
 
 # -- global switches and small queries (_switches.py) --
 from ._switches import (
