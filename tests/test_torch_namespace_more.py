@@ -273,7 +273,7 @@ def test_signatures_accept_torch_keyword_names():
     tinyattn.max_pool1d(input=x, kernel_size=2)
     tinyattn.threshold(input=x, threshold=0.0, value=1.0)
     tinyattn.rrelu(input=x, generator=None)
-    tinyattn.embedding(weight=tinyattn.ones(3, 2), input=tinyattn.tensor([1]), padding_idx=-1)
+    tinyattn.embedding(weight=tinyattn.ones(3, 2), indices=tinyattn.tensor([1]), padding_idx=-1)
 
 
 # -- top-level in-place forms ---------------------------------------------------------------
@@ -344,3 +344,32 @@ def test_fill_is_out_of_place():
     x = tinyattn.ones(2)
     y = tinyattn.fill(x, 4)
     assert y.tolist() == [4.0, 4.0] and x.tolist() == [1.0, 1.0]
+
+
+ALIAS_MODULES = ("_torch_functional_aliases", "_torch_functional_more", "_torch_inplace_aliases",
+                 "_torch_more_names")  # fmt: skip
+FACTORY_EXTRAS = {"layout", "pin_memory", "memory_format", "generator", "requires_grad", "out"}
+OVERLOADED = {"trapz": ["y", "x", "dx", "dim"]}  # torch's two overloads in one function
+
+
+@needs_torch
+@pytest.mark.parametrize("module", ALIAS_MODULES)
+def test_parameter_names_are_torch_schemas(module):
+    """Every alias takes the parameters (names, order) of one of torch's ATen overloads,
+    ``self`` spelled ``input`` as torch's Python binding does."""
+    import importlib
+    import inspect
+
+    mod = importlib.import_module(f"tinyattn.{module}")
+    wrong = []
+    for name in mod.__all__:
+        ours = [p for p in inspect.signature(getattr(mod, name)).parameters
+                if p not in FACTORY_EXTRAS]  # fmt: skip
+        overloads = [
+            ["input" if a.name == "self" else a.name for a in s.arguments
+             if a.name not in FACTORY_EXTRAS]
+            for s in torch._C._jit_get_schemas_for_operator(f"aten::{name}")
+        ]  # fmt: skip
+        if ours not in overloads and OVERLOADED.get(name) != ours:
+            wrong.append((name, ours, overloads))
+    assert not wrong, wrong

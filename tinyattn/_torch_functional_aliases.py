@@ -204,18 +204,20 @@ def rms_norm(
 # -- embeddings ------------------------------------------------------------------------------
 def embedding(
     weight: Tensor,
-    input: Tensor,
+    indices: Tensor,
     padding_idx: int = -1,
     scale_grad_by_freq: bool = False,
     sparse: bool = False,
 ) -> Tensor:
-    """``weight[input]``: note the order, table first (``F.embedding(input, weight)``).
+    """``weight[indices]``: note the order, table first (``F.embedding(input, weight)``).
 
     A negative ``padding_idx`` means no padding row (ATen's convention: ``F.embedding``
     turns ``None`` into -1); a row ``padding_idx >= 0`` gets no gradient.
     """
     pad = None if padding_idx is None or padding_idx < 0 else padding_idx
-    return _F().embedding(input, weight, pad, scale_grad_by_freq=scale_grad_by_freq, sparse=sparse)
+    return _F().embedding(
+        indices, weight, pad, scale_grad_by_freq=scale_grad_by_freq, sparse=sparse
+    )
 
 
 def embedding_bag(

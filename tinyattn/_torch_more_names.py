@@ -104,9 +104,9 @@ def unsafe_chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
     return input.unsafe_chunk(chunks, dim)
 
 
-def unsafe_split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
+def unsafe_split(input: Tensor, split_size: int, dim: int = 0) -> tuple:
     """``split`` (torch's unsafe form skips a view check tinyattn does not make)."""
-    return _ops().views.split(tensor, split_size_or_sections, dim)
+    return input.unsafe_split(split_size, dim)
 
 
 def unsafe_split_with_sizes(input: Tensor, split_sizes, dim: int = 0) -> tuple:
