@@ -100,13 +100,18 @@ def _inference_trace(lib):
     def outside():
         return lib.is_inference_mode_enabled(), lib.is_grad_enabled()
 
-    out += [inside(), outside(), lib.is_inference_mode_enabled()]
+    @lib.inference_mode
+    def bare():
+        return lib.is_inference_mode_enabled(), lib.is_grad_enabled()
+
+    out += [inside(), outside(), bare(), bare.__name__, lib.is_inference_mode_enabled()]
     return out
 
 
 def test_inference_mode_is_visible():
     assert _inference_trace(tinyattn) == [
-        False, (True, False), (False, True), True, False, (True, False), (False, True), False
+        False, (True, False), (False, True), True, False, (True, False), (False, True),
+        (True, False), "bare", False,
     ]  # fmt: skip
     assert tinyattn.autograd.inference_mode is tinyattn.inference_mode
 

@@ -125,6 +125,11 @@ class inference_mode(_grad_mode.inference_mode):
     no separate inference tensors: the tensors made inside are ordinary ones.
     """
 
+    def __new__(cls, mode=True):
+        if callable(mode):  # the bare decorator ``@inference_mode``, as torch allows
+            return cls()(mode)
+        return super().__new__(cls)
+
     def __init__(self, mode: bool = True) -> None:
         super().__init__(mode)
         self.inference = bool(mode)
