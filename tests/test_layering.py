@@ -35,6 +35,7 @@ LAYERS = {
     "_tensor_methods_elementwise": 3,
     "_tensor_methods_binary": 3,
     "_tensor_meta": 3,
+    "_tensor_more": 3,
     "ops": 4,
     "linalg": 4,
     "nn": 5,
@@ -50,6 +51,8 @@ ALLOWED_UPWARD = {
     ("_tensor_methods_elementwise", "tinyattn"),
     ("_tensor_methods_binary", "tinyattn"),
     ("_tensor", "ops"),
+    ("_tensor_more", "ops"),  # in-place composite forms (addmm_ ...) call the ops at call time
+    ("_tensor_more", "tinyattn"),  # Tensor.hardshrink / prelu call the functional form
     # The einops layers (nn.Rearrange ...) share the einops backend's registration.
     ("nn", "_einops"),
     # ``nn.attention.sdpa_kernel`` sets torch's SDPA switches in ``backends.cuda`` (as torch's).

@@ -62,7 +62,6 @@ from ._dtype import int_ as int
 from ._version import __version__
 from .autograd.grad_mode import (
     enable_grad,
-    inference_mode,
     is_grad_enabled,
     no_grad,
     set_grad_enabled,
@@ -261,6 +260,7 @@ from ._device import device
 from ._size import Size
 from ._tensor import Tensor
 from . import autograd
+from ._legacy import CharTensor, HalfTensor, ShortTensor
 from ._legacy import Variable as _Variable
 
 autograd.Variable = _Variable  # torch.autograd.Variable: kept for pre-0.4 tutorials (_legacy.py)
@@ -457,50 +457,56 @@ from .ops.special import digamma, erfc, erfinv, i0, lgamma, mvlgamma, polygamma
 
 # -- end of special functions --
 
+
+# -- torch's top-level forms of functional ops and in-place methods (no new ops) --
+# (each module lists its names in ``__all__``: ``dropout``, ``layer_norm``, ``embedding``,
+# ``conv2d`` ... with torch's top-level signatures; ``exp_``, ``fill`` ... in place)
+from ._torch_functional_aliases import *  # noqa: F403
+from ._torch_functional_more import *  # noqa: F403
+from ._torch_inplace_aliases import *  # noqa: F403
+from ._torch_more_names import *  # noqa: F403
+
+# -- global switches and small queries (_switches.py) --
+from ._switches import (
+    are_deterministic_algorithms_enabled,
+    compiled_with_cxx11_abi,
+    get_deterministic_debug_mode,
+    get_num_interop_threads,
+    inference_mode,  # grad_mode's, plus the state is_inference_mode_enabled reads
+    is_anomaly_check_nan_enabled,
+    is_anomaly_enabled,
+    is_deterministic_algorithms_warn_only_enabled,
+    is_inference_mode_enabled,
+    is_storage,
+    is_warn_always_enabled,
+    set_anomaly_enabled,
+    set_default_tensor_type,
+    set_deterministic_debug_mode,
+    set_flush_denormal,
+    set_num_interop_threads,
+    set_warn_always,
+    typename,
+    use_deterministic_algorithms,
+)
+
+autograd.inference_mode = inference_mode
+
+# -- end of top-level aliases --
+
+# (the math ops below replace the alias modules' forms of the same names: addmv, addr,
+# rsub, the conj family, logspace, the windows ... have their own ops and tests)
 # -- math ops breadth (ops/integer_math.py, linalg_helpers.py ...) --
-from .ops.integer_math import (
-    angle,
-    conj,
-    conj_physical,
-    frexp,
-    gcd,
-    gcd_,
-    is_conj,
-    is_neg,
-    isneginf,
-    isposinf,
-    isreal,
-    lcm,
-    lcm_,
-    ldexp,
-    ldexp_,
-    nextafter,
-    resolve_conj,
-    resolve_neg,
-    rsub,
-)
-from .ops.linalg_helpers import addmv, addmv_, addr, renorm
-from .ops.creation_more import (
-    asarray,
-    binomial,
-    empty_strided,
-    frombuffer,
-    poisson,
-    randint_like,
-    scalar_tensor,
-)
+from .ops.creation_more import asarray, binomial, empty_strided, frombuffer, poisson
+from .ops.creation_more import randint_like, scalar_tensor
 from .ops.index_more import index_reduce, put
+from .ops.integer_math import angle, conj, conj_physical, frexp, gcd, gcd_, is_conj, is_neg
+from .ops.integer_math import isneginf, isposinf, isreal, lcm, lcm_, ldexp, ldexp_, nextafter
+from .ops.integer_math import resolve_conj, resolve_neg, rsub
+from .ops.linalg_helpers import addmv, addmv_, addr, renorm
 from .ops.numeric import gradient, histogram, histogramdd, trapz
 from .ops.strided import as_strided
-from .ops.windows import (
-    bartlett_window,
-    blackman_window,
-    hamming_window,
-    hann_window,
-    kaiser_window,
-    logspace,
-    vander,
-)
+from .ops.windows import bartlett_window, blackman_window, hamming_window, hann_window
+from .ops.windows import kaiser_window, logspace, vander
 
 # -- end of math ops breadth --
 
@@ -536,6 +542,7 @@ _LAZY_NAMES = {  # name -> the module that defines it
     "vmap": "func",
     "range": "_legacy",  # deprecated torch.range (end inclusive); lazy, so builtin range stays
     "autocast": "amp",
+    "GradScaler": "amp",
     "get_autocast_dtype": "amp",
     "is_autocast_enabled": "amp",
     "get_float32_matmul_precision": "backends",

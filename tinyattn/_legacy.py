@@ -2,7 +2,8 @@
 
 ``torch.autograd.Variable`` (merged into ``Tensor`` in PyTorch 0.4) and ``torch.range``
 (deprecated for ``arange``) are kept by torch for old code; tinyattn keeps them for
-the same programs (e.g. the char-RNN and seq2seq tutorials of spro/practical-pytorch).
+the same programs (e.g. the char-RNN and seq2seq tutorials of spro/practical-pytorch),
+with the legacy constructors ``HalfTensor``, ``CharTensor`` and ``ShortTensor``.
 """
 
 from __future__ import annotations
@@ -13,10 +14,17 @@ import warnings
 
 import numpy as np
 
+from . import _dtype
 from ._device import check_device
 from ._dtype import get_default_dtype
 from ._tensor import Tensor
-from .ops.creation import tensor
+from .ops.creation import _legacy, tensor
+
+# Legacy constructors for the dtypes ``ops/creation.py`` leaves out (same rules:
+# ``HalfTensor(data)`` or ``HalfTensor(*sizes)``, zeros for sizes).
+HalfTensor = _legacy(_dtype.float16, "HalfTensor")
+CharTensor = _legacy(_dtype.int8, "CharTensor")
+ShortTensor = _legacy(_dtype.int16, "ShortTensor")
 
 
 class _VariableMeta(type):

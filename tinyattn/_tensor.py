@@ -29,6 +29,7 @@ from ._tensor_methods_elementwise import TensorElementwiseMethods
 from ._tensor_methods_math import TensorMathMethods
 from ._tensor_methods_select import TensorSelectMethods
 from ._tensor_methods_shape import TensorShapeMethods
+from ._tensor_more import TensorMoreMethods
 from .autograd.function import Function, Node, leaf_node
 from .autograd.tensor_base import TensorBase
 
@@ -44,6 +45,7 @@ class Tensor(
     TensorElementwiseMethods,
     TensorBinaryMethods,
     TensorMetaMethods,
+    TensorMoreMethods,
     TensorBase,
     op_outputs=True,
 ):

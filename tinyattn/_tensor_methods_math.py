@@ -88,6 +88,20 @@ class TensorMathMethods:
         """See :func:`tinyattn.ops.arithmetic.pow_`."""
         return tinyattn.ops.arithmetic.pow_(cast("Tensor", self), exponent)
 
+    def divide(self, other, *, rounding_mode=None) -> Tensor:
+        """See :func:`tinyattn.divide`."""
+        return tinyattn.ops.arithmetic.divide(
+            cast("Tensor", self), other, rounding_mode=rounding_mode
+        )
+
+    def multiply(self, other) -> Tensor:
+        """See :func:`tinyattn.multiply`."""
+        return tinyattn.ops.arithmetic.multiply(cast("Tensor", self), other)
+
+    def subtract(self, other, *, alpha=1) -> Tensor:
+        """See :func:`tinyattn.subtract`."""
+        return tinyattn.ops.arithmetic.subtract(cast("Tensor", self), other, alpha=alpha)
+
     def where(self, condition, other) -> Tensor:
         """``tinyattn.where(condition, self, other)``. See :func:`tinyattn.where`."""
         return tinyattn.ops.arithmetic.where(condition, cast("Tensor", self), other)
@@ -303,6 +317,14 @@ class TensorMathMethods:
     def isfinite(self) -> Tensor:
         """See :func:`tinyattn.isfinite`."""
         return tinyattn.ops.compare.isfinite(cast("Tensor", self))
+
+    def isclose(self, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan=False) -> Tensor:
+        """See :func:`tinyattn.isclose`."""
+        return tinyattn.ops.compare.isclose(cast("Tensor", self), other, rtol, atol, equal_nan)
+
+    def allclose(self, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan=False) -> bool:
+        """See :func:`tinyattn.allclose`."""
+        return tinyattn.ops.compare.allclose(cast("Tensor", self), other, rtol, atol, equal_nan)
 
     # -- reduction ------------------------------------------------------------------------------
 

@@ -116,6 +116,16 @@ class TensorShapeMethods:
             cast("Tensor", self), data, dtype=dtype, device=device, requires_grad=requires_grad
         )
 
+    def bernoulli(self, p=None, *, generator=None) -> Tensor:
+        """See :func:`tinyattn.bernoulli`."""
+        return tinyattn.ops.creation.bernoulli(cast("Tensor", self), p, generator=generator)
+
+    def multinomial(self, num_samples: int, replacement: bool = False, *, generator=None) -> Tensor:
+        """See :func:`tinyattn.multinomial`."""
+        return tinyattn.ops.creation.multinomial(
+            cast("Tensor", self), num_samples, replacement, generator=generator
+        )
+
     # -- views ----------------------------------------------------------------------------------
 
     def view(self, *shape) -> Tensor:
@@ -336,6 +346,10 @@ class TensorShapeMethods:
         """See :func:`tinyattn.ops.indexing.masked_scatter_`."""
         return tinyattn.ops.indexing.masked_scatter_(cast("Tensor", self), mask, source)
 
+    def argwhere(self) -> Tensor:
+        """See :func:`tinyattn.argwhere`."""
+        return tinyattn.ops.indexing.argwhere(cast("Tensor", self))
+
     # -- shape_more -----------------------------------------------------------------------------
 
     def broadcast_to(self, *sizes, size=None) -> Tensor:
@@ -455,22 +469,6 @@ class TensorShapeMethods:
     def masked_scatter(self, mask, source: Tensor) -> Tensor:
         """See :func:`tinyattn.masked_scatter`."""
         return tinyattn.ops.scatter.masked_scatter(cast("Tensor", self), mask, source)
-
-    # -- creation_more --------------------------------------------------------------------------
-
-    def multinomial(self, num_samples: int, replacement: bool = False, *, generator=None) -> Tensor:
-        """See :func:`tinyattn.multinomial`."""
-        return tinyattn.ops.creation_more.multinomial(
-            cast("Tensor", self), num_samples, replacement, generator=generator
-        )
-
-    def bernoulli(self, p=None, *, generator=None) -> Tensor:
-        """See :func:`tinyattn.bernoulli`."""
-        return tinyattn.ops.creation_more.bernoulli(cast("Tensor", self), p, generator=generator)
-
-    def argwhere(self) -> Tensor:
-        """See :func:`tinyattn.argwhere`."""
-        return tinyattn.ops.creation_more.argwhere(cast("Tensor", self))
 
     # -- index_more -----------------------------------------------------------------------------
 

@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 FAMILIES = {
     "arithmetic": (
         "add sub mul div true_divide floor_divide remainder pow maximum minimum "
-        "add_ sub_ mul_ div_ pow_"
+        "add_ sub_ mul_ div_ pow_ divide multiply subtract"
     ),
     "unary": (
         "neg abs erf exp log log2 log1p expm1 sqrt rsqrt sin cos tanh sigmoid relu reciprocal square "
@@ -30,7 +30,7 @@ FAMILIES = {
     ),
     "compare": (
         "eq ne lt le gt ge greater less equal logical_not logical_and logical_or logical_xor "
-        "isnan isinf isfinite"
+        "isnan isinf isfinite isclose allclose"
     ),
     "reduction": (
         "sum mean var std max min amax amin argmax argmin logsumexp norm prod any all count_nonzero"
@@ -42,7 +42,7 @@ FAMILIES = {
     "cumulative": "cumsum cumprod cummax cummin",
     "activation": "softmax log_softmax",
     "fill": "fill_ zero_ copy_ uniform_ normal_ bernoulli_ exponential_ random_",
-    "creation": "new_zeros new_ones new_empty new_full new_tensor",
+    "creation": "new_zeros new_ones new_empty new_full new_tensor bernoulli multinomial",
     "views": (
         "view view_as reshape reshape_as flatten unflatten squeeze unsqueeze squeeze_ unsqueeze_ "
         "transpose swapaxes permute t movedim expand expand_as narrow select split chunk unbind"
@@ -53,7 +53,7 @@ FAMILIES = {
     "indexing": (
         "gather scatter scatter_ scatter_add scatter_add_ index_select index_fill index_fill_ "
         "masked_fill masked_fill_ masked_select nonzero index_put_ index_add index_add_ "
-        "masked_scatter_"
+        "masked_scatter_ argwhere"
     ),
     # -- elementwise breadth --
     "trig": (
@@ -100,7 +100,6 @@ FAMILIES = {
         "angle conj conj_physical resolve_conj resolve_neg is_conj is_neg heaviside_"
     ),
     "linalg_helpers": "addmv addmv_ addr addr_ renorm renorm_",
-    "creation_more": "multinomial bernoulli argwhere",
     "index_more": "put put_ index_reduce index_reduce_",
     "numeric": "histogram",
     "strided": "as_strided",
@@ -204,7 +203,6 @@ MODULES = {
             "indexing",
             "shape_more",
             "scatter",
-            "creation_more",
             "index_more",
             "strided",
         ),

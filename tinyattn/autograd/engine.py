@@ -125,6 +125,8 @@ def _traverse(roots, root_grads, retain_graph, capture, accumulate, call_backwar
         if node.__class__ is AccumulateGrad:
             if grad is not None and accumulate:
                 _accumulate_into(node.variable, grad)
+                if "post_accumulate_grad_hooks" in node.__dict__:  # (set by the tensor method)
+                    _run_post_accumulate_hooks(node)
             continue
         if needed is not None and node not in needed:
             continue  # (its inputs are not needed either: they lead to no input asked for)
@@ -444,6 +446,12 @@ def _accumulate_into_unlocked(tensor: TensorBase, grad) -> None:
         tensor._grad = TensorBase._make(tensor._grad._data + grad)
     else:
         tensor._grad._data += grad
+
+
+def _run_post_accumulate_hooks(node: AccumulateGrad) -> None:
+    """``register_post_accumulate_grad_hook``: ``hook(tensor)`` once ``.grad`` is updated."""
+    for hook in list(node.__dict__["post_accumulate_grad_hooks"]):
+        hook(node.variable)
 
 
 def _accumulate_retained(tensor: TensorBase, grad) -> None:

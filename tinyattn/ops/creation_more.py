@@ -18,8 +18,7 @@ from .._device import check_device
 from .._tensor import Tensor
 from ..random import _numpy_generator
 from .arithmetic import _tensor
-from .creation import _finish, _sizes, bernoulli, multinomial, tensor
-from .indexing import argwhere
+from .creation import _finish, _sizes, tensor
 
 __all__ = [
     "asarray",
@@ -29,9 +28,6 @@ __all__ = [
     "randint_like",
     "poisson",
     "binomial",
-    "argwhere",  # (re-exported for the Tensor methods)
-    "bernoulli",
-    "multinomial",
 ]
 
 
