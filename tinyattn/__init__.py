@@ -476,6 +476,7 @@ _LAZY_SUBMODULES = frozenset(
         "nn",
         "onnx",
         "optim",
+        "profiler",
         "serialization",
         "special",
         "utils",
