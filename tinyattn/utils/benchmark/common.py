@@ -164,7 +164,7 @@ class Measurement:
         return bool(self._warnings())
 
     def _warnings(self) -> list[str]:
-        if len(self._stats()) < 4 or self.median == 0:
+        if not self._stats() or self.median == 0:
             return []
         if self.meets_confidence(_IQR_WARN_THRESHOLD):
             return []
