@@ -19,6 +19,7 @@ Three kinds of events are recorded, each with its thread and start/end times:
 from __future__ import annotations
 
 import functools
+import os
 import re
 import threading
 import time
@@ -63,10 +64,20 @@ def _shapes(args) -> list:
     return [list(a.shape) if isinstance(a, TensorBase) else [] for a in args]
 
 
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_MODULES = os.path.join(_PACKAGE, "nn", "modules")
+
+
 def _stack() -> list[str]:
-    """The caller's Python frames, innermost first, without the profiler's own."""
+    """The caller's Python frames, innermost first. tinyattn's own frames are left out, as
+    torch's ops are C++ and absent from its stacks, except ``nn.modules`` (torch shows
+    its modules' ``forward``)."""
     frames = traceback.extract_stack()[:-2]  # (without _stack and its caller in here)
-    return [f"{f.filename}({f.lineno}): {f.name}" for f in reversed(frames)]
+    return [
+        f"{f.filename}({f.lineno}): {f.name}"
+        for f in reversed(frames)
+        if not f.filename.startswith(_PACKAGE) or f.filename.startswith(_MODULES)
+    ]
 
 
 def _record(name: str, start: float, end: float, args=(), out=None, stack=None) -> None:
