@@ -264,26 +264,10 @@ def build_table(events, sort_by, row_limit, max_name_width, max_shapes_width, ma
     if sort_by is not None:
         attr = sort_by.replace("cuda", "device").replace("xpu", "device")
         events = sorted(events, key=lambda e: getattr(e, attr), reverse=True)
-    has_shapes = any(e.input_shapes for e in events)
-    stacks = [e.stack for e in events if e.stack]
-    name_width = min(max(len(e.key) for e in events) + 4, max_name_width)
-    widths, headers = [name_width], ["Name"]
-    columns = ["Self CPU %", "Self CPU", "CPU total %", "CPU total", "CPU time avg"]
-    if profile_memory:
-        columns += ["CPU Mem", "Self CPU Mem"]
-    columns.append("# of Calls")
-    headers += columns
-    widths += [12] * len(columns)
-    aligns = [">"] * len(headers)
-    if has_shapes:
-        headers.append("Input Shapes")
-        widths.append(min(max(len(str(e.input_shapes)) for e in events) + 4, max_shapes_width))
-        aligns.append(">")
-    if stacks:
-        headers.append("Source Location")
-        src_width = min(max(len(s) for stack in stacks for s in stack) + 4, max_src_width)
-        widths.append(src_width)
-        aligns.append("<")
+    headers, widths, aligns = _columns(events, profile_memory, max_name_width,
+                                       max_shapes_width, max_src_width)  # fmt: skip
+    has_shapes, stacks = "Input Shapes" in headers, "Source Location" in headers
+    src_width = widths[-1]
 
     def row(values) -> str:
         return "".join(f"{str(v):{a}{w}}  " for v, w, a in zip(values, widths, aligns))
@@ -323,6 +307,28 @@ def build_table(events, sort_by, row_limit, max_name_width, max_shapes_width, ma
             lines.append(row(blank + [""]))
     lines += [separator, f"Self CPU time total: {_format_unit(total, time_unit)}"]
     return "\n".join(lines) + "\n"
+
+
+def _columns(events, profile_memory, max_name_width, max_shapes_width, max_src_width):
+    """Headers, widths and alignments of the table's columns (torch's: 12 wide, names and
+    shapes as wide as the longest, within their maxima)."""
+    headers = ["Name", "Self CPU %", "Self CPU", "CPU total %", "CPU total", "CPU time avg"]
+    if profile_memory:
+        headers += ["CPU Mem", "Self CPU Mem"]
+    headers.append("# of Calls")
+    widths = [min(max(len(e.key) for e in events) + 4, max_name_width)]
+    widths += [12] * (len(headers) - 1)
+    aligns = [">"] * len(headers)
+    if any(e.input_shapes for e in events):
+        headers.append("Input Shapes")
+        widths.append(min(max(len(str(e.input_shapes)) for e in events) + 4, max_shapes_width))
+        aligns.append(">")
+    stacks = [e.stack for e in events if e.stack]
+    if stacks:
+        headers.append("Source Location")
+        widths.append(min(max(len(s) for stack in stacks for s in stack) + 4, max_src_width))
+        aligns.append("<")
+    return headers, widths, aligns
 
 
 def _trim_path(path: str, width: int) -> str:
