@@ -10,7 +10,14 @@ import pytest
 import tinyattn
 from tinyattn.autograd import custom_function
 from tinyattn.autograd import function as array_function
-from tinyattn.profiler import ProfilerAction, ProfilerActivity, profile, record_function, schedule
+from tinyattn.profiler import (
+    ProfilerAction,
+    ProfilerActivity,
+    profile,
+    record_function,
+    schedule,
+    tensorboard_trace_handler,
+)
 
 
 def counts(prof, **kwargs) -> dict:
@@ -245,3 +252,20 @@ def test_sdpa_is_one_op():
     with profile() as prof:
         tinyattn.nn.functional.scaled_dot_product_attention(q, q, q)
     assert counts(prof).get("aten::scaled_dot_product_attention") == 1
+
+
+def test_tensorboard_trace_handler_writes_a_trace_per_active_span(tmp_path):
+    handler = tensorboard_trace_handler(str(tmp_path), worker_name="w")
+    x = tinyattn.ones(2)
+    with profile(
+        schedule=schedule(wait=0, warmup=1, active=1, repeat=2), on_trace_ready=handler
+    ) as prof:
+        for _ in range(5):
+            x + 1
+            prof.step()
+    files = sorted(tmp_path.iterdir())
+    assert len(files) == 2 and all(
+        f.name.startswith("w.") and f.name.endswith(".pt.trace.json") for f in files
+    )
+    for f in files:
+        assert [e["name"] for e in json.loads(f.read_text())["traceEvents"]] == ["aten::add"]

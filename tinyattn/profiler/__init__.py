@@ -21,6 +21,7 @@ from ._profile import (
     profile,
     schedule,
     supported_activities,
+    tensorboard_trace_handler,
 )
 from .profiler import record_function
 
@@ -34,4 +35,5 @@ __all__ = [
     "record_function",
     "schedule",
     "supported_activities",
+    "tensorboard_trace_handler",
 ]

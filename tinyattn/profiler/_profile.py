@@ -3,13 +3,23 @@
 from __future__ import annotations
 
 import enum
+import os
+import socket
+import time
 import warnings
 from collections.abc import Callable, Iterable
 
 from ._events import EventList
 from .profiler import Recorder
 
-__all__ = ["ProfilerAction", "ProfilerActivity", "profile", "schedule", "supported_activities"]
+__all__ = [
+    "ProfilerAction",
+    "ProfilerActivity",
+    "profile",
+    "schedule",
+    "supported_activities",
+    "tensorboard_trace_handler",
+]
 
 
 class ProfilerActivity(enum.IntEnum):
@@ -68,6 +78,27 @@ def schedule(*, wait: int, warmup: int, active: int, repeat: int = 0, skip_first
         return ProfilerAction.RECORD if phase < cycle - 1 else ProfilerAction.RECORD_AND_SAVE
 
     return action
+
+
+def tensorboard_trace_handler(dir_name: str, worker_name: str | None = None,
+                              use_gzip: bool = False) -> Callable:  # fmt: skip
+    """An ``on_trace_ready`` that writes each trace to ``dir_name`` as
+    ``{worker_name}.{time in ns}.pt.trace.json`` (Chrome trace JSON; ``.gz`` if asked)."""
+
+    def handler(prof: profile) -> None:
+        os.makedirs(dir_name, exist_ok=True)
+        worker = worker_name or f"{socket.gethostname()}_{os.getpid()}"
+        name = f"{worker}.{time.time_ns()}.pt.trace.json"
+        path = os.path.join(dir_name, name)
+        prof.export_chrome_trace(path)
+        if use_gzip:
+            import gzip
+
+            with open(path, "rb") as f, gzip.open(path + ".gz", "wb") as g:
+                g.write(f.read())
+            os.remove(path)
+
+    return handler
 
 
 def _always_record(step: int) -> ProfilerAction:
