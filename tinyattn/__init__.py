@@ -529,6 +529,7 @@ _LAZY_SUBMODULES = frozenset(
         "nn",
         "onnx",
         "optim",
+        "profiler",
         "serialization",
         "special",
         "utils",

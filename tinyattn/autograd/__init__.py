@@ -163,4 +163,4 @@ def grad(
     return tuple(result)
 
 
-from . import functional
+from . import functional, profiler  # (profiler: a thin module; it loads tinyattn.profiler on use)

@@ -38,6 +38,7 @@ from .. import kernels
 from .._tensor import Tensor
 from ..autograd.function import Function
 from ..autograd.xp import numpy_xp, tensor_xp
+from ..backends import cuda as sdp_switches
 from ..kernels import reference
 from ..random import _numpy_generator
 from . import _checks as checks
@@ -103,7 +104,8 @@ class ScaledDotProductAttention(Function):
 
     @staticmethod
     def forward(ctx, q, k, v, mask, *, causal, scale, dropout_p, groups, seed):
-        layout = _fused_layout(q, k, v, mask, groups, ctx.needs_input_grad)
+        # the enabled backends (sdpa_kernel) decide between the fused and the math path
+        layout = sdp_switches.sdp_path(_fused_layout(q, k, v, mask, groups, ctx.needs_input_grad))
         ctx.fused, ctx.groups = layout, groups
         ctx.options = dict(causal=causal, scale=scale, dropout_p=dropout_p, seed=seed)
         if layout is not None:

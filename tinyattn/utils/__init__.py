@@ -10,12 +10,12 @@
 
 from . import checkpoint
 
-__all__ = ["checkpoint", "data"]
+__all__ = ["benchmark", "checkpoint", "data"]
 
 
 def __getattr__(name: str):
-    if name == "data":
+    if name in ("data", "benchmark"):
         import importlib
 
-        return importlib.import_module(".data", __name__)
+        return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -3,49 +3,41 @@
 * :mod:`tinyattn.nn.attention.flex_attention`: ``flex_attention`` with ``score_mod`` /
   ``create_block_mask`` (attention variants written as small Python functions).
 * ``SDPBackend`` and ``sdpa_kernel``: torch's way to choose among its SDPA kernels.
-  tinyattn has one CPU rule (``nn.functional.scaled_dot_product_attention`` says
-  which path runs), so ``sdpa_kernel`` checks its argument, records the choice in
-  ``tinyattn.backends.cuda``'s switches for the duration of the block (as torch
-  does) and otherwise changes nothing.
+  On tinyattn ``FLASH_ATTENTION`` is the fused numba kernels and ``MATH`` the
+  stored-weights NumPy path (``nn.functional.scaled_dot_product_attention`` says when
+  each runs); the other backends are CUDA kernels, accepted and never run. Within the
+  block only the given backends are enabled in ``tinyattn.backends.cuda``'s switches
+  (restored afterwards), as in torch; with none of flash / math enabled, or with only
+  flash and inputs it cannot take, SDPA raises torch's RuntimeError.
 """
 
 from __future__ import annotations
 
 import contextlib
-import enum
 from collections.abc import Iterable, Iterator
 
+from ...backends.cuda import SDPBackend, sdp_backends_enabled
+
 __all__ = ["SDPBackend", "sdpa_kernel", "flex_attention"]
-
-
-class SDPBackend(enum.Enum):
-    """torch's names for its scaled-dot-product-attention kernels (same values)."""
-
-    ERROR = -1
-    MATH = 0
-    FLASH_ATTENTION = 1
-    EFFICIENT_ATTENTION = 2
-    CUDNN_ATTENTION = 3
-    OVERRIDEABLE = 4
-
-
-_SWITCHES = {
-    SDPBackend.MATH: "math",
-    SDPBackend.FLASH_ATTENTION: "flash",
-    SDPBackend.EFFICIENT_ATTENTION: "mem_efficient",
-}
 
 
 @contextlib.contextmanager
 def sdpa_kernel(
     backends: SDPBackend | Iterable[SDPBackend], set_priority: bool = False
-) -> Iterator[None]:
-    """Within the block, only ``backends`` are enabled in ``tinyattn.backends.cuda``'s
-    switches (restored afterwards). tinyattn's SDPA does not read them: its CPU path
-    is the same whatever is enabled.
+) -> Iterator[dict]:
+    """Within the block, only ``backends`` are enabled for scaled_dot_product_attention.
 
     backends : one ``SDPBackend`` or a list of them.
-    set_priority : accepted for torch's signature (the order is not used).
+    set_priority : if True, the list's order is the order the enabled backends are tried
+        in (e.g. ``[MATH, FLASH_ATTENTION]`` prefers the math path).
+
+    >>> import tinyattn as torch
+    >>> from tinyattn.nn.attention import SDPBackend, sdpa_kernel
+    >>> q = torch.ones(1, 2, 4, 8)
+    >>> with sdpa_kernel(SDPBackend.MATH):
+    ...     out = torch.nn.functional.scaled_dot_product_attention(q, q, q)
+    >>> tuple(out.shape)
+    (1, 2, 4, 8)
     """
     chosen = [backends] if isinstance(backends, SDPBackend) else list(backends)
     for backend in chosen:
@@ -54,15 +46,8 @@ def sdpa_kernel(
                 "sdpa_kernel(): argument 'backends' must be an SDPBackend or a list of them, "
                 f"got an element of type {type(backend).__name__}"
             )
-    from ...backends import cuda  # the switches live where torch keeps them
-
-    saved = dict(cuda._sdp)
-    for backend, switch in _SWITCHES.items():
-        cuda._sdp[switch] = backend in chosen
-    try:
-        yield
-    finally:
-        cuda._sdp.update(saved)
+    with sdp_backends_enabled(list(dict.fromkeys(chosen)), set_priority) as state:
+        yield state
 
 
 def __getattr__(name: str):
