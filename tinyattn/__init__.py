@@ -526,6 +526,7 @@ _LAZY_SUBMODULES = frozenset(
         "func",
         "linalg",
         "multiprocessing",  # the stdlib module: ``import tinyattn`` does not import it
+        "nested",
         "nn",
         "onnx",
         "optim",
