@@ -299,7 +299,8 @@ def test_sdpa_kernel_records_the_choice_and_restores_it():
         assert not cuda.mem_efficient_sdp_enabled()
         inside = tinyattn.nn.functional.scaled_dot_product_attention(q, q, q).numpy()
     assert cuda.flash_sdp_enabled() and cuda.mem_efficient_sdp_enabled()
-    np.testing.assert_array_equal(inside, before)
+    # MATH runs the stored-weights path instead of the fused kernel: equal to rounding.
+    np.testing.assert_allclose(inside, before, rtol=1e-12, atol=1e-15)
     with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
         assert cuda.flash_sdp_enabled() and not cuda.math_sdp_enabled()
     with pytest.raises(TypeError, match="SDPBackend"), sdpa_kernel(["math"]):

@@ -448,6 +448,8 @@ OPS = [
     ("max_pool2d", _F("max_pool2d", kernel_size=2), [_f(1, 2, 4, 4)]),
     ("max_pool2d-pad", _F("max_pool2d", kernel_size=3, stride=2, padding=1), [_f(1, 1, 5, 5)]),
     ("max_pool1d-dilation", _F("max_pool1d", kernel_size=2, dilation=2), [_f(2, 7)]),
+    ("angle", _top("angle"), [_f(2, 3)]),
+    ("as_strided", lambda L, x: L.as_strided(x, (2, 2), (1, 2)), [_f(2, 3)]),
     ("max_pool3d", _F("max_pool3d", kernel_size=2), [_f(1, 1, 2, 4, 4)]),
     ("avg_pool2d", _F("avg_pool2d", kernel_size=2, stride=1, padding=1), [_f(1, 2, 3, 3)]),
     (
