@@ -95,6 +95,10 @@ class NLLLoss(_WeightedLoss):
         )
 
 
+class NLLLoss2d(NLLLoss):
+    """Deprecated alias of :class:`NLLLoss` (torch keeps it for old code); same arguments."""
+
+
 class KLDivLoss(_Loss):
     """KL divergence with log-probability ``input``; ``reduction='batchmean'`` is the true KL."""
 
