@@ -121,6 +121,8 @@ class LinearCrossEntropy(Function):
         dx_i = dz_i W,     dW = sum_i dz_i^T x_i,     db = sum_i dz_i
     """
 
+    supports_create_graph = True
+
     @staticmethod
     def forward(ctx, x, weight, bias, target, class_weight, ignore_index, chunk, acc):
         valid = target != ignore_index
@@ -133,35 +135,65 @@ class LinearCrossEntropy(Function):
             rows = slice(lo, lo + chunk)
             _, lse, picked = _chunk_softmax_terms(xa[rows], wa, ba, safe[rows])
             losses[rows] = np.where(valid[rows], row_w[rows] * (lse - picked), 0)
-        ctx.save_for_backward(x, weight, bias)
+        ctx.save_for_backward(x, weight, *([] if bias is None else [bias]))
         ctx.rows = (safe, valid, row_w.astype(acc), chunk, acc)
         return losses.astype(x.dtype)
 
     @staticmethod
     def backward(ctx, g):
-        x, weight, bias = ctx.saved_tensors
+        xp = ctx.xp
+        x, weight, *bias = ctx.saved_tensors
+        bias = bias[0] if bias else None
         safe, valid, row_w, chunk, acc = ctx.rows
         need_x, need_w, need_b = ctx.needs_input_grad[:3]
-        xa, wa = x.astype(acc, copy=False), weight.astype(acc, copy=False)
-        ba = bias.astype(acc, copy=False) if bias is not None else None
-        dx = np.zeros_like(xa) if need_x else None
-        dw = np.zeros_like(wa) if need_w else None
-        db = np.zeros(weight.shape[0], dtype=acc) if need_b else None
-        scale = np.where(valid, g.astype(acc) * row_w, 0)
-        for lo in range(0, x.shape[0], chunk):
+        dtype = _array(x).dtype
+        if acc != dtype:  # (the chunk arithmetic runs in acc_dtype; the grads come back cast)
+            x, weight, g = (xp.astype(t, acc) for t in (x, weight, g))
+            bias = xp.astype(bias, acc) if bias is not None else None
+        scale = xp.expand_dims(xp.where(valid, g * row_w, 0), 1)
+        dx_rows, dw, db = [], None, None
+        for lo in range(0, len(safe), chunk):
             rows = slice(lo, lo + chunk)
-            dz, _, _ = _chunk_softmax_terms(xa[rows], wa, ba, safe[rows])
-            dz[np.arange(dz.shape[0]), safe[rows]] -= 1.0
-            dz *= scale[rows, None]
+            dz = (_softmax_rows(xp, x[rows], weight, bias) - _onehot(safe[rows], weight)) * scale[
+                rows
+            ]
             if need_x:
-                dx[rows] = dz @ wa
+                dx_rows.append(dz @ weight)
             if need_w:
-                dw += dz.T @ xa[rows]
+                term = xp.swapaxes(dz, 0, 1) @ x[rows]
+                dw = term if dw is None else dw + term
             if need_b:
-                db += dz.sum(axis=0)
-        cast = lambda a, like: None if a is None else a.astype(like.dtype)  # noqa: E731
-        out_b = cast(db, bias) if bias is not None else None
-        return cast(dx, x), cast(dw, weight), out_b, None, None, None, None, None
+                term = xp.sum(dz, axis=0)
+                db = term if db is None else db + term
+        dx = xp.concatenate(dx_rows, axis=0) if need_x and dx_rows else None
+        if need_x and dx is None:  # no rows
+            dx = xp.zeros_like(x)
+        if need_w and dw is None:
+            dw = xp.zeros_like(weight)
+        if acc != dtype:
+            dx, dw, db = (xp.astype(t, dtype) if t is not None else None for t in (dx, dw, db))
+        return dx, dw, db if need_b else None, None, None, None, None, None
+
+
+def _array(t) -> np.ndarray:
+    """The data of an array or a Tensor (for constants computed from it)."""
+    return t._data if isinstance(t, Tensor) else t
+
+
+def _softmax_rows(xp, x, weight, bias):
+    """``softmax(x W^T + b)`` over classes, shifted by a constant row max (exact either way)."""
+    logits = x @ xp.swapaxes(weight, 0, 1)
+    if bias is not None:
+        logits = logits + bias
+    top = _array(logits).max(axis=1, keepdims=True) if _array(logits).size else 0.0
+    e = xp.exp(logits - top)
+    return e / xp.sum(e, axis=1, keepdims=True)
+
+
+def _onehot(target: np.ndarray, weight) -> np.ndarray:
+    out = np.zeros((len(target), _array(weight).shape[0]), dtype=_array(weight).dtype)
+    out[np.arange(len(target)), target] = 1
+    return out
 
 
 def _chunked(input, linear_weight, target, bias, weight, reduction, ignore_index, options):

@@ -69,7 +69,7 @@ def _window_indices(samples: np.ndarray, spatial, outs, kernel) -> np.ndarray:
         shape = [planes] + [1] * (2 * n)
         shape[1 + d], shape[1 + n + d] = outs[d], kernel[d]
         flat = flat + (pos * strides[d]).reshape(shape)
-    return flat.reshape((planes,) + tuple(outs) + (-1,))
+    return flat.reshape((planes,) + tuple(outs) + (int(np.prod(kernel)),))
 
 
 def _argmax_first_max_last_nan(values: np.ndarray) -> np.ndarray:
@@ -167,12 +167,13 @@ def _fractional(input, kernel_size, output_size, output_ratio, samples, n: int, 
     arr = _check_samples(samples, x, n, op)
     batch, channels = x.shape[:2]
     windows = _window_indices(arr.reshape(batch * channels, n), spatial, outs, kernel)
-    planes = x._data.reshape(batch * channels, -1)
-    values = np.take_along_axis(planes, windows.reshape(batch * channels, -1), axis=1)
+    planes = x._data.reshape(batch * channels, int(np.prod(spatial)))
+    out_count, window_count = int(np.prod(outs)), int(np.prod(outs)) * int(np.prod(kernel))
+    values = np.take_along_axis(planes, windows.reshape(batch * channels, window_count), axis=1)
     choice = _argmax_first_max_last_nan(values.reshape(windows.shape))
     index = np.take_along_axis(windows, choice[..., None], axis=-1)
-    index = index.reshape(batch, channels, -1)
-    flat = x.reshape(batch, channels, -1)
+    index = index.reshape(batch, channels, out_count)  # (explicit sizes: any may be 0)
+    flat = x.reshape(batch, channels, int(np.prod(spatial)))
     out = flat.gather(2, Tensor._make(index)).reshape(batch, channels, *outs)
     indices = Tensor._make(index.reshape(batch, channels, *outs))
     if unbatched:
