@@ -86,6 +86,8 @@ def conv_tbc(input: Tensor, weight: Tensor, bias: Tensor, pad: int = 0) -> Tenso
             f"conv_tbc: the output would have {steps} time steps: input length "
             f"{input.shape[0]}, pad {pad}, kernel width {weight.shape[0]}"
         )
+    if steps == 0:  # (conv1d refuses an empty output; torch returns one)
+        return bias.expand(0, input.shape[1], bias.shape[0])
     x = input if pad >= 0 else input[-pad : input.shape[0] + pad]
     y = conv1d(x.permute(1, 2, 0), weight.permute(2, 1, 0), bias, padding=max(pad, 0))
     return y.permute(2, 0, 1)

@@ -7,6 +7,8 @@ a child); ``CrossMapLRN2d`` is the Lua-torch cross-channel LRN, which differs fr
 
 from __future__ import annotations
 
+import warnings
+
 from ..._tensor import Tensor
 from .._breadth4 import cross_map_lrn2d
 from .module import Module
@@ -18,6 +20,12 @@ class Container(Module):
     """Deprecated (as in torch): a ``Module`` whose keyword arguments become its children."""
 
     def __init__(self, **kwargs: Module) -> None:
+        warnings.warn(
+            "`nn.Container` is deprecated. All of its functionality is now implemented in "
+            "`nn.Module`. Subclass that instead.",
+            FutureWarning,
+            stacklevel=2,
+        )
         super().__init__()
         for key, value in kwargs.items():
             self.add_module(key, value)
