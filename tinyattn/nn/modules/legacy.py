@@ -39,7 +39,11 @@ class CrossMapLRN2d(Module):
         self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
 
     def forward(self, input: Tensor) -> Tensor:
-        """(N, C, H, W) -> (N, C, H, W); the gradient is the composite's (see the function)."""
+        """(N, C, H, W) -> (N, C, H, W), ``y = x * scale^-beta``.
+
+        ``dx = g * scale^-beta - 2 alpha beta / size * x * sum over c' whose window holds c
+        of g[c'] y[c'] / scale[c']`` (the composite's exact derivative).
+        """
         return cross_map_lrn2d(input, self.size, self.alpha, self.beta, self.k)
 
     def extra_repr(self) -> str:

@@ -53,7 +53,11 @@ class LinearCrossEntropyLoss(_WeightedLoss):
         self.options = options
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        """Loss of ``input`` (N, in) or (in,); gradients as ``linear_cross_entropy``'s."""
+        """Loss of ``input`` (N, in) or (in,) against class indices or probabilities.
+
+        With ``z = input W^T + b`` and ``dz = g * w[t] * (softmax(z) - onehot(t))``:
+        ``dinput = dz W``, ``dW = dz^T input``, ``db = sum dz``.
+        """
         shape = (self.num_classes, *self.out_features)
         bias = self.linear.bias.reshape(shape) if self.linear.bias is not None else None
         return linear_cross_entropy(
