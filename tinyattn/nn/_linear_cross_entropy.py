@@ -154,9 +154,8 @@ class LinearCrossEntropy(Function):
         dx_rows, dw, db = [], None, None
         for lo in range(0, len(safe), chunk):
             rows = slice(lo, lo + chunk)
-            dz = (_softmax_rows(xp, x[rows], weight, bias) - _onehot(safe[rows], weight)) * scale[
-                rows
-            ]
+            p = _softmax_rows(xp, x[rows], weight, bias)
+            dz = (p - _onehot(safe[rows], weight)) * scale[rows]
             if need_x:
                 dx_rows.append(dz @ weight)
             if need_w:
