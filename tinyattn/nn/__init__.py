@@ -41,6 +41,7 @@ from .modules import Fold, Unfold, Upsample
 from .modules import Conv1d, Conv2d, LazyConv1d, LazyConv2d
 from .modules import BatchNorm1d, BatchNorm2d, LazyBatchNorm1d, LazyBatchNorm2d
 from .parameter import Buffer, Parameter, UninitializedParameter
+from ._lazy_buffer import UninitializedBuffer
 
 # torch.nn.attention (sdpa_kernel, flex_attention); the star import above bound the name
 # to modules/attention.py (the MultiheadAttention file), which is not torch's meaning

@@ -449,3 +449,9 @@ from . import _breadth3  # noqa: E402
 from ._breadth3 import *  # noqa: E402, F403
 
 __all__ += [n for n in _breadth3.__all__ if n not in __all__]
+
+# -- the last torch names: fractional / 3-D pooling, conv_tbc, linear_cross_entropy --
+from . import _breadth4  # noqa: E402
+from ._breadth4 import *  # noqa: E402, F403
+
+__all__ += [n for n in _breadth4.__all__ if n not in __all__]

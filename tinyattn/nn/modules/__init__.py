@@ -130,3 +130,9 @@ from .conv_transpose import (
     LazyConvTranspose3d,
 )
 from .adaptive import AdaptiveLogSoftmaxWithLoss
+
+# -- the last torch names: fractional / 3-D pooling, legacy layers, linear cross entropy --
+from .pooling import FractionalMaxPool2d, FractionalMaxPool3d, LPPool3d, MaxUnpool3d
+from .legacy import Container, CrossMapLRN2d
+from .loss import NLLLoss2d
+from .linear_cross_entropy import LinearCrossEntropyLoss, LinearCrossEntropyOptions

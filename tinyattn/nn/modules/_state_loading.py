@@ -29,6 +29,7 @@ import numpy as np
 from ... import _dtype as dt
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
+from .._lazy_buffer import UninitializedBuffer
 from ..parameter import Parameter, UninitializedParameter
 
 _TENSOR_NP_DTYPES = {d.np_dtype for d in dt._ALL}
@@ -79,7 +80,7 @@ def _prepare(key, owner, name, is_param, value, assign: bool):
             f"received an array of dtype {arr.dtype} (object, string, complex and date "
             "arrays cannot be loaded into a tensor)"
         )
-    lazy = isinstance(target, UninitializedParameter)
+    lazy = isinstance(target, (UninitializedParameter, UninitializedBuffer))
     if not lazy and target._data.ndim == 0 and arr.shape == (1,):
         arr = arr.reshape(())  # torch loads a (1,) value into a 0-d tensor
     if lazy:
@@ -175,7 +176,7 @@ def _write(plan, assign: bool) -> None:
                     new.requires_grad_(target.requires_grad)
                 store[name] = new
                 continue
-            if isinstance(target, UninitializedParameter):
-                target.materialize(new.shape, dt.from_numpy_dtype(new.dtype))
+            if isinstance(target, (UninitializedParameter, UninitializedBuffer)):
+                target.materialize(new.shape, dtype=dt.from_numpy_dtype(new.dtype))
             target._data[...] = new
             target._bump_version()

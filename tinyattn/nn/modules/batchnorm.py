@@ -9,6 +9,7 @@ from ..._tensor import Tensor
 from ...ops.creation import ones, tensor, zeros
 from .. import init
 from .._batchnorm import batch_norm
+from .._lazy_buffer import UninitializedBuffer
 from ..parameter import Parameter, UninitializedParameter
 from ._args import size_arg
 from .linear import _lazy_dtype, _placeholder
@@ -222,9 +223,7 @@ class _LazyBatchNorm(_BatchNorm):
             )
         if self.track_running_stats:
             for name in ("running_mean", "running_var"):
-                p = _placeholder(self._lazy_init_dtype)
-                p.requires_grad_(False)
-                self.register_buffer(name, p)
+                self.register_buffer(name, UninitializedBuffer(dtype=self._lazy_init_dtype))
             self.register_buffer("num_batches_tracked", tensor(0, dtype=dt.int64))
         else:
             for name in ("running_mean", "running_var", "num_batches_tracked"):
@@ -232,7 +231,7 @@ class _LazyBatchNorm(_BatchNorm):
 
     def has_uninitialized_params(self) -> bool:
         stores = (*self._parameters.values(), *self._buffers.values())
-        return any(isinstance(t, UninitializedParameter) for t in stores)
+        return any(isinstance(t, (UninitializedParameter, UninitializedBuffer)) for t in stores)
 
     def reset_parameters(self) -> None:
         if self.num_features != 0 and not self.has_uninitialized_params():
@@ -256,8 +255,8 @@ class _LazyBatchNorm(_BatchNorm):
         self.num_features = c = self._features(input)
         for store in (self._parameters, self._buffers):
             for t in store.values():
-                if isinstance(t, UninitializedParameter):
-                    t.materialize((c,), t.dtype)
+                if isinstance(t, (UninitializedParameter, UninitializedBuffer)):
+                    t.materialize((c,), dtype=t.dtype)
         self.reset_parameters()
 
     def forward(self, input: Tensor) -> Tensor:

@@ -9,6 +9,7 @@ from ..._tensor import Tensor
 from ...ops.creation import empty
 from .. import functional as F
 from .. import init
+from .._lazy_buffer import UninitializedBuffer
 from ..parameter import Parameter, UninitializedParameter
 from ._args import size_arg
 from .module import Module
@@ -94,7 +95,7 @@ def _lazy_dtype(module) -> dt.dtype:
     """The dtype a lazy module's checkpoint values are loaded in: its placeholders' (which
     ``module.to(dtype)`` converts, as torch's), else the dtype it was built with."""
     for t in (*module._parameters.values(), *module._buffers.values()):
-        if isinstance(t, UninitializedParameter):
+        if isinstance(t, (UninitializedParameter, UninitializedBuffer)):
             return t.dtype
     return module._lazy_init_dtype
 

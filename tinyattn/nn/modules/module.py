@@ -8,14 +8,30 @@ torch ``state_dict`` loads unchanged.
 
 from __future__ import annotations
 
+import warnings
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 
 import numpy as np
 
 from ... import _dtype as dt
 from ..._tensor import Tensor
 from ..parameter import Parameter
+from ._hooks import (
+    RemovableHandle,
+    WrappedHook,
+    add_hook,
+    has_load_hooks,
+    run_load_post_hooks,
+    run_load_pre_hooks,
+)
+
+_STATE_HOOK_STORES = (
+    "_state_dict_hooks",
+    "_state_dict_pre_hooks",
+    "_load_state_dict_pre_hooks",
+    "_load_state_dict_post_hooks",
+)
 
 
 class _IncompatibleKeys:
@@ -53,6 +69,8 @@ class Module:
         object.__setattr__(self, "_modules", OrderedDict())
         object.__setattr__(self, "_forward_hooks", OrderedDict())
         object.__setattr__(self, "_forward_pre_hooks", OrderedDict())
+        for store in _STATE_HOOK_STORES:
+            object.__setattr__(self, store, OrderedDict())
 
     # -- forward ------------------------------------------------------------------------
     def forward(self, *args, **kwargs):
@@ -72,15 +90,54 @@ class Module:
                 out = result
         return out
 
-    def register_forward_hook(self, hook: Callable):
-        key = object()
-        self._forward_hooks[key] = hook
-        return _RemovableHandle(self._forward_hooks, key)
+    def register_forward_hook(self, hook: Callable) -> RemovableHandle:
+        """Run ``hook(module, args, output)`` after ``forward``; a non-None result replaces the output."""
+        return add_hook(self._forward_hooks, hook)
 
-    def register_forward_pre_hook(self, hook: Callable):
-        key = object()
-        self._forward_pre_hooks[key] = hook
-        return _RemovableHandle(self._forward_pre_hooks, key)
+    def register_forward_pre_hook(self, hook: Callable) -> RemovableHandle:
+        """Run ``hook(module, args)`` before ``forward``; a non-None result replaces the args."""
+        return add_hook(self._forward_pre_hooks, hook)
+
+    # -- state-dict hooks (see ``_hooks``) ----------------------------------------------
+    def register_state_dict_pre_hook(self, hook: Callable) -> RemovableHandle:
+        """Run ``hook(module, prefix, keep_vars) -> None`` before ``state_dict`` saves."""
+        return add_hook(self._state_dict_pre_hooks, hook)
+
+    def register_state_dict_post_hook(self, hook: Callable) -> RemovableHandle:
+        """Run ``hook(module, state_dict, prefix, local_metadata) -> None`` after ``state_dict``.
+
+        The hook edits ``state_dict`` in place; returning anything else raises.
+        """
+        hook._from_public_api = True
+        return add_hook(self._state_dict_hooks, hook)
+
+    def _register_state_dict_hook(self, hook: Callable) -> RemovableHandle:
+        """The older post-hook: a returned dict replaces the root module's ``state_dict``."""
+        if getattr(hook, "_from_public_api", False):
+            raise RuntimeError(
+                "Cannot register the same function as the state dict post hook that was "
+                "previously registered via register_state_dict_post_hook"
+            )
+        return add_hook(self._state_dict_hooks, hook)
+
+    def _register_load_state_dict_pre_hook(
+        self, hook: Callable, with_module: bool = False
+    ) -> RemovableHandle:
+        """``hook([module,] state_dict, prefix, local_metadata, strict, missing_keys,
+        unexpected_keys, error_msgs)`` before loading; it may rewrite ``state_dict``."""
+        return add_hook(
+            self._load_state_dict_pre_hooks, WrappedHook(hook, self if with_module else None)
+        )
+
+    def register_load_state_dict_pre_hook(self, hook: Callable) -> RemovableHandle:
+        """Run ``hook(module, state_dict, prefix, local_metadata, strict, missing_keys,
+        unexpected_keys, error_msgs) -> None`` before ``load_state_dict`` reads this module's keys."""
+        return self._register_load_state_dict_pre_hook(hook, with_module=True)
+
+    def register_load_state_dict_post_hook(self, hook: Callable) -> RemovableHandle:
+        """Run ``hook(module, incompatible_keys) -> None`` after ``load_state_dict``; it may edit
+        ``incompatible_keys.missing_keys`` / ``.unexpected_keys`` in place (``strict`` reads them after)."""
+        return add_hook(self._load_state_dict_post_hooks, hook)
 
     # -- attribute registration ---------------------------------------------------------
     def __setattr__(self, name: str, value) -> None:
@@ -345,10 +402,31 @@ class Module:
         raise RuntimeError("tinyattn runs on the CPU only: Module.cuda() is not available")
 
     # -- state dict ---------------------------------------------------------------------
-    def state_dict(self, destination=None, prefix: str = "", keep_vars: bool = False):
-        """Parameters and persistent buffers by dotted name (detached unless ``keep_vars``)."""
+    def state_dict(self, *args, destination=None, prefix: str = "", keep_vars: bool = False):
+        """Parameters and persistent buffers by dotted name (detached unless ``keep_vars``).
+
+        Runs the state-dict pre-hooks, then saves this module and its children, then the
+        post-hooks. The result carries torch's ``_metadata`` (``{prefix: {"version": v}}``).
+        """
+        if args:  # torch's deprecated positional form: (destination, prefix, keep_vars)
+            warnings.warn(
+                "Positional args are being deprecated, use kwargs instead. Refer to "
+                "https://pytorch.org/docs/main/generated/torch.nn.Module.html"
+                "#torch.nn.Module.state_dict for details.",
+                FutureWarning,
+                stacklevel=2,
+            )
+            destination = args[0] if destination is None else destination
+            prefix = args[1] if len(args) > 1 and prefix == "" else prefix
+            keep_vars = args[2] if len(args) > 2 and keep_vars is False else keep_vars
         if destination is None:
             destination = OrderedDict()
+            destination._metadata = OrderedDict()
+        local_metadata = {"version": self._version}
+        if hasattr(destination, "_metadata"):
+            destination._metadata[prefix[:-1]] = local_metadata
+        for hook in self._state_dict_pre_hooks.values():
+            hook(self, prefix, keep_vars)
         for name, p in self._parameters.items():
             if p is not None:
                 destination[prefix + name] = p if keep_vars else p.detach()
@@ -357,7 +435,16 @@ class Module:
                 destination[prefix + name] = b if keep_vars else b.detach()
         for name, module in self._modules.items():
             if module is not None:
-                module.state_dict(destination, prefix + name + ".", keep_vars)
+                module.state_dict(
+                    destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars
+                )
+        for hook in self._state_dict_hooks.values():
+            result = hook(self, destination, prefix, local_metadata)
+            if getattr(hook, "_from_public_api", False):
+                if result is not None:
+                    raise RuntimeError("state_dict post-hook must return None")
+            elif result is not None:
+                destination = result
         return destination
 
     def load_state_dict(self, state_dict, strict: bool = True, assign: bool = False):
@@ -371,11 +458,44 @@ class Module:
         that tensor's dtype (torch's ``param.copy_``); ``assign=True`` replaces the
         tensors by the loaded ones, keeping their dtype (parameters stay Parameters
         with the old ``requires_grad``). Returns ``(missing_keys, unexpected_keys)``.
+
+        Load pre-hooks run first, each on its module's slice of the dict (they may rename
+        legacy keys); post-hooks run after the values are written and may edit the key
+        lists, so with post-hooks (or keys or errors added by pre-hooks) the ``strict``
+        key check comes after writing, as in torch. Value errors never write.
         """
         from ._state_loading import load_state_dict
 
-        missing, unexpected = load_state_dict(self, state_dict, strict, assign)
-        return _IncompatibleKeys(missing, unexpected)
+        if not isinstance(state_dict, Mapping):
+            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
+        if not has_load_hooks(self):
+            return _IncompatibleKeys(*load_state_dict(self, state_dict, strict, assign))
+        effective, missing, unexpected, errors = run_load_pre_hooks(self, state_dict, assign)
+        if not (missing or unexpected or errors or _has_post_hooks(self)):
+            return _IncompatibleKeys(*load_state_dict(self, effective, strict, assign))
+        found_missing, found_unexpected = load_state_dict(self, effective, False, assign)
+        keys = _IncompatibleKeys(missing + found_missing, unexpected + found_unexpected)
+        run_load_post_hooks(self, keys)
+        if strict and keys.unexpected_keys:
+            errors.insert(
+                0,
+                "Unexpected key(s) in state_dict: "
+                + ", ".join(f'"{k}"' for k in keys.unexpected_keys)
+                + ".",
+            )
+        if strict and keys.missing_keys:
+            errors.insert(
+                0,
+                "Missing key(s) in state_dict: "
+                + ", ".join(f'"{k}"' for k in keys.missing_keys)
+                + ".",
+            )
+        if errors:
+            raise RuntimeError(
+                f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
+                + "\n\t".join(errors)
+            )
+        return keys
 
     # -- printing and copying -----------------------------------------------------------
     def extra_repr(self) -> str:
@@ -404,14 +524,12 @@ class Module:
 
     def __setstate__(self, state) -> None:
         self.__dict__.update(state)
+        for store in _STATE_HOOK_STORES:  # modules pickled before these stores existed
+            self.__dict__.setdefault(store, OrderedDict())
 
     def __getstate__(self):
         return self.__dict__
 
 
-class _RemovableHandle:
-    def __init__(self, store, key) -> None:
-        self.store, self.key = store, key
-
-    def remove(self) -> None:
-        self.store.pop(self.key, None)
+def _has_post_hooks(module: Module) -> bool:
+    return any(m._load_state_dict_post_hooks for m in module.modules())

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from ..._tensor import Tensor
 from .. import _pooling as P
+from .._pooling_fractional import fractional_max_pool2d, fractional_max_pool3d
+from .._pooling_more import lp_pool3d, max_unpool3d
 from .module import Module
 
 __all__ = [
@@ -23,6 +25,10 @@ __all__ = [
     "LPPool2d",
     "MaxUnpool1d",
     "MaxUnpool2d",
+    "MaxUnpool3d",
+    "LPPool3d",
+    "FractionalMaxPool2d",
+    "FractionalMaxPool3d",
 ]
 
 
@@ -313,3 +319,85 @@ class MaxUnpool2d(MaxUnpool1d):
         return P.max_unpool2d(
             input, indices, self.kernel_size, self.stride, self.padding, output_size
         )
+
+
+class LPPool3d(LPPool1d):
+    """Power-average pooling ``(sum over the window of x^p)^(1/p)`` over (D, H, W)."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        """(N, C, D, H, W) -> (N, C, OD, OH, OW). ``dx = g * x^(p-1) * y^(1-p)`` per window element."""
+        return lp_pool3d(input, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
+
+
+class MaxUnpool3d(MaxUnpool1d):
+    """Partial inverse of ``MaxPool3d``: each value put back at its flat index into OD * OH * OW."""
+
+    _n = 3
+
+    def forward(self, input: Tensor, indices: Tensor, output_size=None) -> Tensor:
+        """(N, C, D, H, W) values and indices -> (N, C, OD, OH, OW). ``dx = g.flatten(2)[indices]``."""
+        return max_unpool3d(
+            input, indices, self.kernel_size, self.stride, self.padding, output_size
+        )
+
+
+class _FractionalMaxPoolNd(Module):
+    """Max over windows at pseudo-random steps; exactly one of ``output_size`` / ``output_ratio``.
+
+    ``_random_samples`` (N, C, dims), when given, is a buffer (so it is in the state dict)
+    and fixes the windows; otherwise each call draws new ones.
+    """
+
+    _n = 2
+
+    def __init__(
+        self,
+        kernel_size,
+        output_size=None,
+        output_ratio=None,
+        return_indices: bool = False,
+        _random_samples=None,
+    ) -> None:
+        super().__init__()
+        n, name = self._n, type(self).__name__
+        if n == 3 and any(k <= 0 for k in _tuple(kernel_size, n)):
+            raise ValueError(f"kernel_size must be greater than 0, but got {kernel_size}")
+        self.kernel_size = _tuple(kernel_size, n)
+        self.return_indices = return_indices
+        self.register_buffer("_random_samples", _random_samples)
+        self.output_size = _tuple(output_size, n) if output_size is not None else None
+        self.output_ratio = _tuple(output_ratio, n) if output_ratio is not None else None
+        if output_size is None and output_ratio is None:
+            raise ValueError(
+                f"{name} requires specifying either an output size, or a pooling ratio"
+            )
+        if output_size is not None and output_ratio is not None:
+            raise ValueError("only one of output_size and output_ratio may be specified")
+        if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio):
+            raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
+
+    def forward(self, input: Tensor):
+        """Pooled output (and indices if ``return_indices``); ``dx = scatter-add of g at indices``."""
+        pool = fractional_max_pool2d if self._n == 2 else fractional_max_pool3d
+        return pool(
+            input,
+            self.kernel_size,
+            self.output_size,
+            self.output_ratio,
+            self.return_indices,
+            _random_samples=self._random_samples,
+        )
+
+
+class FractionalMaxPool2d(_FractionalMaxPoolNd):
+    """Fractional max pooling over (N, C, H, W) or (C, H, W): see
+    :func:`~tinyattn.nn.functional.fractional_max_pool2d`."""
+
+    _n = 2
+
+
+class FractionalMaxPool3d(_FractionalMaxPoolNd):
+    """Fractional max pooling over (N, C, T, H, W) or (C, T, H, W): see
+    :func:`~tinyattn.nn.functional.fractional_max_pool3d`."""
+
+    _n = 3

@@ -43,12 +43,27 @@ def weight_norm(module: Module, name: str = "weight", dim: int | None = 0) -> Mo
 
     ``g`` is ``module.parametrizations.<name>.original0`` (one norm per slice along
     ``dim``; ``dim=None`` for one norm of the whole tensor) and ``v`` is ``original1``,
-    the ``state_dict`` keys torch uses. torch also loads the old ``<name>_g`` /
-    ``<name>_v`` keys through a load-state-dict hook; tinyattn's ``Module`` has no such
-    hooks, so rename those keys before loading.
+    the ``state_dict`` keys torch uses. A state dict saved with the old
+    ``nn.utils.weight_norm`` (keys ``<name>_g`` / ``<name>_v``) still loads: a load
+    pre-hook renames both keys to the new ones when both are present, as torch's does.
     """
     parametrize.register_parametrization(module, name, _WeightNorm(dim), unsafe=True)
+    module._register_load_state_dict_pre_hook(_LegacyWeightNormKeys(name))
     return module
+
+
+class _LegacyWeightNormKeys:
+    """Load pre-hook: ``<prefix><name>_g`` / ``_v`` -> ``<prefix>parametrizations.<name>.original0`` / ``1``."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __call__(self, state_dict, prefix, local_metadata, strict, missing, unexpected, errors):
+        g_key, v_key = f"{prefix}{self.name}_g", f"{prefix}{self.name}_v"
+        if g_key in state_dict and v_key in state_dict:
+            new = f"{prefix}parametrizations.{self.name}.original"
+            state_dict[new + "0"] = state_dict.pop(g_key)
+            state_dict[new + "1"] = state_dict.pop(v_key)
 
 
 class _SpectralNorm(Module):
