@@ -160,3 +160,4 @@ def grad(
 
 
 from . import functional
+from . import forward_ad
