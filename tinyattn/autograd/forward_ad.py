@@ -235,7 +235,7 @@ def make_dual(tensor, tangent, *, level: int | None = None):
             "ops run under no_grad will have no tangent (torch's would)",
             stacklevel=2,
         )
-    if tangent._data.strides != tensor._data.strides:
+    if _layout(tangent._data) != _layout(tensor._data):
         if tangent._requires_grad:  # a recorded copy, so the tangent keeps its graph
             with enable_grad():
                 tangent = tangent.clone()  # type: ignore[attr-defined]
@@ -258,6 +258,11 @@ def make_dual(tensor, tangent, *, level: int | None = None):
     dual._version = tensor._version
     state.duals[dual._grad_fn] = _Dual(dual, tangent, tensor, private)
     return dual
+
+
+def _layout(a: np.ndarray) -> tuple:
+    """Strides in elements (so a float32 tangent can have a float64 primal's layout)."""
+    return tuple(s // a.itemsize for s in a.strides)
 
 
 def unpack_dual(tensor, *, level: int | None = None) -> UnpackedDualTensor:
