@@ -321,7 +321,8 @@ def test_forward_over_reverse_matches_torch():
             primal, tangent = ad.unpack_dual((lib.sin(d) * w * d).sum())
             assert tangent.requires_grad and primal.requires_grad
             assert ad.unpack_dual(ad.unpack_dual(d).primal).tangent is None
-            (tangent * 3).backward()
+            assert ad.unpack_dual(primal * 2).tangent is None  # the primal carries no tangent
+            (tangent * 3 + primal * primal).backward()  # and reverse gradients go through it
         return [v.grad.numpy() for v in (x, w, t)], tangent.detach().numpy()
 
     (grads, tangent), (expected, expected_tangent) = run(T, fwAD), run(torch, torch_fwAD)
@@ -516,3 +517,27 @@ def test_gradcheck_options_that_check_nothing_say_so():
         gradgradcheck(lambda x: x * x, (x,), check_rev_over_rev=False, check_fwd_over_rev=True)
     with pytest.raises(TypeError):
         gradcheck(lambda x: x * x, (x,), check_fwd_ad=True)  # a misspelt option is an error
+
+
+def test_custom_function_with_jvp_only_says_backward_is_needed():
+    class Exp(T.autograd.Function):  # the tutorial's: forward and jvp, no backward
+        @staticmethod
+        def forward(ctx, foo):
+            ctx.result = T.exp(foo)
+            return ctx.result
+
+        @staticmethod
+        def jvp(ctx, g):
+            return g * ctx.result
+
+    class ExpWithBackward(Exp):
+        @staticmethod
+        def backward(ctx, g):
+            return g * ctx.result
+
+    x, t = T.tensor(_rand(3)), T.tensor(_rand(3))
+    with fwAD.dual_level():
+        with pytest.raises(NotImplementedError, match="jvp staticmethod is not used"):
+            fwAD.unpack_dual(Exp.apply(fwAD.make_dual(x, t)))
+        tangent = fwAD.unpack_dual(ExpWithBackward.apply(fwAD.make_dual(x, t))).tangent
+    np.testing.assert_allclose(tangent.numpy(), np.exp(x.numpy()) * t.numpy())

@@ -45,12 +45,14 @@ a tangent that requires grad), so ``unpack_dual(y).tangent.backward()`` works.
 from __future__ import annotations
 
 import contextlib
+import threading
 import warnings
 import weakref
 from typing import Any, NamedTuple
 
 import numpy as np
 
+from .custom_function import Function
 from .function import AccumulateGrad
 from .grad_mode import enable_grad, is_grad_enabled
 from .tensor_base import TensorBase
@@ -103,6 +105,7 @@ class _Level:
         self.duals: dict[Any, _Dual] = {}  # capture node -> dual
         self.private_leaves: set[int] = set()  # ids of the leaves our aliases hang from
         self.cache: dict[int, tuple] = {}  # id(y) -> (weakref y, grad_fn, version, tangent)
+        self.primal_nodes: weakref.WeakSet = weakref.WeakSet()  # where the tangent search stops
 
 
 _levels: dict[int, _Level] = {}
@@ -312,7 +315,35 @@ def _primal(tensor, state: _Level, real: bool):
         if dual.is_unchanged(tensor) and not dual.private:
             with enable_grad():
                 return dual.source.view_as(dual.source)
-    return tensor if real else tensor.detach()  # type: ignore[attr-defined]
+    if not real:
+        return tensor.detach()  # type: ignore[attr-defined]
+    with enable_grad():
+        primal = _Primal.apply(tensor)
+    state.primal_nodes.add(primal._grad_fn)
+    return primal
+
+
+class _Computing(threading.local):
+    tangent = False  # True while _jvp_by_double_vjp runs its first (recorded) pass
+
+
+_computing = _Computing()
+
+
+class _Primal(Function):
+    """``primal = y`` for reverse mode; for forward mode, a tensor without a tangent.
+
+    Its backward passes gradients on (``dy = dprimal``), except during the first pass
+    of a tangent computation, where it passes none: the tangent search stops here.
+    """
+
+    @staticmethod
+    def forward(ctx, y):
+        return y.view_as(y)
+
+    @staticmethod
+    def backward(ctx, g):
+        return None if _computing.tangent else g
 
 
 def _tangent_sources(tensor, state: _Level) -> tuple[list[_Dual], bool]:
@@ -320,22 +351,24 @@ def _tangent_sources(tensor, state: _Level) -> tuple[list[_Dual], bool]:
     leaf that requires grad in the reverse-mode sense (one not made by ``make_dual``)."""
     if not tensor._requires_grad:
         return [], False
-    start = tensor._grad_node()
+    start = (tensor._grad_node(), True)  # (node, whether a tangent can come through it)
     found: list[_Dual] = []
     real = False
     seen = {start}
     stack = [start]
     while stack:
-        node = stack.pop()
-        dual = state.duals.get(node)
+        node, carries = stack.pop()
+        dual = state.duals.get(node) if carries else None
         if dual is not None:
             found.append(dual)
         if node.__class__ is AccumulateGrad:
             real = real or id(node.variable) not in state.private_leaves
+        # past a primal of unpack_dual, reverse gradients go on but tangents do not
+        carries = carries and node not in state.primal_nodes
         for child in node.next_nodes:
-            if child is not None and child not in seen:
-                seen.add(child)
-                stack.append(child)
+            if child is not None and (child, carries) not in seen:
+                seen.add((child, carries))
+                stack.append((child, carries))
     return found, real
 
 
@@ -349,7 +382,13 @@ def _cached_tangent(tensor, state: _Level, duals: list[_Dual], real: bool):
         and hit[2] == tensor._version.value
     ):
         return hit[3]
-    tangent = _jvp_by_double_vjp(tensor, duals, real)
+    try:
+        tangent = _jvp_by_double_vjp(tensor, duals, real)
+    except NotImplementedError as e:  # (a custom Function with jvp but no backward)
+        raise NotImplementedError(
+            f"unpack_dual: tinyattn computes tangents with backward (double vjp), and {e} "
+            "A custom Function's jvp staticmethod is not used: give it a backward."
+        ) from e
     state.cache[key] = (weakref.ref(tensor), tensor._grad_fn, tensor._version.value, tangent)
     return tangent
 
@@ -368,14 +407,18 @@ def _jvp_by_double_vjp(y, duals: list[_Dual], real: bool):
         u = TensorBase._make(np.zeros(y._data.shape, dtype=y._data.dtype))
         u._requires_grad = True
         nodes = [d.node for d in duals]
-        vjps = run_backward(
-            [y._grad_node()],
-            [u],
-            retain_graph=True,
-            capture=dict.fromkeys(nodes),
-            accumulate=False,
-            create_graph=True,
-        )
+        _computing.tangent = True
+        try:
+            vjps = run_backward(
+                [y._grad_node()],
+                [u],
+                retain_graph=True,
+                capture=dict.fromkeys(nodes),
+                accumulate=False,
+                create_graph=True,
+            )
+        finally:
+            _computing.tangent = False
         total = None
         for dual in duals:
             g = vjps.get(dual.node)
