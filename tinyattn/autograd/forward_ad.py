@@ -103,7 +103,7 @@ class _Level:
 
     def __init__(self) -> None:
         self.duals: dict[Any, _Dual] = {}  # capture node -> dual
-        self.private_leaves: set[int] = set()  # ids of the leaves our aliases hang from
+        self.private_leaves: dict[int, Any] = {}  # the leaves our aliases hang from, by id
         self.cache: dict[int, tuple] = {}  # id(y) -> (weakref y, grad_fn, version, tangent)
         self.primal_nodes: weakref.WeakSet = weakref.WeakSet()  # where the tangent search stops
 
@@ -212,6 +212,30 @@ def make_dual(tensor, tangent, *, level: int | None = None):
                 "either not created or is already deleted."
             )
         raise RuntimeError("Invalid level given to _make_dual")
+    _check_make_dual(tensor, tangent, level, state)
+    if not is_grad_enabled():
+        warnings.warn(
+            "make_dual under no_grad: tinyattn computes tangents from the recorded graph, so "
+            "ops run under no_grad will have no tangent (torch's would)",
+            stacklevel=2,
+        )
+    if _layout(tangent._data) != _layout(tensor._data):
+        if tangent._requires_grad:  # a recorded copy, so the tangent keeps its graph
+            with enable_grad():
+                tangent = tangent.clone()  # type: ignore[attr-defined]
+        else:
+            copy = np.empty_like(tensor._data, dtype=tangent._data.dtype)  # the primal's layout
+            copy[...] = tangent._data
+            tangent = TensorBase._make(copy)
+    dual, leaf = _alias(tensor)
+    if leaf is not None:
+        state.private_leaves[id(leaf)] = leaf
+    state.duals[dual._grad_fn] = _Dual(dual, tangent, tensor, private=leaf is not None)
+    return dual
+
+
+def _check_make_dual(tensor, tangent, level: int, state: _Level) -> None:
+    """torch's checks of ``make_dual``'s arguments (types, dtypes, shapes, no tangent yet)."""
     for name, value in (("primal", tensor), ("tangent", tangent)):
         if not isinstance(value, TensorBase):
             raise TypeError(
@@ -232,35 +256,24 @@ def make_dual(tensor, tangent, *, level: int | None = None):
             "Making a dual Tensor based on a Tensor that already has a forward gradient at the "
             f"same level {level} is not supported."
         )
-    if not is_grad_enabled():
-        warnings.warn(
-            "make_dual under no_grad: tinyattn computes tangents from the recorded graph, so "
-            "ops run under no_grad will have no tangent (torch's would)",
-            stacklevel=2,
-        )
-    if _layout(tangent._data) != _layout(tensor._data):
-        if tangent._requires_grad:  # a recorded copy, so the tangent keeps its graph
-            with enable_grad():
-                tangent = tangent.clone()  # type: ignore[attr-defined]
-        else:
-            copy = np.empty_like(tensor._data, dtype=tangent._data.dtype)  # the primal's layout
-            copy[...] = tangent._data
-            tangent = TensorBase._make(copy)
-    private = not tensor._requires_grad
+
+
+def _alias(tensor):
+    """``(dual, leaf)``: a non-leaf alias of ``tensor`` in the reverse graph, sharing its
+    memory and version counter. From ``tensor`` itself if it requires grad (a view, as
+    torch's; leaf None), else from a private leaf (``leaf``): not a view of it, so that
+    in-place ops on the dual are allowed, as on torch's."""
     with enable_grad():
-        if private:
+        if tensor._requires_grad:
+            dual, leaf = tensor.view_as(tensor), None
+        else:
             leaf = TensorBase._make(tensor._data)
             leaf._requires_grad = True
             leaf._version = tensor._version
             dual = leaf.view_as(leaf)  # type: ignore[attr-defined]
-            dual._base = None  # not a view of a leaf: in-place ops on it are allowed, as torch's
-            state.private_leaves.add(id(leaf))
-            dual.__dict__["_fw_leaf"] = leaf  # (kept alive with the dual, for the id above)
-        else:
-            dual = tensor.view_as(tensor)  # type: ignore[attr-defined]
+            dual._base = None
     dual._version = tensor._version
-    state.duals[dual._grad_fn] = _Dual(dual, tangent, tensor, private)
-    return dual
+    return dual, leaf
 
 
 def _layout(a: np.ndarray) -> tuple:

@@ -409,17 +409,7 @@ def gradgradcheck(
         raise ValueError("gradgradcheck: no input requires grad; nothing to check")
     outs = [o for o in _outputs(func, inputs) if o.requires_grad]
     if grad_outputs is None:
-        rng = np.random.default_rng(seed)
-        grad_outputs = []
-        for o in outs:
-            values = rng.standard_normal(o._data.shape).astype(o._data.dtype)
-            if gen_non_contig_grad_outputs:  # every other element of a twice-as-long array
-                wide = np.zeros(o._data.shape + (2,), dtype=o._data.dtype)
-                wide[..., 0] = values
-                values = wide[..., 0]
-            v = TensorBase._make(values)
-            v._requires_grad = True
-            grad_outputs.append(v)
+        grad_outputs = _random_grad_outputs(outs, seed, gen_non_contig_grad_outputs)
     grad_outputs = (
         tuple(grad_outputs) if isinstance(grad_outputs, (list, tuple)) else (grad_outputs,)
     )
@@ -454,3 +444,20 @@ def gradgradcheck(
         fast_mode=fast_mode,
         masked=masked,
     )
+
+
+def _random_grad_outputs(outs, seed: int, non_contiguous: bool) -> list:
+    """Standard normal upstream gradients that require grad, one per output; with
+    ``non_contiguous``, every other element of an array twice as long."""
+    rng = np.random.default_rng(seed)
+    grad_outputs = []
+    for o in outs:
+        values = rng.standard_normal(o._data.shape).astype(o._data.dtype)
+        if non_contiguous:
+            wide = np.zeros(o._data.shape + (2,), dtype=o._data.dtype)
+            wide[..., 0] = values
+            values = wide[..., 0]
+        v = TensorBase._make(values)
+        v._requires_grad = True
+        grad_outputs.append(v)
+    return grad_outputs
