@@ -541,3 +541,17 @@ def test_custom_function_with_jvp_only_says_backward_is_needed():
             fwAD.unpack_dual(Exp.apply(fwAD.make_dual(x, t)))
         tangent = fwAD.unpack_dual(ExpWithBackward.apply(fwAD.make_dual(x, t))).tangent
     np.testing.assert_allclose(tangent.numpy(), np.exp(x.numpy()) * t.numpy())
+
+
+def test_unpack_after_backward_freed_the_graph():
+    x = T.tensor(_rand(3), requires_grad=True)
+    with fwAD.dual_level():
+        d = fwAD.make_dual(x, T.ones(3, dtype=T.float64))
+        y = (d.sin() * d).sum()
+        before = (d.cos() * d + d.sin()).sum()
+        tangent = fwAD.unpack_dual(before).tangent  # asked for before backward: kept
+        before.backward()
+        assert fwAD.unpack_dual(before).tangent is tangent
+        y.backward()
+        with pytest.raises(RuntimeError, match="call unpack_dual before backward"):
+            fwAD.unpack_dual(y)

@@ -164,7 +164,8 @@ class dual_level(contextlib.ContextDecorator):
         exit_dual_level()
 
 
-def _active(level: int | None, op: str) -> tuple[int, _Level | None]:
+def _active(level: int | None) -> tuple[int, _Level | None]:
+    """The level asked for (default: the active one) and its state (None if not active)."""
     if level is None:
         level = _current_level
     return level, _levels.get(level) if level >= 0 else None
@@ -199,7 +200,7 @@ def make_dual(tensor, tangent, *, level: int | None = None):
     ValueError
         ``tensor`` or ``tangent`` is not floating point (or complex).
     """
-    level, state = _active(level, "make_dual")
+    level, state = _active(level)
     if level < 0:
         raise RuntimeError(
             "Trying to create a dual Tensor for forward AD but no level exists, make sure to "
@@ -305,7 +306,7 @@ def unpack_dual(tensor, *, level: int | None = None) -> UnpackedDualTensor:
         raise TypeError(
             f"unpack_dual(): argument 'tensor' must be Tensor, not {type(tensor).__name__}"
         )
-    level, state = _active(level, "unpack_dual")
+    level, state = _active(level)
     if level < 0:
         return UnpackedDualTensor(tensor, None)
     if state is None:
@@ -401,6 +402,14 @@ def _cached_tangent(tensor, state: _Level, duals: list[_Dual], real: bool):
         raise NotImplementedError(
             f"unpack_dual: tinyattn computes tangents with backward (double vjp), and {e} "
             "A custom Function's jvp staticmethod is not used: give it a backward."
+        ) from e
+    except RuntimeError as e:
+        if "a second time" not in str(e):
+            raise
+        raise RuntimeError(
+            "unpack_dual: tinyattn computes tangents from the recorded graph, and a backward() "
+            "freed it: call unpack_dual before backward(), or backward(retain_graph=True). "
+            f"({e})"
         ) from e
     state.cache[key] = (weakref.ref(tensor), tensor._grad_fn, tensor._version.value, tangent)
     return tangent

@@ -5,6 +5,12 @@ difference ``(f(x + eps e_k) - f(x - eps e_k)) / (2 eps)`` estimates the
 derivative of every output element; the analytic gradients from ``backward``
 (one backward per output element, i.e. the full Jacobian) must match within
 ``atol + rtol * |numeric|``. Run it in float64: float32 rounding swamps eps.
+
+``check_forward_ad=True`` builds the Jacobian column by column with forward mode
+(``autograd.forward_ad``: the tangent of the outputs for a unit tangent on one input
+element) and holds it to the same finite differences; ``fast_mode`` compares
+``v^T J u`` for random ``u`` and ``v`` instead of whole Jacobians. The other torch
+keywords are listed in :func:`gradcheck`.
 """
 
 from __future__ import annotations
