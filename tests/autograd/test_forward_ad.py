@@ -492,6 +492,9 @@ def test_gradcheck_forward_ad_finds_wrong_jvps():
     )
     with pytest.raises(GradcheckError, match="fast mode"):
         gradcheck(_WrongSquare.apply, (x,), fast_mode=True)
+    assert gradcheck(_WrongOnlyInGraphMode.apply, (x,), fast_mode=True)
+    with pytest.raises(GradcheckError, match=r"fast mode.*forward AD"):
+        gradcheck(_WrongOnlyInGraphMode.apply, (x,), fast_mode=True, check_forward_ad=True)
 
 
 def test_gradcheck_undefined_grad_and_reentrancy():
@@ -555,3 +558,17 @@ def test_unpack_after_backward_freed_the_graph():
         y.backward()
         with pytest.raises(RuntimeError, match="call unpack_dual before backward"):
             fwAD.unpack_dual(y)
+
+
+@needs_torch
+def test_namespace_is_torchs():
+    assert sorted(fwAD.__all__) == sorted(torch_fwAD.__all__)
+    assert T.autograd.forward_ad is fwAD
+
+
+def test_gradcheck_forward_ad_several_outputs_and_constants():
+    x = T.tensor(_rand(4), requires_grad=True)
+    c = T.tensor(_rand(4))  # a float input that wants no gradient stays a constant
+    f = lambda x, c, k: (x.sin() * c, (x * k).cumsum(0), x.argmax())  # noqa: E731
+    assert gradcheck(f, (x, c, 3.0), check_forward_ad=True)
+    assert gradcheck(f, (x, c, 3.0), check_forward_ad=True, fast_mode=True)
