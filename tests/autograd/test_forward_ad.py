@@ -248,6 +248,10 @@ def test_level_lifecycle_and_namedtuple():
     assert not d.requires_grad and d.grad_fn is None  # a plain tensor again
     assert fwAD.enter_dual_level() == 0  # a new level can be entered
     fwAD.exit_dual_level()
+    with pytest.raises(ValueError, match="inside"), fwAD.dual_level():
+        d = fwAD.make_dual(x, t)
+        raise ValueError("inside")
+    assert fwAD._current_level == -1 and fwAD.unpack_dual(d).tangent is None
 
 
 def test_dual_level_as_decorator():
@@ -440,3 +444,15 @@ def test_unpack_after_backward_freed_the_graph():
 def test_namespace_is_torchs():
     assert sorted(fwAD.__all__) == sorted(torch_fwAD.__all__)
     assert T.autograd.forward_ad is fwAD
+
+
+def test_inplace_write_before_unpack_raises_unpacking_first_works():
+    x = T.ones(3, dtype=T.float64)
+    with fwAD.dual_level():
+        d = fwAD.make_dual(x, T.ones(3, dtype=T.float64))
+        y, z = d * d, d * d
+        np.testing.assert_allclose(fwAD.unpack_dual(z).tangent.numpy(), [2.0, 2.0, 2.0])
+        x.add_(1)  # modifies what y's and z's MulBackward0 saved
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            fwAD.unpack_dual(y)
+        np.testing.assert_allclose(fwAD.unpack_dual(z).tangent.numpy(), [2.0, 2.0, 2.0])
