@@ -31,7 +31,11 @@ follow from this (see ``docs/higher-order.md``, "Forward mode"):
 * ops run under ``no_grad`` are not recorded, so their results have no tangent
   (torch's do): ``make_dual`` warns when called with grad mode off;
 * a custom ``autograd.Function``'s ``jvp`` staticmethod is not used: the tangent goes
-  through its ``backward``, which must support ``create_graph``.
+  through its ``backward``, which must support ``create_graph``;
+* the tangent is computed from the graph when asked for: ``unpack_dual`` after a
+  ``backward()`` that freed the graph, or after an in-place write to a tensor an op
+  saved, raises (torch computed it at the op); ``make_dual(x, t).requires_grad_()``
+  does not make a leaf (set ``requires_grad`` on ``x`` first for forward-over-reverse).
 
 What matches torch: one level at a time (nesting raises torch's error), the errors
 of ``make_dual`` / ``exit_dual_level``, the tangent of a dual is the tangent given
