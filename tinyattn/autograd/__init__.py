@@ -163,4 +163,4 @@ def grad(
     return tuple(result)
 
 
-from . import functional, profiler  # (profiler: a thin module; it loads tinyattn.profiler on use)
+from . import forward_ad, functional, profiler  # (profiler loads tinyattn.profiler on use)
