@@ -576,8 +576,11 @@ RoPE, as in Meta's Llama reference) are not in: complex tensors are outside tiny
 scope for now. The multi-head attention notebook imports FlexAttention
 (`torch.nn.attention.flex_attention`) only when CUDA is available; its names are
 counted all the same, by the rule below.
-pytorch/tutorials itself is not in: its snapshot is too large to fetch here, and the
-scanner reads fetched mirrors. spro/practical-pytorch predates PyTorch 0.4 and calls
+Fourteen official pytorch/tutorials programs are in (autograd basics, custom functions and
+double backward, saved-tensor hooks, forward-mode AD, torch.func's Jacobians, Hessians and
+per-sample gradients, the SDPA tutorial, seq2seq translation, the tensor tutorials): the
+repository is too large to fetch here, so they were read through the search index at the
+commits listed, and scanned by hand (`scan FILE ...`). spro/practical-pytorch predates PyTorch 0.4 and calls
 `torch.autograd.Variable`, `torch.range` and `nn.utils.clip_grad_norm`, which torch still
 ships (the last two warn they are deprecated); tinyattn has them too, with the same warnings.
 
