@@ -14,7 +14,7 @@ from __future__ import annotations
 import builtins
 import math
 import numbers
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -42,6 +42,8 @@ class TensorMoreMethods:
     """Mixin of :class:`tinyattn.Tensor`."""
 
     __slots__ = ()
+    _data: np.ndarray  # (TensorBase's fields, declared for type checkers)
+    _grad_fn: Any
 
     # -- in-place forms of composite ops ---------------------------------------------------
     def _write_result(self, compute, op: str) -> Tensor:
@@ -124,9 +126,10 @@ class TensorMoreMethods:
         Autograd: ``self``'s node becomes the view's (whose input is ``self``'s old node);
         the version is not bumped since no value changed.
         """
-        self._data = view._data
+        target: Any = self  # (a mixin: the fields are TensorBase's)
+        target._data = view._data
         if view._grad_fn is not None:
-            self._grad_fn = view._grad_fn
+            target._grad_fn = view._grad_fn
         return self
 
     def t_(self) -> Tensor:

@@ -178,3 +178,20 @@ def test_node_prehook_and_hook(lib):
     y.grad_fn.register_prehook(lambda go: (go[0] * 2,)).remove()
     y.sum().backward()
     assert a.grad.tolist() == [3.0, 4.0]
+
+
+@each_lib
+def test_pack_runs_without_grad_and_saved_self_unpacks(lib):
+    x = lib.ones(3, requires_grad=True)
+    modes = []
+
+    def pack(t):
+        modes.append(lib.is_grad_enabled())
+        return t * 1
+
+    with lib.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        y = x.pow(2)
+    assert modes == [False]
+    assert y.grad_fn._saved_self.tolist() == [1.0, 1.0, 1.0]
+    y.sum().backward()
+    assert x.grad.tolist() == [2.0, 2.0, 2.0]

@@ -86,7 +86,8 @@ class BackwardCFunction(Node, FunctionCtx):
         hooks = _function._saved_hooks.hooks if _function._saved_hooks_active else None
         if hooks:  # autograd.graph.saved_tensors_hooks: packed, not version-checked
             pack, unpack = hooks[-1]
-            attrs["_custom_saved"] = tuple(None if t is None else pack(t) for t in tensors)
+            with no_grad():  # (as torch: what a pack hook computes is not recorded)
+                attrs["_custom_saved"] = tuple(None if t is None else pack(t) for t in tensors)
             attrs["_custom_versions"] = ()
             attrs["_unpack_hook"] = unpack
             return

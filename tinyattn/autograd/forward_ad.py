@@ -93,12 +93,13 @@ class _Dual:
         self.source = source  # the tensor given to make_dual
         self.private = private  # the alias hangs from a leaf of our own (source wants no grad)
 
-    def is_unchanged(self, tensor) -> bool:
+    def is_unchanged(self, tensor: Any) -> bool:
         """``tensor`` is this dual, not written in place since ``make_dual``."""
         return (
-            self.ref() is tensor
+            tensor is not None
             and tensor._grad_fn is self.node
             and tensor._version.value == self.version
+            and self.ref() is tensor
         )
 
 

@@ -16,6 +16,7 @@ keywords are listed in :func:`gradcheck`.
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
 import numpy as np
 
@@ -64,7 +65,7 @@ def _worst_mismatch(fn, inputs, diff, jacobians, atol, rtol) -> str | None:
     from . import grad as autograd_grad
 
     base, numeric = jacobians
-    worst = None
+    worst: tuple | None = None
     for o_idx, out_ref in enumerate(base):
         # numeric Jacobian of this output, per input: (input elements, output elements)
         num_jac = {
@@ -76,6 +77,7 @@ def _worst_mismatch(fn, inputs, diff, jacobians, atol, rtol) -> str | None:
         for j in range(out_ref._data.size):
             outs = _outputs(fn, inputs)
             out = outs[o_idx]
+            analytic: Any
             if not out.requires_grad:
                 analytic = [None for _ in diff]
             else:
@@ -100,7 +102,7 @@ def _worst_forward_mismatch(fn, inputs, diff, jacobians, atol, rtol) -> str | No
     from .grad_mode import enable_grad
 
     base, numeric = jacobians
-    worst = None
+    worst: tuple | None = None
     for i in diff:
         x = inputs[i]
         for k in range(x._data.size):
@@ -330,7 +332,7 @@ def gradcheck(
             lambda: _fast_mismatch(fn, inputs, diff, tol, check_backward_ad, check_forward_ad)
         )
     else:
-        numeric = []  # computed once, shared by both modes
+        numeric: list = []  # computed once, shared by both modes
 
         def jacobians():
             if not numeric:

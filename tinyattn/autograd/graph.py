@@ -23,6 +23,7 @@ import numpy as np
 from . import engine
 from . import function as _function
 from .function import Node, _saved_hooks
+from .grad_mode import no_grad
 from .tensor_base import TensorBase
 
 __all__ = [
@@ -61,6 +62,16 @@ class _PackedNode(Node):
             out.append(tensor if self._graph else tensor._data)
         return tuple(out)
 
+    def _saved_by_index(self, index: int, attribute: str):
+        """``grad_fn._saved_self`` ...: the packed input (or output) unpacked, as torch."""
+        if self._released:
+            return Node.saved_tensors.fget(self)  # type: ignore[attr-defined]  # (raises)
+        attrs = self.__dict__
+        for (was_packed, value), owner in zip(self._saved or (), attrs["_packed_owners"]):
+            if was_packed and owner == index:
+                return _unpacked(attrs["_unpack_hook"], value)
+        raise AttributeError(f"'{self.name()}' object has no attribute '{attribute}'")
+
 
 def _pack_saved(ctx: Node, args, result) -> None:
     """Pass each saved array to the innermost pack hook, as a tensor (the input or output
@@ -70,21 +81,26 @@ def _pack_saved(ctx: Node, args, result) -> None:
     """
     pack, unpack = _saved_hooks.hooks[-1]
     out_data = result._data
-    packed = []
+    packed: list = []
+    owners: list = []  # owners: the input index (-1 the output) each array is, or None
     for array in ctx._saved or ():
         if type(array) is not np.ndarray:
             packed.append((False, array))
+            owners.append(None)
             continue
-        tensor = result if array is out_data else None
-        for arg in args if tensor is None else ():
+        tensor, owner = (result, -1) if array is out_data else (None, None)
+        for i, arg in enumerate(args if tensor is None else ()):
             if isinstance(arg, TensorBase) and arg._data is array:
-                tensor = arg
+                tensor, owner = arg, i
                 break
         if tensor is None:
             tensor = TensorBase._make(array)
-        packed.append((True, pack(tensor)))
+        with no_grad():  # (as torch: what a pack hook computes is not recorded)
+            packed.append((True, pack(tensor)))
+        owners.append(owner)
     ctx._saved = tuple(packed)
     ctx.__dict__["_unpack_hook"] = unpack
+    ctx.__dict__["_packed_owners"] = tuple(owners)
     if ctx.__class__ is Node:
         ctx.__class__ = _PackedNode
 
