@@ -31,6 +31,12 @@ def _scan_dtype(x: np.ndarray, dtype) -> np.dtype:
     return np.dtype(np.int64) if x.dtype.kind in "biu" else x.dtype
 
 
+def _as_scan_dtype(input: Tensor, dtype) -> Tensor:
+    """``input`` in the dtype its scan accumulates in (NumPy would widen int32 to int64)."""
+    target = _scan_dtype(input._data, dtype)
+    return input if input._data.dtype == target else input.to(dt.from_numpy_dtype(target))
+
+
 class Cumsum(Function):
     """out[i] = sum_{k<=i} x[k] along ``dim``.   dx = reverse cumsum of g"""
 
@@ -39,7 +45,7 @@ class Cumsum(Function):
     @staticmethod
     def forward(ctx, x, dim):
         ctx.dim = dim
-        return np.cumsum(x, axis=dim, dtype=_scan_dtype(x, None)).reshape(x.shape)  # 0-d stays
+        return np.cumsum(x, axis=dim, dtype=x.dtype).reshape(x.shape)  # 0-d stays 0-d
 
     @staticmethod
     def backward(ctx, g):
@@ -51,10 +57,8 @@ class Cumsum(Function):
 
 @gradient_doc(Cumsum)
 def cumsum(input: Tensor, dim: int, *, dtype=None) -> Tensor:
-    """Cumulative sum along ``dim``."""
-    if dtype is not None:
-        input = input.to(dtype)
-    return Cumsum.apply(input, normalize_dim(dim, input.ndim, "cumsum"))
+    """Cumulative sum along ``dim`` (ints and bools as int64, as in torch; else ``dtype``)."""
+    return Cumsum.apply(_as_scan_dtype(input, dtype), normalize_dim(dim, input.ndim, "cumsum"))
 
 
 def _reverse_cumsum(a: np.ndarray) -> np.ndarray:
@@ -83,7 +87,7 @@ class Cumprod(Function):
     @staticmethod
     def forward(ctx, x, dim):
         ctx.dim = dim
-        out = np.cumprod(x, axis=dim).reshape(x.shape)  # 0-d stays 0-d
+        out = np.cumprod(x, axis=dim, dtype=x.dtype).reshape(x.shape)  # 0-d stays 0-d
         ctx.save_for_backward(x, out)  # (the very array returned: the output, create_graph)
         return out
 
@@ -127,10 +131,7 @@ def _cumprod_grad_graph(xp, x, out, g, dim):
 def cumprod(input: Tensor, dim: int, *, dtype=None) -> Tensor:
     """Cumulative product along ``dim`` (ints and bools as int64, as in torch)."""
     d = normalize_dim(dim, input.ndim, "cumprod")
-    target = _scan_dtype(input._data, dtype)
-    if input._data.dtype != target:
-        input = input.to(dt.from_numpy_dtype(target))
-    return Cumprod.apply(input, d)
+    return Cumprod.apply(_as_scan_dtype(input, dtype), d)
 
 
 def _cum_extreme(input: Tensor, dim: int, pick_max: bool, ret, op: str):

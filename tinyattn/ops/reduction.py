@@ -499,7 +499,7 @@ class Prod(Function):
 
     @staticmethod
     def forward(ctx, x, axis, keepdim):
-        out = np.prod(x, axis=axis, keepdims=True)
+        out = np.prod(x, axis=axis, keepdims=True, dtype=x.dtype)  # (NumPy widens int32)
         ctx.axis, ctx.keepdim, ctx.shape = axis, keepdim, x.shape
         ctx.save_for_backward(x)
         return out if keepdim else (out.reshape(()) if axis is None else np.squeeze(out, axis))
@@ -531,23 +531,37 @@ def _product_of_others(xp, x, axis):
 
 @gradient_doc(Prod)
 def prod(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
-    """The product over ``dim`` (all elements when None)."""
-    if dtype is not None:
-        input = input.to(dtype)
+    """The product over ``dim`` (all elements when None); ints and bools multiply as int64
+    unless ``dtype`` is given, as in torch."""
+    target = _sum_dtype(input._data, dtype)
+    if input._data.dtype != target:
+        input = input.to(dt.from_numpy_dtype(target))
     axis = None if dim is None else normalize_dim(dim, input.ndim, "prod")
     if input.ndim == 0:  # dim 0 / -1 of a 0-d tensor: the product of its one element
         axis = None
     return Prod.apply(input, axis, keepdim)
 
 
+def _logical_reduce(reduce, input: Tensor, dim, keepdim: bool, op: str) -> Tensor:
+    """any/all as torch: an empty dim list reduces nothing (the truth of each element), and a
+    uint8 input gives uint8 (0/1) out; every other dtype gives bool."""
+    x = input._data
+    if dim is not None and not isinstance(dim, (int, np.integer)) and len(dim) == 0:
+        normalize_dims(dim, input.ndim, op)
+        out = x.astype(bool)
+    else:
+        out = reduce(x, axis=normalize_dims(dim, input.ndim, op), keepdims=keepdim)
+    return Tensor._make(np.asarray(out, dtype=np.uint8 if x.dtype == np.uint8 else bool))
+
+
 def any(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
-    axes = normalize_dims(dim, input.ndim, "any")
-    return Tensor._make(np.asarray(np.any(input._data, axis=axes, keepdims=keepdim)))
+    """Whether any element over ``dim`` (all dims when None) is non-zero."""
+    return _logical_reduce(np.any, input, dim, keepdim, "any")
 
 
 def all(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
-    axes = normalize_dims(dim, input.ndim, "all")
-    return Tensor._make(np.asarray(np.all(input._data, axis=axes, keepdims=keepdim)))
+    """Whether every element over ``dim`` (all dims when None) is non-zero."""
+    return _logical_reduce(np.all, input, dim, keepdim, "all")
 
 
 def count_nonzero(input: Tensor, dim=None) -> Tensor:
