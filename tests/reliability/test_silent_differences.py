@@ -127,3 +127,29 @@ def test_integer_power_refusals_match_torch(expr):
         eval(expr, {"lib": torch})
     with pytest.raises((RuntimeError, TypeError)):
         eval(expr, {"lib": tinyattn})
+
+
+@pytest.mark.parametrize("x", [INT, I32, U8, FLOAT])
+@pytest.mark.parametrize("bound", ["min=True", "max=True", "min=False", "max=False"])
+def test_clamp_takes_a_bool_bound_as_a_number(x, bound):
+    _same(f"lib.clamp({x}, {bound})")
+    _same(f"{x}.clamp_({bound})")
+
+
+# -- argmax/argmin without dim but with keepdim keep every dim at size 1
+@pytest.mark.parametrize("op", ["argmax", "argmin"])
+@pytest.mark.parametrize("x", [FLOAT, "lib.tensor([3, 1, 2])", "lib.tensor(2.0)", U8])
+def test_argmax_without_dim_keepdim_shape(op, x):
+    _same(f"lib.{op}({x}, keepdim=True)")
+    _same(f"lib.{op}({x}, None, True)")
+
+
+# -- integer division of an empty tensor by zero divides nothing (no error, as torch)
+@pytest.mark.parametrize(
+    "expr",
+    ["{e} // 0", "lib.fmod({e}, 0)", "lib.remainder({e}, 0)", "{e} % 0",
+     "lib.div({e}, 0, rounding_mode='trunc')", "lib.div({e}, lib.zeros(1, dtype=lib.int64), "
+     "rounding_mode='floor')"],
+)  # fmt: skip
+def test_integer_division_of_empty_by_zero(expr):
+    _same(expr.format(e="lib.zeros(0, 2, dtype=lib.int64)"))

@@ -180,7 +180,7 @@ class Div(Function):
 
 
 def _integer_division(a, b, rt, rounding_mode: str) -> np.ndarray:
-    if np.any(np.asarray(b) == 0):
+    if np.any(np.asarray(b) == 0) and np.size(a):  # (an empty result divides nothing)
         raise ZeroDivisionError(f"div(rounding_mode={rounding_mode!r}): integer division by zero")
     q = _checked("div", a, b, np.floor_divide)
     if rounding_mode == "floor":

@@ -371,16 +371,18 @@ def _arg_reduction_dim(input: Tensor, dim, op: str) -> int | None:
 def argmax(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     """Index of the max (of the flattened tensor when ``dim`` is None)."""
     d = _arg_reduction_dim(input, dim, "argmax")
-    if d is None:
-        return Tensor._make(np.asarray(np.argmax(input._data), dtype=np.int64))
+    if d is None:  # keepdim keeps every dim, at size 1 (as torch)
+        out = np.asarray(np.argmax(input._data), dtype=np.int64)
+        return Tensor._make(out.reshape((1,) * input.ndim) if keepdim else out)
     out = np.argmax(input._data, axis=d, keepdims=keepdim)
     return Tensor._make(np.asarray(out, dtype=np.int64))
 
 
 def argmin(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     d = _arg_reduction_dim(input, dim, "argmin")
-    if d is None:
-        return Tensor._make(np.asarray(np.argmin(input._data), dtype=np.int64))
+    if d is None:  # keepdim keeps every dim, at size 1 (as torch)
+        out = np.asarray(np.argmin(input._data), dtype=np.int64)
+        return Tensor._make(out.reshape((1,) * input.ndim) if keepdim else out)
     out = np.argmin(input._data, axis=d, keepdims=keepdim)
     return Tensor._make(np.asarray(out, dtype=np.int64))
 

@@ -342,7 +342,9 @@ def round(input: Tensor, decimals: int = 0) -> Tensor:
 def _bound(v, op: str, name: str):
     if v is None or isinstance(v, Tensor):
         return v
-    if isinstance(v, (int, float, np.number)) and not isinstance(v, bool):
+    if isinstance(v, (bool, np.bool_)):  # torch takes True/False as the numbers 1/0
+        return int(v)
+    if isinstance(v, (int, float, np.number)):
         return v
     raise TypeError(
         f"{op}(): argument '{name}' must be a number, a Tensor or None, not {type(v).__name__}"
