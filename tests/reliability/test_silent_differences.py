@@ -153,3 +153,9 @@ def test_argmax_without_dim_keepdim_shape(op, x):
 )  # fmt: skip
 def test_integer_division_of_empty_by_zero(expr):
     _same(expr.format(e="lib.zeros(0, 2, dtype=lib.int64)"))
+
+
+# -- an empty index list selects nothing (NumPy would read [] as a float array)
+@pytest.mark.parametrize("expr", ["x[[]]", "x[:, []]", "x[[], 0]", "x[..., []]"])
+def test_empty_list_index(expr):
+    _same(expr, {"x": [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]}, grad=True)
