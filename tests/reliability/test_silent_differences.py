@@ -159,3 +159,50 @@ def test_integer_division_of_empty_by_zero(expr):
 @pytest.mark.parametrize("expr", ["x[[]]", "x[:, []]", "x[[], 0]", "x[..., []]"])
 def test_empty_list_index(expr):
     _same(expr, {"x": [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]}, grad=True)
+
+
+# -- gradients at the edges: found by tests/ops/test_ties_differential.py with NaN and inf
+NAN, INF = float("nan"), float("inf")
+
+
+def _same_grad(expr: str, x) -> None:
+    """``expr`` of the float64 leaf ``x``: values and the gradient of a weighted sum, NaN
+    positions included."""
+    out = {}
+    for lib in (torch, tinyattn):
+        leaf = lib.tensor(x, dtype=lib.float64, requires_grad=True)
+        y = eval(expr, {"lib": lib, "x": leaf})
+        seed = np.linspace(-1, 1.3, y.numel()).reshape(tuple(y.shape))
+        (y * lib.tensor(seed)).sum().backward()
+        out[lib.__name__] = (y.detach().numpy(), leaf.grad.numpy())
+    for got, want in zip(out["tinyattn"], out["torch"]):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12, err_msg=expr)
+
+
+@pytest.mark.parametrize(
+    "expr, x",
+    [
+        ("lib.var(x, 0, correction=3)", [1.0, 2.0]),  # n < correction: torch's signed n - c
+        ("lib.std(x, 0, correction=3)", [1.0, 2.0]),
+        ("lib.var(x, 1, correction=5)", [[1.0, 2.0], [3.0, 3.0]]),
+        ("lib.var(x, (0,), correction=2)", [-1.0]),
+        ("lib.prod(x, 0)", [[-1.0, -1.0], [0.0, NAN]]),  # a zero elsewhere: no NaN spread
+        ("lib.prod(x, 1)", [[1.0, NAN, 3.0], [0.0, 0.0, 5.0]]),
+        ("lib.prod(x)", [[1.0, NAN], [0.0, 0.0]]),  # two zeros: gradient 0 everywhere
+        ("lib.prod(x)", [[1.0, NAN], [0.0, 2.0]]),
+        ("lib.prod(x)", [[1.0, INF], [3.0, 2.0]]),
+        ("lib.norm(x, float('inf'))", [[1.0, NAN], [3.0, -1.0]]),  # NaN max: gradient 0
+        ("lib.linalg.vector_norm(x, float('inf'), dim=1)", [[1.0, NAN], [3.0, -3.0]]),
+        ("lib.linalg.vector_norm(x, -float('inf'))", [[1.0, NAN], [3.0, -1.0]]),
+        ("lib.norm(x, 3)", [0.0, NAN]),  # p >= 1: 0 * (g / NaN) is NaN, as torch
+        ("lib.norm(x, 1.5)", [0.0, 2.0, -1.0]),  # 1 < p < 2 at x = 0: 0, not 0 * inf
+        ("lib.norm(x, 0.5, 0)", [0.0, 2.0, -1.0]),
+        ("lib.cumprod(x, 0)", [NAN]),  # one element: d out / d x = 1
+        ("lib.cumprod(x, 1)", [[NAN], [2.0]]),
+        ("lib.cumprod(x, 0)", [-1.0, 0.0, 0.0, NAN]),  # after the second zero: left out
+        ("lib.cumprod(x, 0)", [0.0, INF, 0.0, -1.0]),  # up to the second zero: kept
+        ("lib.cumprod(x, 0)", [0.0, 2.0, 0.0, INF, NAN]),
+    ],
+)
+def test_gradients_at_edges(expr, x):
+    _same_grad(expr, x)

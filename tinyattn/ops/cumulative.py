@@ -94,22 +94,25 @@ class Cumprod(Function):
     @staticmethod
     def backward(ctx, g):
         x, out = ctx.saved_tensors
-        if g.ndim == 0 or 0 in g.shape:
+        if g.ndim == 0 or 0 in g.shape or g.shape[ctx.dim] == 1:  # (d out / d x = 1, NaN too)
             return g, None
         if ctx.xp is not numpy_xp:
             return _cumprod_grad_graph(ctx.xp, x, out, g, ctx.dim), None
         x, out, g = (np.moveaxis(a, ctx.dim, -1) for a in (x, out, g))
         j = np.arange(x.shape[-1])
         zero = x == 0
-        before = np.cumsum(zero, axis=-1) == 0  # strictly before the first zero
-        first = zero & (np.cumsum(zero, axis=-1) == 1)  # the first zero itself
+        zeros_so_far = np.cumsum(zero, axis=-1)
+        before = zeros_so_far == 0  # strictly before the first zero
+        first = zero & (zeros_so_far == 1)  # the first zero itself
         z = np.where(zero.any(-1, keepdims=True), np.argmax(zero, -1)[..., None], x.shape[-1])
         with np.errstate(invalid="ignore", divide="ignore"):
             dx = _reverse_cumsum(np.where(before, g * out, 0)) / np.where(before, x, 1)
         dx = np.where(before, dx, 0)
         prefix = np.prod(np.where(j < z, x, 1), axis=-1, keepdims=True)  # prod_{j<z} x[j]
         tail = np.cumprod(np.where(j <= z, 1, x), axis=-1)  # prod_{z<j<=i} x[j]
-        at_zero = prefix * np.sum(np.where(j >= z, g * tail, 0), axis=-1, keepdims=True)
+        # terms after the second zero are 0 and left out (as torch: a NaN there stays out)
+        upto_second = (zeros_so_far >= 1) & (zeros_so_far - zero <= 1)
+        at_zero = prefix * np.sum(np.where(upto_second, g * tail, 0), -1, keepdims=True)
         dx = np.where(first, at_zero, dx)
         return np.moveaxis(dx, -1, ctx.dim).astype(g.dtype, copy=False), None
 
