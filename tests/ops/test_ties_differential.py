@@ -1,7 +1,8 @@
 """Property tests against torch: gradients at ties, zeros and bounds.
 
-Values come from {-1, 0, 1, 2} (halved, sometimes), so ties, zeros and clamp bounds are
-the common case rather than a measure-zero accident. For each op the forward value and
+Values come from {-1, 0, 1, 2} (halved, sometimes), with NaN and inf in half the
+examples, so ties, zeros, clamp bounds and non-finite elements are the common case rather
+than a measure-zero accident. For each op the forward value and
 the float64 gradient of a fixed weighted sum must equal torch's: amax/amin spread the
 gradient evenly over ties, max/min(dim) and median(dim) route it to the index they
 return, cumprod/prod handle zeros exactly, norms at 0 (p = 0, 1, 2, 3, inf, -inf, 'fro')
@@ -39,7 +40,8 @@ SETTINGS = settings(
 def tie_arrays(draw, min_dims: int = 1):
     shape = tuple(draw(st.lists(st.integers(1, 4), min_size=min_dims, max_size=3)))
     n = int(np.prod(shape))
-    values = draw(st.lists(st.sampled_from([-1.0, 0.0, 1.0, 2.0]), min_size=n, max_size=n))
+    pool = [-1.0, 0.0, 1.0, 2.0] + ([math.nan, math.inf] if draw(st.booleans()) else [])
+    values = draw(st.lists(st.sampled_from(pool), min_size=n, max_size=n))
     scale = draw(st.sampled_from([1.0, 0.5]))
     return np.array(values).reshape(shape) * scale
 
@@ -183,7 +185,7 @@ def _compare(f, x, what: str, grad: bool = True) -> None:
         assert tuple(g.shape) == tuple(w.shape), (what, tuple(g.shape), tuple(w.shape))
         np.testing.assert_allclose(
             g.detach().numpy(), w.detach().numpy(), rtol=1e-12, atol=1e-12, err_msg=what
-        )
+        )  # (NaN where torch has NaN: assert_allclose's default equal_nan)
     if not grad:
         return
     gw = np.zeros(x.shape) if want[1] is None else want[1].numpy()  # torch: None = zeros
