@@ -206,3 +206,19 @@ def _same_grad(expr: str, x) -> None:
 )
 def test_gradients_at_edges(expr, x):
     _same_grad(expr, x)
+
+
+# -- float16: computed in float32 and rounded once, as torch's CPU kernels do
+HALF = np.linspace(-6, 6, 96).astype(np.float16).reshape(8, 12).tolist()
+
+
+@pytest.mark.parametrize(
+    "expr",
+    ["lib.sigmoid(x)", "lib.rsqrt(x.abs() + 0.1)", "lib.sinc(x)", "lib.exp(x)", "lib.tanh(x)",
+     "lib.softmax(x, -1)", "lib.log_softmax(x, 0)", "lib.erf(x)", "lib.log1p(x.abs())"],
+)  # fmt: skip
+def test_float16_unary_ops_round_once(expr):
+    got = eval(expr, {"lib": tinyattn, "x": tinyattn.tensor(HALF, dtype=tinyattn.float16)})
+    want = eval(expr, {"lib": torch, "x": torch.tensor(HALF, dtype=torch.float16)})
+    assert got.dtype.name == "float16"
+    np.testing.assert_array_equal(got.numpy(), want.numpy(), err_msg=expr)
