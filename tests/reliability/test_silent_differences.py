@@ -222,3 +222,32 @@ def test_float16_unary_ops_round_once(expr):
     want = eval(expr, {"lib": torch, "x": torch.tensor(HALF, dtype=torch.float16)})
     assert got.dtype.name == "float16"
     np.testing.assert_array_equal(got.numpy(), want.numpy(), err_msg=expr)
+
+
+# -- matmul saves each operand only for the other's gradient (torch allows the write then)
+@pytest.mark.parametrize(
+    "prog",
+    ["y = z @ w\nz.add_(1)", "y = z.matmul(v)\nz[0, 0] = 1.0", "y = w.t() @ z.t()\nz.mul_(2)",
+     "y = lib.mv(z, v)\nz.zero_()", "y = lib.bmm(z[None], w[None])[0]\nz.add_(1)"],
+)  # fmt: skip
+def test_matmul_allows_writing_an_operand_not_needed_for_backward(prog):
+    out = {}
+    for lib in (torch, tinyattn):
+        x = lib.tensor([[1.0, -2.0, 3.0], [0.5, 2.0, -1.0]], dtype=lib.float64, requires_grad=True)
+        ns = {"lib": lib, "z": x * 1, "w": lib.ones(3, 2, dtype=lib.float64) * 2}
+        ns["v"] = lib.ones(3, dtype=lib.float64)
+        exec(prog, ns)
+        ns["y"].sum().backward()
+        out[lib.__name__] = x.grad.numpy()
+    np.testing.assert_array_equal(out["tinyattn"], out["torch"])
+
+
+def test_matmul_still_refuses_writing_an_operand_it_needs():
+    for lib in (torch, tinyattn):
+        x = lib.tensor([[1.0, -2.0], [0.5, 2.0]], dtype=lib.float64, requires_grad=True)
+        w = lib.ones(2, 2, dtype=lib.float64, requires_grad=True)
+        z = x * 1
+        y = z @ w
+        z.add_(1)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            y.sum().backward()
