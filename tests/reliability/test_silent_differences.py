@@ -292,3 +292,13 @@ def test_augmented_pow_and_floordiv_write_through_a_view(stmt):
         exec(stmt, ns)
         out[lib.__name__] = z.numpy()
     np.testing.assert_array_equal(out["tinyattn"], out["torch"])
+
+
+@pytest.mark.parametrize(
+    "expr",
+    ["lib.unique_consecutive(lib.tensor([[[1], [0]], [[0], [0]]]), dim=-1, return_counts=True)",
+     "lib.unique_consecutive(lib.tensor([[1, 1, 2]]), dim=0, return_inverse=True)",
+     "lib.unique_consecutive(lib.tensor([[1.5], [1.5], [2.0]]), dim=1, return_counts=True)"],
+)  # fmt: skip
+def test_unique_consecutive_along_a_dim_of_one(expr):
+    _same(expr)
