@@ -32,7 +32,11 @@ class Softmax(Function):
 
     @staticmethod
     def forward(ctx, x, dim):
-        e = softmax_math.softmax(to_float(x), axis=dim)
+        x = to_float(x)
+        if x.dtype.char == "e":  # float16: computed in float32 and rounded once, as torch
+            e = softmax_math.softmax(x.astype(np.float32), axis=dim).astype(np.float16)
+        else:
+            e = softmax_math.softmax(x, axis=dim)
         ctx.dim = dim
         ctx.save_for_backward(e)
         return e
@@ -51,9 +55,14 @@ class LogSoftmax(Function):
     @staticmethod
     def forward(ctx, x, dim):
         x = to_float(x)
+        half = x.dtype.char == "e"  # float16: computed in float32 and rounded once, as torch
+        if half:
+            x = x.astype(np.float32)
         with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
             shifted = x - x.max(axis=dim, keepdims=True, initial=-np.inf)
             y = shifted - np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
+        if half:
+            y = y.astype(np.float16)
         ctx.dim = dim
         ctx.save_for_backward(y)
         return y

@@ -88,10 +88,10 @@ class Add(Function):
 
     @staticmethod
     def forward(ctx, a, b, alpha=1):
-        a, b, _ = _promote(a, b, "add")
+        a, b, rt = _promote(a, b, "add")
         ctx.alpha = alpha
         if alpha != 1:
-            b = b * alpha
+            b = np.logical_and(b, bool(alpha)) if rt.kind == "b" else b * alpha  # bool stays bool
         return _checked("add", a, b, np.add)
 
     @staticmethod
@@ -180,7 +180,7 @@ class Div(Function):
 
 
 def _integer_division(a, b, rt, rounding_mode: str) -> np.ndarray:
-    if np.any(np.asarray(b) == 0):
+    if np.any(np.asarray(b) == 0) and np.size(a):  # (an empty result divides nothing)
         raise ZeroDivisionError(f"div(rounding_mode={rounding_mode!r}): integer division by zero")
     q = _checked("div", a, b, np.floor_divide)
     if rounding_mode == "floor":
@@ -196,6 +196,31 @@ def _power(a, b, xp=np):
     return out
 
 
+def _integer_power(a, b, rt: np.dtype):
+    """``a ** b`` for integer and bool operands, as torch computes it.
+
+    A negative exponent tensor gives the integer part of ``1 / a ** |b|``: 1 for a == 1,
+    +-1 for a == -1, else 0 (NumPy refuses these); a negative Python number is refused,
+    as in torch. A bool tensor to a bool (Python)
+    exponent stays bool; a bool tensor exponent is refused, as in torch.
+    """
+    if _is_number(b) and b < 0:
+        raise RuntimeError("pow: integers to negative integer powers are not allowed")
+    if rt.kind == "b":
+        if isinstance(b, np.ndarray):
+            raise TypeError("pow(): a bool tensor exponent is not supported (as in torch)")
+        return np.asarray(a) if b else np.ones_like(a)
+    negative = np.asarray(b) < 0
+    if not negative.any():
+        return _checked("pow", a, b, np.power)
+    out = _checked("pow", a, np.where(negative, 0, b).astype(rt), np.power)
+    odd = np.asarray(b) % 2 == 1
+    inverse = np.where(
+        np.asarray(a) == 1, 1, np.where(np.asarray(a) == -1, np.where(odd, -1, 1), 0)
+    )
+    return np.where(negative, inverse, out).astype(rt)
+
+
 def _is_number(x) -> bool:
     return not isinstance(x, (np.ndarray, Tensor)) and np.ndim(x) == 0
 
@@ -209,9 +234,10 @@ class Pow(Function):
     def forward(ctx, a, b):
         operands = a, b  # saved as they came: a cast copy would be cut from the graph
         a, b, rt = _promote(a, b, "pow")
-        if rt.kind in "iu" and np.any(np.asarray(b) < 0):
-            raise RuntimeError("pow: integers to negative integer powers are not allowed")
-        out = _checked("pow", a, b, _power)
+        if rt.kind in "iub":
+            out = _integer_power(a, b, rt)
+        else:
+            out = _checked("pow", a, b, _power)
         need = ctx.needs_input_grad
         if need:  # out only for db, as torch (x ** 2 then writing into it is fine)
             ctx.save_for_backward(*operands, out if need[1] else None)

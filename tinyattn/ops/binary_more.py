@@ -150,7 +150,7 @@ class Fmod(Function):
         a, b, rt = _promote(a, b, op)
         if rt.kind == "b":
             raise TypeError(f"{op}(): not implemented for bool tensors (as in torch)")
-        if rt.kind in "iu" and np.any(np.asarray(b) == 0):
+        if rt.kind in "iu" and np.any(np.asarray(b) == 0) and np.size(a) and np.size(b):
             raise RuntimeError(f"{op}(): ZeroDivisionError (integer division by zero)")
         out = _checked(op, a, b, np.mod if floor else np.fmod)
         if _needs(ctx, 1):  # the quotient, a constant of the gradient (piecewise constant)

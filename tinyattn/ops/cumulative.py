@@ -31,6 +31,12 @@ def _scan_dtype(x: np.ndarray, dtype) -> np.dtype:
     return np.dtype(np.int64) if x.dtype.kind in "biu" else x.dtype
 
 
+def _as_scan_dtype(input: Tensor, dtype) -> Tensor:
+    """``input`` in the dtype its scan accumulates in (NumPy would widen int32 to int64)."""
+    target = _scan_dtype(input._data, dtype)
+    return input if input._data.dtype == target else input.to(dt.from_numpy_dtype(target))
+
+
 class Cumsum(Function):
     """out[i] = sum_{k<=i} x[k] along ``dim``.   dx = reverse cumsum of g"""
 
@@ -39,7 +45,7 @@ class Cumsum(Function):
     @staticmethod
     def forward(ctx, x, dim):
         ctx.dim = dim
-        return np.cumsum(x, axis=dim, dtype=_scan_dtype(x, None)).reshape(x.shape)  # 0-d stays
+        return np.cumsum(x, axis=dim, dtype=x.dtype).reshape(x.shape)  # 0-d stays 0-d
 
     @staticmethod
     def backward(ctx, g):
@@ -51,10 +57,8 @@ class Cumsum(Function):
 
 @gradient_doc(Cumsum)
 def cumsum(input: Tensor, dim: int, *, dtype=None) -> Tensor:
-    """Cumulative sum along ``dim``."""
-    if dtype is not None:
-        input = input.to(dtype)
-    return Cumsum.apply(input, normalize_dim(dim, input.ndim, "cumsum"))
+    """Cumulative sum along ``dim`` (ints and bools as int64, as in torch; else ``dtype``)."""
+    return Cumsum.apply(_as_scan_dtype(input, dtype), normalize_dim(dim, input.ndim, "cumsum"))
 
 
 def _reverse_cumsum(a: np.ndarray) -> np.ndarray:
@@ -83,29 +87,32 @@ class Cumprod(Function):
     @staticmethod
     def forward(ctx, x, dim):
         ctx.dim = dim
-        out = np.cumprod(x, axis=dim).reshape(x.shape)  # 0-d stays 0-d
+        out = np.cumprod(x, axis=dim, dtype=x.dtype).reshape(x.shape)  # 0-d stays 0-d
         ctx.save_for_backward(x, out)  # (the very array returned: the output, create_graph)
         return out
 
     @staticmethod
     def backward(ctx, g):
         x, out = ctx.saved_tensors
-        if g.ndim == 0 or 0 in g.shape:
+        if g.ndim == 0 or 0 in g.shape or g.shape[ctx.dim] == 1:  # (d out / d x = 1, NaN too)
             return g, None
         if ctx.xp is not numpy_xp:
             return _cumprod_grad_graph(ctx.xp, x, out, g, ctx.dim), None
         x, out, g = (np.moveaxis(a, ctx.dim, -1) for a in (x, out, g))
         j = np.arange(x.shape[-1])
         zero = x == 0
-        before = np.cumsum(zero, axis=-1) == 0  # strictly before the first zero
-        first = zero & (np.cumsum(zero, axis=-1) == 1)  # the first zero itself
+        zeros_so_far = np.cumsum(zero, axis=-1)
+        before = zeros_so_far == 0  # strictly before the first zero
+        first = zero & (zeros_so_far == 1)  # the first zero itself
         z = np.where(zero.any(-1, keepdims=True), np.argmax(zero, -1)[..., None], x.shape[-1])
         with np.errstate(invalid="ignore", divide="ignore"):
             dx = _reverse_cumsum(np.where(before, g * out, 0)) / np.where(before, x, 1)
         dx = np.where(before, dx, 0)
         prefix = np.prod(np.where(j < z, x, 1), axis=-1, keepdims=True)  # prod_{j<z} x[j]
         tail = np.cumprod(np.where(j <= z, 1, x), axis=-1)  # prod_{z<j<=i} x[j]
-        at_zero = prefix * np.sum(np.where(j >= z, g * tail, 0), axis=-1, keepdims=True)
+        # terms after the second zero are 0 and left out (as torch: a NaN there stays out)
+        upto_second = (zeros_so_far >= 1) & (zeros_so_far - zero <= 1)
+        at_zero = prefix * np.sum(np.where(upto_second, g * tail, 0), -1, keepdims=True)
         dx = np.where(first, at_zero, dx)
         return np.moveaxis(dx, -1, ctx.dim).astype(g.dtype, copy=False), None
 
@@ -127,10 +134,7 @@ def _cumprod_grad_graph(xp, x, out, g, dim):
 def cumprod(input: Tensor, dim: int, *, dtype=None) -> Tensor:
     """Cumulative product along ``dim`` (ints and bools as int64, as in torch)."""
     d = normalize_dim(dim, input.ndim, "cumprod")
-    target = _scan_dtype(input._data, dtype)
-    if input._data.dtype != target:
-        input = input.to(dt.from_numpy_dtype(target))
-    return Cumprod.apply(input, d)
+    return Cumprod.apply(_as_scan_dtype(input, dtype), d)
 
 
 def _cum_extreme(input: Tensor, dim: int, pick_max: bool, ret, op: str):

@@ -72,7 +72,8 @@ def _convert_index(index, shape, op: str = "index"):
         elif isinstance(item, (int, np.integer)) or item is None or item is Ellipsis:
             out.append(item)
         elif isinstance(item, (list, np.ndarray)):
-            out.append(np.asarray(item))
+            arr = np.asarray(item)
+            out.append(arr.astype(np.int64) if arr.size == 0 else arr)  # [] selects nothing
         else:
             raise IndexError(f"{op}: unsupported index of type {type(item).__name__}")
     return tuple(out)

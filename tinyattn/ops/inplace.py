@@ -57,9 +57,17 @@ def check_inplace_allowed(t: Tensor, op: str) -> None:
         )
 
 
+def _can_cast(src: np.dtype, dst: np.dtype) -> bool:
+    """torch's rule for writing a result into a tensor: never float into an integer or bool,
+    never a number into bool; integers of any sign and width convert (uint8 += int64 wraps)."""
+    if src.kind == "f":
+        return dst.kind == "f"
+    return dst.kind != "b" or src.kind == "b"
+
+
 def _write(t: Tensor, values: np.ndarray, op: str) -> None:
     target = t._data
-    if values.dtype != target.dtype and not np.can_cast(values.dtype, target.dtype, "same_kind"):
+    if values.dtype != target.dtype and not _can_cast(values.dtype, target.dtype):
         raise RuntimeError(
             f"{op}: result type {values.dtype} can't be cast to the desired output type "
             f"{target.dtype}"

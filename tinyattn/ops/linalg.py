@@ -47,36 +47,41 @@ class Matmul(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        ctx.save_for_backward(a, b)
+        need = ctx.needs_input_grad
+        if need:  # each operand only for the other's gradient (as torch: an in-place write
+            # to an operand whose partner needs no gradient is then allowed)
+            ctx.save_for_backward(a if need[1] else None, b if need[0] else None)
         return matmul_arrays(a, b)
 
     @staticmethod
     def backward(ctx, g):
         xp = ctx.xp
-        a, b = ctx.saved_tensors
+        a, b = ctx.saved_tensors  # an unsaved operand wants a gradient: its shape is in meta
+        a_ndim = a.ndim if a is not None else len(ctx.input_meta[0][0])
+        b_ndim = b.ndim if b is not None else len(ctx.input_meta[1][0])
         need_a, need_b = ctx.needs_input_grad
         graph = xp is not numpy_xp  # create_graph: the products are recorded (tinyattn.matmul)
         mm = xp.matmul if graph else matmul_arrays
-        if a.ndim == 1 and b.ndim == 1:  # dot product
+        if a_ndim == 1 and b_ndim == 1:  # dot product
             return (g * b if need_a else None), (g * a if need_b else None)
-        a2 = a[None, :] if a.ndim == 1 else a
-        b2 = b[:, None] if b.ndim == 1 else b
         g2 = g
-        if a.ndim == 1:
+        if a_ndim == 1:
             g2 = g2[..., None, :]
-        if b.ndim == 1:
+        if b_ndim == 1:
             g2 = g2[..., None]
         da = db = None
         if need_a:
+            b2 = b[:, None] if b_ndim == 1 else b
             da = mm(g2, xp.swapaxes(b2, -1, -2))
-            if a.ndim == 1:
+            if a_ndim == 1:
                 da = da[..., 0, :]
         if need_b:
-            if b2.ndim == 2 and a2.ndim > 2 and not graph:  # leading dims summed in one GEMM
+            a2 = a[None, :] if a_ndim == 1 else a
+            if b_ndim <= 2 and a2.ndim > 2 and not graph:  # leading dims summed in one GEMM
                 db = matmul_sum_batch(a2, g2)
             else:  # (the engine sums broadcast batch dims)
                 db = mm(xp.swapaxes(a2, -1, -2), g2)
-            if b.ndim == 1:
+            if b_ndim == 1:
                 db = db[..., 0]
         return da, db
 

@@ -112,7 +112,11 @@ def mean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tenso
 
 
 class Var(Function):
-    """out = sum((x - mean)^2) / (n - correction).   dx = 2 g (x - mean) / (n - correction)"""
+    """out = sum((x - mean)^2) / (n - correction).   dx = 2 g (x - mean) / (n - correction)
+
+    When n <= correction the forward divides by 0 (inf or nan, as torch); the gradient over
+    given dims keeps the signed n - correction, as torch's does (finite when n < correction).
+    """
 
     supports_create_graph = True
 
@@ -125,7 +129,9 @@ class Var(Function):
             centred = x - mean
             out = np.sum(centred * centred, axis=axes, keepdims=keepdim) / denominator
         ctx.axes, ctx.keepdim, ctx.shape = axes, keepdim, x.shape
-        ctx.n, ctx.denominator = n, denominator
+        # torch's gradient over given dims keeps the signed n - correction (finite when
+        # n < correction); over all dims it uses the clamped one, as the forward does
+        ctx.n, ctx.dof = n, (n - correction) if axes is not None else denominator
         ctx.save_for_backward(x)  # x - mean is recomputed: it is differentiable (create_graph)
         return out.astype(x.dtype, copy=False)
 
@@ -134,7 +140,7 @@ class Var(Function):
         xp = ctx.xp
         x = ctx.saved_tensors[0]
         with np.errstate(invalid="ignore", divide="ignore"):  # n <= correction: nan, as torch
-            scale = 2.0 / ctx.denominator if ctx.denominator else math.inf
+            scale = 2.0 / ctx.dof if ctx.dof else math.inf
             grad = _expand(xp, g, ctx.axes, ctx.keepdim, ctx.shape) * _centred(xp, x, ctx) * scale
         return grad, None, None, None
 
@@ -187,7 +193,7 @@ class Std(Function):
         xp = ctx.xp
         x, out = ctx.saved_tensors
         with np.errstate(invalid="ignore", divide="ignore"):
-            scale = 1.0 / ctx.denominator if ctx.denominator else math.inf
+            scale = 1.0 / ctx.dof if ctx.dof else math.inf
             spread = xp.where(out == 0, 0, g * scale / out)
         grad = _expand(xp, spread, ctx.axes, ctx.keepdim, ctx.shape) * _centred(xp, x, ctx)
         return grad, None, None, None
@@ -371,16 +377,18 @@ def _arg_reduction_dim(input: Tensor, dim, op: str) -> int | None:
 def argmax(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     """Index of the max (of the flattened tensor when ``dim`` is None)."""
     d = _arg_reduction_dim(input, dim, "argmax")
-    if d is None:
-        return Tensor._make(np.asarray(np.argmax(input._data), dtype=np.int64))
+    if d is None:  # keepdim keeps every dim, at size 1 (as torch)
+        out = np.asarray(np.argmax(input._data), dtype=np.int64)
+        return Tensor._make(out.reshape((1,) * input.ndim) if keepdim else out)
     out = np.argmax(input._data, axis=d, keepdims=keepdim)
     return Tensor._make(np.asarray(out, dtype=np.int64))
 
 
 def argmin(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     d = _arg_reduction_dim(input, dim, "argmin")
-    if d is None:
-        return Tensor._make(np.asarray(np.argmin(input._data), dtype=np.int64))
+    if d is None:  # keepdim keeps every dim, at size 1 (as torch)
+        out = np.asarray(np.argmin(input._data), dtype=np.int64)
+        return Tensor._make(out.reshape((1,) * input.ndim) if keepdim else out)
     out = np.argmin(input._data, axis=d, keepdims=keepdim)
     return Tensor._make(np.asarray(out, dtype=np.int64))
 
@@ -453,16 +461,20 @@ class Norm(Function):
         p = ctx.p
         with np.errstate(invalid="ignore", divide="ignore"):
             if p in (np.inf, -np.inf):
-                hit = xp.abs(x) == out
-                grad = xp.sgn(x) * hit / xp.sum(hit, axis=ctx.axes, keepdims=True)
+                hit = xp.abs(x) == out  # none when out is NaN: gradient 0 then, as torch
+                grad = xp.where(hit, xp.sgn(x) / xp.sum(hit, axis=ctx.axes, keepdims=True), 0)
             elif p == 0:
                 grad = xp.zeros_like(x)
             elif p == 2:
                 grad = x / out
             elif p == 1:
                 grad = xp.sgn(x)  # 0 at a NaN element, as torch
-            else:  # x |x|^(p-2) is 0 at x = 0 for p > 1, and taken as 0 there for p < 1 (torch)
-                grad = xp.where(x == 0, 0, x * xp.abs(x) ** (p - 2) / out ** (p - 1))
+            elif p < 1:  # |x|^(p-1) is infinite at x = 0: taken as 0 there (torch)
+                grad = xp.where(x == 0, 0, xp.sgn(x) * xp.abs(x) ** (p - 1)) * out ** (1 - p)
+            elif p < 2:  # sgn(x) |x|^(p-1): 0 at x = 0 (x |x|^(p-2) would be 0 * inf)
+                grad = xp.sgn(x) * xp.abs(x) ** (p - 1) / out ** (p - 1)
+            else:  # 0 at x = 0, NaN there too when out is NaN (as torch)
+                grad = x * xp.abs(x) ** (p - 2) / out ** (p - 1)
             grad = xp.where(out == 0, 0, grad)
         return xp.astype(g * grad, g.dtype), None, None, None
 
@@ -491,15 +503,16 @@ def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) ->
 class Prod(Function):
     """out = product over ``dim``.   dx = g * out / x (computed without dividing by zeros)
 
-    dx is the product of the other elements; as in torch, which divides out / x when
-    the slice holds no zero, a NaN or infinite element gets a NaN gradient then.
+    dx is the product of the other elements. As in torch, which divides out / x when x
+    holds no zero at all, a NaN or infinite element then gets a NaN gradient; with zeros,
+    over all elements, two zeros or more give 0 everywhere (NaN and inf included).
     """
 
     supports_create_graph = True
 
     @staticmethod
     def forward(ctx, x, axis, keepdim):
-        out = np.prod(x, axis=axis, keepdims=True)
+        out = np.prod(x, axis=axis, keepdims=True, dtype=x.dtype)  # (NumPy widens int32)
         ctx.axis, ctx.keepdim, ctx.shape = axis, keepdim, x.shape
         ctx.save_for_backward(x)
         return out if keepdim else (out.reshape(()) if axis is None else np.squeeze(out, axis))
@@ -522,32 +535,50 @@ def _product_of_others(xp, x, axis):
     right = xp.flip(xp.cumprod(xp.flip(xp.concatenate([flat[..., 1:], one], -1), -1), -1), -1)
     others = left * right
     others = xp.reshape(others, x.shape) if axis is None else xp.moveaxis(others, -1, axis)
-    nonfinite = ~xp.isfinite(x)
-    if xp.any(nonfinite):
-        no_zero = ~xp.any(x == 0, axis=axis, keepdims=axis is not None)
-        others = xp.where(xp.logical_and(nonfinite, no_zero), xp.nan, others)
+    # torch's choices, for NaN and inf to land where its do: without a zero anywhere in x
+    # the gradient is out / x; over all elements, two zeros or more give 0 everywhere
+    raw = x._data if isinstance(x, Tensor) else x
+    zeros = int(np.count_nonzero(raw == 0))
+    if axis is None and zeros > 1:
+        return xp.zeros_like(x)
+    if zeros == 0 and not np.isfinite(raw).all():
+        others = (others * x) / x  # (others * x is the product of the slice, at every element)
     return others
 
 
 @gradient_doc(Prod)
 def prod(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
-    """The product over ``dim`` (all elements when None)."""
-    if dtype is not None:
-        input = input.to(dtype)
+    """The product over ``dim`` (all elements when None); ints and bools multiply as int64
+    unless ``dtype`` is given, as in torch."""
+    target = _sum_dtype(input._data, dtype)
+    if input._data.dtype != target:
+        input = input.to(dt.from_numpy_dtype(target))
     axis = None if dim is None else normalize_dim(dim, input.ndim, "prod")
     if input.ndim == 0:  # dim 0 / -1 of a 0-d tensor: the product of its one element
         axis = None
     return Prod.apply(input, axis, keepdim)
 
 
+def _logical_reduce(reduce, input: Tensor, dim, keepdim: bool, op: str) -> Tensor:
+    """any/all as torch: an empty dim list reduces nothing (the truth of each element), and a
+    uint8 input gives uint8 (0/1) out; every other dtype gives bool."""
+    x = input._data
+    if dim is not None and not isinstance(dim, (int, np.integer)) and len(dim) == 0:
+        normalize_dims(dim, input.ndim, op)
+        out = x.astype(bool)
+    else:
+        out = reduce(x, axis=normalize_dims(dim, input.ndim, op), keepdims=keepdim)
+    return Tensor._make(np.asarray(out, dtype=np.uint8 if x.dtype == np.uint8 else bool))
+
+
 def any(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
-    axes = normalize_dims(dim, input.ndim, "any")
-    return Tensor._make(np.asarray(np.any(input._data, axis=axes, keepdims=keepdim)))
+    """Whether any element over ``dim`` (all dims when None) is non-zero."""
+    return _logical_reduce(np.any, input, dim, keepdim, "any")
 
 
 def all(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
-    axes = normalize_dims(dim, input.ndim, "all")
-    return Tensor._make(np.asarray(np.all(input._data, axis=axes, keepdims=keepdim)))
+    """Whether every element over ``dim`` (all dims when None) is non-zero."""
+    return _logical_reduce(np.all, input, dim, keepdim, "all")
 
 
 def count_nonzero(input: Tensor, dim=None) -> Tensor:

@@ -350,7 +350,8 @@ def unique_consecutive(
     if n == 0:
         keep = np.zeros(0, bool)
     else:
-        differs = (seq[1:] != seq[:-1]).reshape(n - 1, -1).any(axis=1)
+        per_slice = int(np.prod(seq.shape[1:], dtype=np.int64))  # (-1 fails on size 0)
+        differs = (seq[1:] != seq[:-1]).reshape(n - 1, per_slice).any(axis=1)
         keep = np.concatenate([[True], differs])
     values = seq[keep]
     if dim is not None:

@@ -31,7 +31,10 @@ def _unary(name: str, forward, backward, doc: str, saves: str = "input", keep_in
     def fwd(ctx, x):
         if not keep_int:
             x = to_float(x)
-        out = forward(x)
+        if x.dtype.char == "e":  # float16: computed in float32 and rounded once, as torch
+            out = np.asarray(forward(x.astype(np.float32))).astype(np.float16)
+        else:
+            out = forward(x)
         if type(out) is not np.ndarray:  # a NumPy scalar from a 0-d input
             out = np.asarray(out)
         if ctx.needs_input_grad:
@@ -342,7 +345,9 @@ def round(input: Tensor, decimals: int = 0) -> Tensor:
 def _bound(v, op: str, name: str):
     if v is None or isinstance(v, Tensor):
         return v
-    if isinstance(v, (int, float, np.number)) and not isinstance(v, bool):
+    if isinstance(v, (bool, np.bool_)):  # torch takes True/False as the numbers 1/0
+        return int(v)
+    if isinstance(v, (int, float, np.number)):
         return v
     raise TypeError(
         f"{op}(): argument '{name}' must be a number, a Tensor or None, not {type(v).__name__}"
