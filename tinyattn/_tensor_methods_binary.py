@@ -314,6 +314,14 @@ class TensorBinaryMethods:
         """``self %= other``. See :func:`tinyattn.remainder_`."""
         return tinyattn.ops.arithmetic.remainder_(cast("Tensor", self), other)
 
+    def __ipow__(self, other) -> Tensor:
+        """``self **= other``. See :func:`tinyattn.pow_`."""
+        return tinyattn.ops.arithmetic.pow_(cast("Tensor", self), other)
+
+    def __ifloordiv__(self, other) -> Tensor:
+        """``self //= other``. See :func:`tinyattn.floor_divide_`."""
+        return tinyattn.ops.arithmetic.floor_divide_(cast("Tensor", self), other)
+
     # -- integer_math ---------------------------------------------------------------------------
 
     def gcd(self, other: Tensor) -> Tensor:

@@ -162,6 +162,14 @@ SPECIAL["logic"] = [  # operators torch has and the Tensor class lacked (element
         ("ior", "self |= other", "logic", "bitwise_or_", 'cast("Tensor", self), other'),
         ("ixor", "self ^= other", "logic", "bitwise_xor_", 'cast("Tensor", self), other'),
         ("imod", "self %= other", "arithmetic", "remainder_", 'cast("Tensor", self), other'),
+        ("ipow", "self **= other", "arithmetic", "pow_", 'cast("Tensor", self), other'),
+        (
+            "ifloordiv",
+            "self //= other",
+            "arithmetic",
+            "floor_divide_",
+            'cast("Tensor", self), other',
+        ),
     )
 ]
 

@@ -292,15 +292,9 @@ def test_inplace_refusals_stay(expr):
         eval(expr, {"lib": tinyattn})
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Tensor has no __ipow__/__ifloordiv__ (tinyattn/_tensor_methods_binary.py, generated "
-    "by tools/gen_tensor_methods.py: not this helper's files), so Python falls back to "
-    "v = v ** 2 and a view's base is silently left unchanged; the fix is two generated "
-    "methods calling ops.arithmetic pow_ and floor_divide_, as __imod__ calls remainder_",
-)
 @pytest.mark.parametrize("stmt", ["v **= 2", "v //= 2"])
 def test_augmented_pow_and_floordiv_write_through_a_view(stmt):
+    """``v **= 2`` on a view writes through to its base (Tensor.__ipow__/__ifloordiv__)."""
     out = {}
     for lib in (torch, tinyattn):
         z = lib.arange(6.0).reshape(2, 3)
