@@ -87,6 +87,23 @@ ARGS: dict[str, tuple[tuple, dict]] = {
     "torch.outer": (("row",), {}),
     "torch.nn.functional.mse_loss": (("x",), {}),
     "torch.nn.attention.flex_attention.flex_attention": (("q", "q"), {}),
+    # (names of the pytorch/tutorials programs)
+    "Tensor.equal": (("x",), {}),
+    "Tensor.movedim": ((0, 1), {}),
+    "Tensor.mul": ((2.0,), {}),
+    "Tensor.mul_": ((2.0,), {}),
+    "Tensor.unsqueeze_": ((0,), {}),
+    "torch.allclose": (("x",), {}),
+    "torch.bitwise_xor": (("idx",), {}),
+    "torch.clamp": ((), {"min": 0.0}),
+    "torch.cross": (("x",), {"dim": 0}),
+    "torch.eq": (("x",), {}),
+    "torch.mul": ((2.0,), {}),
+    "torch.reshape": (((4, 3),), {}),
+    "torch.nn.functional.binary_cross_entropy_with_logits": (("x",), {}),
+    "torch.nn.functional.linear": (("x",), {}),
+    "torch.nn.functional.max_pool2d": ((2,), {}),
+    "torch.nn.functional.nll_loss": (("target",), {}),
 }
 PROPERTIES = {"T", "mT", "H", "mH", "real", "imag"}
 # Tensor arguments: the first element selects the input, the rest the first argument.
@@ -106,6 +123,8 @@ INPUT_OF = {
     "torch.einsum": "equation",
     "torch.outer": "row",
     "torch.nn.attention.flex_attention.flex_attention": "q",
+    "torch.bitwise_xor": "idx",
+    "torch.nn.functional.max_pool2d": "img",
 }
 # Module classes: (constructor args, input).
 MODULES: dict[str, tuple[tuple, dict, str]] = {
@@ -148,6 +167,8 @@ MODULES: dict[str, tuple[tuple, dict, str]] = {
     "torch.nn.Sigmoid": ((), {}, "x"),
     "torch.nn.SiLU": ((), {}, "x"),
     "einops.layers.torch.Rearrange": (("a b -> b a",), {}, "x"),
+    "torch.nn.BatchNorm1d": ((4,), {}, "x"),
+    "torch.nn.Conv2d": ((1, 2, 3), {}, "img"),
 }
 # Corpus names that are not callables computing on tensors: nothing to differentiate.
 NOT_ON_TENSORS = {
@@ -173,10 +194,16 @@ NOT_ON_TENSORS = {
     "Tensor.long", "Tensor.argmax", "Tensor.sort", "Tensor.detach",
     "Tensor.ndim", "torch.bool", "torch.int", "torch.finfo", "torch.has_mps",
     "torch.set_float32_matmul_precision", "torch.nn.attention.flex_attention.create_block_mask",
+    "Tensor.grad_fn", "Tensor.register_hook", "torch.double", "torch.float64", "torch.int16",
+    "torch.int32", "torch.autograd.Function", "torch.autograd.grad", "torch.autograd.gradgradcheck",
+    "torch.nested.nested_tensor",
 }  # fmt: skip
 NOT_ON_TENSORS_PREFIXES = (
     "torch.cuda.", "torch.backends.", "torch.accelerator.", "torch.distributed.",
     "torch.utils.data.", "torch.nn.Module.", "torch.nn.init.", "torch.optim.",
+    # tools that take functions or time code: what they run is probed under its own name
+    "torch.autograd.forward_ad", "torch.autograd.functional.", "torch.autograd.graph.",
+    "torch.func.", "torch.profiler.", "torch.utils.benchmark",
 )  # fmt: skip
 # Creation functions: probed for a float output without inputs (no graph expected).
 CREATION = {
@@ -285,6 +312,8 @@ def probe(lib, name: str):
         fn = name.split(".")[1]
         pattern = {"rearrange": "a b -> b a", "repeat": "a b -> a b c"}[fn]
         return f(first, pattern, **({"c": 2} if fn == "repeat" else {}))
+    if name.endswith("_"):  # an in-place function: on a copy, not on the leaf
+        first = first.clone()
     return f(first, *args, **kw)
 
 
