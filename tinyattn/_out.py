@@ -1,0 +1,217 @@
+"""torch's ``out=`` keyword for the public functions (``torch.matmul(a, b, out=c)``).
+
+``with_out(fn, name)`` wraps a function: without ``out`` it calls ``fn`` unchanged; with
+``out`` it computes the result as usual and writes it into ``out`` (returned, the same
+object), following torch:
+
+- ``out`` must be a Tensor, or a tuple/list of Tensors for functions returning several
+  (``torch.max(x, 0, out=(values, indices))``): TypeError naming ``out`` otherwise;
+- no autograd: with grad mode on, an input or ``out`` that requires grad is a RuntimeError
+  (torch: "functions with out=... arguments don't support automatic differentiation");
+- an ``out`` of another shape is resized (``Tensor.resize_``), with torch's deprecation
+  warning when it had elements;
+- the result is cast to ``out``'s dtype when torch's casting rules allow it
+  (``tinyattn.can_cast``); functions in ``_out_names.EXACT_DTYPE`` want the result's dtype;
+- creation functions (``zeros``, ``rand`` ...) take their dtype from ``out``;
+- the write is an in-place one (``Tensor.copy_``): ``out``'s version counter moves, so a
+  graph that saved ``out`` refuses to run backward.
+
+The wrappers replace the names in ``tinyattn``, ``tinyattn.linalg``, ``tinyattn.special``
+and ``tinyattn.nn.functional`` (``install``); Tensor methods and operators call the ops
+modules directly and are not wrapped.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import warnings
+from collections.abc import Callable
+
+import numpy as np
+
+from . import _out_names  # the names: data generated from torch 2.13
+from ._dtype import _category
+from ._tensor import Tensor
+from .autograd.grad_mode import is_grad_enabled, no_grad
+
+# torch's names of dtypes: in "result type Float can't be cast ..." and in the C type form
+# of "Expected out tensor to have dtype float, but got double instead"
+_TORCH_NAME = {
+    "float16": ("Half", "c10::Half"), "bfloat16": ("BFloat16", "c10::BFloat16"),
+    "float32": ("Float", "float"), "float64": ("Double", "double"),
+    "int8": ("Char", "signed char"), "int16": ("Short", "short int"), "int32": ("Int", "int"),
+    "int64": ("Long", "long int"), "uint8": ("Byte", "unsigned char"), "bool": ("Bool", "bool"),
+}  # fmt: skip
+
+# Creation functions: with ``out`` their dtype is ``out``'s (torch.zeros(2, out=c)).
+CREATION = frozenset(
+    {"arange", "empty", "eye", "full", "linspace", "logspace", "ones", "rand", "randint", "randn",
+     "randperm", "zeros"}
+)  # fmt: skip
+
+# Functions whose ``out`` must have the result's dtype exactly (torch 2.13 raises "Expected
+# out tensor to have dtype float, but got double instead" or alike instead of casting).
+# Found by calling each with float32 inputs and a float64 ``out`` in torch; the others cast
+# (add, exp, sum, mean, cat, stack, sigmoid, pow, outer, kron, linalg_pinv ...). Functions
+# returning several tensors always want exact dtypes (values, and int64 indices).
+EXACT_DTYPE = frozenset(
+    {"matmul", "mm", "bmm", "addmm", "baddbmm", "addbmm", "addmv", "mv", "dot", "vdot",
+     "inner", "chain_matmul", "matrix_power", "tensordot", "where", "clamp", "clip",
+     "clamp_min", "clamp_max", "round", "sgn", "conj_physical", "hardshrink", "argmax",
+     "argmin", "norm", "amax", "amin", "softmax", "log_softmax", "tril", "triu", "gather",
+     "index_select", "take", "take_along_dim", "masked_select", "diag", "renorm", "scatter",
+     "scatter_add", "scatter_reduce", "index_add", "index_copy", "index_reduce",
+     "slice_scatter", "histc", "quantile", "nanquantile", "logcumsumexp", "nan_to_num",
+     "msort", "heaviside", "cross", "linalg_cholesky", "linalg_cross", "linalg_det",
+     "linalg_eigvalsh", "linalg_inv", "linalg_matrix_norm", "linalg_matrix_power",
+     "linalg_multi_dot", "linalg_norm", "linalg_solve", "linalg_solve_triangular",
+     "linalg_svdvals", "linalg_vecdot", "linalg_vector_norm", "special_round", "avg_pool2d",
+     "avg_pool3d", "gelu", "linear", "logsigmoid", "softplus", "softshrink"}
+)  # fmt: skip
+
+_RESIZE_WARNING = (
+    "An output with one or more elements was resized since it had shape {old}, which does not "
+    "match the required output shape {new}. This behavior is deprecated, and in a future "
+    "PyTorch release outputs will not be resized unless they have zero elements. You can "
+    "explicitly reuse an out tensor t by resizing it, inplace, to zero elements with "
+    "t.resize_(0)."
+)
+
+
+def _type_name(obj) -> str:
+    cls = type(obj)
+    return (
+        cls.__qualname__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__qualname__}"
+    )
+
+
+def _tensors_in(values):
+    for v in values:
+        if isinstance(v, Tensor):
+            yield v
+        elif isinstance(v, list | tuple):
+            yield from _tensors_in(v)
+
+
+def _check_out_type(op: str, out, n_results: int | None) -> tuple[Tensor, ...]:
+    """``out`` as a tuple of Tensors (one per result); ``n_results`` None: one Tensor."""
+    if n_results is None:
+        if not isinstance(out, Tensor):
+            raise TypeError(f"{op}(): argument 'out' must be Tensor, not {_type_name(out)}")
+        return (out,)
+    if not isinstance(out, tuple | list) or not all(isinstance(t, Tensor) for t in out):
+        raise TypeError(f"{op}(): argument 'out' must be tuple of Tensors, not {_type_name(out)}")
+    if len(out) != n_results:
+        raise TypeError(
+            f"{op}(): argument 'out' must be a tuple of {n_results} Tensors, got {len(out)}"
+        )
+    return tuple(out)
+
+
+def _check_no_grad(op: str, args, kwargs, outs) -> None:
+    if not is_grad_enabled():
+        return
+    values = (*args, *kwargs.values(), *outs)
+    if any(t.requires_grad for t in _tensors_in(values)):
+        raise RuntimeError(
+            f"{op}(): functions with out=... arguments don't support automatic "
+            "differentiation, but one of the arguments requires grad."
+        )
+
+
+def _check_dtype(result: Tensor, out: Tensor, exact: bool) -> None:
+    if result.dtype is out.dtype:
+        return
+    have, want = _TORCH_NAME.get(result.dtype.name), _TORCH_NAME.get(out.dtype.name)
+    if exact:
+        raise RuntimeError(
+            f"Expected out tensor to have dtype {have[1]}, but got {want[1]} instead"
+        )
+    # torch.can_cast: no cast that lowers the category (float -> int, int -> bool ...)
+    if _category(result.dtype.np_dtype) > _category(out.dtype.np_dtype):
+        raise RuntimeError(
+            f"result type {have[0]} can't be cast to the desired output type {want[0]}"
+        )
+
+
+def write_out(result: Tensor, out: Tensor, exact: bool = False) -> Tensor:
+    """Resize ``out`` to ``result``'s shape (warning if it had elements) and copy into it."""
+    _check_dtype(result, out, exact)
+    if out.shape != result.shape:
+        if out.numel():
+            warnings.warn(
+                _RESIZE_WARNING.format(old=list(out.shape), new=list(result.shape)),
+                UserWarning,
+                stacklevel=4,
+            )
+        if np.may_share_memory(result._data, out._data):  # resize_ may reuse that memory
+            result = result.clone()
+        out.resize_(tuple(result.shape))
+    elif np.may_share_memory(result._data, out._data) and result._data is not out._data:
+        result = result.clone()
+    if result._data is not out._data:
+        out.copy_(result)
+    return out
+
+
+def _call(fn: Callable, op: str, args, kwargs, out):
+    if op in CREATION:  # the dtype comes from out (torch.zeros(2, out=c))
+        if not isinstance(out, Tensor):
+            raise TypeError(f"{op}(): argument 'out' must be Tensor, not {_type_name(out)}")
+        dtype = kwargs.get("dtype")
+        if dtype is not None and dtype is not out.dtype:
+            raise RuntimeError(
+                f"dtype {_TORCH_NAME[dtype.name][0]} does not match dtype of out parameter "
+                f"({_TORCH_NAME[out.dtype.name][0]})"
+            )
+        kwargs = {**kwargs, "dtype": out.dtype}
+    if not isinstance(out, Tensor | tuple | list):
+        raise TypeError(f"{op}(): argument 'out' must be Tensor, not {_type_name(out)}")
+    _check_no_grad(op, args, kwargs, _tensors_in(out if isinstance(out, tuple | list) else [out]))
+    with no_grad():
+        result = fn(*args, **kwargs)
+    if isinstance(result, Tensor):
+        (target,) = _check_out_type(op, out, None)
+        return write_out(result, target, exact=op in EXACT_DTYPE)
+    outs = _check_out_type(op, out, len(result))
+    written = [write_out(r, o, exact=True) for r, o in zip(result, outs, strict=True)]
+    return type(result)(*written) if hasattr(result, "_fields") else tuple(written)
+
+
+def _signature_with_out(fn: Callable) -> inspect.Signature | None:
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None
+    params = list(sig.parameters.values())
+    if "out" in sig.parameters:
+        return sig
+    out = inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None)
+    at = next((i for i, p in enumerate(params) if p.kind is p.VAR_KEYWORD), len(params))
+    return sig.replace(parameters=[*params[:at], out, *params[at:]])
+
+
+def with_out(fn: Callable, op: str) -> Callable:
+    """``fn`` taking torch's ``out=`` (``op``: the name torch's messages use, e.g. ``linalg_norm``)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, out=None, **kwargs):
+        if out is None:
+            return fn(*args, **kwargs)
+        return _call(fn, op, args, kwargs, out)
+
+    wrapper.__signature__ = _signature_with_out(fn)  # type: ignore[attr-defined]
+    wrapper.__wrapped_for_out__ = fn  # type: ignore[attr-defined]
+    return wrapper
+
+
+def install(namespace: dict, names: tuple[str, ...] | None = None, prefix: str = "") -> None:
+    """Replace each of ``names`` in ``namespace`` (a module's globals) by its ``out=`` form.
+
+    ``names`` None: the ``tinyattn`` namespace's list (``_out_names.OUT_TORCH``).
+    """
+    for name in _out_names.OUT_TORCH if names is None else names:
+        fn = namespace[name]
+        if not hasattr(fn, "__wrapped_for_out__"):
+            namespace[name] = with_out(fn, prefix + name)
