@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import math
 import warnings
 from collections.abc import Callable
 
@@ -67,7 +68,24 @@ EXACT_DTYPE = frozenset(
      "linalg_eigvalsh", "linalg_inv", "linalg_matrix_norm", "linalg_matrix_power",
      "linalg_multi_dot", "linalg_norm", "linalg_solve", "linalg_solve_triangular",
      "linalg_svdvals", "linalg_vecdot", "linalg_vector_norm", "special_round", "avg_pool2d",
-     "avg_pool3d", "gelu", "linear", "logsigmoid", "softplus", "softshrink"}
+     "avg_pool3d", "gelu", "linear", "logsigmoid", "softplus", "softshrink", "abs",
+     "absolute", "bitwise_not", "ceil", "fix", "floor", "frac", "neg", "negative", "sign",
+     "trunc", "all", "any", "isin", "isneginf", "isposinf", "signbit", "nonzero",
+     "multinomial", "searchsorted"}
+)  # fmt: skip
+# ... of which these say it as "Found dtype Double but expected Float"
+FOUND_DTYPE = frozenset(
+    {"abs", "absolute", "bitwise_not", "ceil", "fix", "floor", "frac", "neg", "negative", "sign",
+     "trunc", "clamp", "clip", "clamp_min", "clamp_max", "round", "special_round", "sgn",
+     "conj_physical", "hardshrink", "gelu", "softplus", "softshrink"}
+)  # fmt: skip
+# Reductions that, like with their ``dtype=``, compute in ``out``'s dtype (torch.sum(x, 1,
+# out=long_tensor) sums the values cast to int64).
+REDUCE_IN_OUT_DTYPE = frozenset({"sum", "prod", "cumsum", "cumprod"})
+# torch joins these with cat, whose refusal of a cast is a TypeError of its own
+CAT_FAMILY = frozenset(
+    {"cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack", "column_stack",
+     "row_stack"}
 )  # fmt: skip
 
 _RESIZE_WARNING = (
@@ -120,34 +138,60 @@ def _check_no_grad(op: str, args, kwargs, outs) -> None:
         )
 
 
-def _check_dtype(result: Tensor, out: Tensor, exact: bool) -> None:
+def _check_dtype(result: Tensor, out: Tensor, op: str, exact: bool) -> None:
     if result.dtype is out.dtype:
         return
-    have, want = _TORCH_NAME.get(result.dtype.name), _TORCH_NAME.get(out.dtype.name)
+    have, want = _TORCH_NAME[result.dtype.name], _TORCH_NAME[out.dtype.name]
+    if op in FOUND_DTYPE:
+        raise RuntimeError(f"Found dtype {want[0]} but expected {have[0]}")
     if exact:
         raise RuntimeError(
             f"Expected out tensor to have dtype {have[1]}, but got {want[1]} instead"
         )
     # torch.can_cast: no cast that lowers the category (float -> int, int -> bool ...)
-    if _category(result.dtype.np_dtype) > _category(out.dtype.np_dtype):
-        raise RuntimeError(
-            f"result type {have[0]} can't be cast to the desired output type {want[0]}"
+    if _category(result.dtype.np_dtype) <= _category(out.dtype.np_dtype):
+        return
+    if op in CAT_FAMILY:
+        raise TypeError(
+            f"torch.cat(): input types can't be cast to the desired output type {want[0]}"
         )
+    raise RuntimeError(f"result type {have[0]} can't be cast to the desired output type {want[0]}")
 
 
-def write_out(result: Tensor, out: Tensor, exact: bool = False) -> Tensor:
+def _resize_warning(op: str, out: Tensor, shape: tuple[int, ...]) -> str | None:
+    if not out.numel() or (op in CREATION and op != "arange"):  # creation resizes silently
+        return None
+    if op == "arange":
+        return (
+            f"The number of elements in the out tensor of shape {list(out.shape)} is "
+            f"{out.numel()} which does not match the computed number of elements "
+            f"{math.prod(shape)}. Note that this may occur as a result of rounding error. "
+            f"The out tensor will be resized to a tensor of shape ({shape[0]},)."
+        )
+    return _RESIZE_WARNING.format(old=list(out.shape), new=list(shape))
+
+
+def _resize(out: Tensor, shape: tuple[int, ...]) -> None:
+    # torch resizes an out= tensor below autograd, so one that requires grad too (allowed
+    # under no_grad); Tensor.resize_ refuses those, so the flag is lifted meanwhile.
+    flag = out._requires_grad
+    out._requires_grad = False
+    try:
+        out.resize_(shape)
+    finally:
+        out._requires_grad = flag
+
+
+def write_out(result: Tensor, out: Tensor, op: str, exact: bool = False) -> Tensor:
     """Resize ``out`` to ``result``'s shape (warning if it had elements) and copy into it."""
-    _check_dtype(result, out, exact)
+    _check_dtype(result, out, op, exact or op in EXACT_DTYPE)
     if out.shape != result.shape:
-        if out.numel():
-            warnings.warn(
-                _RESIZE_WARNING.format(old=list(out.shape), new=list(result.shape)),
-                UserWarning,
-                stacklevel=4,
-            )
+        message = _resize_warning(op, out, tuple(result.shape))
+        if message:
+            warnings.warn(message, UserWarning, stacklevel=4)
         if np.may_share_memory(result._data, out._data):  # resize_ may reuse that memory
             result = result.clone()
-        out.resize_(tuple(result.shape))
+        _resize(out, tuple(result.shape))
     elif np.may_share_memory(result._data, out._data) and result._data is not out._data:
         result = result.clone()
     if result._data is not out._data:
@@ -156,6 +200,8 @@ def write_out(result: Tensor, out: Tensor, exact: bool = False) -> Tensor:
 
 
 def _call(fn: Callable, op: str, args, kwargs, out):
+    if op in REDUCE_IN_OUT_DTYPE and isinstance(out, Tensor) and kwargs.get("dtype") is None:
+        kwargs = {**kwargs, "dtype": out.dtype}
     if op in CREATION:  # the dtype comes from out (torch.zeros(2, out=c))
         if not isinstance(out, Tensor):
             raise TypeError(f"{op}(): argument 'out' must be Tensor, not {_type_name(out)}")
@@ -173,9 +219,9 @@ def _call(fn: Callable, op: str, args, kwargs, out):
         result = fn(*args, **kwargs)
     if isinstance(result, Tensor):
         (target,) = _check_out_type(op, out, None)
-        return write_out(result, target, exact=op in EXACT_DTYPE)
+        return write_out(result, target, op)
     outs = _check_out_type(op, out, len(result))
-    written = [write_out(r, o, exact=True) for r, o in zip(result, outs, strict=True)]
+    written = [write_out(r, o, op, exact=True) for r, o in zip(result, outs, strict=True)]
     return type(result)(*written) if hasattr(result, "_fields") else tuple(written)
 
 
