@@ -455,3 +455,34 @@ def test_sweep_of_the_listed_names_against_torch(namespace, names):
     assert compared >= {"tinyattn": 170, "tinyattn.linalg": 18, "tinyattn.special": 25}.get(
         namespace.__name__, 6
     )
+
+
+def test_composites_record_the_graph_through_out_and_comparisons_just_run():
+    assert {"softmax", "linalg_norm", "eq", "argmax"} <= set(_out_names.ALLOWS_GRAD)
+    x = tinyattn.tensor([3.0, 4.0], requires_grad=True)
+    out = tinyattn.empty(0)
+    assert tinyattn.linalg.norm(x, out=out) is out and out.requires_grad
+    out.backward()
+    np.testing.assert_allclose(x.grad.numpy(), [0.6, 0.8], rtol=1e-6)
+    flags = tinyattn.empty(0, dtype=tinyattn.bool)
+    assert tinyattn.eq(x, 3.0, out=flags).tolist() == [True, False] and not flags.requires_grad
+
+
+@needs_torch
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda T, x: T.inner(x, x, out=T.empty(0)),
+        lambda T, x: T.linalg.norm(x, out=T.empty(0)),
+        lambda T, x: T.special.ndtr(x, out=T.empty(0)),
+        lambda T, x: T.tensordot(x, x, 1, out=T.empty(0)),
+    ],
+)
+def test_graph_through_out_parity_with_torch(call):
+    grads = []
+    for T in (tinyattn, torch):
+        x = T.tensor([0.5, -1.0, 2.0], requires_grad=True)
+        out = call(T, x)
+        (out * T.tensor(2.0)).sum().backward()
+        grads.append(x.grad.numpy())
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-5)

@@ -7,7 +7,10 @@ object), following torch:
 - ``out`` must be a Tensor, or a tuple/list of Tensors for functions returning several
   (``torch.max(x, 0, out=(values, indices))``): TypeError naming ``out`` otherwise;
 - no autograd: with grad mode on, an input or ``out`` that requires grad is a RuntimeError
-  (torch: "functions with out=... arguments don't support automatic differentiation");
+  (torch: "functions with out=... arguments don't support automatic differentiation"),
+  except for ``_out_names.ALLOWS_GRAD`` (torch's composites such as ``softmax`` and
+  ``linalg.norm``, and results that are not differentiable such as ``eq``): there the
+  graph goes on through the copy into ``out``, as in torch;
 - an ``out`` of another shape is resized (``Tensor.resize_``), with torch's deprecation
   warning when it had elements;
 - the result is cast to ``out``'s dtype when torch's casting rules allow it
@@ -214,9 +217,13 @@ def _call(fn: Callable, op: str, args, kwargs, out):
         kwargs = {**kwargs, "dtype": out.dtype}
     if not isinstance(out, Tensor | tuple | list):
         raise TypeError(f"{op}(): argument 'out' must be Tensor, not {_type_name(out)}")
-    _check_no_grad(op, args, kwargs, _tensors_in(out if isinstance(out, tuple | list) else [out]))
-    with no_grad():
+    if op in _out_names.ALLOWS_GRAD:  # torch records these through the copy into out
         result = fn(*args, **kwargs)
+    else:
+        outs = _tensors_in(out if isinstance(out, tuple | list) else [out])
+        _check_no_grad(op, args, kwargs, outs)
+        with no_grad():
+            result = fn(*args, **kwargs)
     if isinstance(result, Tensor):
         (target,) = _check_out_type(op, out, None)
         return write_out(result, target, op)

@@ -50,3 +50,16 @@ OUT_NN_FUNCTIONAL = (
     "avg_pool2d", "avg_pool3d", "gelu", "hardshrink", "linear", "logsigmoid", "normalize",
     "softplus", "softshrink",
 )  # fmt: skip
+
+# Functions torch runs with out= on an input that requires grad (see allows_grad in
+# tools/gen_out_names.py); the op names torch's messages use (linalg_norm ...).
+ALLOWS_GRAD = (
+    "all", "any", "argmax", "argmin", "chain_matmul", "conj_physical", "diag", "eq",
+    "floor_divide", "ge", "greater", "greater_equal", "gt", "heaviside", "histc", "histogram",
+    "inner", "isin", "isneginf", "isposinf", "le", "less", "less_equal", "log_softmax",
+    "logical_and", "logical_not", "logical_or", "logical_xor", "lt", "matrix_power",
+    "multinomial", "nanquantile", "ne", "nonzero", "not_equal", "quantile", "searchsorted",
+    "signbit", "slice_scatter", "softmax", "tensordot", "linalg_matrix_norm",
+    "linalg_matrix_power", "linalg_matrix_rank", "linalg_norm", "special_ndtr",
+)  # fmt: skip
+
