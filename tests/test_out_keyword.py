@@ -73,6 +73,22 @@ def test_the_signature_adds_out_after_the_keywords():
     sig = inspect.signature(tinyattn.matmul)
     assert list(sig.parameters) == ["input", "other", "out"]
     assert sig.parameters["out"].kind is inspect.Parameter.KEYWORD_ONLY
+    assert inspect.unwrap(tinyattn.matmul) is tinyattn.ops.linalg.matmul  # for source readers
+    assert tinyattn.matmul.__wrapped__(tinyattn.ones(1), tinyattn.ones(1)).item() == 1.0
+
+
+def test_functions_that_had_an_ignored_out_parameter_now_honour_it():
+    a = tinyattn.tensor([[3.0, 4.0]])
+    calls = [
+        (lambda out: tinyattn.zeros(3, out=out), [0.0, 0.0, 0.0]),
+        (lambda out: tinyattn.ones(2, out=out), [1.0, 1.0]),
+        (lambda out: tinyattn.tensordot(a, a, dims=([1], [1]), out=out), [[25.0]]),
+        (lambda out: F.normalize(a, out=out), [[0.6, 0.8]]),
+    ]
+    for call, expected in calls:
+        out = tinyattn.empty(0)
+        assert call(out) is out
+        np.testing.assert_allclose(out.numpy(), expected, rtol=1e-6)
 
 
 def _public_names_in(code) -> set[str]:
