@@ -239,6 +239,22 @@ def test_linalg_special_and_functional_names_take_out():
 # -- torch parity ---------------------------------------------------------------------------
 
 
+@needs_torch
+def test_the_stored_names_are_what_the_generator_derives_from_torch(capsys):
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "tools" / "gen_out_names.py"
+    spec = importlib.util.spec_from_file_location("gen_out_names", path)
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        gen.main()
+    stored = (path.parent.parent / "tinyattn" / "_out_names.py").read_text()
+    assert capsys.readouterr().out == stored
+
+
 def _lib(T, x):
     return T.tensor(np.asarray(x, dtype=np.float32))
 

@@ -1,6 +1,6 @@
 """torch's ``out=`` keyword for the public functions (``torch.matmul(a, b, out=c)``).
 
-``with_out(fn, name)`` wraps a function: without ``out`` it calls ``fn`` unchanged; with
+``with_out(fn, op)`` wraps a function: without ``out`` it calls ``fn`` unchanged; with
 ``out`` it computes the result as usual and writes it into ``out`` (returned, the same
 object), following torch:
 
@@ -14,8 +14,9 @@ object), following torch:
 - an ``out`` of another shape is resized (``Tensor.resize_``), with torch's deprecation
   warning when it had elements;
 - the result is cast to ``out``'s dtype when torch's casting rules allow it
-  (``tinyattn.can_cast``); functions in ``_out_names.EXACT_DTYPE`` want the result's dtype;
-- creation functions (``zeros``, ``rand`` ...) take their dtype from ``out``;
+  (``tinyattn.can_cast``); functions in ``EXACT_DTYPE`` (below) want the result's dtype exactly;
+- creation functions (``zeros``, ``rand`` ...) take their dtype from ``out``, and so do
+  ``sum``, ``prod``, ``cumsum``, ``cumprod`` (as with their ``dtype=``);
 - the write is an in-place one (``Tensor.copy_``): ``out``'s version counter moves, so a
   graph that saved ``out`` refuses to run backward.
 
