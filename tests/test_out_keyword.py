@@ -141,6 +141,17 @@ def test_the_result_is_written_into_out_and_out_is_returned():
     assert tinyattn.mul(a, a, out=z) is z and z.tolist() == [[1.0, 4.0], [9.0, 16.0]]
 
 
+def test_out_may_be_an_input_or_a_view_and_the_write_goes_through():
+    a = tinyattn.tensor([1.0, 2.0])
+    assert tinyattn.add(a, 1, out=a) is a and a.tolist() == [2.0, 3.0]
+    b = tinyattn.ones(3)
+    assert tinyattn.cumsum(b, 0, out=b).tolist() == [1.0, 2.0, 3.0]
+    base = tinyattn.zeros(2, 3)
+    tinyattn.exp(tinyattn.zeros(3), out=base[0])
+    tinyattn.add(tinyattn.ones(2), 1, out=base[:, 2])
+    assert base.tolist() == [[1.0, 1.0, 2.0], [0.0, 0.0, 2.0]]
+
+
 def test_without_out_the_function_is_unchanged():
     a = tinyattn.tensor([1.0, 2.0])
     assert tinyattn.add(a, a).tolist() == [2.0, 4.0]
