@@ -62,4 +62,3 @@ ALLOWS_GRAD = (
     "signbit", "slice_scatter", "softmax", "tensordot", "linalg_matrix_norm",
     "linalg_matrix_power", "linalg_matrix_rank", "linalg_norm", "special_ndtr",
 )  # fmt: skip
-

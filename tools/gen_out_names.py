@@ -144,6 +144,7 @@ def main() -> None:
         )
         found = names(__import__(module, fromlist=["_"]), theirs)
         _print_tuple(var, found)
+        print()
         prefix = {"linalg": "linalg_", "special": "special_"}.get(module.rsplit(".", 1)[-1], "")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -165,7 +166,6 @@ def _print_tuple(var: str, found: list[str]) -> None:
     if line.strip():
         print(line)
     print(")  # fmt: skip")
-    print()
 
 
 if __name__ == "__main__":
