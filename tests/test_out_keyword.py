@@ -529,3 +529,45 @@ def test_graph_through_out_parity_with_torch(call):
         (out * T.tensor(2.0)).sum().backward()
         grads.append(x.grad.numpy())
     np.testing.assert_allclose(grads[0], grads[1], rtol=1e-5)
+
+
+# torch decides these per overload: a tensor bound or exponent 1 casts, a scalar one does not
+# (tinyattn follows the scalar form, the usual one: clamp(x, 0, 1, out=...)).
+DTYPE_BY_OVERLOAD = {"clamp", "clamp_min", "clamp_max", "clip", "chain_matmul", "matrix_power"}
+
+
+@needs_torch
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("namespace,names", NAMESPACES, ids=lambda x: getattr(x, "__name__", ""))
+@pytest.mark.parametrize("dtype", ["float64", "int64"])
+def test_sweep_out_dtype_accepted_or_refused_as_torch(namespace, names, dtype):
+    """float32 results into a float64 / int64 out: torch casts or refuses; so do we."""
+    theirs_ns = {
+        "tinyattn": torch,
+        "tinyattn.linalg": torch.linalg,
+        "tinyattn.special": torch.special,
+        "tinyattn.nn.functional": torch.nn.functional,
+    }[namespace.__name__]
+    checked, differ = 0, []
+    for name in sorted(set(names) - DTYPE_BY_OVERLOAD):
+        for args in SWEEP_ARGS:
+            try:
+                plain = getattr(theirs_ns, name)(*args(torch))
+                getattr(theirs_ns, name)(*args(torch), out=_empty_like_result(torch, plain))
+            except Exception:
+                continue
+            if isinstance(plain, tuple) or plain.dtype != torch.float32:
+                break
+            refused = []
+            for lib, ns in ((torch, theirs_ns), (tinyattn, namespace)):
+                try:
+                    getattr(ns, name)(*args(lib), out=lib.empty(0, dtype=getattr(lib, dtype)))
+                    refused.append(False)
+                except (RuntimeError, NotImplementedError, TypeError):
+                    refused.append(True)
+            checked += 1
+            if refused[0] != refused[1]:
+                differ.append(f"{name}: torch refuses {refused[0]}, tinyattn {refused[1]}")
+            break
+    assert not differ, differ
+    assert checked >= {"tinyattn": 100, "tinyattn.linalg": 8}.get(namespace.__name__, 4), checked

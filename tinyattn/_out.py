@@ -75,13 +75,13 @@ EXACT_DTYPE = frozenset(
      "avg_pool3d", "gelu", "linear", "logsigmoid", "softplus", "softshrink", "abs",
      "absolute", "bitwise_not", "ceil", "fix", "floor", "frac", "neg", "negative", "sign",
      "trunc", "all", "any", "isin", "isneginf", "isposinf", "signbit", "nonzero",
-     "multinomial", "searchsorted"}
+     "multinomial", "searchsorted", "inverse", "lerp"}
 )  # fmt: skip
 # ... of which these say it as "Found dtype Double but expected Float"
 FOUND_DTYPE = frozenset(
     {"abs", "absolute", "bitwise_not", "ceil", "fix", "floor", "frac", "neg", "negative", "sign",
      "trunc", "clamp", "clip", "clamp_min", "clamp_max", "round", "special_round", "sgn",
-     "conj_physical", "hardshrink", "gelu", "softplus", "softshrink"}
+     "conj_physical", "hardshrink", "gelu", "softplus", "softshrink", "lerp"}
 )  # fmt: skip
 # Reductions that, like with their ``dtype=``, compute in ``out``'s dtype (torch.sum(x, 1,
 # out=long_tensor) sums the values cast to int64).
