@@ -571,3 +571,47 @@ def test_sweep_out_dtype_accepted_or_refused_as_torch(namespace, names, dtype):
             break
     assert not differ, differ
     assert checked >= {"tinyattn": 100, "tinyattn.linalg": 8}.get(namespace.__name__, 4), checked
+
+
+def _with_grad(T, args):
+    """``args`` with the first tensor (or the first of a list) requiring grad."""
+    first = args[0]
+    if isinstance(first, list):
+        return ([first[0].requires_grad_(True), *first[1:]], *args[1:])
+    return (first.requires_grad_(True), *args[1:])
+
+
+@needs_torch
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("namespace,names", NAMESPACES, ids=lambda x: getattr(x, "__name__", ""))
+def test_sweep_autograd_refusal_as_torch(namespace, names):
+    """An input that requires grad: torch refuses (naming its op) or records; so do we."""
+    theirs_ns = {
+        "tinyattn": torch,
+        "tinyattn.linalg": torch.linalg,
+        "tinyattn.special": torch.special,
+        "tinyattn.nn.functional": torch.nn.functional,
+    }[namespace.__name__]
+    checked, differ = 0, []
+    for name in names:
+        for args in SWEEP_ARGS:
+            try:
+                plain = getattr(theirs_ns, name)(*args(torch))
+                getattr(theirs_ns, name)(*args(torch), out=_empty_like_result(torch, plain))
+            except Exception:
+                continue
+            said = []
+            for lib, ns in ((torch, theirs_ns), (tinyattn, namespace)):
+                try:
+                    getattr(ns, name)(
+                        *_with_grad(lib, args(lib)), out=_empty_like_result(lib, plain)
+                    )
+                    said.append(None)
+                except RuntimeError as e:
+                    said.append(str(e))
+            checked += 1
+            if said[0] != said[1]:
+                differ.append(f"{name}: torch {said[0]!r}, tinyattn {said[1]!r}")
+            break
+    assert not differ, differ
+    assert checked >= {"tinyattn": 170, "tinyattn.linalg": 18}.get(namespace.__name__, 6)

@@ -222,7 +222,7 @@ def _call(fn: Callable, op: str, args, kwargs, out):
         result = fn(*args, **kwargs)
     else:
         outs = _tensors_in(out if isinstance(out, tuple | list) else [out])
-        _check_no_grad(op, args, kwargs, outs)
+        _check_no_grad(_out_names.AUTOGRAD_ERROR_NAME.get(op, op), args, kwargs, outs)
         with no_grad():
             result = fn(*args, **kwargs)
     if isinstance(result, Tensor):

@@ -108,13 +108,14 @@ def _empty_like(result):
     return torch.empty(0, dtype=result.dtype)
 
 
-def allows_grad(fn) -> bool:
-    """Whether torch runs ``fn(x, ..., out=)`` for an ``x`` that requires grad.
+def grad_probe(fn) -> str | None:
+    """What torch does with ``fn(x, ..., out=)`` for an ``x`` that requires grad.
 
-    It does for composites (``softmax``, ``linalg.norm``: the graph goes through a copy into
-    ``out``) and for results that are not differentiable (``eq``, ``argmax``); the others
-    raise "functions with out=... arguments don't support automatic differentiation".
-    Functions that take none of the sample arguments count as raising.
+    "" when it runs: composites (``softmax``, ``linalg.norm``: the graph goes through a
+    copy into ``out``) and results that are not differentiable (``eq``, ``argmax``).
+    Otherwise it raises "X(): functions with out=... arguments don't support automatic
+    differentiation": the X it names (ATen's, ``abs`` for ``absolute``). None when no
+    sample argument fits (the function then counts as raising, under its own name).
     """
     for args in _SAMPLE_ARGS:
         try:
@@ -126,9 +127,9 @@ def allows_grad(fn) -> bool:
             fn(*args(True), out=_empty_like(out))
         except RuntimeError as e:
             if "automatic differentiation" in str(e):
-                return False
-        return True
-    return False
+                return str(e).split("():", 1)[0]
+        return ""
+    return None
 
 
 def main() -> None:
@@ -138,6 +139,7 @@ def main() -> None:
     print('script for how a name qualifies. Data only: ``tinyattn/_out.py`` applies it."""')
     print()
     graph_ok: list[str] = []
+    names_said: dict[str, str] = {}
     for module, theirs in NAMESPACES.items():
         var = "OUT_" + (
             module.split(".", 1)[1].replace(".", "_").upper() if "." in module else "TORCH"
@@ -148,10 +150,22 @@ def main() -> None:
         prefix = {"linalg": "linalg_", "special": "special_"}.get(module.rsplit(".", 1)[-1], "")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            graph_ok += [prefix + n for n in found if allows_grad(getattr(theirs, n))]
-    print("# Functions torch runs with out= on an input that requires grad (see allows_grad in")
+            for n in found:
+                said = grad_probe(getattr(theirs, n))
+                if said == "":
+                    graph_ok.append(prefix + n)
+                elif said and said != prefix + n:
+                    names_said[prefix + n] = said
+    print("# Functions torch runs with out= on an input that requires grad (see grad_probe in")
     print("# tools/gen_out_names.py); the op names torch's messages use (linalg_norm ...).")
     _print_tuple("ALLOWS_GRAD", graph_ok)
+    print()
+    print("# The name torch's autograd refusal gives where it is not the function's own")
+    print('# ("abs(): functions with out=... arguments don\'t support ..." for absolute).')
+    print("AUTOGRAD_ERROR_NAME = {")
+    for op, said in names_said.items():
+        print(f"    {op!r}: {said!r},".replace("'", '"'))
+    print("}")
 
 
 def _print_tuple(var: str, found: list[str]) -> None:
