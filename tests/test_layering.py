@@ -38,6 +38,8 @@ LAYERS = {
     "_tensor_more": 3,
     "ops": 4,
     "linalg": 4,
+    "_out": 4,  # the out= wrapper linalg/special/nn.functional apply to their names
+    "_out_names": 0,  # data
     "nn": 5,
 }
 TOP = 6  # everything else: optim, utils, serialization, viz, amp, bench, demo, ...

@@ -510,6 +510,11 @@ from .ops.windows import kaiser_window, logspace, vander
 
 # -- end of math ops breadth --
 
+# -- torch's out= keyword on the listed functions (data: _out_names.py; wrapper: _out.py) --
+from ._out import install as _install_out
+
+_install_out(globals())
+
 # -- lazy imports: subpackages and names loaded on first access (PEP 562) ------------------
 # ``import tinyattn`` loads the tensor, autograd and ops only; ``tinyattn.nn``,
 # ``tinyattn.optim``, ``tinyattn.save`` ... import their module the first time they are

@@ -403,7 +403,7 @@ class TensorMoreMethods:
         """See :func:`tinyattn.hardshrink`."""
         import tinyattn  # (at call time: the functional ops import this module's class)
 
-        return tinyattn.hardshrink(self, lambd)
+        return tinyattn._torch_functional_more.hardshrink(self, lambd)  # (not the out= wrapper)
 
     def prelu(self, weight: Tensor) -> Tensor:
         """See :func:`tinyattn.prelu`."""

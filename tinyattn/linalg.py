@@ -51,3 +51,10 @@ def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
 def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """``(sum |x|^ord)^(1/ord)`` over ``dim`` (all elements when None); see :func:`tinyattn.norm`."""
     return _norm(x, ord, dim, keepdim, dtype=dtype)
+
+
+# torch's out= keyword (tinyattn/_out.py; the names are data in tinyattn/_out_names.py)
+from ._out import install as _install_out  # noqa: E402
+from ._out_names import OUT_LINALG as _OUT_NAMES  # noqa: E402
+
+_install_out(globals(), _OUT_NAMES, "linalg_")

@@ -51,3 +51,9 @@ __all__ = [
     "multigammaln", "ndtr", "ndtri", "polygamma", "psi", "round", "sinc", "softmax",
     "xlog1py", "xlogy", "zeta",
 ]  # fmt: skip
+
+# torch's out= keyword (tinyattn/_out.py; the names are data in tinyattn/_out_names.py)
+from ._out import install as _install_out  # noqa: E402
+from ._out_names import OUT_SPECIAL as _OUT_NAMES  # noqa: E402
+
+_install_out(globals(), _OUT_NAMES, "special_")

@@ -309,7 +309,8 @@ def _method(family: str, name: str) -> str:
             args.append(p.name)
     ret = inspect.signature(op).return_annotation
     tail = ":" if ret is inspect.Signature.empty else f" -> {ret}:"
-    public = getattr(tinyattn, name, None) is op
+    public_fn = getattr(tinyattn, name, None)  # (the out= wrapper of it, see tinyattn/_out.py)
+    public = getattr(public_fn, "__wrapped_for_out__", public_fn) is op
     target = f"tinyattn.{name}" if public else f"tinyattn.ops.{family}.{name}"
     return (
         _wrapped(f"def {name}", items, tail, "    ")

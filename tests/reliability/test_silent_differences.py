@@ -312,3 +312,11 @@ def test_augmented_pow_and_floordiv_write_through_a_view(stmt):
 )  # fmt: skip
 def test_unique_consecutive_along_a_dim_of_one(expr):
     _same(expr)
+
+
+@pytest.mark.parametrize("op", ["cumsum", "cumprod"])
+def test_bool_scan_dtype_is_refused_as_torch(op):
+    """torch has no bool scan kernel: ``cumsum(x, 0, dtype=bool)`` raises there, and here."""
+    for lib in (torch, tinyattn):
+        with pytest.raises(NotImplementedError, match=f"{op}_out_cpu"):
+            getattr(lib, op)(lib.ones(2, 3), 0, dtype=lib.bool)

@@ -455,3 +455,9 @@ from . import _breadth4  # noqa: E402
 from ._breadth4 import *  # noqa: E402, F403
 
 __all__ += [n for n in _breadth4.__all__ if n not in __all__]
+
+# torch's out= keyword (tinyattn/_out.py; the names are data in tinyattn/_out_names.py)
+from .._out import install as _install_out  # noqa: E402
+from .._out_names import OUT_NN_FUNCTIONAL as _OUT_NAMES  # noqa: E402
+
+_install_out(globals(), _OUT_NAMES, "")

@@ -31,9 +31,11 @@ def _scan_dtype(x: np.ndarray, dtype) -> np.dtype:
     return np.dtype(np.int64) if x.dtype.kind in "biu" else x.dtype
 
 
-def _as_scan_dtype(input: Tensor, dtype) -> Tensor:
+def _as_scan_dtype(input: Tensor, dtype, op: str = "cumsum") -> Tensor:
     """``input`` in the dtype its scan accumulates in (NumPy would widen int32 to int64)."""
     target = _scan_dtype(input._data, dtype)
+    if target == np.bool_:  # torch has no bool scan kernel
+        raise NotImplementedError(f"\"{op}_out_cpu\" not implemented for 'Bool'")
     return input if input._data.dtype == target else input.to(dt.from_numpy_dtype(target))
 
 
@@ -134,7 +136,7 @@ def _cumprod_grad_graph(xp, x, out, g, dim):
 def cumprod(input: Tensor, dim: int, *, dtype=None) -> Tensor:
     """Cumulative product along ``dim`` (ints and bools as int64, as in torch)."""
     d = normalize_dim(dim, input.ndim, "cumprod")
-    return Cumprod.apply(_as_scan_dtype(input, dtype), d)
+    return Cumprod.apply(_as_scan_dtype(input, dtype, "cumprod"), d)
 
 
 def _cum_extreme(input: Tensor, dim: int, pick_max: bool, ret, op: str):
