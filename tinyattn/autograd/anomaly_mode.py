@@ -43,7 +43,9 @@ def is_anomaly_check_nan_enabled() -> bool:
 
 
 def _set(mode: bool, check_nan: bool) -> None:
-    _function._anomaly = {"check_nan": bool(check_nan)} if mode else None
+    from . import engine
+
+    _function._anomaly = engine._anomaly = {"check_nan": bool(check_nan)} if mode else None
 
 
 class set_detect_anomaly:

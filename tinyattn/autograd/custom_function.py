@@ -409,3 +409,11 @@ def _as_output(t: TensorBase, node: Node, dirty: bool, is_input: bool) -> Tensor
         t = TensorBase._make(t._data)
     t._grad_fn, t._requires_grad = node, True
     return t
+
+
+# torch's ``torch.autograd.function`` module has these too: ``from
+# tinyattn.autograd.function import once_differentiable`` works (set here, not through a
+# module ``__getattr__`` there, which would slow every attribute read of that module).
+_function.once_differentiable = once_differentiable  # type: ignore[attr-defined]
+_function.FunctionCtx = FunctionCtx  # type: ignore[attr-defined]
+_function.BackwardCFunction = BackwardCFunction  # type: ignore[attr-defined]

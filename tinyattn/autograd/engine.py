@@ -38,7 +38,6 @@ from typing import Any
 import numpy as np
 
 from .. import _dtype
-from . import function as _function
 from .custom_function import _MultiGrad
 from .function import AccumulateGrad, Node
 from .grad_mode import enable_grad
@@ -49,6 +48,9 @@ from .xp import tensor_xp
 
 # Active ``autograd.trace()`` recorders; each gets one record per node run.
 _tracers: list = []
+# autograd.detect_anomaly's settings while it is on (anomaly_mode.py sets it here and in
+# function.py: a global of this module is the cheapest read for every node's backward).
+_anomaly: dict | None = None
 
 
 def run_backward(
@@ -238,7 +240,7 @@ def _call_backward(node: Node, grad: np.ndarray | None) -> tuple | None:
     if node._saved_versions:
         node.check_versions()
     start = time.perf_counter() if _tracers else 0.0
-    if _function._anomaly is not None:
+    if _anomaly is not None:
         return _call_backward_checked(node, grad)
     input_grads = node.fn.backward(node, grad)  # type: ignore[union-attr]
     if type(input_grads) is not tuple:

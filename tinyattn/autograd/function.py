@@ -561,12 +561,3 @@ def _view_owner(saved: np.ndarray, args, result) -> TensorBase | None:
         if isinstance(owner, TensorBase) and np.may_share_memory(saved, owner._data):
             return owner
     return None
-
-
-def __getattr__(name: str):
-    """torch's ``torch.autograd.function`` helpers, which live in ``custom_function``."""
-    if name in ("once_differentiable", "FunctionCtx", "BackwardCFunction"):
-        from . import custom_function
-
-        return getattr(custom_function, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
