@@ -273,11 +273,23 @@ class _SignatureWithOut:
 def with_out(fn: Callable, op: str) -> Callable:
     """``fn`` taking torch's ``out=`` (``op``: the name torch's messages use, e.g. ``linalg_norm``)."""
 
-    @functools.wraps(fn)
-    def wrapper(*args, out=None, **kwargs):
-        if out is None:
-            return fn(*args, **kwargs)
-        return _call(fn, op, args, kwargs, out)
+    stacklevel = (getattr(fn, "__kwdefaults__", None) or {}).get("_stacklevel")
+    if stacklevel is not None:  # (softmax's warning names the caller: one frame more here)
+
+        @functools.wraps(fn)
+        def wrapper(*args, out=None, **kwargs):
+            kwargs.setdefault("_stacklevel", stacklevel + 1)
+            if out is None:
+                return fn(*args, **kwargs)
+            return _call(fn, op, args, kwargs, out)
+
+    else:
+
+        @functools.wraps(fn)
+        def wrapper(*args, out=None, **kwargs):
+            if out is None:
+                return fn(*args, **kwargs)
+            return _call(fn, op, args, kwargs, out)
 
     wrapper.__wrapped__ = _SignatureWithOut(fn)  # type: ignore[attr-defined]
     wrapper.__wrapped_for_out__ = fn  # type: ignore[attr-defined]

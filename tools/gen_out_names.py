@@ -81,7 +81,10 @@ def takes_out(fn, name: str) -> bool:
 
 def names(ours, theirs) -> list[str]:
     found = []
-    for name in sorted(vars(ours)):
+    lazy = getattr(ours, "_LAZY_NAMES", {})  # (in vars() only once used: left out, so the
+    for name in sorted(vars(ours)):  # list does not depend on what ran before)
+        if name in lazy:
+            continue
         fn = getattr(ours, name)
         if name.startswith("_") or not callable(fn) or isinstance(fn, type):
             continue
