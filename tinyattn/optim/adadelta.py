@@ -13,8 +13,7 @@ from .optimizer import (
     _bump_versions,
     _check_hyper,
     _check_no_unsupported,
-    _check_state_shapes,
-    _grad_of,
+    _counted_step,
     _lr_value,
     _scalar,
     _zeros_like,
@@ -110,10 +109,7 @@ class Adadelta(Optimizer):
             for p in group["params"]:
                 if p.grad is None:
                     continue
-                grad = _grad_of(self, p, group["maximize"])
-                state = self._init_state(p)
-                _check_state_shapes(self, p, state)
-                state["step"]._data += 1
+                grad, state = _counted_step(self, p, group)
                 param = p._data
                 if weight_decay != 0:
                     grad = grad + weight_decay * param

@@ -11,8 +11,7 @@ from .optimizer import (
     _bump_versions,
     _check_hyper,
     _check_no_unsupported,
-    _check_state_shapes,
-    _grad_of,
+    _counted_step,
     _lr_value,
     _scalar,
     _scalar_dtype,
@@ -110,10 +109,7 @@ class ASGD(Optimizer):
             for p in group["params"]:
                 if p.grad is None:
                     continue
-                grad = _grad_of(self, p, group["maximize"])
-                state = self._init_state(p, lr)
-                _check_state_shapes(self, p, state)
-                state["step"]._data += 1
+                grad, state = _counted_step(self, p, group, lr)
                 t = float(state["step"]._data)
                 param = p._data
                 if group["weight_decay"] != 0:

@@ -387,6 +387,19 @@ def _grad_of(optimizer: Optimizer, p: Tensor, maximize: bool) -> np.ndarray:
 _SCALAR_STATE = frozenset({"step", "mu_product", "eta", "mu"})
 
 
+def _counted_step(
+    optimizer: Optimizer, p: Tensor, group: dict[str, Any], *init_args: Any
+) -> tuple[np.ndarray, dict[str, Any]]:
+    """The per-parameter start of a step: ``p``'s gradient (negated under ``maximize``)
+    and its state, made on first use (``optimizer._init_state(p, *init_args)``), checked
+    against ``p``'s shape and with its ``step`` counted."""
+    grad = _grad_of(optimizer, p, group["maximize"])
+    state = optimizer._init_state(p, *init_args)  # type: ignore[attr-defined]
+    _check_state_shapes(optimizer, p, state)
+    state["step"]._data += 1
+    return grad, state
+
+
 def _check_state_shapes(optimizer: Optimizer, p: Tensor, state: dict[str, Any]) -> None:
     """Refuse per-element state of another shape than ``p`` (a state dict loaded from
     another model): NumPy would broadcast it or fail obscurely, the numba kernel would

@@ -13,8 +13,7 @@ from .optimizer import (
     _bump_versions,
     _check_hyper,
     _check_no_unsupported,
-    _check_state_shapes,
-    _grad_of,
+    _counted_step,
     _lr_value,
     _scalar,
     _zeros_like,
@@ -105,10 +104,7 @@ class Rprop(Optimizer):
             for p in group["params"]:
                 if p.grad is None:
                     continue
-                grad = _grad_of(self, p, group["maximize"])
-                state = self._init_state(p, group["lr"])
-                _check_state_shapes(self, p, state)
-                state["step"]._data += 1
+                grad, state = _counted_step(self, p, group, group["lr"])
                 prev, step_size = state["prev"]._data, state["step_size"]._data
                 agreement = np.sign(grad * prev)
                 factor = np.where(
