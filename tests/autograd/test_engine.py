@@ -240,3 +240,16 @@ def test_autograd_grad_runs_only_what_leads_to_its_inputs():
     assert x2.grad is None
     (a2 * 5).sum().backward()  # a2's node kept its (nothing saved) state: still runs
     np.testing.assert_array_equal(x2.grad.numpy(), np.full(3, 10.0))
+
+
+def test_a_root_given_twice_sends_both_gradients():
+    # The consumer count once walked a repeated root twice, so its inputs waited for a
+    # second gradient that never came: x.grad stayed None (torch: 2 + 2 = 4 per element).
+    x = T.ones(3, dtype=T.float64, requires_grad=True)
+    y = (x * 2).sum()
+    T.autograd.backward([y, y])
+    np.testing.assert_array_equal(x.grad.numpy(), [4.0, 4.0, 4.0])
+    x2 = T.ones(3, dtype=T.float64, requires_grad=True)
+    z = x2 * 3
+    (gx,) = autograd_grad([z, z], [x2], [T.ones(3, dtype=T.float64), T.ones(3, dtype=T.float64)])
+    np.testing.assert_array_equal(gx.numpy(), [6.0, 6.0, 6.0])

@@ -33,6 +33,7 @@ from __future__ import annotations
 import threading
 import time
 import weakref
+from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -162,18 +163,19 @@ def _leading_to(nodes, targets) -> set[Node]:
 
 def _count_consumers(roots: list[Node]) -> dict[Node, int]:
     """For every node reachable from the roots, the number of its consumers in the graph."""
-    consumers: dict[Node, int] = {}
-    seen = set(roots)
-    stack = list(roots)
+    consumers: dict[Node, int] = {}  # (a node is walked on its first consumer, seen as a key)
+    roots_set = set(roots)
+    stack = list(roots_set)
     while stack:
-        node = stack.pop()
-        for child in node.next_nodes:
+        for child in stack.pop().next_nodes:
             if child is None:
                 continue
-            consumers[child] = consumers.get(child, 0) + 1
-            if child not in seen:
-                seen.add(child)
-                stack.append(child)
+            if child in consumers:
+                consumers[child] += 1
+            else:
+                consumers[child] = 1
+                if child not in roots_set:
+                    stack.append(child)
     return consumers
 
 
@@ -311,13 +313,18 @@ def _send_to_inputs(
     node: Node, input_grads, grads: dict, pending: dict, ready: list, owned: set
 ) -> None:
     """Add each input's gradient to ``grads``; inputs whose consumers all ran become ready."""
-    for i, child in enumerate(node.next_nodes):
+    if input_grads is None:  # (no gradient came: the inputs are only counted down)
+        input_grads = repeat(None)
+    for child, grad, meta in zip(node.next_nodes, input_grads, node.input_meta):
         if child is None:
             continue
-        if input_grads is not None and input_grads[i] is not None:
-            grad, (shape, dtype) = input_grads[i], node.input_meta[i]
-            if type(grad) is not np.ndarray or grad.shape != shape or grad.dtype != dtype:
-                grad = _fit_to_input(grad, (shape, dtype))  # (most gradients already fit)
+        if grad is not None:
+            if (
+                type(grad) is not np.ndarray
+                or grad.shape != meta[0]
+                or (grad.dtype is not meta[1] and grad.dtype != meta[1])
+            ):
+                grad = _fit_to_input(grad, meta)  # (most gradients already fit)
             if child in grads:
                 grads[child] = _add_grads(child, grads[child], grad, owned)
             else:
