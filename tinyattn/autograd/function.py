@@ -411,7 +411,8 @@ class Function:
                         next_nodes = [None] * len(args)
                         input_meta = [None] * len(args)
                     wants |= 1 << i
-                    next_nodes[i] = a._grad_node()
+                    node = a._grad_fn  # (views and leaves take the method)
+                    next_nodes[i] = node if node is not None and a._base is None else a._grad_node()
                     input_meta[i] = (data.shape, data.dtype)
                 elif data.dtype.kind in "fc":
                     constants |= 1 << i

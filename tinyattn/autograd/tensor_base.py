@@ -27,12 +27,13 @@ from .. import _dtype
 
 
 class VersionCounter:
-    """Shared by a tensor, its views and ``detach()``-ed aliases; bumped by in-place ops."""
+    """Shared by a tensor, its views and ``detach()``-ed aliases; bumped by in-place ops.
 
-    __slots__ = ("value",)
+    ``value`` starts as this class attribute: making a counter (one per tensor an op
+    returns) then runs no ``__init__``; the first bump gives the instance its own.
+    """
 
-    def __init__(self) -> None:
-        self.value = 0
+    value: int = 0
 
 
 class TensorBase:

@@ -276,7 +276,8 @@ def add(input, other, *, alpha=1) -> Tensor:
     a, b = _operand(input, "add"), _operand(other, "add")
     if alpha != 1:
         _check_alpha(a, b, alpha, "add")
-    return Add.apply(a, b, alpha=alpha)
+        return Add.apply(a, b, alpha=alpha)
+    return Add.apply(a, b)  # (no keyword: the common call stays cheap)
 
 
 @gradient_doc(Sub)
@@ -285,7 +286,8 @@ def sub(input, other, *, alpha=1) -> Tensor:
     a, b = _operand(input, "sub"), _operand(other, "sub")
     if alpha != 1:
         _check_alpha(a, b, alpha, "sub")
-    return Sub.apply(a, b, alpha=alpha)
+        return Sub.apply(a, b, alpha=alpha)
+    return Sub.apply(a, b)  # (no keyword: the common call stays cheap)
 
 
 subtract = sub
