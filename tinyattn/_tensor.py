@@ -6,9 +6,12 @@ forwards to it. The class is assembled from:
 
 - ``TensorBase`` (``tinyattn/autograd/tensor_base.py``): the autograd fields
   (array, ``grad_fn``, ``.grad``, version counter);
-- ``TensorMathMethods``, ``TensorShapeMethods`` and ``TensorSelectMethods`` (``_tensor_methods_*.py``,
+- ``TensorMathMethods``, ``TensorShapeMethods``, ``TensorSelectMethods``,
+  ``TensorElementwiseMethods`` and ``TensorBinaryMethods`` (``_tensor_methods_*.py``,
   written by ``tools/gen_tensor_methods.py``): one method per op, with the op's
   signature;
+- ``TensorMetaMethods`` (``_tensor_meta.py``: memory, dtype predicates, size checks) and
+  ``TensorMoreMethods`` (``_tensor_more.py``: torch's less common plumbing);
 - this file: construction, metadata, conversions, Python protocols, operators.
 """
 

@@ -55,14 +55,17 @@ class trace:
         return len(self.records)
 
     def __str__(self) -> str:
+        op_width = max([22] + [len(r["op"]) for r in self.records])  # (long names stay aligned)
         header = (
-            f"{'#':>3}  {'op':<22} {'inputs':<30} {'output':<16} {'|grad out|':>11} {'time':>9}"
+            f"{'#':>3}  {'op':<{op_width}} {'inputs':<30} {'output':<16} {'|grad out|':>11} "
+            f"{'time':>9}"
         )
         lines = [header, "-" * len(header)]
         for r in self.records:
             inputs = ", ".join("-" if s is None else str(list(s)) for s in r["input_shapes"])
             lines.append(
-                f"{r['step']:>3}  {r['op']:<22} {inputs:<30.30} {str(list(r['output_shape'])):<16} "
+                f"{r['step']:>3}  {r['op']:<{op_width}} {inputs:<30.30} "
+                f"{str(list(r['output_shape'])):<16} "
                 f"{r['grad_output_norm']:>11.4g} {r['seconds'] * 1e6:>7.1f}us"
             )
         return "\n".join(lines)

@@ -19,7 +19,7 @@ dropout_p=0.0, seed=0, out_like_q=True) -> (out, logsumexp)``
     Recomputes the weights from logsumexp; see ``reference`` for the formulas.
     Each gradient is laid out in memory like its input (``empty_like_order``).
     The mask gradient is not produced here: when a float mask needs a gradient,
-    use the materialised path (its ``dscores`` is the mask gradient).
+    use the stored-weights path (its ``dscores`` is the mask gradient).
 
 Stored-weights path (the L x S weights are kept for the backward)
 -----------------------------------------------------------------

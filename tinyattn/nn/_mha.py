@@ -88,7 +88,7 @@ def _in_projection(query, key, value, in_proj_weight, in_proj_bias, separate, w_
 
 def _extra_key_columns(k, v, masks, bias_kv, static_kv, add_zero_attn, N, heads):
     """Append bias_k/bias_v (before the head split), split k and v into heads
-    (N*H, S, E/H) unless static, then append a zero column; masks get a free column."""
+    (N, H, S, E/H) unless static, then append a zero column; masks get a free column."""
     bias_k, bias_v = bias_kv
     if (bias_k is None) != (bias_v is None):
         raise ValueError(f"{checks.MHA}: bias_k and bias_v must be given together")
