@@ -96,7 +96,9 @@ class Add(Function):
 
     @staticmethod
     def backward(ctx, g):
-        return g, (g if ctx.alpha == 1 else g * ctx.alpha)
+        if ctx.alpha == 1 or not ctx.needs_input_grad[1]:
+            return g, (g if ctx.alpha == 1 else None)
+        return g, g * ctx.alpha
 
 
 class Sub(Function):
@@ -119,6 +121,8 @@ class Sub(Function):
 
     @staticmethod
     def backward(ctx, g):
+        if not ctx.needs_input_grad[1]:  # (x - 0.5: no gradient to compute for the number)
+            return g, None
         return g, -g if ctx.alpha == 1 else g * -ctx.alpha
 
 
