@@ -28,3 +28,17 @@ def test_step_by_step_output_is_what_the_readme_shows():
         exec(compile(code, "README step by step", "exec"), {"__name__": "readme"})
     assert out.getvalue().strip() == shown.strip()
     assert shown.count("matches backward: True") == 5
+
+
+def test_every_block_shown_with_its_output_prints_it():
+    # Each Python block followed by "prints" and a text block must print exactly that text
+    # (the Hessian block once claimed 26 and 91 graph edges after the graph had shrunk).
+    pairs = re.findall(
+        r"```python\n((?:(?!```).)*)```\s*\nprints\n\n```text\n(.*?)```", README.read_text(), flags=re.S
+    )
+    assert len(pairs) >= 3
+    for i, (code, shown) in enumerate(pairs):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            exec(compile(code, f"README.md block {i} with output", "exec"), {"__name__": "readme"})
+        assert out.getvalue().strip() == shown.strip(), f"block {i}"
