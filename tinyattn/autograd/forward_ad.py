@@ -56,6 +56,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from . import _forward_only
+from . import custom_function as _custom_function
 from .custom_function import Function
 from .function import AccumulateGrad
 from .grad_mode import enable_grad, is_grad_enabled
@@ -87,7 +89,7 @@ class _Dual:
 
     def __init__(self, dual, tangent, source, private: bool) -> None:
         self.ref = weakref.ref(dual)
-        self.node = dual._grad_fn
+        self.node = dual._grad_node()  # (its grad_fn; for a leaf, its accumulator)
         self.version = dual._version.value
         self.tangent = tangent
         self.source = source  # the tensor given to make_dual
@@ -95,9 +97,10 @@ class _Dual:
 
     def is_unchanged(self, tensor: Any) -> bool:
         """``tensor`` is this dual, not written in place since ``make_dual``."""
+        node = tensor._grad_fn if tensor is not None else None
         return (
             tensor is not None
-            and tensor._grad_fn is self.node
+            and (node if node is not None else tensor._accumulator) is self.node
             and tensor._version.value == self.version
             and self.ref() is tensor
         )
@@ -127,6 +130,8 @@ def enter_dual_level() -> int:
         raise RuntimeError("Nested forward mode AD is not supported at the moment")
     _current_level = 0
     _levels[0] = _Level()
+    _forward_only.install()
+    _custom_function._forward_ad_apply = _apply_custom_function
     return 0
 
 
@@ -147,6 +152,7 @@ def exit_dual_level(*, level: int | None = None) -> None:
     if level < 0:
         raise RuntimeError("Dual level must be a positive number.")
     state = _levels.pop(level)
+    _custom_function._forward_ad_apply = None
     for dual in state.duals.values():
         tensor = dual.ref()
         if dual.private and tensor is not None and tensor._grad_fn is dual.node:
@@ -233,11 +239,28 @@ def make_dual(tensor, tangent, *, level: int | None = None):
             copy = np.empty_like(tensor._data, dtype=tangent._data.dtype)  # the primal's layout
             copy[...] = tangent._data
             tangent = TensorBase._make(copy)
+    return _register(state, tensor, tangent)
+
+
+def _register(state: _Level, tensor, tangent):
+    """A new dual of ``state``: an alias of ``tensor`` (see ``_alias``) with ``tangent``."""
     dual, leaf = _alias(tensor)
     if leaf is not None:
         state.private_leaves[id(leaf)] = leaf
+        _forward_only.mark_private(leaf)
     state.duals[dual._grad_fn] = _Dual(dual, tangent, tensor, private=leaf is not None)
     return dual
+
+
+def _make_leaf(tensor) -> None:
+    """``requires_grad_()`` on a forward-only tensor: as in torch, it becomes a leaf that
+    requires grad and keeps its tangent (a dual of the level in its own right)."""
+    state = _levels.get(_current_level)
+    tangent = unpack_dual(tensor).tangent if state is not None else None
+    tensor._grad_fn, tensor._requires_grad, tensor._base = None, True, None
+    if tangent is not None:
+        dual = _Dual(tensor, tangent, tensor, private=False)
+        state.duals[dual.node] = dual  # type: ignore[union-attr]
 
 
 def _check_make_dual(tensor, tangent, level: int, state: _Level) -> None:
@@ -363,6 +386,72 @@ class _Primal(Function):
     @staticmethod
     def backward(ctx, g):
         return None if _computing.tangent else g
+
+
+def _apply_custom_function(cls: type, args: tuple, kwargs: dict) -> Any:
+    """``cls.apply(*args, **kwargs)`` while a level is active (``Function.apply`` calls
+    this first). With an input that has a tangent and a ``jvp`` staticmethod: ``forward``
+    runs on the primals (recording its reverse node for inputs that require grad), then
+    ``jvp(ctx, *input_tangents)`` gives the outputs' tangents: each output is returned as
+    a dual with its tangent. Inputs without a tangent get zeros (None for non-tensors).
+    NotImplemented (apply as usual) when no input has a tangent, or when ``cls`` has a
+    ``backward`` but no ``jvp`` (tangents then by double vjp: a tinyattn extension)."""
+    state = _levels.get(_current_level)
+    if cls is _Primal or state is None:
+        return NotImplemented
+    sources = [_tangent_sources(a, state)[0] if isinstance(a, TensorBase) else [] for a in args]
+    if not any(sources):
+        return NotImplemented
+    if cls.jvp is Function.jvp:  # type: ignore[attr-defined]
+        if cls.backward is not Function.backward:  # type: ignore[attr-defined]
+            return NotImplemented
+        Function.jvp(None)  # raises torch's error
+    primals, tangents = [], []
+    for a, found in zip(args, sources):
+        primal, tangent = unpack_dual(a) if found else (a, None)
+        if tangent is None and isinstance(a, TensorBase) and a._data.dtype.kind in "fc":
+            tangent = TensorBase._make(np.zeros_like(a._data))
+        primals.append(primal)
+        tangents.append(tangent)
+    ctx, output = _custom_function._apply(cls, tuple(primals), kwargs)
+    outputs = output if isinstance(output, tuple) else (output,)
+    out_tangents = _custom_function._run_jvp(ctx, cls, tangents)
+    if len(out_tangents) != len(outputs):
+        raise RuntimeError(
+            "Function's jvp returned an invalid number of forward gradients (expected "
+            f"{len(outputs)} but got {len(out_tangents)})"
+        )
+    frozen = {id(t) for t in ctx.__dict__.get("_non_differentiable", ())}
+    result = [
+        o if t is None or id(o) in frozen else _jvp_output(state, ctx, i, o, t)
+        for i, (o, t) in enumerate(zip(outputs, out_tangents))
+    ]
+    return tuple(result) if isinstance(output, tuple) else result[0]
+
+
+def _jvp_output(state: _Level, ctx, index: int, output, tangent):
+    """Output ``index`` of a custom function as a dual with the tangent its jvp gave."""
+    if not isinstance(tangent, TensorBase):
+        raise RuntimeError(
+            f"expected Variable or None (got {type(tangent).__name__}) for grad output {index}."
+        )
+    if not isinstance(output, TensorBase) or output._data.dtype.kind not in "fc":
+        return output
+    if tangent._data.shape != output._data.shape:
+        raise RuntimeError(
+            "Trying to set a forward gradient that has a different size than that of the "
+            f"original Tensor, this is not supported. Tensor is of size "
+            f"{list(output._data.shape)} while the given forward gradient is of size "
+            f"{list(tangent._data.shape)}."
+        )
+    if not output._requires_grad:  # no reverse graph: a dual like make_dual's
+        return _register(state, output, tangent)
+    with enable_grad():  # in front of the function's node: where the tangent search stops
+        dual = _Primal.apply(output)
+    dual._grad_fn._name = ctx.name()  # (shown as the function's node, as torch's)
+    state.primal_nodes.add(dual._grad_fn)
+    state.duals[dual._grad_fn] = _Dual(dual, tangent, output, private=False)
+    return dual
 
 
 def _tangent_sources(tensor, state: _Level) -> tuple[list[_Dual], bool]:
