@@ -7,14 +7,16 @@ reverse graph at all: ``requires_grad`` is False, ``grad_fn`` None, ``is_leaf`` 
 
 A tensor is *forward-only* when its graph reaches no leaf that requires grad other
 than those private leaves. Once ``forward_ad`` made a private leaf, the tensor class's
-``requires_grad`` / ``grad_fn`` / ``is_leaf`` / ``requires_grad_`` answer for
-forward-only tensors as torch's do (the engine and the ops read the fields
+``requires_grad`` / ``grad_fn`` / ``is_leaf`` (and ``requires_grad_``, ``backward``,
+``numpy``, ``retain_grad``, ``register_hook``, ``repr``) answer for forward-only
+tensors as torch's do (the engine and the ops read the fields
 ``_requires_grad`` / ``_grad_fn``, so tangents are still computed). Whether a node
 reaches a real leaf is found by one walk of its graph and remembered per node.
 """
 
 from __future__ import annotations
 
+import functools
 import weakref
 
 from .function import AccumulateGrad, Node
@@ -79,7 +81,8 @@ def install() -> None:
     _installed = True
     cls = TensorBase._output_class
     requires_grad, grad_fn, is_leaf = cls.requires_grad, cls.grad_fn, cls.is_leaf
-    requires_grad_ = cls.requires_grad_
+    requires_grad_, backward, numpy = cls.requires_grad_, cls.backward, cls.numpy
+    retain_grad, register_hook, tensor_repr = cls.retain_grad, cls.register_hook, cls.__repr__
 
     def get_requires_grad(self) -> bool:
         return self._requires_grad and (self._grad_fn is None or not is_forward_only(self))
@@ -91,17 +94,44 @@ def install() -> None:
     def get_is_leaf(self) -> bool:
         return self._grad_fn is None or is_forward_only(self)
 
-    def set_requires_grad_(self, requires_grad: bool = True):
-        if self._grad_fn is not None and is_forward_only(self):
-            if requires_grad:  # torch: a leaf requiring grad now, keeping its tangent
-                from .forward_ad import _make_leaf
+    def as_torch(method, forward_only):
+        """``method``, except on a forward-only tensor: ``forward_only`` (torch's way)."""
 
-                _make_leaf(self)
-            return self
-        return requires_grad_(self, requires_grad)
+        @functools.wraps(method)
+        def wrapper(self, *args, **kwargs):
+            if self._grad_fn is not None and is_forward_only(self):
+                return forward_only(self, *args, **kwargs)
+            return method(self, *args, **kwargs)
 
-    set_requires_grad_.__doc__ = requires_grad_.__doc__
+        return wrapper
+
+    def to_leaf(self, requires_grad: bool = True):
+        if requires_grad:  # torch: a leaf requiring grad now, keeping its tangent
+            from .forward_ad import _make_leaf
+
+            _make_leaf(self)
+        return self
+
+    def no_grad_error(text: str):
+        def fail(self, *args, **kwargs):
+            raise RuntimeError(text)
+
+        return fail
+
     cls.requires_grad = property(get_requires_grad, requires_grad.fset, doc=requires_grad.__doc__)
     cls.grad_fn = property(get_grad_fn, doc=grad_fn.__doc__)
     cls.is_leaf = property(get_is_leaf, doc=is_leaf.__doc__)
-    cls.requires_grad_ = set_requires_grad_
+    cls.requires_grad_ = as_torch(requires_grad_, to_leaf)
+    cls.numpy = as_torch(numpy, lambda self, force=False: self._data)
+    cls.__repr__ = cls.__str__ = as_torch(tensor_repr, lambda self: tensor_repr(self.detach()))
+    cls.backward = as_torch(
+        backward,
+        no_grad_error("element 0 of tensors does not require grad and does not have a grad_fn"),
+    )
+    cls.retain_grad = as_torch(
+        retain_grad, no_grad_error("can't retain_grad on Tensor that has requires_grad=False")
+    )
+    cls.register_hook = as_torch(
+        register_hook,
+        no_grad_error("cannot register a hook on a tensor that doesn't require gradient"),
+    )

@@ -21,21 +21,26 @@ tensors of the level that ``y`` depends on::
 
 So each ``unpack_dual`` of a new tensor costs two reverse passes over the graph
 between the dual inputs and ``y`` (one recorded); results are cached per tensor
-until it is changed in place or the level exits. Differences from torch that
-follow from this (see ``docs/higher-order.md``, "Forward mode"):
+until it is changed in place or the level exits.
 
-* a dual tensor and what is computed from it are in the reverse-mode graph:
-  ``requires_grad`` is True and ``grad_fn`` is set (torch: False / None unless the
-  primal requires grad). When the level exits, a dual made from a tensor that did
-  not require grad becomes a plain tensor again;
+What a user sees is torch's: a dual made from a tensor that does not require grad,
+and what is computed from it, show ``requires_grad`` False, ``grad_fn`` None,
+``is_leaf`` True (``_forward_only.py``: the tensor class answers so for tensors whose
+graph reaches only our private leaves), and ``requires_grad_()`` on one makes a leaf
+that keeps its tangent. A custom ``autograd.Function``'s ``jvp`` staticmethod gives
+its outputs' tangents (``_custom_jvp.py``). Differences from torch that follow from
+computing tangents from the graph (see ``docs/higher-order.md``, "Forward mode"):
+
 * ops run under ``no_grad`` are not recorded, so their results have no tangent
   (torch's do): ``make_dual`` warns when called with grad mode off;
-* a custom ``autograd.Function``'s ``jvp`` staticmethod is not used: the tangent goes
-  through its ``backward``, which must support ``create_graph``;
+* a custom Function with a ``backward`` but no ``jvp`` gets its tangent through its
+  ``backward`` (double vjp; torch raises), which must support ``create_graph``;
 * the tangent is computed from the graph when asked for: ``unpack_dual`` after a
   ``backward()`` that freed the graph, or after an in-place write to a tensor an op
-  saved, raises (torch computed it at the op); ``make_dual(x, t).requires_grad_()``
-  does not make a leaf (set ``requires_grad`` on ``x`` first for forward-over-reverse).
+  saved, raises (torch computed it at the op);
+* whether a tangent requires grad (forward-over-reverse) follows the math: it does when
+  it depends on a tensor that requires grad; torch's also does when its formula merely
+  reads such a tensor (``unpack_dual(dual_w * x).tangent`` for a ``w`` that requires grad).
 
 What matches torch: one level at a time (nesting raises torch's error), the errors
 of ``make_dual`` / ``exit_dual_level``, the tangent of a dual is the tangent given
@@ -131,7 +136,9 @@ def enter_dual_level() -> int:
     _current_level = 0
     _levels[0] = _Level()
     _forward_only.install()
-    _custom_function._forward_ad_apply = _apply_custom_function
+    from ._custom_jvp import apply_custom_function  # (imports this module)
+
+    _custom_function._forward_ad_apply = apply_custom_function
     return 0
 
 
@@ -200,8 +207,8 @@ def make_dual(tensor, tangent, *, level: int | None = None):
     -------
     Tensor, shape ``S``
         Every tensor ``y = f(result)`` then has the tangent ``J_f t``
-        (``unpack_dual(y).tangent``). Unlike torch's, the result is in the reverse
-        graph: ``requires_grad`` is True and ``grad_fn`` is set while the level lasts.
+        (``unpack_dual(y).tangent``). As in torch, it requires grad only if ``tensor``
+        does (then its ``grad_fn`` is a ``ViewBackward0``).
 
     Raises
     ------
@@ -295,6 +302,7 @@ def _alias(tensor):
     with enable_grad():
         if tensor._requires_grad:
             dual, leaf = tensor.view_as(tensor), None
+            dual._grad_fn._name = "ViewBackward0"  # (torch's make_dual is a view)
         else:
             leaf = TensorBase._make(tensor._data)
             leaf._requires_grad = True
@@ -386,72 +394,6 @@ class _Primal(Function):
     @staticmethod
     def backward(ctx, g):
         return None if _computing.tangent else g
-
-
-def _apply_custom_function(cls: type, args: tuple, kwargs: dict) -> Any:
-    """``cls.apply(*args, **kwargs)`` while a level is active (``Function.apply`` calls
-    this first). With an input that has a tangent and a ``jvp`` staticmethod: ``forward``
-    runs on the primals (recording its reverse node for inputs that require grad), then
-    ``jvp(ctx, *input_tangents)`` gives the outputs' tangents: each output is returned as
-    a dual with its tangent. Inputs without a tangent get zeros (None for non-tensors).
-    NotImplemented (apply as usual) when no input has a tangent, or when ``cls`` has a
-    ``backward`` but no ``jvp`` (tangents then by double vjp: a tinyattn extension)."""
-    state = _levels.get(_current_level)
-    if cls is _Primal or state is None:
-        return NotImplemented
-    sources = [_tangent_sources(a, state)[0] if isinstance(a, TensorBase) else [] for a in args]
-    if not any(sources):
-        return NotImplemented
-    if cls.jvp is Function.jvp:  # type: ignore[attr-defined]
-        if cls.backward is not Function.backward:  # type: ignore[attr-defined]
-            return NotImplemented
-        Function.jvp(None)  # raises torch's error
-    primals, tangents = [], []
-    for a, found in zip(args, sources):
-        primal, tangent = unpack_dual(a) if found else (a, None)
-        if tangent is None and isinstance(a, TensorBase) and a._data.dtype.kind in "fc":
-            tangent = TensorBase._make(np.zeros_like(a._data))
-        primals.append(primal)
-        tangents.append(tangent)
-    ctx, output = _custom_function._apply(cls, tuple(primals), kwargs)
-    outputs = output if isinstance(output, tuple) else (output,)
-    out_tangents = _custom_function._run_jvp(ctx, cls, tangents)
-    if len(out_tangents) != len(outputs):
-        raise RuntimeError(
-            "Function's jvp returned an invalid number of forward gradients (expected "
-            f"{len(outputs)} but got {len(out_tangents)})"
-        )
-    frozen = {id(t) for t in ctx.__dict__.get("_non_differentiable", ())}
-    result = [
-        o if t is None or id(o) in frozen else _jvp_output(state, ctx, i, o, t)
-        for i, (o, t) in enumerate(zip(outputs, out_tangents))
-    ]
-    return tuple(result) if isinstance(output, tuple) else result[0]
-
-
-def _jvp_output(state: _Level, ctx, index: int, output, tangent):
-    """Output ``index`` of a custom function as a dual with the tangent its jvp gave."""
-    if not isinstance(tangent, TensorBase):
-        raise RuntimeError(
-            f"expected Variable or None (got {type(tangent).__name__}) for grad output {index}."
-        )
-    if not isinstance(output, TensorBase) or output._data.dtype.kind not in "fc":
-        return output
-    if tangent._data.shape != output._data.shape:
-        raise RuntimeError(
-            "Trying to set a forward gradient that has a different size than that of the "
-            f"original Tensor, this is not supported. Tensor is of size "
-            f"{list(output._data.shape)} while the given forward gradient is of size "
-            f"{list(tangent._data.shape)}."
-        )
-    if not output._requires_grad:  # no reverse graph: a dual like make_dual's
-        return _register(state, output, tangent)
-    with enable_grad():  # in front of the function's node: where the tangent search stops
-        dual = _Primal.apply(output)
-    dual._grad_fn._name = ctx.name()  # (shown as the function's node, as torch's)
-    state.primal_nodes.add(dual._grad_fn)
-    state.duals[dual._grad_fn] = _Dual(dual, tangent, output, private=False)
-    return dual
 
 
 def _tangent_sources(tensor, state: _Level) -> tuple[list[_Dual], bool]:
