@@ -282,3 +282,68 @@ def test_gradcheck_forward_ad_uses_jvp():
             return g * 2 * ctx.result
 
     assert not T.autograd.gradcheck(WrongExp.apply, (x,), raise_exception=False, **options)
+
+
+# -- flags of tangents -------------------------------------------------------------------------
+
+TANGENT_CASES = {  # y(M, dual of a w that requires grad, dual of a plain x, w, x)
+    "mul_plain": lambda M, dw, dx, w, x: dw * x,
+    "add_plain": lambda M, dw, dx, w, x: dw + x,
+    "view": lambda M, dw, dx, w, x: dw.view(3),
+    "exp": lambda M, dw, dx, w, x: dw.exp(),
+    "mul_number": lambda M, dw, dx, w, x: dw * 2,
+    "sum": lambda M, dw, dx, w, x: dw.sum(),
+    "dot": lambda M, dw, dx, w, x: dw @ x,
+    "neg": lambda M, dw, dx, w, x: -dw,
+    "forward_only_times_w": lambda M, dw, dx, w, x: dx * w,
+    "forward_only_times_number": lambda M, dw, dx, w, x: dx * 2,
+    "linear": lambda M, dw, dx, w, x: M.nn.functional.linear(x[None], dw[None]),
+    "sin_sum": lambda M, dw, dx, w, x: dw.sin().sum(),
+    "where": lambda M, dw, dx, w, x: M.where(x > 0, dw, x),
+    "softmax": lambda M, dw, dx, w, x: M.softmax(dw, 0),
+    "cat": lambda M, dw, dx, w, x: M.cat([dw, x]),
+}
+
+
+def _tangent_flags(lib, f) -> tuple:
+    """(requires_grad, grad_fn is None, the tangent's own tangent is None, value, w.grad after
+    backpropagating the tangent) of ``unpack_dual(f(...)).tangent``."""
+    fw = _fw(lib)
+    w, x = lib.tensor(W, requires_grad=True), lib.tensor(X)
+    with fw.dual_level():
+        y = f(lib, fw.make_dual(w, lib.tensor(TAN)), fw.make_dual(x, lib.tensor(TAN)), w, x)
+        tangent = fw.unpack_dual(y).tangent
+        flags = (tangent.requires_grad, tangent.grad_fn is None)
+        flags += (fw.unpack_dual(tangent).tangent is None,)
+        if tangent.requires_grad:
+            try:
+                tangent.sum().backward()
+            except RuntimeError:  # (torch's softmax: its saved output was changed in place)
+                return flags, tangent.detach().numpy(), "error"
+    # (+ zeros: torch's zero gradient is a ZeroTensor, which has no storage to read)
+    grad = None if w.grad is None else (lib.zeros(3, dtype=lib.float64) + w.grad).tolist()
+    return flags, tangent.detach().numpy(), grad
+
+
+def test_tangent_requires_grad_when_a_formula_reads_a_tensor_that_does():
+    flags = {name: _tangent_flags(T, f)[0] for name, f in TANGENT_CASES.items()}
+    assert flags["exp"] == flags["mul_number"] == flags["linear"] == (True, False, True)
+    assert flags["add_plain"] == flags["view"] == flags["cat"] == (False, True, True)
+    assert flags["forward_only_times_number"] == (False, True, True)
+    _, tangent, grad = _tangent_flags(T, TANGENT_CASES["mul_plain"])
+    np.testing.assert_allclose(tangent, TAN * X)
+    assert grad == [0.0, 0.0, 0.0]  # (torch's: the zero term of the formula)
+
+
+@needs_torch
+@pytest.mark.parametrize("name", sorted(TANGENT_CASES))
+def test_tangent_flags_match_torch(name):
+    (ours, tangent, grad) = _tangent_flags(T, TANGENT_CASES[name])
+    (theirs, expected, expected_grad) = _tangent_flags(torch, TANGENT_CASES[name])
+    assert ours == theirs
+    np.testing.assert_allclose(tangent, expected, rtol=1e-10)
+    if expected_grad == "error":
+        return
+    assert (grad is None) == (expected_grad is None)
+    if grad is not None:
+        np.testing.assert_allclose(grad, expected_grad, rtol=1e-8, atol=1e-12)

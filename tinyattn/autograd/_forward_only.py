@@ -19,6 +19,8 @@ from __future__ import annotations
 import functools
 import weakref
 
+import numpy as np
+
 from .function import AccumulateGrad, Node
 from .tensor_base import TensorBase
 
@@ -135,3 +137,69 @@ def install() -> None:
         register_hook,
         no_grad_error("cannot register a hook on a tensor that doesn't require gradient"),
     )
+
+
+# -- whether a tangent requires grad -------------------------------------------------------
+#
+# torch computes a tangent with forward formulas on the primals, recorded when one of them
+# requires grad, and an input without a tangent counts as zeros: ``(w_dual * x)`` has the
+# tangent ``t_w * x + 0 * w``, which reads ``w``, so it requires grad (``grad_fn`` set, and
+# backpropagating it gives ``w`` a zero gradient), though it does not depend on ``w``. Ours is
+# the exact derivative, so it does not. ``link_reads`` gives such a tangent torch's flags by
+# those zero terms: the tensors that require grad read by an op between the duals and ``y``
+# whose formula reads primals (any op but the linear ones below) get a zero gradient from it.
+
+# ops whose forward formula is the op applied to the tangents (reads no primal)
+_LINEAR = frozenset(
+    "Add Sub Neg Sum Mean Reshape View Expand Permute Index Select Narrow Clone Cat Stack "
+    "Flip Roll Cumsum Cast Diagonal Triangle Repeat ConstantPad AsStrided Gather MaskedFill "
+    "Where".split()
+)
+
+
+class _ZeroGrads:
+    """The node of the zero terms: each read tensor gets a zero gradient."""
+
+    supports_create_graph = True
+
+    @staticmethod
+    def backward(node: Node, grad) -> tuple:
+        make = TensorBase._make if isinstance(grad, TensorBase) else (lambda a: a)
+        return tuple(make(np.zeros(shape, dtype)) for shape, dtype in node.input_meta)
+
+
+def link_reads(tangent: TensorBase, root: Node, duals, stops) -> TensorBase:
+    """``tangent``, or (if it requires no grad and an op between ``duals`` (nodes) and
+    ``root`` reads a tensor that requires grad) the same values from a node sending
+    zeros to those tensors, as torch's. ``stops``: nodes the tangent does not pass."""
+    parents: dict[Node, list[Node]] = {}
+    seen, stack = {root}, [root]
+    while stack:  # the nodes below root that tangents pass through, and their consumers
+        node = stack.pop()
+        if node in stops:
+            continue
+        for child in node.next_nodes:
+            if child is not None:
+                parents.setdefault(child, []).append(node)
+                if child not in seen:
+                    seen.add(child)
+                    stack.append(child)
+    leading, stack = set(), [d for d in duals if d in parents]
+    while stack:  # the ones on a path from root to a dual
+        for parent in parents.get(stack.pop(), ()):
+            if parent not in leading:
+                leading.add(parent)
+                stack.append(parent)
+    reads: dict[Node, tuple] = {}
+    for node in leading:
+        if node.name().removesuffix("Backward0") in _LINEAR:
+            continue
+        for child, meta in zip(node.next_nodes, node.input_meta):
+            if child is not None and meta is not None and _node_reaches_real(child):
+                reads.setdefault(child, meta)
+    if not reads:
+        return tangent
+    link = Node(_ZeroGrads, "AddBackward0")  # type: ignore[arg-type]
+    link.next_nodes = tuple(reads)
+    link.input_meta = tuple(reads.values())
+    return TensorBase._make(tangent._data, link)

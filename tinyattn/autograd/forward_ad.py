@@ -447,6 +447,18 @@ def _cached_tangent(tensor, state: _Level, duals: list[_Dual], real: bool):
             "freed it: call unpack_dual before backward(), or backward(retain_graph=True). "
             f"({e})"
         ) from e
+    if tangent._grad_fn is not None:  # a tangent has no tangent (nor passes one): as a primal
+        name = tangent._grad_fn.name()
+        with enable_grad():
+            tangent = _Primal.apply(tangent)
+        tangent._grad_fn._name = name
+        state.primal_nodes.add(tangent._grad_fn)
+    elif real and is_grad_enabled():  # (torch's flags)
+        tangent = _forward_only.link_reads(
+            tangent, tensor._grad_node(), [d.node for d in duals], state.primal_nodes
+        )
+        if tangent._grad_fn is not None:  # the primals it reads carry no tangent
+            state.primal_nodes.add(tangent._grad_fn)
     state.cache[key] = (weakref.ref(tensor), tensor._grad_fn, tensor._version.value, tangent)
     return tangent
 
