@@ -70,8 +70,21 @@ def _node_reaches_real(node: Node) -> bool:
 
 def is_forward_only(tensor: TensorBase) -> bool:
     """``tensor`` is recorded only for forward-mode AD (torch: not in the reverse graph)."""
-    node = tensor._grad_fn
-    return node is not None and not _node_reaches_real(node)
+    node = tensor._grad_fn  # (no private leaf alive: none is forward-only, at no cost)
+    return node is not None and bool(_private) and not _node_reaches_real(node)
+
+
+def make_leaf(tensor) -> None:
+    """``requires_grad_()`` on a forward-only tensor: as in torch, it becomes a leaf that
+    requires grad and keeps its tangent (a dual of the level in its own right)."""
+    from . import forward_ad as fw  # (it imports this module)
+
+    state = fw._levels.get(fw._current_level)
+    tangent = fw.unpack_dual(tensor).tangent if state is not None else None
+    tensor._grad_fn, tensor._requires_grad, tensor._base = None, True, None
+    if tangent is not None:
+        dual = fw._Dual(tensor, tangent, tensor, private=False)
+        state.duals[dual.node] = dual  # type: ignore[union-attr]
 
 
 def install() -> None:
@@ -91,7 +104,7 @@ def install() -> None:
 
     def get_grad_fn(self):
         node = grad_fn.fget(self)
-        return None if node is not None and not _node_reaches_real(node) else node
+        return None if node is not None and _private and not _node_reaches_real(node) else node
 
     def get_is_leaf(self) -> bool:
         return self._grad_fn is None or is_forward_only(self)
@@ -109,9 +122,7 @@ def install() -> None:
 
     def to_leaf(self, requires_grad: bool = True):
         if requires_grad:  # torch: a leaf requiring grad now, keeping its tangent
-            from .forward_ad import _make_leaf
-
-            _make_leaf(self)
+            make_leaf(self)
         return self
 
     def no_grad_error(text: str):

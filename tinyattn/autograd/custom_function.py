@@ -36,11 +36,14 @@ Supported from torch's API: ``ctx.save_for_backward`` / ``saved_tensors`` (with 
 in-place modification check), ``ctx.needs_input_grad``, attributes on ``ctx``,
 ``mark_dirty``, ``mark_non_differentiable``, ``set_materialize_grads``,
 several outputs, non-Tensor inputs and outputs, keyword arguments, the
-``setup_context`` style (``forward`` without ``ctx``) and :func:`once_differentiable`.
+``setup_context`` style (``forward`` without ``ctx``), :func:`once_differentiable`, and
+forward-mode AD: a ``jvp`` staticmethod (with ``ctx.save_for_forward``) gives the
+outputs' tangents when an input is a dual tensor (``autograd/_custom_jvp.py``).
 Differences: a function with several differentiable outputs records one small
 node per output in front of its own node (torch has one node with several
 outputs), so ``a.grad_fn is b.grad_fn`` is False for two of its outputs (both are
-named ``<FnBackward>``); ``jvp`` and ``vmap`` staticmethods are not used.
+named ``<FnBackward>``); ``vmap`` staticmethods are not used, nor ``jvp`` by
+``tinyattn.func.jvp`` (which differentiates ``backward`` twice).
 """
 
 from __future__ import annotations

@@ -38,17 +38,22 @@ computing tangents from the graph (see ``docs/higher-order.md``, "Forward mode")
 * the tangent is computed from the graph when asked for: ``unpack_dual`` after a
   ``backward()`` that freed the graph, or after an in-place write to a tensor an op
   saved, raises (torch computed it at the op);
-* whether a tangent requires grad (forward-over-reverse) follows the math: it does when
-  it depends on a tensor that requires grad; torch's also does when its formula merely
-  reads such a tensor (``unpack_dual(dual_w * x).tangent`` for a ``w`` that requires grad).
+* smaller ones: ``autograd.grad`` of a forward-only tensor runs (torch raises; its
+  ``backward()`` raises as torch's), ``repr`` shows no ``tangent=``, ``_base`` of a
+  dual of a tensor that does not require grad is None, and a custom Function's
+  ``jvp`` cannot be combined with ``mark_dirty``.
 
-What matches torch: one level at a time (nesting raises torch's error), the errors
+What matches torch, besides: one level at a time (nesting raises torch's error), the errors
 of ``make_dual`` / ``exit_dual_level``, the tangent of a dual is the tangent given
 (the same object when its strides match the primal's, a copy in the primal's layout
 otherwise), tangents vanish when the level exits, in-place ops on a dual change
 its tangent (``d.mul_(2)``: ``2 t``), and forward-over-reverse: the tangent is
 differentiable with respect to tensors that require grad (the primal, parameters,
-a tangent that requires grad), so ``unpack_dual(y).tangent.backward()`` works.
+a tangent that requires grad), so ``unpack_dual(y).tangent.backward()`` works. A
+tangent requires grad when torch's does (15 cases tested): also when an op on the way reads, in
+torch's forward formula, a tensor that requires grad without depending on it (that
+tensor then gets torch's zero gradient; ``_forward_only.link_reads``). A tangent has no
+tangent of its own at the level.
 """
 
 from __future__ import annotations
@@ -257,17 +262,6 @@ def _register(state: _Level, tensor, tangent):
         _forward_only.mark_private(leaf)
     state.duals[dual._grad_fn] = _Dual(dual, tangent, tensor, private=leaf is not None)
     return dual
-
-
-def _make_leaf(tensor) -> None:
-    """``requires_grad_()`` on a forward-only tensor: as in torch, it becomes a leaf that
-    requires grad and keeps its tangent (a dual of the level in its own right)."""
-    state = _levels.get(_current_level)
-    tangent = unpack_dual(tensor).tangent if state is not None else None
-    tensor._grad_fn, tensor._requires_grad, tensor._base = None, True, None
-    if tangent is not None:
-        dual = _Dual(tensor, tangent, tensor, private=False)
-        state.duals[dual.node] = dual  # type: ignore[union-attr]
 
 
 def _check_make_dual(tensor, tangent, level: int, state: _Level) -> None:
