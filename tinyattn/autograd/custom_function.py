@@ -101,7 +101,7 @@ class BackwardCFunction(Node, FunctionCtx):
         """Keep Tensors (or None) for ``jvp``: there, ``ctx.saved_tensors`` returns them."""
         for i, t in enumerate(tensors):
             if t is not None and not isinstance(t, TensorBase):
-                raise TypeError(
+                raise AssertionError(  # (torch's type and text, plus which argument)
                     "save_for_forward expects all arguments to be tensors; you should "
                     f"save non-tensors as attributes on ctx. (argument {i} is of type "
                     f"{type(t).__name__})"
