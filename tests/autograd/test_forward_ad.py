@@ -402,30 +402,6 @@ def test_tutorial_basic():
     assert fwAD.unpack_dual(dual_output).tangent is None
 
 
-def test_custom_function_with_jvp_only_says_backward_is_needed():
-    class Exp(T.autograd.Function):  # the tutorial's: forward and jvp, no backward
-        @staticmethod
-        def forward(ctx, foo):
-            ctx.result = T.exp(foo)
-            return ctx.result
-
-        @staticmethod
-        def jvp(ctx, g):
-            return g * ctx.result
-
-    class ExpWithBackward(Exp):
-        @staticmethod
-        def backward(ctx, g):
-            return g * ctx.result
-
-    x, t = T.tensor(_rand(3)), T.tensor(_rand(3))
-    with fwAD.dual_level():
-        with pytest.raises(NotImplementedError, match="jvp staticmethod is not used"):
-            fwAD.unpack_dual(Exp.apply(fwAD.make_dual(x, t)))
-        tangent = fwAD.unpack_dual(ExpWithBackward.apply(fwAD.make_dual(x, t))).tangent
-    np.testing.assert_allclose(tangent.numpy(), np.exp(x.numpy()) * t.numpy())
-
-
 def test_unpack_after_backward_freed_the_graph():
     x = T.tensor(_rand(3), requires_grad=True)
     with fwAD.dual_level():

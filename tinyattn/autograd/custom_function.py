@@ -36,11 +36,14 @@ Supported from torch's API: ``ctx.save_for_backward`` / ``saved_tensors`` (with 
 in-place modification check), ``ctx.needs_input_grad``, attributes on ``ctx``,
 ``mark_dirty``, ``mark_non_differentiable``, ``set_materialize_grads``,
 several outputs, non-Tensor inputs and outputs, keyword arguments, the
-``setup_context`` style (``forward`` without ``ctx``) and :func:`once_differentiable`.
+``setup_context`` style (``forward`` without ``ctx``), :func:`once_differentiable`, and
+forward-mode AD: a ``jvp`` staticmethod (with ``ctx.save_for_forward``) gives the
+outputs' tangents when an input is a dual tensor (``autograd/_custom_jvp.py``).
 Differences: a function with several differentiable outputs records one small
 node per output in front of its own node (torch has one node with several
 outputs), so ``a.grad_fn is b.grad_fn`` is False for two of its outputs (both are
-named ``<FnBackward>``); ``jvp`` and ``vmap`` staticmethods are not used.
+named ``<FnBackward>``); ``vmap`` staticmethods are not used, nor ``jvp`` by
+``tinyattn.func.jvp`` (which differentiates ``backward`` twice).
 """
 
 from __future__ import annotations
@@ -94,10 +97,24 @@ class BackwardCFunction(Node, FunctionCtx):
         attrs["_custom_saved"] = tensors
         attrs["_custom_versions"] = tuple(None if t is None else t._version.value for t in tensors)
 
+    def save_for_forward(self, *tensors) -> None:
+        """Keep Tensors (or None) for ``jvp``: there, ``ctx.saved_tensors`` returns them."""
+        for i, t in enumerate(tensors):
+            if t is not None and not isinstance(t, TensorBase):
+                raise AssertionError(  # (torch's type and text, plus which argument)
+                    "save_for_forward expects all arguments to be tensors; you should "
+                    f"save non-tensors as attributes on ctx. (argument {i} is of type "
+                    f"{type(t).__name__})"
+                )
+        self.__dict__["_forward_saved"] = tensors
+
     @property
     def saved_tensors(self) -> tuple:
-        """What ``save_for_backward`` kept (checked against in-place changes since)."""
+        """What ``save_for_backward`` kept (checked against in-place changes since); inside
+        ``jvp``, what ``save_for_forward`` kept."""
         attrs = self.__dict__
+        if attrs.get("_in_jvp"):
+            return tuple(attrs.get("_forward_saved", ()))
         if self._released:
             raise RuntimeError(
                 "Trying to backward through the graph a second time (or directly access saved "
@@ -332,6 +349,13 @@ class Function:
 
     vjp = backward
 
+    @staticmethod
+    def jvp(ctx: Any, *grad_inputs: Any) -> Any:
+        raise NotImplementedError(
+            "You must implement the jvp function for custom autograd.Function to use it with "
+            "forward mode AD."
+        )
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         raise RuntimeError(
             "Legacy autograd function with non-static forward method is deprecated. Please use "
@@ -340,20 +364,53 @@ class Function:
 
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
-        """Run ``forward`` with grad mode off and record one node for the outputs."""
-        needs = tuple(isinstance(a, TensorBase) and a._requires_grad for a in args)
-        ctx = BackwardCFunction(_Backward, cls.__name__ + "Backward")  # type: ignore[arg-type]
-        ctx.needs_input_grad = needs
-        new_style = cls.setup_context is not Function.setup_context
-        with no_grad():
-            if new_style:
-                output = cls.forward(*args, **kwargs)
-                cls.setup_context(ctx, args if not kwargs else (*args, *kwargs.values()), output)
-            else:
-                output = cls.forward(ctx, *args, **kwargs)
-        if not (_grad_mode.enabled and any(needs)):
-            return output
-        return _connect(ctx, cls, args, needs, output)
+        """Run ``forward`` with grad mode off and record one node for the outputs.
+
+        Inside a ``forward_ad.dual_level`` with a dual tensor among the inputs, the
+        outputs' tangents come from the function's ``jvp`` (see ``forward_ad``).
+        """
+        if _forward_ad_apply is not None:  # (set by forward_ad while a level is active)
+            result = _forward_ad_apply(cls, args, kwargs)
+            if result is not NotImplemented:
+                return result
+        return _apply(cls, args, kwargs)[1]
+
+
+# ``forward_ad``'s entry for ``Function.apply`` while a dual level is active, else None:
+# ``f(cls, args, kwargs)`` returns the outputs, or NotImplemented when no input has a
+# tangent (or the function has no jvp but a backward: tangents by double vjp).
+_forward_ad_apply = None
+
+
+def _apply(cls: type, args: tuple, kwargs: dict) -> tuple:
+    """``(ctx, outputs)``: run ``forward`` with grad mode off, record the node if an input
+    requires grad (``ctx`` is the node, or a node left out of the graph if none does)."""
+    needs = tuple(isinstance(a, TensorBase) and a._requires_grad for a in args)
+    ctx = BackwardCFunction(_Backward, cls.__name__ + "Backward")  # type: ignore[arg-type]
+    ctx.needs_input_grad = needs
+    new_style = cls.setup_context is not Function.setup_context
+    with no_grad():
+        if new_style:
+            output = cls.forward(*args, **kwargs)
+            cls.setup_context(ctx, args if not kwargs else (*args, *kwargs.values()), output)
+        else:
+            output = cls.forward(ctx, *args, **kwargs)
+    if not (_grad_mode.enabled and any(needs)):
+        return ctx, output
+    return ctx, _connect(ctx, cls, args, needs, output)
+
+
+def _run_jvp(ctx: BackwardCFunction, cls: type, tangents: list) -> tuple:
+    """The user's ``jvp(ctx, *tangents)`` (grad mode on, as torch), as a tuple; inside it
+    ``ctx.saved_tensors`` is what ``save_for_forward`` kept."""
+    attrs = ctx.__dict__
+    attrs["_in_jvp"] = True
+    try:
+        with enable_grad():
+            result = cls.jvp(ctx, *tangents)
+    finally:
+        attrs.pop("_in_jvp", None)
+    return _as_tuple(result)
 
 
 def _connect(ctx: BackwardCFunction, cls: type, args: tuple, needs: tuple, output):

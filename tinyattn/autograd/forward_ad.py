@@ -21,29 +21,39 @@ tensors of the level that ``y`` depends on::
 
 So each ``unpack_dual`` of a new tensor costs two reverse passes over the graph
 between the dual inputs and ``y`` (one recorded); results are cached per tensor
-until it is changed in place or the level exits. Differences from torch that
-follow from this (see ``docs/higher-order.md``, "Forward mode"):
+until it is changed in place or the level exits.
 
-* a dual tensor and what is computed from it are in the reverse-mode graph:
-  ``requires_grad`` is True and ``grad_fn`` is set (torch: False / None unless the
-  primal requires grad). When the level exits, a dual made from a tensor that did
-  not require grad becomes a plain tensor again;
+What a user sees is torch's: a dual made from a tensor that does not require grad,
+and what is computed from it, show ``requires_grad`` False, ``grad_fn`` None,
+``is_leaf`` True (``_forward_only.py``: the tensor class answers so for tensors whose
+graph reaches only our private leaves), and ``requires_grad_()`` on one makes a leaf
+that keeps its tangent. A custom ``autograd.Function``'s ``jvp`` staticmethod gives
+its outputs' tangents (``_custom_jvp.py``). Differences from torch that follow from
+computing tangents from the graph (see ``docs/higher-order.md``, "Forward mode"):
+
 * ops run under ``no_grad`` are not recorded, so their results have no tangent
   (torch's do): ``make_dual`` warns when called with grad mode off;
-* a custom ``autograd.Function``'s ``jvp`` staticmethod is not used: the tangent goes
-  through its ``backward``, which must support ``create_graph``;
+* a custom Function with a ``backward`` but no ``jvp`` gets its tangent through its
+  ``backward`` (double vjp; torch raises), which must support ``create_graph``;
 * the tangent is computed from the graph when asked for: ``unpack_dual`` after a
   ``backward()`` that freed the graph, or after an in-place write to a tensor an op
-  saved, raises (torch computed it at the op); ``make_dual(x, t).requires_grad_()``
-  does not make a leaf (set ``requires_grad`` on ``x`` first for forward-over-reverse).
+  saved, raises (torch computed it at the op);
+* smaller ones: ``autograd.grad`` of a forward-only tensor runs (torch raises; its
+  ``backward()`` raises as torch's), ``repr`` shows no ``tangent=``, ``_base`` of a
+  dual of a tensor that does not require grad is None, and a custom Function's
+  ``jvp`` cannot be combined with ``mark_dirty``.
 
-What matches torch: one level at a time (nesting raises torch's error), the errors
+What matches torch, besides: one level at a time (nesting raises torch's error), the errors
 of ``make_dual`` / ``exit_dual_level``, the tangent of a dual is the tangent given
 (the same object when its strides match the primal's, a copy in the primal's layout
 otherwise), tangents vanish when the level exits, in-place ops on a dual change
 its tangent (``d.mul_(2)``: ``2 t``), and forward-over-reverse: the tangent is
 differentiable with respect to tensors that require grad (the primal, parameters,
-a tangent that requires grad), so ``unpack_dual(y).tangent.backward()`` works.
+a tangent that requires grad), so ``unpack_dual(y).tangent.backward()`` works. A
+tangent requires grad when torch's does (15 cases tested): also when an op on the way reads, in
+torch's forward formula, a tensor that requires grad without depending on it (that
+tensor then gets torch's zero gradient; ``_forward_only.link_reads``). A tangent has no
+tangent of its own at the level.
 """
 
 from __future__ import annotations
@@ -56,6 +66,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from . import _forward_only
+from . import custom_function as _custom_function
 from .custom_function import Function
 from .function import AccumulateGrad
 from .grad_mode import enable_grad, is_grad_enabled
@@ -87,7 +99,7 @@ class _Dual:
 
     def __init__(self, dual, tangent, source, private: bool) -> None:
         self.ref = weakref.ref(dual)
-        self.node = dual._grad_fn
+        self.node = dual._grad_node()  # (its grad_fn; for a leaf, its accumulator)
         self.version = dual._version.value
         self.tangent = tangent
         self.source = source  # the tensor given to make_dual
@@ -95,9 +107,10 @@ class _Dual:
 
     def is_unchanged(self, tensor: Any) -> bool:
         """``tensor`` is this dual, not written in place since ``make_dual``."""
+        node = tensor._grad_fn if tensor is not None else None
         return (
             tensor is not None
-            and tensor._grad_fn is self.node
+            and (node if node is not None else tensor._accumulator) is self.node
             and tensor._version.value == self.version
             and self.ref() is tensor
         )
@@ -127,6 +140,10 @@ def enter_dual_level() -> int:
         raise RuntimeError("Nested forward mode AD is not supported at the moment")
     _current_level = 0
     _levels[0] = _Level()
+    _forward_only.install()
+    from ._custom_jvp import apply_custom_function  # (imports this module)
+
+    _custom_function._forward_ad_apply = apply_custom_function
     return 0
 
 
@@ -147,6 +164,7 @@ def exit_dual_level(*, level: int | None = None) -> None:
     if level < 0:
         raise RuntimeError("Dual level must be a positive number.")
     state = _levels.pop(level)
+    _custom_function._forward_ad_apply = None
     for dual in state.duals.values():
         tensor = dual.ref()
         if dual.private and tensor is not None and tensor._grad_fn is dual.node:
@@ -194,8 +212,8 @@ def make_dual(tensor, tangent, *, level: int | None = None):
     -------
     Tensor, shape ``S``
         Every tensor ``y = f(result)`` then has the tangent ``J_f t``
-        (``unpack_dual(y).tangent``). Unlike torch's, the result is in the reverse
-        graph: ``requires_grad`` is True and ``grad_fn`` is set while the level lasts.
+        (``unpack_dual(y).tangent``). As in torch, it requires grad only if ``tensor``
+        does (then its ``grad_fn`` is a ``ViewBackward0``).
 
     Raises
     ------
@@ -233,9 +251,15 @@ def make_dual(tensor, tangent, *, level: int | None = None):
             copy = np.empty_like(tensor._data, dtype=tangent._data.dtype)  # the primal's layout
             copy[...] = tangent._data
             tangent = TensorBase._make(copy)
+    return _register(state, tensor, tangent)
+
+
+def _register(state: _Level, tensor, tangent):
+    """A new dual of ``state``: an alias of ``tensor`` (see ``_alias``) with ``tangent``."""
     dual, leaf = _alias(tensor)
     if leaf is not None:
         state.private_leaves[id(leaf)] = leaf
+        _forward_only.mark_private(leaf)
     state.duals[dual._grad_fn] = _Dual(dual, tangent, tensor, private=leaf is not None)
     return dual
 
@@ -272,6 +296,7 @@ def _alias(tensor):
     with enable_grad():
         if tensor._requires_grad:
             dual, leaf = tensor.view_as(tensor), None
+            dual._grad_fn._name = "ViewBackward0"  # (torch's make_dual is a view)
         else:
             leaf = TensorBase._make(tensor._data)
             leaf._requires_grad = True
@@ -416,6 +441,18 @@ def _cached_tangent(tensor, state: _Level, duals: list[_Dual], real: bool):
             "freed it: call unpack_dual before backward(), or backward(retain_graph=True). "
             f"({e})"
         ) from e
+    if tangent._grad_fn is not None:  # a tangent has no tangent (nor passes one): as a primal
+        name = tangent._grad_fn.name()
+        with enable_grad():
+            tangent = _Primal.apply(tangent)
+        tangent._grad_fn._name = name
+        state.primal_nodes.add(tangent._grad_fn)
+    elif real and is_grad_enabled():  # (torch's flags)
+        tangent = _forward_only.link_reads(
+            tangent, tensor._grad_node(), [d.node for d in duals], state.primal_nodes
+        )
+        if tangent._grad_fn is not None:  # the primals it reads carry no tangent
+            state.primal_nodes.add(tangent._grad_fn)
     state.cache[key] = (weakref.ref(tensor), tensor._grad_fn, tensor._version.value, tangent)
     return tangent
 
