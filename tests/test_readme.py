@@ -34,7 +34,9 @@ def test_every_block_shown_with_its_output_prints_it():
     # Each Python block followed by "prints" and a text block must print exactly that text
     # (the Hessian block once claimed 26 and 91 graph edges after the graph had shrunk).
     pairs = re.findall(
-        r"```python\n((?:(?!```).)*)```\s*\nprints\n\n```text\n(.*?)```", README.read_text(), flags=re.S
+        r"```python\n((?:(?!```).)*)```\s*\nprints\n\n```text\n(.*?)```",
+        README.read_text(),
+        flags=re.S,
     )
     assert len(pairs) >= 3
     for i, (code, shown) in enumerate(pairs):

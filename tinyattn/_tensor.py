@@ -33,6 +33,7 @@ from ._tensor_methods_math import TensorMathMethods
 from ._tensor_methods_select import TensorSelectMethods
 from ._tensor_methods_shape import TensorShapeMethods
 from ._tensor_more import TensorMoreMethods
+from .autograd import _forward_only as forward_only
 from .autograd.function import Function, Node, leaf_node
 from .autograd.tensor_base import TensorBase
 
@@ -82,7 +83,7 @@ class Tensor(
     # -- autograd attributes --------------------------------------------------------------
     @property
     def requires_grad(self) -> bool:
-        return self._requires_grad
+        return self._requires_grad and not self._is_forward_only()
 
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
@@ -90,6 +91,10 @@ class Tensor(
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         """Mark a leaf tensor as needing gradients (floating dtypes only)."""
+        if self._is_forward_only():  # torch: it becomes a leaf, keeping its tangent
+            if requires_grad:
+                forward_only.make_leaf(self)
+            return self
         if self._grad_fn is not None:
             if not requires_grad:
                 raise RuntimeError(
@@ -110,11 +115,17 @@ class Tensor(
     def grad_fn(self) -> Node | None:
         if self._base is not None and self._version.value != self._view_version:
             ops.inplace.refresh_view(self)  # the base was written in place since
-        return self._grad_fn
+        return None if self._is_forward_only() else self._grad_fn
 
     @property
     def is_leaf(self) -> bool:
-        return self._grad_fn is None
+        return self._grad_fn is None or self._is_forward_only()
+
+    def _is_forward_only(self) -> bool:
+        """Recorded only so that forward-mode AD can compute its tangents (a dual of a
+        tensor that requires no grad, and what is computed from it): torch shows such a
+        tensor as a leaf that requires no grad. See ``autograd/_forward_only.py``."""
+        return self._grad_fn is not None and forward_only.is_forward_only(self)
 
     def _grad_node(self) -> Node:
         """The node gradients for this tensor flow into (its grad_fn, or its accumulator)."""
@@ -126,8 +137,8 @@ class Tensor(
 
     def retain_grad(self) -> None:
         """Fill ``.grad`` of this non-leaf tensor during backward (leaves always get it)."""
-        if self._grad_fn is None:
-            if not self._requires_grad:
+        if self._grad_fn is None or self._is_forward_only():
+            if not self.requires_grad:
                 raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
             return
         self._retains_grad = True
@@ -139,7 +150,7 @@ class Tensor(
 
     def register_hook(self, hook):
         """Call ``hook(grad)`` when this tensor's gradient is computed; it may return a new one."""
-        if not self._requires_grad:
+        if not self._requires_grad or self._is_forward_only():
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         node = self._grad_node()
         node._register_tensor_hook(hook)
@@ -250,7 +261,7 @@ class Tensor(
     # -- conversions ----------------------------------------------------------------------
     def numpy(self, *, force: bool = False) -> np.ndarray:
         """The data as a NumPy array (shares memory). Raises if the tensor requires grad."""
-        if self._requires_grad and not force:
+        if self._requires_grad and not force and not self._is_forward_only():
             raise RuntimeError(
                 "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
                 "instead."
@@ -413,7 +424,7 @@ class Tensor(
     def __repr__(self) -> str:
         from ._printing import tensor_repr
 
-        return tensor_repr(self)
+        return tensor_repr(self.detach() if self._is_forward_only() else self)
 
     __str__ = __repr__
 

@@ -33,7 +33,8 @@ def _error(f) -> str | None:
     try:
         f()
     except (RuntimeError, NotImplementedError) as e:
-        return f"{type(e).__name__}: {e}"
+        # (tinyattn's autograd errors start with the function's name: "backward: ...")
+        return f"{type(e).__name__}: {str(e).removeprefix('backward: ')}"
     return None
 
 

@@ -6,7 +6,7 @@ import numpy as np
 
 from .engine import _accumulate_into, run_backward
 from .custom_function import Function, FunctionCtx, once_differentiable
-from . import graph
+from . import _forward_only, graph
 from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .function import Node
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
@@ -49,7 +49,7 @@ def _root_grads(outputs, grad_outputs, op: str, as_tensors: bool = False) -> lis
     for i, out in enumerate(outputs):
         if not isinstance(out, TensorBase):
             raise TypeError(f"{op}: outputs must be tensors, got {type(out).__name__}")
-        if not out._requires_grad:
+        if not out._requires_grad or _forward_only.is_forward_only(out):
             raise RuntimeError(
                 f"{op}: element {i} of tensors does not require grad and does not have a grad_fn"
             )

@@ -6,17 +6,17 @@ is computed from it is recorded like any op. In torch such tensors are not in th
 reverse graph at all: ``requires_grad`` is False, ``grad_fn`` None, ``is_leaf`` True.
 
 A tensor is *forward-only* when its graph reaches no leaf that requires grad other
-than those private leaves. Once ``forward_ad`` made a private leaf, the tensor class's
-``requires_grad`` / ``grad_fn`` / ``is_leaf`` (and ``requires_grad_``, ``backward``,
-``numpy``, ``retain_grad``, ``register_hook``, ``repr``) answer for forward-only
-tensors as torch's do (the engine and the ops read the fields
-``_requires_grad`` / ``_grad_fn``, so tangents are still computed). Whether a node
-reaches a real leaf is found by one walk of its graph and remembered per node.
+than those private leaves. ``Tensor``'s ``requires_grad`` / ``grad_fn`` / ``is_leaf``
+(and ``requires_grad_``, ``numpy``, ``retain_grad``, ``register_hook``, ``repr``) ask
+``Tensor._is_forward_only`` and answer for such tensors as torch's do, and
+``autograd.backward``/``grad`` refuse them; the engine and the ops read the fields
+``_requires_grad`` / ``_grad_fn``, so tangents are still computed. Whether a node
+reaches a real leaf is found by one walk of its graph and remembered per node; while
+no private leaf is alive the answer is "no" at once.
 """
 
 from __future__ import annotations
 
-import functools
 import weakref
 
 import numpy as np
@@ -24,18 +24,21 @@ import numpy as np
 from .function import AccumulateGrad, Node
 from .tensor_base import TensorBase
 
-__all__ = ["install", "is_forward_only", "mark_private"]
+__all__ = ["is_forward_only", "make_leaf", "mark_private"]
 
 # the private leaves of forward_ad, by id (a tensor's == is elementwise: no WeakSet)
 _private: dict[int, weakref.ref] = {}
 _reaches_real: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # node -> bool
-_installed = False
 
 
 def mark_private(leaf: TensorBase) -> None:
     """Note ``leaf`` as a private leaf (its gradients are nobody's)."""
     key = id(leaf)
-    _private[key] = weakref.ref(leaf, lambda _, key=key: _private.pop(key, None))
+
+    def forget(_ref: weakref.ref) -> None:
+        _private.pop(key, None)
+
+    _private[key] = weakref.ref(leaf, forget)
 
 
 def _is_private(leaf: TensorBase) -> bool:
@@ -85,69 +88,6 @@ def make_leaf(tensor) -> None:
     if tangent is not None:
         dual = fw._Dual(tensor, tangent, tensor, private=False)
         state.duals[dual.node] = dual  # type: ignore[union-attr]
-
-
-def install() -> None:
-    """Give the tensor class torch's view of forward-only tensors (once; kept, since such
-    tensors outlive the dual level)."""
-    global _installed
-    if _installed:
-        return
-    _installed = True
-    cls = TensorBase._output_class
-    requires_grad, grad_fn, is_leaf = cls.requires_grad, cls.grad_fn, cls.is_leaf
-    requires_grad_, backward, numpy = cls.requires_grad_, cls.backward, cls.numpy
-    retain_grad, register_hook, tensor_repr = cls.retain_grad, cls.register_hook, cls.__repr__
-
-    def get_requires_grad(self) -> bool:
-        return self._requires_grad and (self._grad_fn is None or not is_forward_only(self))
-
-    def get_grad_fn(self):
-        node = grad_fn.fget(self)
-        return None if node is not None and _private and not _node_reaches_real(node) else node
-
-    def get_is_leaf(self) -> bool:
-        return self._grad_fn is None or is_forward_only(self)
-
-    def as_torch(method, forward_only):
-        """``method``, except on a forward-only tensor: ``forward_only`` (torch's way)."""
-
-        @functools.wraps(method)
-        def wrapper(self, *args, **kwargs):
-            if self._grad_fn is not None and is_forward_only(self):
-                return forward_only(self, *args, **kwargs)
-            return method(self, *args, **kwargs)
-
-        return wrapper
-
-    def to_leaf(self, requires_grad: bool = True):
-        if requires_grad:  # torch: a leaf requiring grad now, keeping its tangent
-            make_leaf(self)
-        return self
-
-    def no_grad_error(text: str):
-        def fail(self, *args, **kwargs):
-            raise RuntimeError(text)
-
-        return fail
-
-    cls.requires_grad = property(get_requires_grad, requires_grad.fset, doc=requires_grad.__doc__)
-    cls.grad_fn = property(get_grad_fn, doc=grad_fn.__doc__)
-    cls.is_leaf = property(get_is_leaf, doc=is_leaf.__doc__)
-    cls.requires_grad_ = as_torch(requires_grad_, to_leaf)
-    cls.numpy = as_torch(numpy, lambda self, force=False: self._data)
-    cls.__repr__ = cls.__str__ = as_torch(tensor_repr, lambda self: tensor_repr(self.detach()))
-    cls.backward = as_torch(
-        backward,
-        no_grad_error("element 0 of tensors does not require grad and does not have a grad_fn"),
-    )
-    cls.retain_grad = as_torch(
-        retain_grad, no_grad_error("can't retain_grad on Tensor that has requires_grad=False")
-    )
-    cls.register_hook = as_torch(
-        register_hook,
-        no_grad_error("cannot register a hook on a tensor that doesn't require gradient"),
-    )
 
 
 # -- whether a tangent requires grad -------------------------------------------------------

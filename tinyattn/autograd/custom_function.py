@@ -49,6 +49,7 @@ named ``<FnBackward>``); ``vmap`` staticmethods are not used, nor ``jvp`` by
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -379,10 +380,10 @@ class Function:
 # ``forward_ad``'s entry for ``Function.apply`` while a dual level is active, else None:
 # ``f(cls, args, kwargs)`` returns the outputs, or NotImplemented when no input has a
 # tangent (or the function has no jvp but a backward: tangents by double vjp).
-_forward_ad_apply = None
+_forward_ad_apply: Callable[[type[Function], tuple, dict], Any] | None = None
 
 
-def _apply(cls: type, args: tuple, kwargs: dict) -> tuple:
+def _apply(cls: type[Function], args: tuple, kwargs: dict) -> tuple:
     """``(ctx, outputs)``: run ``forward`` with grad mode off, record the node if an input
     requires grad (``ctx`` is the node, or a node left out of the graph if none does)."""
     needs = tuple(isinstance(a, TensorBase) and a._requires_grad for a in args)
@@ -400,7 +401,7 @@ def _apply(cls: type, args: tuple, kwargs: dict) -> tuple:
     return ctx, _connect(ctx, cls, args, needs, output)
 
 
-def _run_jvp(ctx: BackwardCFunction, cls: type, tangents: list) -> tuple:
+def _run_jvp(ctx: BackwardCFunction, cls: type[Function], tangents: list) -> tuple:
     """The user's ``jvp(ctx, *tangents)`` (grad mode on, as torch), as a tuple; inside it
     ``ctx.saved_tensors`` is what ``save_for_forward`` kept."""
     attrs = ctx.__dict__
