@@ -60,9 +60,12 @@ def _operand(x, op: str):
 
 
 def _is_bool(x) -> bool:
-    if type(x) is float:
+    kind = type(x)
+    if kind is float or kind is int:
         return False
-    return isinstance(x, (bool, np.bool_)) or (isinstance(x, np.ndarray) and x.dtype == np.bool_)
+    if isinstance(x, np.ndarray):
+        return x.dtype.kind == "b"
+    return isinstance(x, (bool, np.bool_))
 
 
 def _checked(op: str, a, b, fn):
