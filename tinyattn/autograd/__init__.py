@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from .engine import _accumulate_into, run_backward
@@ -117,15 +119,40 @@ def grad(
     grad_outputs=None,
     retain_graph: bool | None = None,
     create_graph: bool = False,
+    only_inputs: bool = True,
     allow_unused: bool | None = None,
+    is_grads_batched: bool = False,
     materialize_grads: bool = False,
 ) -> tuple:
     """Gradients of ``outputs`` with respect to ``inputs``, returned (``.grad`` is untouched).
 
     ``create_graph=True``: the returned gradients are in the graph (differentiable
     again, with respect to the inputs and to Tensors in ``grad_outputs``);
-    ``retain_graph`` then defaults to True.
+    ``retain_graph`` then defaults to True. ``is_grads_batched=True``: the first dim of
+    each ``grad_outputs`` entry is a batch of vectors, one vjp each (run one after the
+    other; torch vmaps them), the results stacked along a new first dim.
+    ``only_inputs`` is deprecated and ignored, as in torch.
     """
+    if not only_inputs:
+        warnings.warn(
+            "only_inputs argument is deprecated and is ignored now (defaults to True). To "
+            "accumulate gradient for other parts of the graph, please use "
+            "torch.autograd.backward.",
+            FutureWarning,
+            stacklevel=2,
+        )
+    if materialize_grads and allow_unused is False:
+        raise ValueError(
+            "Expected allow_unused to be True or not passed when materialize_grads=True, but "
+            "got: allow_unused=False."
+        )
+    if is_grads_batched:
+        from .functional import batched_grad
+
+        return batched_grad(
+            grad, outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
+            materialize_grads,
+        )  # fmt: skip
     if retain_graph is None:
         retain_graph = create_graph
     outs = _as_list(outputs)

@@ -186,7 +186,11 @@ def jacobian(
     """The Jacobian of ``func`` at ``inputs``: entry ``[i][j]`` has shape
     ``outputs[i].shape + inputs[j].shape`` (single Tensors unwrap a level).
 
-    One vjp per output element, with a one-hot ``v`` (reverse mode).
+    One vjp per output element, with a one-hot ``v`` (reverse mode). ``strategy=
+    "forward-mode"`` is accepted with torch's conditions (``vectorize=True``, not with
+    ``strict`` or ``create_graph``) and gives the same Jacobian: tinyattn's forward mode is
+    itself built from reverse passes (``autograd/forward_ad.py``), so the rows are computed
+    by reverse mode either way. ``vectorize`` changes nothing else (there is no batching).
     """
     if strategy not in ("forward-mode", "reverse-mode"):
         raise ValueError(
@@ -195,9 +199,7 @@ def jacobian(
             'Otherwise, prefer to use "reverse-mode".'
         )
     if strategy == "forward-mode":
-        raise NotImplementedError(
-            "jacobian: tinyattn has no forward mode; use strategy='reverse-mode'"
-        )
+        _check_forward_mode(vectorize, strict, create_graph)
     in_tuple, xs = _tensors(inputs, "inputs", "jacobian")
     with enable_grad():
         xs = _fresh_inputs(xs, create_graph)
@@ -209,6 +211,27 @@ def jacobian(
     if not out_tuple:
         return _unwrap(blocks[0], in_tuple)
     return tuple(_unwrap(b, in_tuple) for b in blocks)
+
+
+def _check_forward_mode(vectorize: bool, strict: bool, create_graph: bool) -> None:
+    """torch's conditions on ``strategy="forward-mode"``, with its messages."""
+    if strict:
+        raise RuntimeError(
+            'torch.autograd.functional.jacobian: `strict=True` and `strategy="forward-mode"` '
+            "are not supported together (yet). Please either set `strict=False` or "
+            '`strategy="reverse-mode"`.'
+        )
+    if create_graph:
+        raise NotImplementedError(
+            "torch.autograd.functional.jacobian: `create_graph=True` and "
+            '`strategy="forward-mode"` are not supported together (yet). Please either set '
+            '`create_graph=False` or `strategy="reverse-mode"`.'
+        )
+    if not vectorize:
+        raise NotImplementedError(
+            "Computing Jacobian using forward-AD or forward-over-reverse Hessian is only "
+            "implemented for `vectorize=True`."
+        )
 
 
 def _jacobian_of_output(y, i: int, xs: tuple, create_graph: bool, strict: bool) -> tuple:
@@ -263,6 +286,8 @@ def hessian(
 
     Entry ``[i][j]`` has shape ``inputs[i].shape + inputs[j].shape``.
     """
+    if outer_jacobian_strategy not in ("forward-mode", "reverse-mode"):
+        raise AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode".')
     in_tuple, xs = _tensors(inputs, "inputs", "hessian")
     gradient = _gradient_function(func, "hessian", strict)
     result = jacobian(
@@ -295,3 +320,57 @@ def _hessian_product(func, inputs, v, create_graph: bool, strict: bool, fn: str)
         )
         product = _vjp(grads, xs, vs, create_graph, strict, independent)
     return _finish(value, create_graph), _unwrap(_finish(product, create_graph), in_tuple)
+
+
+def batched_grad(
+    grad_fn, outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused, materialize
+) -> tuple:
+    """``autograd.grad(..., is_grads_batched=True)``: one vjp per row of the batched
+    ``grad_outputs`` (run in turn, the graph kept until the last), stacked per input."""
+    from .. import stack
+
+    outs = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
+    if grad_outputs is None:
+        raise ValueError(
+            "autograd.grad(is_grads_batched=True) needs grad_outputs: one batch of vectors "
+            "per output, the batch along their first dim"
+        )
+    gs = list(grad_outputs) if isinstance(grad_outputs, (list, tuple)) else [grad_outputs]
+    if len(gs) != len(outs):
+        raise RuntimeError(f"grad_outputs has {len(gs)} entries for {len(outs)} outputs")
+    for i, (g, y) in enumerate(zip(gs, outs)):
+        if not isinstance(g, TensorBase) or g._data.shape[1:] != y._data.shape:
+            got = list(g._data.shape) if isinstance(g, TensorBase) else type(g).__name__
+            raise RuntimeError(
+                "If `is_grads_batched=True`, we interpret the first dimension of each "
+                "grad_output as the batch dimension. The sizes of the remaining dimensions are "
+                "expected to match the shape of corresponding output, but a mismatch was "
+                f"detected: grad_output[{i}] has a shape of {got} and output[{i}] has a shape "
+                f"of {list(y._data.shape)}."
+            )
+    sizes = sorted({g._data.shape[0] for g in gs})
+    if len(sizes) != 1:
+        raise ValueError(
+            "vmap: Expected all tensors to have the same size in the mapped dimension, got "
+            f"sizes {[g._data.shape[0] for g in gs]} for the mapped dimension"
+        )
+    n = sizes[0]
+    keep = create_graph if retain_graph is None else retain_graph
+    rows = [
+        grad_fn(
+            outs, inputs, [g[b] for g in gs], retain_graph=keep or b < n - 1,
+            create_graph=create_graph, allow_unused=allow_unused, materialize_grads=materialize,
+        )
+        for b in range(n)
+    ]  # fmt: skip
+    ins = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
+    result: list = []
+    for j, x in enumerate(ins):
+        column = [r[j] for r in rows]
+        if any(c is None for c in column):
+            result.append(None)
+        elif not n:
+            result.append(_zeros_like(x).reshape(0, *x.shape))
+        else:
+            result.append(stack(column))
+    return tuple(result)
