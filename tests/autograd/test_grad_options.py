@@ -107,3 +107,14 @@ def test_forward_mode_errors_are_torchs():
                 lib.autograd.functional.jacobian(lambda a: a * 2, _x(lib), **kwargs)
             messages.append((type(info.value), str(info.value).replace("isonly", "is only")))
         assert messages[0] == messages[1]
+
+
+def test_gradcheck_refuses_outputs_that_are_not_tensors():
+    # A function returning a number or None once left nothing to compare, and "passed".
+    x = _x(T)
+    for f in (lambda a: 3.0, lambda a: None, lambda a: (a * 2, 3)):
+        with pytest.raises(TypeError, match="not a Tensor"):
+            T.autograd.gradcheck(f, (x,))
+    assert T.autograd.gradcheck(
+        lambda a: T.tensor([1, 2]), (x,)
+    )  # integer output: nothing to check

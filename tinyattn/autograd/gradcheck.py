@@ -28,9 +28,20 @@ class GradcheckError(RuntimeError):
 
 
 def _outputs(fn, inputs) -> list:
+    """The function's floating-point outputs (integer outputs have no gradient to check).
+
+    An output that is not a Tensor raises (torch fails on it too): a function returning
+    a number or None would otherwise leave nothing to compare, and pass.
+    """
     out = fn(*inputs)
     outs = list(out) if isinstance(out, (tuple, list)) else [out]
-    return [o for o in outs if isinstance(o, TensorBase) and o._data.dtype.kind == "f"]
+    for i, o in enumerate(outs):
+        if not isinstance(o, TensorBase):
+            raise TypeError(
+                f"gradcheck: output {i} of the function is a {type(o).__name__}, not a Tensor: "
+                "gradcheck compares the gradients of Tensor outputs"
+            )
+    return [o for o in outs if o._data.dtype.kind == "f"]
 
 
 def _jacobians_numeric(fn, inputs, eps):
