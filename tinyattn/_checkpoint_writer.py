@@ -47,6 +47,7 @@ _CONTAINERS = {
     frozenset: "frozenset",
 }
 _BUILT_AFTER_CONTENTS = ("tuple", "frozenset")  # cannot be referred to from inside
+_MODULE_DICTS = ("_modules", "_parameters", "_buffers")
 
 
 def global_name(obj: Any, path: str) -> str:
@@ -99,8 +100,11 @@ def global_name(obj: Any, path: str) -> str:
     return f"{module}:{qualname}"
 
 
-def _reduce(obj: Any, path: str) -> tuple:
-    """``(cls, new_args, new_kwargs, state, listitems, dictitems)`` from ``__reduce_ex__(2)``."""
+def _reduce(obj: Any, path: str) -> tuple | None:
+    """``(cls, new_args, new_kwargs, state, listitems, dictitems)`` from ``__reduce_ex__(2)``.
+
+    None when the object reduces to a string: pickle then stores it as a global by name.
+    """
     name = type(obj).__qualname__
     try:
         rv = obj.__reduce_ex__(2)
@@ -109,6 +113,8 @@ def _reduce(obj: Any, path: str) -> tuple:
             f"tinyattn.save: cannot save {path}: objects of type {name} cannot be saved "
             f"({type(e).__name__}: {e}); tinyattn does not pickle"
         ) from e
+    if isinstance(rv, str):
+        return None
     fn, args = (rv[0], rv[1]) if isinstance(rv, tuple) and 2 <= len(rv) <= 6 else (None, ())
     state, listitems, dictitems, setter = (tuple(rv[2:]) + (None,) * 4)[:4]
     if fn is copyreg.__newobj__ and args and isinstance(args[0], type):
@@ -216,7 +222,10 @@ class Encoder:
             return self._container(obj, path, depth)
         if isinstance(obj, (type, types.FunctionType, types.BuiltinFunctionType, types.MethodType)):
             return {"t": "global", "name": global_name(obj, path)}
-        return self._object(obj, path, depth)
+        reduced = _reduce(obj, path)
+        if reduced is None:  # reduces to its own name, as pickle's globals (np.mean ...)
+            return {"t": "global", "name": global_name(obj, path)}
+        return self._object(obj, reduced, path, depth)
 
     def _tensor(self, obj: Tensor, path: str) -> dict:
         node = {"t": "tensor", "a": self._array(obj, obj._data, path)}
@@ -230,7 +239,7 @@ class Encoder:
             node["param"] = True
         return node
 
-    def _container(self, obj: Any, path: str, depth: int) -> dict:
+    def _container(self, obj: Any, path: str, depth: int, attrs: bool = False) -> dict:
         kind = _CONTAINERS[type(obj)]
         node = self._register(obj, {"t": kind})
         if kind in _BUILT_AFTER_CONTENTS:
@@ -241,15 +250,16 @@ class Encoder:
             node["keys"], node["values"] = [], []
             for k, v in obj.items():
                 node["keys"].append(self.encode(k, f"{path}.keys()", depth + 1))
-                node["values"].append(self.encode(v, f"{path}[{k!r}]", depth + 1))
+                where = f"{path}.{k}" if attrs else f"{path}[{k!r}]"
+                node["values"].append(self.encode(v, where, depth + 1))
         else:
             items = obj if kind in ("list", "tuple") else sorted(obj, key=_set_order)
             node["items"] = [self.encode(v, f"{path}[{i}]", depth + 1) for i, v in enumerate(items)]
         self.building.discard(id(obj))
         return node
 
-    def _object(self, obj: Any, path: str, depth: int) -> dict:
-        cls, new_args, new_kwargs, state, listitems, dictitems = _reduce(obj, path)
+    def _object(self, obj: Any, reduced: tuple, path: str, depth: int) -> dict:
+        cls, new_args, new_kwargs, state, listitems, dictitems = reduced
         node = self._register(obj, {"t": "object", "cls": global_name(cls, f"{path}'s class")})
         self.building.add(id(obj))
         node["new_args"] = [
@@ -274,7 +284,11 @@ class Encoder:
         node = self._register(state, {"t": "dict", "keys": [], "values": []})
         for k, v in state.items():
             node["keys"].append(self.encode(k, f"{path}.__dict__ keys", depth + 1))
-            node["values"].append(self.encode(v, f"{path}.{k}", depth + 1))
+            if k in _MODULE_DICTS and type(v) in (dict, OrderedDict) and id(v) not in self.nodes:
+                # a module's children read as obj.blocks.2.fn, as named_modules names them
+                node["values"].append(self._container(v, path, depth + 1, attrs=True))
+            else:
+                node["values"].append(self.encode(v, f"{path}.{k}", depth + 1))
         return node
 
 
