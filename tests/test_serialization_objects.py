@@ -273,6 +273,8 @@ def test_sets_defaultdicts_dtypes_devices_slots_and_globals_round_trip():
         "fn": np.mean,
         "slots": s,
         "size": tinyattn.Size([2, 3]),
+        "bytes": b"\x00\xffab",
+        "complex": 1.5 - 2j,
     }
     got = _roundtrip(tree, weights_only=False)
     assert got["set"] == {1, 2, 3} and type(got["fz"]) is frozenset
@@ -283,8 +285,9 @@ def test_sets_defaultdicts_dtypes_devices_slots_and_globals_round_trip():
     assert got["cls"] is Point and got["fn"] is np.mean
     assert (got["slots"].a, got["slots"].b) == (1, "two")
     assert type(got["size"]) is tinyattn.Size and got["size"] == (2, 3)
+    assert got["bytes"] == b"\x00\xffab" and got["complex"] == 1.5 - 2j
     # builtin containers, dtypes, devices and Size need no allowlisting; classes do
-    plain = {k: tree[k] for k in ("set", "fz", "dd", "od", "dtype", "device", "size")}
+    plain = {k: tree[k] for k in ("set", "fz", "dd", "od", "dtype", "device", "size", "complex")}
     assert _roundtrip(plain)["dd"].default_factory is list
     with safe_globals([Point, np.mean, Slotted]):
         assert _roundtrip(tree)["slots"].b == "two"
@@ -372,4 +375,12 @@ def test_unhashable_key_from_a_crafted_file_is_a_checkpoint_error(tmp_path):
 
     _rewrite(path, edit)
     with pytest.raises(CheckpointError, match="unhashable"):
+        load(path)
+
+
+def test_bytes_node_with_bad_hex_is_a_checkpoint_error(tmp_path):
+    path = tmp_path / "b.pt"
+    save({"b": b"ok"}, path)
+    _rewrite(path, lambda index: index["root"]["values"][0].update(v="zz"))
+    with pytest.raises(CheckpointError, match="not bytes in hex form"):
         load(path)

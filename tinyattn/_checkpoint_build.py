@@ -47,6 +47,8 @@ class Builder:
             return float.fromhex(node["v"])
         if kind in ("tensor", "ndarray", "npscalar"):
             return self._array(node)
+        if kind == "bytes":
+            return bytes.fromhex(node["v"])
         if kind == "dtype":
             return _dtype_by_name(node["v"])
         if kind == "device":

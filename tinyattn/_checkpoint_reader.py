@@ -113,6 +113,7 @@ _NODE_FIELDS = {  # node type -> (required fields, optional fields)
 _V1_TYPES = frozenset(_NODE_FIELDS)
 _NODE_FIELDS.update(
     {
+        "bytes": ({"t", "v"}, set()),
         "set": ({"t", "items"}, set()),
         "frozenset": ({"t", "items"}, set()),
         "defaultdict": ({"t", "factory", "keys", "values"}, set()),
@@ -352,6 +353,11 @@ class _Decoder:
             or (kind == "device" and value != "cpu")
         ):
             raise self.error(f"{where}: a {kind!r} node holds {type(value).__name__} {value!r}")
+        if kind == "bytes":
+            try:
+                bytes.fromhex(value)
+            except (TypeError, ValueError):
+                raise self.error(f"{where}: {value!r} is not bytes in hex form") from None
         if kind == "float":
             try:
                 float.fromhex(value)

@@ -59,7 +59,7 @@ def global_name(obj: Any, path: str) -> str:
         ``obj`` is a lambda, a local (nested) class or function, a bound method, or is
         not found under its own ``__module__`` and ``__qualname__``.
     """
-    what = "class" if isinstance(obj, type) else "function"
+    what = "class" if isinstance(obj, type) else "function" if callable(obj) else "object"
     owner = getattr(obj, "__self__", None)
     if isinstance(obj, types.MethodType) or not (
         owner is None or isinstance(owner, types.ModuleType)
@@ -206,6 +206,8 @@ class Encoder:
             return {"t": "float", "v": float(obj).hex()}
         if isinstance(obj, str):
             return {"t": "str", "v": obj}
+        if type(obj) is bytes:
+            return {"t": "bytes", "v": obj.hex()}
         if isinstance(obj, Tensor):
             return self._tensor(obj, path)
         if isinstance(obj, np.ndarray):

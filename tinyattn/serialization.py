@@ -16,7 +16,7 @@ members are:
   Node types: ``none``, ``bool``, ``int``, ``float`` (``float.hex``: exact, NaN and
   inf included), ``str``, ``tensor``, ``ndarray``, ``npscalar`` (a NumPy scalar,
   stored as a 0-d array), ``list``, ``tuple``, ``dict``, ``odict`` (``OrderedDict``),
-  ``defaultdict``, ``set``, ``frozenset`` (dict keys are encoded like values, so int
+  ``defaultdict``, ``set``, ``frozenset``, ``bytes`` (hex) (dict keys are encoded like values, so int
   keys stay ints), ``dtype`` and ``device`` (tinyattn's), and since version 2:
 
   * ``{"t": "object", "cls": "module:qualname", "new_args": [...], "state": ...}``:
