@@ -384,3 +384,19 @@ def test_bytes_node_with_bad_hex_is_a_checkpoint_error(tmp_path):
     _rewrite(path, lambda index: index["root"]["values"][0].update(v="zz"))
     with pytest.raises(CheckpointError, match="not bytes in hex form"):
         load(path)
+
+
+def test_value_types_are_allowed_as_values_but_not_built_from_a_files_state(tmp_path):
+    # tinyattn's device, dtype and Tensor classes may appear as values by default; built
+    # from a crafted object node they would skip their constructors' checks.
+    assert _roundtrip([tinyattn.device, tinyattn.Tensor]) == [tinyattn.device, tinyattn.Tensor]
+    path = tmp_path / "d.pt"
+    save({"d": Point(1, 2)}, path)
+    device_cls = f"{tinyattn.device.__module__}:{tinyattn.device.__qualname__}"
+    _rewrite(path, lambda index: index["root"]["values"][0].update(cls=device_cls))
+    with pytest.raises(WeightsOnlyError, match=r"GLOBAL tinyattn\._device\.device"):
+        load(path)
+    tensor_cls = f"{tinyattn.Tensor.__module__}:Tensor"
+    _rewrite(path, lambda index: index["root"]["values"][0].update(cls=tensor_cls))
+    with pytest.raises(CheckpointError, match="tensor class"):
+        load(path, weights_only=False)

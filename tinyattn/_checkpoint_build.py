@@ -17,6 +17,7 @@ from typing import Any
 from ._checkpoint_reader import CheckpointError, _Decoder, _key_label, _tensor
 from ._device import device
 from ._dtype import _dtype_by_name
+from ._tensor import Tensor
 
 
 class Builder:
@@ -112,6 +113,8 @@ class Builder:
         name = node["cls"].replace(":", ".")
         if not isinstance(cls, type):
             raise self.error(path, f"{name} is not a class")
+        if issubclass(cls, Tensor):  # save writes tensors as "tensor" nodes, never so
+            raise self.error(path, f"{name} is a tensor class; tensors are 'tensor' nodes")
         args = [
             self.decode(n, f"{path}.__new__ argument {i}") for i, n in enumerate(node["new_args"])
         ]

@@ -140,12 +140,12 @@ class _Decoder:
     """Checks the zip directory, validates the index, reads the members, builds the tree."""
 
     def __init__(
-        self, zf: zipfile.ZipFile, name: str, size: int, resolve: Callable[[str], Any]
+        self, zf: zipfile.ZipFile, name: str, size: int, resolve: Callable[[str, bool], Any]
     ) -> None:
         self.zf = zf
         self.name = name
         self.size = size  # bytes in the archive: no member may claim more
-        self.resolve = resolve  # "module:qualname" -> the object, or raises
+        self.resolve = resolve  # ("module:qualname", is an object's class) -> object, or raises
         self.version = _VERSION
 
     def error(self, what: str) -> CheckpointError:
@@ -288,12 +288,13 @@ class _Decoder:
     def check_tree(self, root, arrays: dict[str, tuple]) -> tuple[dict[str, str], dict]:
         """Validate every node (iteratively, depth-limited).
 
-        Returns ``{array key: its tree path}`` and ``{global name: first path naming it}``.
+        Returns ``{array key: its tree path}`` and ``{(global name, is an object's class):
+        first path naming it}``.
         The walk visits nodes in the order the builder decodes them, so it also checks
         that each ``ref`` points to an object already registered at that point.
         """
         used: dict[str, tuple] = {}  # array key -> (node signature, path)
-        names: dict[str, str] = {}  # "module:qualname" -> path
+        names: dict[tuple, str] = {}  # ("module:qualname", names a class to build) -> path
         memo: dict[int, bool] = {}  # memo number -> registered yet
         stack: list = [(root, "obj", 0, False)]
         while stack:
@@ -330,13 +331,13 @@ class _Decoder:
                     raise self.error(f"{where}: memo number {m} is used twice")
                 if kind != "ref":
                     memo[m] = False
-            for name in (node.get("cls"), node.get("name")):
+            for name, is_class in ((node.get("cls"), True), (node.get("name"), False)):
                 if name is not None and not (
                     isinstance(name, str) and _GLOBAL_NAME.fullmatch(name)
                 ):
                     raise self.error(f"{where}: {name!r} is not a 'module:qualname' name")
                 if name is not None:
-                    names.setdefault(name, path)
+                    names.setdefault((name, is_class), path)
             stack.extend(reversed(self._children(node, path, depth + 1, is_key)))
         unused = sorted(set(arrays) - set(used))
         if unused:
@@ -445,7 +446,7 @@ class _Decoder:
         index = self.read_index()
         arrays = self.check_arrays(index["arrays"], infos)
         paths, names = self.check_tree(index["root"], arrays)
-        globals_ = {name: self._resolve(name, path) for name, path in names.items()}
+        globals_ = {name: self._resolve(name, cls, path) for (name, cls), path in names.items()}
         arrays_ = {
             key: self.read_array(key, dtype_str, shape, f"entry {key!r} ({paths[key]})")
             for key, (dtype_str, shape) in arrays.items()
@@ -454,9 +455,9 @@ class _Decoder:
 
         return Builder(self, arrays_, globals_).decode(index["root"], "obj")
 
-    def _resolve(self, name: str, path: str) -> Any:
+    def _resolve(self, name: str, is_class: bool, path: str) -> Any:
         try:
-            return self.resolve(name)
+            return self.resolve(name, is_class)
         except CheckpointError:
             raise
         except Exception as e:

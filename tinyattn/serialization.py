@@ -207,8 +207,8 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     weights_only : bool, optional
         None or True (the default, as torch's since 2.6): classes and functions named in
         the file are resolved only from the allowlist (:func:`add_safe_globals`,
-        :class:`safe_globals`, plus plain-data builtins and tinyattn's Tensor,
-        Parameter, Size, dtype and device); any other name raises torch's "Weights only
+        :class:`safe_globals`, plus plain-data builtins, ``Size``, and as values
+        only tinyattn's Tensor, Parameter, dtype and device classes); any other name raises torch's "Weights only
         load failed" error before anything is built. False: the file is trusted, and
         every name is imported by its module and qualified name, as torch/pickle would
         (``__main__`` names come from the running script). Loading an object then runs
@@ -254,7 +254,7 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
         return _load_zip(fh, os.fsdecode(path), resolve)
 
 
-def _load_zip(fh, name: str, resolve: Callable[[str], Any]):
+def _load_zip(fh, name: str, resolve: Callable[[str, bool], Any]):
     try:
         start = fh.tell()
         size = fh.seek(0, os.SEEK_END) - start
@@ -281,27 +281,33 @@ def _load_zip(fh, name: str, resolve: Callable[[str], Any]):
 _SAFE_GLOBALS: list = []
 
 
-def _default_globals() -> dict[str, Any]:
-    """Allowed without asking: plain-data builtins and tinyattn's own value types."""
+def _default_globals(is_class: bool) -> dict[str, Any]:
+    """Allowed without asking: plain-data builtins and tinyattn's own value types.
+
+    As values (``global`` nodes) all of them; as classes to build from a file's state
+    (``object`` nodes) only those whose ``__new__`` arguments are their whole value:
+    a Tensor, dtype or device built that way would skip the checks of its constructor.
+    """
     from collections import Counter
 
     from ._dtype import dtype
     from ._size import Size
     from .nn.parameter import Parameter
 
-    builtin = (dict, list, tuple, set, frozenset, int, float, complex, str, bool, bytes)
-    allowed = (*builtin, bytearray, OrderedDict, Counter, defaultdict, Tensor, Parameter, Size)
-    return {_dotted(g): g for g in (*allowed, dtype, device)}
+    built = (int, float, complex, str, bytes, tuple, frozenset, Size)
+    values = (dict, list, set, bool, bytearray, OrderedDict, Counter, defaultdict, Tensor)
+    allowed = built if is_class else (*built, *values, Parameter, dtype, device)
+    return {_dotted(g): g for g in allowed}
 
 
 def _dotted(obj: Any) -> str:
     return f"{getattr(obj, '__module__', '?')}.{getattr(obj, '__qualname__', '?')}"
 
 
-def _allowed_global(name: str) -> Any:
+def _allowed_global(name: str, is_class: bool) -> Any:
     """The allowlisted object saved as ``module:qualname``, or torch's weights-only error."""
     dotted = name.replace(":", ".")
-    allowed = _default_globals()
+    allowed = _default_globals(is_class)
     for entry in _SAFE_GLOBALS:
         if isinstance(entry, tuple):
             allowed[entry[1]] = entry[0]
@@ -328,7 +334,7 @@ def _allowed_global(name: str) -> Any:
     )
 
 
-def _import_global(name: str) -> Any:
+def _import_global(name: str, is_class: bool) -> Any:
     """``weights_only=False``: import ``module`` and walk ``qualname``, as pickle would."""
     module, qualname = name.split(":")
     if module == "__main__":
