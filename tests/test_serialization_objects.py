@@ -400,3 +400,11 @@ def test_value_types_are_allowed_as_values_but_not_built_from_a_files_state(tmp_
     _rewrite(path, lambda index: index["root"]["values"][0].update(cls=tensor_cls))
     with pytest.raises(CheckpointError, match="tensor class"):
         load(path, weights_only=False)
+
+
+def test_a_bare_string_where_a_node_belongs_is_refused(tmp_path):
+    path = tmp_path / "s.pt"
+    save([1, 2], path)
+    _rewrite(path, lambda index: index["root"]["items"].__setitem__(0, "ready"))
+    with pytest.raises(CheckpointError, match=r"obj\[0\] is not a node"):
+        load(path)

@@ -132,6 +132,7 @@ _UNHASHABLE = {"list", "dict", "odict", "defaultdict", "set", "ndarray"}  # refu
 _DTYPE_NAMES = {"float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8"}
 _DTYPE_NAMES |= {"bool", "bfloat16"}
 _BUILT_AFTER_CONTENTS = ("tuple", "frozenset")  # registered once built, not before
+_READY = object()  # check_tree's mark: the memo number after it is registered
 _GLOBAL_NAME = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
 _NPY_MAX_HEADER = 65536  # np.save headers are a few hundred bytes
 
@@ -299,7 +300,7 @@ class _Decoder:
         stack: list = [(root, "obj", 0, False)]
         while stack:
             entry = stack.pop()
-            if entry[0] == "ready":
+            if entry[0] is _READY:
                 memo[entry[1]] = True
                 continue
             node, path, depth, is_key = entry
@@ -366,9 +367,9 @@ class _Decoder:
                 raise self.error(f"{where}: {value!r} is not a float in hex form") from None
 
     def _children(self, node: dict, path: str, depth: int, is_key: bool) -> list:
-        """A node's child nodes (and "ready" marks) in the order the builder decodes them."""
+        """A node's child nodes (and ``_READY`` marks) in the order the builder decodes them."""
         kind, where = node["t"], f"index node {path}"
-        ready = [("ready", node["m"])] if "m" in node else []
+        ready = [(_READY, node["m"])] if "m" in node else []
         out: list = []
         if kind == "object":
             args = node["new_args"]
