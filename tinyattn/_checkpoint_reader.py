@@ -8,7 +8,14 @@ Nothing in the file is trusted before it is checked, in this order:
    and shape, whose byte count must match the member's real size, before any
    allocation; then every node of the tree against the schema, iteratively and at
    most ``_MAX_DEPTH`` containers deep;
-3. each member: its CRC (zipfile), then its ``.npy`` header against the index.
+3. every class and function the index names (``object`` and ``global`` nodes), through
+   the caller's ``resolve`` (the weights-only allowlist by default), before any is used;
+4. each member: its CRC (zipfile), then its ``.npy`` header against the index.
+
+Only then is the tree built. An ``object`` node is rebuilt as ``cls.__new__(cls, *args)``
+and registered (if it carries a memo number ``m``) before its state is decoded, so a
+``ref`` inside its state can point back to it; lists, dicts and sets are registered
+empty, then filled; tuples and frozensets once built.
 
 Every failure is a :class:`CheckpointError` naming the file and the entry or index
 node (as a path like ``obj['model']['weight']``).
@@ -19,9 +26,10 @@ from __future__ import annotations
 import io
 import json
 import math
+import pickle  # only for its exception class: torch's weights-only error is an UnpicklingError
 import re
 import zipfile
-from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -30,7 +38,7 @@ from ._tensor import Tensor
 
 _INDEX = "__tinyattn_index__"
 _FORMAT = "tinyattn.save"
-_VERSION = 1
+_VERSION = 2  # 2 added objects, globals, refs, sets, defaultdicts, dtypes and devices
 _MAX_DEPTH = 200  # containers nested deeper are refused by save and by load
 
 # Native little/big-endian dtype strings ("<f4" on most machines). Tensors hold one of
@@ -54,7 +62,16 @@ class CheckpointError(RuntimeError):
     """
 
 
+class WeightsOnlyError(CheckpointError, pickle.UnpicklingError):
+    """``load(weights_only=True)`` met a class or function that is not allowlisted.
+
+    Also a ``pickle.UnpicklingError``, the type torch's ``load`` raises for it, so code
+    written for torch catches it (nothing is ever unpickled).
+    """
+
+
 CheckpointError.__module__ = "tinyattn.serialization"  # where users import it from
+WeightsOnlyError.__module__ = "tinyattn.serialization"
 
 
 def _tensor(arr: np.ndarray, requires_grad: bool, parameter: bool) -> Tensor:
@@ -93,18 +110,44 @@ _NODE_FIELDS = {  # node type -> (required fields, optional fields)
     "dict": ({"t", "keys", "values"}, set()),
     "odict": ({"t", "keys", "values"}, set()),
 }
-_KEY_TYPES = {"none", "bool", "int", "float", "str", "tuple"}  # hashable, as save writes keys
+_V1_TYPES = frozenset(_NODE_FIELDS)
+_NODE_FIELDS.update(
+    {
+        "bytes": ({"t", "v"}, set()),
+        "set": ({"t", "items"}, set()),
+        "frozenset": ({"t", "items"}, set()),
+        "defaultdict": ({"t", "factory", "keys", "values"}, set()),
+        "dtype": ({"t", "v"}, set()),
+        "device": ({"t", "v"}, set()),
+        "global": ({"t", "name"}, set()),
+        "object": (
+            {"t", "cls", "new_args"},
+            {"new_kwargs", "state", "listitems", "dictitems"},
+        ),
+        "ref": ({"t", "m"}, set()),
+    }
+)
+_MEMO_TYPES = {"list", "tuple", "dict", "odict", "defaultdict", "set", "frozenset", "object"}
+_UNHASHABLE = {"list", "dict", "odict", "defaultdict", "set", "ndarray"}  # refused as keys
+_DTYPE_NAMES = {"float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8"}
+_DTYPE_NAMES |= {"bool", "bfloat16"}
+_BUILT_AFTER_CONTENTS = ("tuple", "frozenset")  # registered once built, not before
+_READY = object()  # check_tree's mark: the memo number after it is registered
+_GLOBAL_NAME = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
 _NPY_MAX_HEADER = 65536  # np.save headers are a few hundred bytes
 
 
 class _Decoder:
     """Checks the zip directory, validates the index, reads the members, builds the tree."""
 
-    def __init__(self, zf: zipfile.ZipFile, name: str, size: int) -> None:
+    def __init__(
+        self, zf: zipfile.ZipFile, name: str, size: int, resolve: Callable[[str, bool], Any]
+    ) -> None:
         self.zf = zf
         self.name = name
         self.size = size  # bytes in the archive: no member may claim more
-        self.cache: dict[str, Any] = {}
+        self.resolve = resolve  # ("module:qualname", is an object's class) -> object, or raises
+        self.version = _VERSION
 
     def error(self, what: str) -> CheckpointError:
         return CheckpointError(f"tinyattn.load: {self.name!r}: {what}")
@@ -191,11 +234,12 @@ class _Decoder:
             raise self.error(f"the index is not valid JSON: {e}") from None
         if not isinstance(index, dict) or index.get("format") != _FORMAT:
             raise self.error("the index does not describe a tinyattn checkpoint")
-        if index.get("version") != _VERSION:
+        if index.get("version") not in (1, _VERSION):
             raise self.error(
                 f"checkpoint format version {index.get('version')!r} is not supported "
-                f"(this tinyattn reads version {_VERSION})"
+                f"(this tinyattn reads versions 1 to {_VERSION})"
             )
+        self.version = index["version"]
         if set(index) != {"format", "version", "arrays", "root"}:
             raise self.error(f"the index has fields {sorted(index)}")
         return index
@@ -242,58 +286,131 @@ class _Decoder:
             out[key] = (dtype_str, tuple(shape))
         return out
 
-    def check_tree(self, root, arrays: dict[str, tuple]) -> dict[str, str]:
-        """Validate every node (iteratively, depth-limited); ``{array key: its tree path}``."""
+    def check_tree(self, root, arrays: dict[str, tuple]) -> tuple[dict[str, str], dict]:
+        """Validate every node (iteratively, depth-limited).
+
+        Returns ``{array key: its tree path}`` and ``{(global name, is an object's class):
+        first path naming it}``.
+        The walk visits nodes in the order the builder decodes them, so it also checks
+        that each ``ref`` points to an object already registered at that point.
+        """
         used: dict[str, tuple] = {}  # array key -> (node signature, path)
-        stack = [(root, "obj", 0, False)]
+        names: dict[tuple, str] = {}  # ("module:qualname", names a class to build) -> path
+        memo: dict[int, bool] = {}  # memo number -> registered yet
+        stack: list = [(root, "obj", 0, False)]
         while stack:
-            node, path, depth, is_key = stack.pop()
+            entry = stack.pop()
+            if entry[0] is _READY:
+                memo[entry[1]] = True
+                continue
+            node, path, depth, is_key = entry
             where = f"index node {path}"
             if depth > _MAX_DEPTH:
                 raise self.error(f"{where}: containers nested more than {_MAX_DEPTH} deep")
             if not isinstance(node, dict) or not isinstance(node.get("t"), str):
                 raise self.error(f"{where} is not a node (a mapping with a type 't')")
             kind = node["t"]
-            if kind not in _NODE_FIELDS or (is_key and kind not in _KEY_TYPES):
+            known = _NODE_FIELDS if self.version > 1 else _V1_TYPES
+            if kind not in known or (is_key and kind in _UNHASHABLE):
                 what = "dict key" if is_key else "node"
                 raise self.error(f"{where}: unknown {what} type {kind!r}")
             required, optional = _NODE_FIELDS[kind]
+            if kind in _MEMO_TYPES and self.version > 1:
+                optional = optional | {"m"}
             if not required <= set(node) <= required | optional:
                 raise self.error(f"{where}: a {kind!r} node has fields {sorted(node)}")
-            value = node.get("v")
-            if (
-                (kind == "bool" and type(value) is not bool)
-                or (kind == "int" and type(value) is not int)
-                or (kind in ("float", "str") and type(value) is not str)
-            ):
-                raise self.error(f"{where}: a {kind!r} node holds {type(value).__name__} {value!r}")
-            if kind == "float":
-                try:
-                    float.fromhex(value)
-                except (ValueError, OverflowError):
-                    raise self.error(f"{where}: {value!r} is not a float in hex form") from None
+            self._check_value(node, where)
             if "a" in node:
                 self._check_array_node(node, path, arrays, used)
-            if kind in ("list", "tuple"):
-                items = node["items"]
-                if not isinstance(items, list):
-                    raise self.error(f"{where}: 'items' is a {type(items).__name__}, not a list")
-                for i, item in enumerate(reversed(items)):
-                    stack.append((item, f"{path}[{len(items) - 1 - i}]", depth + 1, is_key))
-            elif kind in ("dict", "odict"):
-                keys, values = node["keys"], node["values"]
-                if not isinstance(keys, list) or not isinstance(values, list):
-                    raise self.error(f"{where}: 'keys' and 'values' must be lists")
-                if len(keys) != len(values):
-                    raise self.error(f"{where}: {len(keys)} keys but {len(values)} values")
-                for i in reversed(range(len(keys))):
-                    label = _key_label(keys[i])
-                    stack.append((values[i], f"{path}[{label}]", depth + 1, False))
-                    stack.append((keys[i], f"{path}.keys[{i}]", depth + 1, True))
+            if "m" in node or kind == "ref":
+                m = node["m"]
+                if type(m) is not int or m < 0:
+                    raise self.error(f"{where}: memo number {m!r} is not an int >= 0")
+                if kind == "ref" and not memo.get(m):
+                    raise self.error(f"{where} refers to {m}, which is not built at that point")
+                if kind != "ref" and m in memo:
+                    raise self.error(f"{where}: memo number {m} is used twice")
+                if kind != "ref":
+                    memo[m] = False
+            for name, is_class in ((node.get("cls"), True), (node.get("name"), False)):
+                if name is not None and not (
+                    isinstance(name, str) and _GLOBAL_NAME.fullmatch(name)
+                ):
+                    raise self.error(f"{where}: {name!r} is not a 'module:qualname' name")
+                if name is not None:
+                    names.setdefault((name, is_class), path)
+            stack.extend(reversed(self._children(node, path, depth + 1, is_key)))
         unused = sorted(set(arrays) - set(used))
         if unused:
             raise self.error(f"entries {unused} are not referenced by the index tree")
-        return {key: path for key, (_, path) in used.items()}
+        return {key: path for key, (_, path) in used.items()}, names
+
+    def _check_value(self, node: dict, where: str) -> None:
+        kind, value = node["t"], node.get("v")
+        if (
+            (kind == "bool" and type(value) is not bool)
+            or (kind == "int" and type(value) is not int)
+            or (kind in ("float", "str") and type(value) is not str)
+            or (kind == "dtype" and value not in _DTYPE_NAMES)
+            or (kind == "device" and value != "cpu")
+        ):
+            raise self.error(f"{where}: a {kind!r} node holds {type(value).__name__} {value!r}")
+        if kind == "bytes":
+            try:
+                bytes.fromhex(value)
+            except (TypeError, ValueError):
+                raise self.error(f"{where}: {value!r} is not bytes in hex form") from None
+        if kind == "float":
+            try:
+                float.fromhex(value)
+            except (ValueError, OverflowError):
+                raise self.error(f"{where}: {value!r} is not a float in hex form") from None
+
+    def _children(self, node: dict, path: str, depth: int, is_key: bool) -> list:
+        """A node's child nodes (and ``_READY`` marks) in the order the builder decodes them."""
+        kind, where = node["t"], f"index node {path}"
+        ready = [(_READY, node["m"])] if "m" in node else []
+        out: list = []
+        if kind == "object":
+            args = node["new_args"]
+            if not isinstance(args, list):
+                raise self.error(f"{where}: 'new_args' is a {type(args).__name__}, not a list")
+            out += [(a, f"{path}.__new__ argument {i}", depth, False) for i, a in enumerate(args)]
+            for field, want in (
+                ("new_kwargs", "dict"),
+                ("listitems", "list"),
+                ("dictitems", "dict"),
+            ):
+                sub = node.get(field)
+                if sub is not None and (not isinstance(sub, dict) or sub.get("t") != want):
+                    raise self.error(f"{where}: '{field}' must be a {want!r} node")
+            if "new_kwargs" in node:
+                out.append((node["new_kwargs"], f"{path}.__new__ keywords", depth, False))
+            out += ready
+            for field in ("state", "listitems", "dictitems"):
+                if field in node:
+                    out.append((node[field], f"{path}.{field}", depth, False))
+            return out
+        if kind == "defaultdict":
+            out.append((node["factory"], f"{path}.default_factory", depth, False))
+        if kind in ("list", "tuple", "set", "frozenset"):
+            items = node["items"]
+            if not isinstance(items, list):
+                raise self.error(f"{where}: 'items' is a {type(items).__name__}, not a list")
+            hashed = is_key or kind in ("set", "frozenset")
+            out += [(item, f"{path}[{i}]", depth, hashed) for i, item in enumerate(items)]
+        elif kind in ("dict", "odict", "defaultdict"):
+            keys, values = node["keys"], node["values"]
+            if not isinstance(keys, list) or not isinstance(values, list):
+                raise self.error(f"{where}: 'keys' and 'values' must be lists")
+            if len(keys) != len(values):
+                raise self.error(f"{where}: {len(keys)} keys but {len(values)} values")
+            for i, (k, v) in enumerate(zip(keys, values)):
+                out.append((k, f"{path}.keys[{i}]", depth, True))
+                out.append((v, f"{path}[{_key_label(k)}]", depth, False))
+        if kind in _BUILT_AFTER_CONTENTS:
+            return out + ready
+        return ready + out if kind in _MEMO_TYPES else out
 
     def _check_array_node(self, node: dict, path: str, arrays: dict, used: dict) -> None:
         where = f"index node {path}"
@@ -329,44 +446,25 @@ class _Decoder:
             )
         index = self.read_index()
         arrays = self.check_arrays(index["arrays"], infos)
-        paths = self.check_tree(index["root"], arrays)
-        self.arrays = {
+        paths, names = self.check_tree(index["root"], arrays)
+        globals_ = {name: self._resolve(name, cls, path) for (name, cls), path in names.items()}
+        arrays_ = {
             key: self.read_array(key, dtype_str, shape, f"entry {key!r} ({paths[key]})")
             for key, (dtype_str, shape) in arrays.items()
         }
-        return self.decode(index["root"], "obj")
+        from ._checkpoint_build import Builder  # the tree builder, apart for length
 
-    def decode(self, node: dict, path: str):
-        """Build the object for a validated node (recursion depth <= _MAX_DEPTH)."""
-        kind = node["t"]
-        if kind == "none":
-            return None
-        if kind in ("bool", "str", "int"):
-            return node["v"]
-        if kind == "float":
-            return float.fromhex(node["v"])
-        if kind in ("tensor", "ndarray", "npscalar"):
-            key = node["a"]
-            if key not in self.cache:
-                arr = self.arrays[key]
-                if kind == "tensor":
-                    self.cache[key] = _tensor(arr, node.get("rg", False), node.get("param", False))
-                elif kind == "ndarray":
-                    self.cache[key] = arr
-                else:
-                    self.cache[key] = arr[()]
-            return self.cache[key]
-        if kind in ("list", "tuple"):
-            items = [self.decode(n, f"{path}[{i}]") for i, n in enumerate(node["items"])]
-            return items if kind == "list" else tuple(items)
-        pairs = [
-            (self.decode(k, path), self.decode(v, f"{path}[{_key_label(k)}]"))
-            for k, v in zip(node["keys"], node["values"])
-        ]
-        out = OrderedDict(pairs) if kind == "odict" else dict(pairs)
-        if len(out) != len(pairs):
-            raise self.error(f"index node {path} repeats a dict key")
-        return out
+        return Builder(self, arrays_, globals_).decode(index["root"], "obj")
+
+    def _resolve(self, name: str, is_class: bool, path: str) -> Any:
+        try:
+            return self.resolve(name, is_class)
+        except CheckpointError:
+            raise
+        except Exception as e:
+            raise self.error(
+                f"index node {path}: cannot find {name.replace(':', '.')} ({type(e).__name__}: {e})"
+            ) from e
 
 
 def _key_label(node) -> str:

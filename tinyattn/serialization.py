@@ -1,4 +1,4 @@
-"""``save`` / ``load`` for state dicts, without pickle.
+"""``save`` / ``load`` for state dicts and whole objects (modules, optimizers), without pickle.
 
 A checkpoint is an ordinary ``.npz`` archive (``np.savez``, uncompressed) whose
 members are:
@@ -8,21 +8,34 @@ members are:
 * ``__tinyattn_index__.npy``: a uint8 array holding UTF-8 JSON that describes the
   structure and points into the arrays::
 
-      {"format": "tinyattn.save", "version": 1,
+      {"format": "tinyattn.save", "version": 2,
        "arrays": {"a0": {"dtype": "float32", "shape": [2, 3]}, ...},
        "root": {"t": "dict", "keys": [{"t": "str", "v": "weight"}],
                 "values": [{"t": "tensor", "a": "a0"}]}}
 
   Node types: ``none``, ``bool``, ``int``, ``float`` (``float.hex``: exact, NaN and
   inf included), ``str``, ``tensor``, ``ndarray``, ``npscalar`` (a NumPy scalar,
-  stored as a 0-d array), ``list``, ``tuple``, ``dict`` and ``odict``
-  (``OrderedDict``; keys are encoded like values, so int keys stay ints).
+  stored as a 0-d array), ``list``, ``tuple``, ``dict``, ``odict`` (``OrderedDict``),
+  ``defaultdict``, ``set``, ``frozenset``, ``bytes`` (hex) (dict keys are encoded like values, so int
+  keys stay ints), ``dtype`` and ``device`` (tinyattn's), and since version 2:
+
+  * ``{"t": "object", "cls": "module:qualname", "new_args": [...], "state": ...}``:
+    any other object, from its ``__reduce_ex__(2)`` when that is the standard form
+    (the class, ``__new__`` arguments, a ``__dict__``/slots state, optionally list
+    or dict items). Rebuilt as ``cls.__new__(cls, *new_args)``, then
+    ``__setstate__(state)`` if the class defines it, else ``__dict__.update``.
+  * ``{"t": "global", "name": "module:qualname"}``: a class or function met as a value
+    (only importable top-level names: a lambda or a local function cannot be saved).
+  * ``{"t": "ref", "m": 3}``: the object, list, dict or set carrying ``"m": 3``, met
+    again. Tied weights, a submodule used twice and cycles come back as one object.
+
+  Version-1 files (no objects) are read as before.
 
 What comes back: tinyattn Tensors for tensors (leaves, C-contiguous, bit-identical
 data, with the saved ``requires_grad`` and, for ``nn.Parameter``, the Parameter class,
 as torch), NumPy arrays for NumPy arrays, NumPy scalars for NumPy
-scalars, and the same containers. An object appearing twice in the tree (e.g.
-tied weights) is stored once and comes back as one object, but two different
+scalars, the same containers, and the objects. An object appearing twice in the tree
+(e.g. tied weights) is stored once and comes back as one object, but two different
 tensors that share memory (views) come back as independent copies.
 
 Safety: nothing is ever unpickled, and nothing in the file is trusted before it is
@@ -30,8 +43,12 @@ checked. ``load`` first checks the zip directory (every member stored uncompress
 ``save`` writes it, so no zip bomb can inflate; member sizes bounded by the file's
 size), then validates the whole JSON index against the schema above (iteratively,
 containers nested at most ``_MAX_DEPTH`` deep; supported dtypes only; every declared
-shape checked against the member's real size before anything is allocated), then reads
-each member (the zip CRC is verified) and checks its ``.npy`` header against the index.
+shape checked against the member's real size before anything is allocated), then
+resolves every class and function the index names, as torch's ``weights_only`` load
+does: by default only the allowlisted ones (:func:`add_safe_globals`,
+:class:`safe_globals`, and a few plain-data builtins); nothing is imported or called
+before all names have passed. Then it reads each member (the zip CRC is verified),
+checks its ``.npy`` header against the index, and builds the tree.
 Every failure raises :class:`CheckpointError` (a ``RuntimeError``, as torch's load
 errors are) naming the file and the entry or index node at fault; no other exception
 type escapes for a bad file, and nothing partial is returned.
@@ -47,128 +64,41 @@ leaves a half-written checkpoint behind, and an existing file survives a failed 
 >>> torch.save({"w": torch.ones(2), "step": 3}, path)
 >>> torch.load(path)
 {'w': tensor([1., 1.]), 'step': 3}
+>>> model = torch.nn.Linear(2, 1)
+>>> torch.save(model, path)
+>>> with torch.serialization.safe_globals([torch.nn.Linear]):
+...     torch.load(path)
+Linear(in_features=2, out_features=1, bias=True)
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
+import sys
 import tempfile
 import zipfile
-from collections import OrderedDict
+from collections import OrderedDict, defaultdict
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from ._checkpoint_reader import (
-    _ARRAY_DTYPES,
     _FORMAT,
     _INDEX,
-    _MAX_DEPTH,
     _VERSION,
     CheckpointError,
+    WeightsOnlyError,
     _Decoder,
 )
+from ._checkpoint_writer import Encoder
 from ._device import check_device, device
 from ._tensor import Tensor
 
-__all__ = ["save", "load", "CheckpointError"]
+__all__ = ["save", "load", "CheckpointError", "WeightsOnlyError"]
 __all__ += ["add_safe_globals", "clear_safe_globals", "get_safe_globals", "safe_globals"]
-
-
-# -- encoding -----------------------------------------------------------------------------
-class _Encoder:
-    """Walks the object tree: arrays go to ``self.arrays``, the structure to JSON nodes."""
-
-    def __init__(self) -> None:
-        self.arrays: dict[str, np.ndarray] = {}
-        self.memo: dict[int, str] = {}  # id(tensor or array) -> array key
-        self.keep: list = []  # keep memoised objects alive so ids stay unique
-        self.active: set[int] = set()  # containers on the current path (cycle check)
-
-    def _array(self, obj, data: np.ndarray, path: str) -> str:
-        if id(obj) in self.memo:
-            return self.memo[id(obj)]
-        if data.dtype.str not in _ARRAY_DTYPES:
-            raise TypeError(
-                f"tinyattn.save: cannot save {path}: arrays of dtype {data.dtype} "
-                f"({data.dtype.str}) are not supported (supported: bool, integer, float and "
-                "complex in the machine's byte order; objects would need pickle, which "
-                "tinyattn never uses)"
-            )
-        key = f"a{len(self.arrays)}"
-        self.arrays[key] = data
-        self.memo[id(obj)] = key
-        self.keep.append(obj)
-        return key
-
-    def encode(self, obj: Any, path: str, depth: int = 0) -> dict:
-        if depth > _MAX_DEPTH:
-            raise ValueError(
-                f"tinyattn.save: cannot save {path}: containers are nested more than "
-                f"{_MAX_DEPTH} deep (tinyattn.load refuses deeper files)"
-            )
-        if obj is None:
-            return {"t": "none"}
-        if isinstance(obj, bool):
-            return {"t": "bool", "v": obj}
-        if isinstance(obj, int):
-            return {"t": "int", "v": int(obj)}
-        if isinstance(obj, float):
-            return {"t": "float", "v": float(obj).hex()}
-        if isinstance(obj, str):
-            return {"t": "str", "v": obj}
-        if isinstance(obj, Tensor):
-            node = {"t": "tensor", "a": self._array(obj, obj._data, path)}
-            # torch restores requires_grad and the Parameter class: a learner's
-            # ``W = randn(..., requires_grad=True)`` must keep training after a reload.
-            if obj.requires_grad:
-                node["rg"] = True
-            from .nn.parameter import Parameter  # nn imports the package: import late
-
-            if isinstance(obj, Parameter):
-                node["param"] = True
-            return node
-        if isinstance(obj, np.ndarray):
-            return {"t": "ndarray", "a": self._array(obj, obj, path)}
-        if isinstance(obj, np.generic):
-            return {"t": "npscalar", "a": self._array(obj, np.asarray(obj), path)}
-        if isinstance(obj, (list, tuple, dict)):
-            if id(obj) in self.active:
-                raise TypeError(f"tinyattn.save: cannot save {path}: it contains itself")
-            self.active.add(id(obj))
-            try:
-                if isinstance(obj, dict):
-                    keys, values = [], []
-                    for k, v in obj.items():
-                        keys.append(self._key(k, path, depth + 1))
-                        values.append(self.encode(v, f"{path}[{k!r}]", depth + 1))
-                    kind = "odict" if isinstance(obj, OrderedDict) else "dict"
-                    return {"t": kind, "keys": keys, "values": values}
-                items = [self.encode(v, f"{path}[{i}]", depth + 1) for i, v in enumerate(obj)]
-                return {"t": "list" if isinstance(obj, list) else "tuple", "items": items}
-            finally:
-                self.active.discard(id(obj))
-        raise TypeError(
-            f"tinyattn.save: cannot save {path}: objects of type {type(obj).__name__} are not "
-            "supported (save tensors, NumPy arrays, numbers, strings, None, bools, and "
-            "dicts/lists/tuples of them; tinyattn does not pickle)"
-        )
-
-    def _key(self, key: Any, path: str, depth: int) -> dict:
-        if key is None or isinstance(key, (bool, int, float, str)):
-            return self.encode(key, path, depth)
-        if isinstance(key, tuple):
-            if depth > _MAX_DEPTH:
-                raise ValueError(
-                    f"tinyattn.save: cannot save {path}: a dict key is nested more than "
-                    f"{_MAX_DEPTH} deep"
-                )
-            return {"t": "tuple", "items": [self._key(k, path, depth + 1) for k in key]}
-        raise TypeError(
-            f"tinyattn.save: cannot save {path}: dict key {key!r} of type "
-            f"{type(key).__name__} is not supported (use str, int, float, bool, None or tuples)"
-        )
 
 
 def save(obj: Any, f, pickle_module=None, pickle_protocol=None, **kwargs) -> None:
@@ -177,8 +107,10 @@ def save(obj: Any, f, pickle_module=None, pickle_protocol=None, **kwargs) -> Non
     Parameters
     ----------
     obj : object
-        Nested dicts / lists / tuples of Tensors, NumPy arrays, numbers, strings,
-        None and bools.
+        Nested containers (dict, list, tuple, set, OrderedDict, defaultdict) of Tensors,
+        NumPy arrays, numbers, strings, None, bools, dtypes, devices, importable
+        classes and functions, and objects such as an ``nn.Module`` or an optimizer
+        (stored as their class name plus their state, see the module docstring).
     f : str, os.PathLike or binary file object
         A path is written atomically (temporary file + fsync + rename); a file
         object is written in place.
@@ -188,15 +120,17 @@ def save(obj: Any, f, pickle_module=None, pickle_protocol=None, **kwargs) -> Non
     Raises
     ------
     TypeError
-        An object in the tree cannot be saved; the message names its key path
-        (e.g. ``obj['state'][0]['fn']``). Nothing is written.
+        An object in the tree cannot be saved (a lambda, a local or bound function,
+        an object whose ``__reduce_ex__(2)`` is not the standard form); the message
+        names where it was met (e.g. ``obj['state'][0]['fn']`` or ``obj.encoder.act``).
+        Nothing is written.
     """
     if not hasattr(f, "write") and not isinstance(f, (str, bytes, os.PathLike)):
         raise TypeError(
             f"save(): f must be a path (str or os.PathLike) or a binary file object, "
             f"got {type(f).__name__}"
         )
-    encoder = _Encoder()
+    encoder = Encoder()
     root = encoder.encode(obj, "obj")
     index = {
         "format": _FORMAT,
@@ -271,15 +205,22 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
         Accepted for torch compatibility; tinyattn is CPU-only, so a device string
         other than cpu is refused and dicts/callables are ignored.
     weights_only : bool, optional
-        Accepted and ignored: loading never unpickles, so it is always weights-only.
+        None or True (the default, as torch's since 2.6): classes and functions named in
+        the file are resolved only from the allowlist (:func:`add_safe_globals`,
+        :class:`safe_globals`, plus plain-data builtins, ``Size``, and as values
+        only tinyattn's Tensor, Parameter, dtype and device classes); any other name raises torch's "Weights only
+        load failed" error before anything is built. False: the file is trusted, and
+        every name is imported by its module and qualified name, as torch/pickle would
+        (``__main__`` names come from the running script). Loading an object then runs
+        its class's ``__new__`` and ``__setstate__``: only do it for files you trust.
     pickle_module, mmap, **kwargs
         Accepted for torch compatibility and ignored.
 
     Returns
     -------
     The saved tree: Tensors for tensors (leaves keeping the saved ``requires_grad``;
-    ``nn.Parameter`` stays a Parameter), NumPy arrays for arrays, and the same
-    containers and scalars.
+    ``nn.Parameter`` stays a Parameter), NumPy arrays for arrays, the same containers
+    and scalars, and the saved objects (an object met twice comes back as one).
 
     Raises
     ------
@@ -288,14 +229,21 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
         carries a pickled object; the message names the file and the entry or index
         node at fault. Nothing partial is returned, and nothing is allocated beyond
         the file's own size before the index has been validated.
+    WeightsOnlyError
+        (a CheckpointError and a ``pickle.UnpicklingError``, the type torch raises)
+        ``weights_only`` is on and the file names a class or function that is not
+        allowlisted; the message is torch's, with its remedy.
     FileNotFoundError
         No such file.
     """
     if isinstance(map_location, (str, device)) or type(map_location).__name__ == "device":
         check_device(map_location)  # torch.device("cpu") passes too
+    if weights_only not in (None, True, False):
+        raise TypeError(f"load(): weights_only must be None, True or False, got {weights_only!r}")
+    resolve = _import_global if weights_only is False else _allowed_global
     if hasattr(f, "read"):
         name = getattr(f, "name", "<file object>")
-        return _load_zip(f, str(name))
+        return _load_zip(f, str(name), resolve)
     if not isinstance(f, (str, bytes, os.PathLike)):
         raise TypeError(
             f"load(): f must be a path (str or os.PathLike) or a binary file object, "
@@ -303,16 +251,16 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
         )
     path = os.fspath(f)
     with open(path, "rb") as fh:
-        return _load_zip(fh, os.fsdecode(path))
+        return _load_zip(fh, os.fsdecode(path), resolve)
 
 
-def _load_zip(fh, name: str):
+def _load_zip(fh, name: str, resolve: Callable[[str, bool], Any]):
     try:
         start = fh.tell()
         size = fh.seek(0, os.SEEK_END) - start
         fh.seek(start)
         with zipfile.ZipFile(fh) as zf:
-            return _Decoder(zf, name, size).run()
+            return _Decoder(zf, name, size, resolve).run()
     except CheckpointError:
         raise
     except Exception as e:
@@ -325,13 +273,77 @@ def _load_zip(fh, name: str):
         ) from e
 
 
-# -- torch's unpickling allow-list, kept for source compatibility ------------------------------
-# torch's ``load(weights_only=True)`` unpickles only allow-listed globals; programs extend the
+# -- torch's allowlist for weights_only loads -----------------------------------------------
+# torch's ``load(weights_only=True)`` rebuilds only allowlisted globals; programs extend the
 # list with ``add_safe_globals`` or the ``safe_globals`` context manager. tinyattn never
-# unpickles anything (see the module docstring), so there is nothing to allow: the list is
-# kept (validated and returned by ``get_safe_globals``) but changes what ``load`` accepts in
-# no way.
+# unpickles, but an "object" or "global" node names a class or function just as a pickle
+# GLOBAL does, and ``load`` resolves it by the same rule.
 _SAFE_GLOBALS: list = []
+
+
+def _default_globals(is_class: bool) -> dict[str, Any]:
+    """Allowed without asking: plain-data builtins and tinyattn's own value types.
+
+    As values (``global`` nodes) all of them; as classes to build from a file's state
+    (``object`` nodes) only those whose ``__new__`` arguments are their whole value:
+    a Tensor, dtype or device built that way would skip the checks of its constructor.
+    """
+    from collections import Counter
+
+    from ._dtype import dtype
+    from ._size import Size
+    from .nn.parameter import Parameter
+
+    built = (int, float, complex, str, bytes, tuple, frozenset, Size)
+    values = (dict, list, set, bool, bytearray, OrderedDict, Counter, defaultdict, Tensor)
+    allowed = built if is_class else (*built, *values, Parameter, dtype, device)
+    return {_dotted(g): g for g in allowed}
+
+
+def _dotted(obj: Any) -> str:
+    return f"{getattr(obj, '__module__', '?')}.{getattr(obj, '__qualname__', '?')}"
+
+
+def _allowed_global(name: str, is_class: bool) -> Any:
+    """The allowlisted object saved as ``module:qualname``, or torch's weights-only error."""
+    dotted = name.replace(":", ".")
+    allowed = _default_globals(is_class)
+    for entry in _SAFE_GLOBALS:
+        if isinstance(entry, tuple):
+            allowed[entry[1]] = entry[0]
+        else:
+            allowed[_dotted(entry)] = entry
+    if dotted in allowed:
+        return allowed[dotted]
+    raise WeightsOnlyError(
+        "Weights only load failed. This file can still be loaded, to do so you have two "
+        "options, do those steps only if you trust the source of the checkpoint. \n"
+        "\t(1) tinyattn.load's `weights_only` defaults to True, as torch.load's does since "
+        "PyTorch 2.6. Re-running `tinyattn.load` with `weights_only` set to `False` will "
+        "likely succeed, but it can result in arbitrary code execution. Do it only if you "
+        "got the file from a trusted source.\n"
+        "\t(2) Alternatively, to load with `weights_only=True` please check the recommended "
+        "steps in the following error message.\n"
+        f"\tWeightsUnpickler error: Unsupported global: GLOBAL {dotted} was not an allowed "
+        "global by default. Please use "
+        f"`tinyattn.serialization.add_safe_globals([{dotted}])` or the "
+        f"`tinyattn.serialization.safe_globals([{dotted}])` context manager to allowlist this "
+        "global if you trust this class/function.\n\n"
+        "Check the documentation of tinyattn.load to learn more about types accepted by "
+        "default with weights_only."
+    )
+
+
+def _import_global(name: str, is_class: bool) -> Any:
+    """``weights_only=False``: import ``module`` and walk ``qualname``, as pickle would."""
+    module, qualname = name.split(":")
+    if module == "__main__":
+        found = sys.modules["__main__"]
+    else:
+        found = importlib.import_module(module)
+    for part in qualname.split("."):
+        found = getattr(found, part)
+    return found
 
 
 def _check_safe_globals(safe_globals, name: str) -> list:
@@ -340,26 +352,35 @@ def _check_safe_globals(safe_globals, name: str) -> list:
             f"{name}(): argument 'safe_globals' must be a list of classes/functions "
             f"(or (object, name) tuples), got {type(safe_globals).__name__}"
         )
+    for entry in safe_globals:
+        if isinstance(entry, tuple) and (len(entry) != 2 or not isinstance(entry[1], str)):
+            raise TypeError(
+                f"{name}(): a tuple entry must be (object, 'module.qualname'), got {entry!r}"
+            )
     return list(safe_globals)
 
 
 def add_safe_globals(safe_globals: list) -> None:
-    """Record ``safe_globals`` (no effect on :func:`load`: tinyattn never unpickles)."""
+    """Allow :func:`load` (``weights_only=True``) to rebuild these classes and functions.
+
+    Entries are classes/functions, or ``(object, "module.qualname")`` pairs naming the
+    object as it was saved.
+    """
     _SAFE_GLOBALS.extend(_check_safe_globals(safe_globals, "add_safe_globals"))
 
 
 def get_safe_globals() -> list:
-    """The globals recorded by :func:`add_safe_globals` / :class:`safe_globals`."""
+    """The globals added by :func:`add_safe_globals` / :class:`safe_globals`."""
     return list(_SAFE_GLOBALS)
 
 
 def clear_safe_globals() -> None:
-    """Forget every recorded global."""
+    """Forget every added global."""
     _SAFE_GLOBALS.clear()
 
 
 class safe_globals:
-    """``with safe_globals([...]):`` records the globals for the block (no effect on :func:`load`)."""
+    """``with safe_globals([...]):`` allows these globals in :func:`load` for the block."""
 
     def __init__(self, safe_globals: list) -> None:
         self.safe_globals = _check_safe_globals(safe_globals, "safe_globals")

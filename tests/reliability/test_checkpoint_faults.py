@@ -362,7 +362,7 @@ def test_malformed_shape_is_refused(tmp_path, shape):
         "not json",
         "[1, 2]",
         '{"format": "tinyattn.save", "version": 1, "arrays": [], "root": {"t": "none"}}',
-        '{"format": "tinyattn.save", "version": 2, "arrays": {}, "root": {"t": "none"}}',
+        '{"format": "tinyattn.save", "version": 3, "arrays": {}, "root": {"t": "none"}}',
         '{"format": "tinyattn.save", "version": 1, "arrays": {}, "root": {"t": "none"}, "x": 1}',
         '{"format": "tinyattn.save", "version": 1, "arrays": {}, "root": {"t": "float", "v": NaN}}',
         '{"format": "tinyattn.save", "format": "tinyattn.save", "version": 1, "arrays": {}, "root": {"t": "none"}}',

@@ -92,3 +92,13 @@ class LogSoftmax(Module):
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"
+
+
+def __getattr__(name: str):
+    # torch defines MultiheadAttention here (programs allowlist it by this path for
+    # torch.load); ours lives in attention.py.
+    if name == "MultiheadAttention":
+        from .attention import MultiheadAttention
+
+        return MultiheadAttention
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -169,3 +169,13 @@ class LazyLinear(Linear):
         del self._lazy_init_dtype
         self.__class__ = Linear
         return Linear.forward(self, input)
+
+
+def __getattr__(name: str):
+    # torch defines NonDynamicallyQuantizableLinear here (programs allowlist it by this
+    # path for torch.load); ours lives beside MultiheadAttention, which imports this module.
+    if name == "NonDynamicallyQuantizableLinear":
+        from .attention import NonDynamicallyQuantizableLinear
+
+        return NonDynamicallyQuantizableLinear
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
