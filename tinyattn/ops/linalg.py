@@ -193,6 +193,23 @@ ger = outer
 # -- products added to an input: addmm, baddbmm, addbmm --------------------------------------
 
 
+# ops whose alpha = 0 drops the product (its NaN and inf do not propagate), as torch's
+# kernels do; torch's baddbmm and addr still multiply by 0
+_ALPHA_ZERO_IGNORES = frozenset({"addmm", "addbmm", "addmv"})
+
+
+def _integral_scalars(beta, alpha, op: str):
+    """beta and alpha for an integer product: torch's addr refuses float ones, the others
+    truncate them toward zero (``beta=0.5`` acts as 0), keeping the integer dtype."""
+    for name, value in (("beta", beta), ("alpha", alpha)):
+        if op == "addr" and isinstance(value, (float, np.floating)):
+            raise RuntimeError(
+                f"{op}(): for integral input tensors, argument {name} must not be a floating "
+                f"point number, got {value!r}"
+            )
+    return int(beta), int(alpha)
+
+
 def _add_scaled(input: Tensor, product: Tensor, beta, alpha, op: str) -> Tensor:
     """``beta * input + alpha * product``; ``input`` broadcasts to the product's shape only.
 
@@ -211,7 +228,12 @@ def _add_scaled(input: Tensor, product: Tensor, beta, alpha, op: str) -> Tensor:
             f"{op}(): input of shape {list(input.shape)} cannot be broadcast to the product's "
             f"shape {list(product.shape)}"
         )
-    scaled = product if alpha == 1 else product * alpha
+    if product.dtype.np_dtype.kind in "iub":
+        beta, alpha = _integral_scalars(beta, alpha, op)
+    if alpha == 0 and op in _ALPHA_ZERO_IGNORES:  # torch skips the product: no NaN from it
+        scaled = where(Tensor._make(np.zeros((), bool)), product, 0)
+    else:
+        scaled = product if alpha == 1 else product * alpha
     if beta == 0:
         ignored = where(Tensor._make(np.zeros((), bool)), input, 0)  # 0, with a 0 gradient
         return scaled + ignored
