@@ -99,3 +99,25 @@ def test_addr_refuses_float_scalars_for_integer_inputs():
     a = tinyattn.tensor([1, 2])
     with pytest.raises(RuntimeError, match="beta must not be a floating point"):
         tinyattn.addr(tinyattn.ones(2, 2, dtype=tinyattn.int64), a, a, beta=0.5)
+
+
+# -- linspace / logspace with an integer dtype: torch truncates the ends first --------------
+@pytest.mark.parametrize(
+    "call, want",
+    [
+        ("linspace(0.5, 2.5, 5, dtype={int64})", [0, 0, 1, 1, 2]),  # was [0, 1, 1, 2, 2]
+        ("linspace(-0.5, 2.7, 4, dtype={int64})", [0, 0, 1, 2]),
+        ("logspace(0.5, 2.5, 5, base=3.0, dtype={int64})", [1, 1, 3, 5, 9]),  # was [1, 3, 5, 9, 15]
+        ("logspace(-0.5, 2.7, 4, dtype={int64})", [1, 4, 21, 100]),  # was [0, 3, 42, 501]
+        ("logspace(2.7, 1, 1, dtype={int64})", [501]),  # one step: base ** start, untruncated
+        ("logspace(0.5, 2.5, 4, base=3.0, dtype={int32})", [1, 2, 4, 9]),
+        ("linspace(0.5, 2.5, 5)", [0.5, 1.0, 1.5, 2.0, 2.5]),
+    ],
+)
+def test_integer_linspace_logspace_truncate_the_ends(call, want):
+    def run(lib):
+        return eval("lib." + call.format(int64="lib.int64", int32="lib.int32"), {"lib": lib})
+
+    ours = run(tinyattn)
+    np.testing.assert_array_equal(ours.numpy(), want)
+    _same(ours, run(_torch()), tol=0)

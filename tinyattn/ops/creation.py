@@ -226,11 +226,30 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     return _finish(np.arange(*vals).astype(np_dtype), requires_grad)
 
 
+def _linspace_values(start, end, steps: int, np_dtype: np.dtype) -> np.ndarray:
+    """``steps`` evenly spaced float64 values from ``start`` to ``end``.
+
+    For an integer ``np_dtype`` torch first truncates both ends to integers, then fills
+    the first half as ``start + step * i`` and the second as ``end - step * (steps - 1 - i)``
+    (``step`` a float); the caller's cast truncates each value. So
+    ``linspace(0.5, 2.5, 5, dtype=int64)`` is ``[0, 0, 1, 1, 2]`` (not ``[0, 1, 1, 2, 2]``).
+    """
+    if np_dtype.kind not in "iu":
+        return np.linspace(start, end, steps)
+    start, end = int(start), int(end)
+    if steps == 1:
+        return np.array([start], dtype=np.float64)
+    step = (end - start) / (steps - 1)
+    i = np.arange(steps)
+    return np.where(i < steps // 2, start + step * i, end - step * (steps - 1 - i))
+
+
 def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     check_device(device)
     if steps < 0:
         raise RuntimeError(f"linspace(): number of steps must be non-negative, got {steps}")
-    return _finish(np.linspace(start, end, steps).astype(_dtype_or_default(dtype)), requires_grad)
+    np_dtype = _dtype_or_default(dtype)
+    return _finish(_linspace_values(start, end, steps, np_dtype).astype(np_dtype), requires_grad)
 
 
 def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
