@@ -121,3 +121,37 @@ def test_integer_linspace_logspace_truncate_the_ends(call, want):
     ours = run(tinyattn)
     np.testing.assert_array_equal(ours.numpy(), want)
     _same(ours, run(_torch()), tol=0)
+
+
+# -- torch.<loss> top-level forms: reduction left out is 0 ('none'), not 'mean' -------------
+_TOP_LEVEL_LOSSES = {
+    "kl_div": lambda lib, x, t, y: lib.kl_div(x, t),
+    "binary_cross_entropy_with_logits": lambda lib, x, t, y: lib.binary_cross_entropy_with_logits(
+        x, t
+    ),
+    "cosine_embedding_loss": lambda lib, x, t, y: lib.cosine_embedding_loss(x, t, y, 0.1),
+    "hinge_embedding_loss": lambda lib, x, t, y: lib.hinge_embedding_loss(x, t),
+    "margin_ranking_loss": lambda lib, x, t, y: lib.margin_ranking_loss(x[:, 0], t[:, 0], y),
+    "triplet_margin_loss": lambda lib, x, t, y: lib.triplet_margin_loss(x, t, x + 1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_TOP_LEVEL_LOSSES))
+def test_top_level_losses_do_not_reduce_by_default(name):
+    rng = np.random.default_rng(0)
+    arrays = (rng.standard_normal((4, 3)), rng.random((4, 3)), np.array([1.0, -1.0, 1.0, -1.0]))
+    ours = _TOP_LEVEL_LOSSES[name](tinyattn, *map(tinyattn.tensor, arrays))
+    assert ours.ndim >= 1  # was a 0-d mean
+    explicit = {"kl_div": lambda: tinyattn.kl_div(*map(tinyattn.tensor, arrays[:2]), 0)}
+    if name in explicit:
+        _same(ours, explicit[name]())
+    torch = _torch()
+    _same(ours, _TOP_LEVEL_LOSSES[name](torch, *map(torch.tensor, arrays)), tol=1e-10)
+
+
+def test_top_level_ctc_loss_does_not_reduce_by_default():
+    rng = np.random.default_rng(1)
+    log_probs = tinyattn.tensor(rng.standard_normal((5, 2, 4))).log_softmax(2)
+    targets = tinyattn.tensor([[1, 2], [1, 1]])
+    lengths = tinyattn.tensor([5, 5]), tinyattn.tensor([2, 1])
+    assert tinyattn.ctc_loss(log_probs, targets, *lengths).shape == (2,)
