@@ -155,3 +155,77 @@ def test_top_level_ctc_loss_does_not_reduce_by_default():
     targets = tinyattn.tensor([[1, 2], [1, 1]])
     lengths = tinyattn.tensor([5, 5]), tinyattn.tensor([2, 1])
     assert tinyattn.ctc_loss(log_probs, targets, *lengths).shape == (2,)
+
+
+# -- Python ints outside an integer tensor's range wrap, as torch casts the scalar ----------
+@pytest.mark.parametrize(
+    "expr, want",
+    [
+        ("a + (-2)", [254, 255, 0, 1]),  # was OverflowError from NumPy
+        ("a - 300", [212, 213, 214, 215]),  # 300 -> 44 mod 256
+        ("a * (-1)", [0, 255, 254, 253]),
+        ("a < -3", [True, True, True, True]),  # -3 -> 253 (torch compares in uint8)
+        ("a + np.int32(-2)", [254, 255, 0, 1]),
+    ],
+)
+def test_out_of_range_python_int_wraps_like_torch(expr, want):
+    def run(lib):
+        return eval(expr, {"a": lib.tensor([0, 1, 2, 3], dtype=lib.uint8), "np": np})
+
+    ours = run(tinyattn)
+    np.testing.assert_array_equal(ours.numpy(), want)
+    assert ours.dtype == (tinyattn.bool if isinstance(want[0], bool) else tinyattn.uint8)
+    _same(ours, run(_torch()), tol=0)
+
+
+def test_negative_python_exponent_of_uint8_still_refused():
+    with pytest.raises(RuntimeError, match="negative integer powers"):
+        tinyattn.tensor([1, 2], dtype=tinyattn.uint8) ** -2
+
+
+# -- NumPy scalars: torch reads np.bool_ as a float and other NumPy scalars as Python ones -----
+@pytest.mark.parametrize(
+    "expr, dtype",
+    [
+        ("lib.tensor([1, 2], dtype=lib.int32) + np.True_", "float32"),  # was int32
+        ("lib.tensor([True, False]) * np.False_", "float32"),  # was bool
+        ("lib.clamp(lib.tensor([1, 2]), np.True_)", "float32"),  # was int64
+        ("lib.full((2,), np.float64(2.5))", "float32"),  # was float64
+        ("lib.full((2,), np.int32(-2))", "int64"),  # was int32
+        ("lib.full((2,), np.True_)", "float32"),  # was bool
+        ("lib.full((2,), True)", "bool"),
+    ],
+)
+def test_numpy_scalars_promote_as_torch_reads_them(expr, dtype):
+    def run(lib):
+        return eval(expr, {"lib": lib, "np": np})
+
+    ours = run(tinyattn)
+    assert str(ours.dtype).split(".")[-1] == dtype
+    _same(ours, run(_torch()), tol=0)
+
+
+# -- special.xlog1py with a bool other; zeta at its poles -------------------------------------
+def test_xlog1py_with_bool_other_is_full_precision():
+    """np.log1p(True) is float16: the result was log(2) to 3 digits (0.69336)."""
+    x = tinyattn.tensor([2.0, -1.0], dtype=tinyattn.float64, requires_grad=True)
+    for other in (True, np.True_):
+        x.grad = None
+        out = tinyattn.special.xlog1py(x, other)
+        np.testing.assert_allclose(out.detach().numpy(), [2 * np.log(2), -np.log(2)], rtol=1e-15)
+        out.sum().backward()
+        np.testing.assert_allclose(x.grad.numpy(), [np.log(2)] * 2, rtol=1e-15)
+    ints = tinyattn.special.xlog1py(tinyattn.tensor([3]), True)
+    np.testing.assert_allclose(ints.numpy(), [3 * np.log(2)], rtol=1e-6)
+
+
+def test_zeta_poles_at_nonpositive_integer_q():
+    s = [2.0, 2.5, 3.0, 0.5, -1.5, 1.0, NAN]
+    for q in (-1.0, -2.0, 0.0):
+        ours = tinyattn.special.zeta(tinyattn.tensor(s, dtype=tinyattn.float64), q)
+        want = [np.inf, np.inf, np.inf, NAN, NAN, np.inf, np.inf]  # 2.5 at q=-1 was NaN
+        np.testing.assert_array_equal(ours.numpy(), want)
+    torch = _torch()
+    for q in (-1.0, -3.0, 0.0, 0.5):
+        ours = tinyattn.special.zeta(tinyattn.tensor(s, dtype=tinyattn.float64), q)
+        _same(ours, torch.special.zeta(torch.tensor(s, dtype=torch.float64), q), tol=1e-12)

@@ -174,11 +174,22 @@ ones = _factory(np.ones, "ones")
 empty = _factory(np.empty, "empty")
 
 
+def _as_python_scalar(value):
+    """A NumPy scalar as the Python number torch's argument parser makes of it: np.bool_ is
+    not an int to it, so it is read as a float (``torch.full((2,), np.True_)`` is float32);
+    other integers give int64 and floats the default float (not their own width)."""
+    if isinstance(value, np.bool_):
+        return float(value)
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
 def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A tensor of ``size`` filled with ``fill_value`` (dtype inferred from the value)."""
     check_device(device)
     if dtype is None:
-        dtype = dt.from_numpy_dtype(_infer_np_dtype(fill_value))
+        dtype = dt.from_numpy_dtype(_infer_np_dtype(_as_python_scalar(fill_value)))
     shape = _sizes((size,), "full")
     return _finish(np.full(shape, fill_value, dtype=dt.to_dtype(dtype).np_dtype), requires_grad)
 
