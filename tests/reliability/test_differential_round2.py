@@ -229,3 +229,42 @@ def test_zeta_poles_at_nonpositive_integer_q():
     for q in (-1.0, -3.0, 0.0, 0.5):
         ours = tinyattn.special.zeta(tinyattn.tensor(s, dtype=tinyattn.float64), q)
         _same(ours, torch.special.zeta(torch.tensor(s, dtype=torch.float64), q), tol=1e-12)
+
+
+# -- nn.ConvNd(padding='same', padding_mode=...) pads in that mode (was zeros) ---------------
+@pytest.mark.parametrize(
+    "kernel, mode, want",
+    [
+        (3, "circular", [7.0, 6.0, 9.0, 8.0]),  # zeros gave [3, 6, 9, 7]
+        (3, "reflect", [5.0, 6.0, 9.0, 10.0]),
+        (3, "replicate", [4.0, 6.0, 9.0, 11.0]),
+        (2, "replicate", [3.0, 5.0, 7.0, 8.0]),  # total 1: nothing left, 1 right
+        (3, "zeros", [3.0, 6.0, 9.0, 7.0]),
+    ],
+)
+def test_conv_same_padding_uses_the_padding_mode(kernel, mode, want):
+    def run(lib):
+        conv = lib.nn.Conv1d(1, 1, kernel, padding="same", padding_mode=mode, bias=False)
+        with lib.no_grad():
+            conv.weight.fill_(1.0)
+        return conv(lib.tensor([[[1.0, 2.0, 3.0, 4.0]]]))
+
+    ours = run(tinyattn)
+    np.testing.assert_array_equal(ours.detach().numpy().ravel(), want)
+    _same(ours, run(_torch()), tol=1e-6)
+
+
+def test_conv2d_same_padding_dilated_circular_matches_torch():
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((2, 3, 5, 6))
+    torch = _torch()
+    theirs = torch.nn.Conv2d(3, 2, (3, 2), padding="same", dilation=(2, 1), padding_mode="circular")
+    theirs = theirs.double()
+    ours = tinyattn.nn.Conv2d(
+        3, 2, (3, 2), padding="same", dilation=(2, 1), padding_mode="circular"
+    )
+    ours = ours.double()
+    ours.load_state_dict(
+        {k: tinyattn.tensor(v.detach().numpy()) for k, v in theirs.state_dict().items()}
+    )
+    _same(ours(tinyattn.tensor(x)), theirs(torch.tensor(x)), tol=1e-12)
