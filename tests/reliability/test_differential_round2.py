@@ -268,3 +268,34 @@ def test_conv2d_same_padding_dilated_circular_matches_torch():
         {k: tinyattn.tensor(v.detach().numpy()) for k, v in theirs.state_dict().items()}
     )
     _same(ours(tinyattn.tensor(x)), theirs(torch.tensor(x)), tol=1e-12)
+
+
+# -- losses: bool targets for mse/smooth_l1; bce_with_logits keeps the target's dtype ---------
+@pytest.mark.parametrize("name", ["mse_loss", "smooth_l1_loss", "huber_loss"])
+def test_regression_losses_read_a_bool_target_as_0_1(name):
+    x = [0.5, -1.0, 2.0]
+    target = [True, False, True]
+
+    def run(lib):
+        return getattr(lib.nn.functional, name)(
+            lib.tensor(x, dtype=lib.float64), lib.tensor(target)
+        )
+
+    ours = run(tinyattn)  # was TypeError: sub with a bool operand
+    want = getattr(tinyattn.nn.functional, name)(
+        tinyattn.tensor(x, dtype=tinyattn.float64), tinyattn.tensor([1.0, 0.0, 1.0])
+    )
+    _same(ours, want)
+    _same(ours, run(_torch()))
+
+
+def test_bce_with_logits_result_has_the_target_dtype():
+    def run(lib):
+        logits = lib.tensor([-2.0, 0.5, 3.0], dtype=lib.float64)
+        return lib.nn.functional.binary_cross_entropy_with_logits(
+            logits, lib.tensor([0.0, 1.0, 0.25], dtype=lib.float32)
+        )
+
+    ours = run(tinyattn)
+    assert ours.dtype == tinyattn.float32  # was float64
+    _same(ours, run(_torch()), tol=1e-6)
