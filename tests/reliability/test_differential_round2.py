@@ -299,3 +299,28 @@ def test_bce_with_logits_result_has_the_target_dtype():
     ours = run(tinyattn)
     assert ours.dtype == tinyattn.float32  # was float64
     _same(ours, run(_torch()), tol=1e-6)
+
+
+# -- batch norm on an empty batch: an empty output, running stats untouched (was ValueError) --
+def test_batch_norm_training_on_an_empty_batch():
+    def run(lib):
+        bn = lib.nn.BatchNorm1d(3).double()
+        with lib.no_grad():
+            bn.running_mean.fill_(2.0)
+            bn.running_var.fill_(3.0)
+        x = lib.zeros(0, 3, dtype=lib.float64, requires_grad=True)
+        out = bn(x)
+        out.sum().backward()
+        return out, bn
+
+    out, bn = run(tinyattn)
+    assert tuple(out.shape) == (0, 3)
+    np.testing.assert_array_equal(bn.running_mean.numpy(), [2.0] * 3)
+    np.testing.assert_array_equal(bn.running_var.numpy(), [3.0] * 3)
+    assert int(bn.num_batches_tracked) == 1
+    with pytest.raises(ValueError, match="more than 1 value per channel"):
+        tinyattn.nn.BatchNorm1d(3)(tinyattn.zeros(1, 3))
+    theirs, torch_bn = run(_torch())
+    _same(out, theirs)
+    _same(bn.weight.grad, torch_bn.weight.grad)
+    _same(bn.running_mean, torch_bn.running_mean)
