@@ -324,3 +324,22 @@ def test_batch_norm_training_on_an_empty_batch():
     _same(out, theirs)
     _same(bn.weight.grad, torch_bn.weight.grad)
     _same(bn.running_mean, torch_bn.running_mean)
+
+
+@pytest.mark.parametrize(
+    "kw", [{}, {"beta": 0}, {"alpha": 0}, {"alpha": 3}, {"beta": 0, "alpha": 0}]
+)
+def test_addr_of_bool_tensors_stays_bool(kw):
+    """(beta and input) or (alpha and outer(vec1, vec2)); beta=0 gave int64."""
+    m, v1, v2 = [[True, False], [False, True]], [True, False], [False, True]
+
+    def run(lib):
+        return lib.addr(lib.tensor(m), lib.tensor(v1), lib.tensor(v2), **kw)
+
+    ours = run(tinyattn)
+    assert ours.dtype == tinyattn.bool
+    want = (np.array(m) & bool(kw.get("beta", 1))) | (
+        np.outer(v1, v2).astype(bool) & bool(kw.get("alpha", 1))
+    )
+    np.testing.assert_array_equal(ours.numpy(), want)
+    _same(ours, run(_torch()), tol=0)

@@ -210,13 +210,20 @@ def _integral_scalars(beta, alpha, op: str):
     return int(beta), int(alpha)
 
 
+def _ignored(t: Tensor) -> Tensor:
+    """0 of ``t``'s dtype (False for bool) in ``t``'s graph, with a 0 gradient: a term that
+    takes no part, so its NaN and inf do not propagate."""
+    from .arithmetic import where
+
+    zero = False if t.dtype.np_dtype.kind == "b" else 0
+    return where(Tensor._make(np.zeros((), bool)), t, zero)
+
+
 def _add_scaled(input: Tensor, product: Tensor, beta, alpha, op: str) -> Tensor:
     """``beta * input + alpha * product``; ``input`` broadcasts to the product's shape only.
 
     With ``beta = 0`` the input is ignored (NaN and inf in it do not propagate), as in torch.
     """
-    from .arithmetic import where
-
     if not isinstance(input, Tensor):
         raise TypeError(f"{op}(): argument 'input' must be a Tensor, not {type(input).__name__}")
     try:
@@ -230,13 +237,14 @@ def _add_scaled(input: Tensor, product: Tensor, beta, alpha, op: str) -> Tensor:
         )
     if product.dtype.np_dtype.kind in "iub":
         beta, alpha = _integral_scalars(beta, alpha, op)
+        if product.dtype.np_dtype.kind == "b":  # bool results: beta and alpha act as and-masks
+            beta, alpha = bool(beta), bool(alpha)
     if alpha == 0 and op in _ALPHA_ZERO_IGNORES:  # torch skips the product: no NaN from it
-        scaled = where(Tensor._make(np.zeros((), bool)), product, 0)
+        scaled = _ignored(product)
     else:
         scaled = product if alpha == 1 else product * alpha
     if beta == 0:
-        ignored = where(Tensor._make(np.zeros((), bool)), input, 0)  # 0, with a 0 gradient
-        return scaled + ignored
+        return scaled + _ignored(input)
     return scaled + (input if beta == 1 else input * beta)
 
 
