@@ -343,3 +343,26 @@ def test_addr_of_bool_tensors_stays_bool(kw):
     )
     np.testing.assert_array_equal(ours.numpy(), want)
     _same(ours, run(_torch()), tol=0)
+
+
+# -- 0-d nonzero / argwhere (was NumPy's ValueError); median of no integers (was a crash) ----
+@pytest.mark.parametrize("value, rows", [(3.0, 1), (0.0, 0)])
+def test_nonzero_of_a_0d_tensor(value, rows):
+    x = tinyattn.tensor(value)
+    assert tuple(tinyattn.nonzero(x).shape) == (rows, 0)
+    assert tuple(tinyattn.argwhere(x).shape) == (rows, 0)
+    (only,) = tinyattn.nonzero(x, as_tuple=True)
+    np.testing.assert_array_equal(only.numpy(), [0] * rows)
+    torch = _torch()
+    _same(tinyattn.nonzero(x), torch.nonzero(torch.tensor(value)), tol=0)
+
+
+@pytest.mark.parametrize(
+    "name, want",
+    [("int64", -(2**63)), ("int32", -(2**31)), ("int16", 0), ("uint8", 0), ("float32", NAN)],
+)
+def test_median_of_an_empty_tensor(name, want):
+    for fn in ("median", "nanmedian"):
+        ours = getattr(tinyattn, fn)(tinyattn.zeros(0, dtype=getattr(tinyattn, name)))
+        assert str(ours.dtype).split(".")[-1] == name
+        np.testing.assert_array_equal(ours.numpy(), np.array(want))

@@ -582,8 +582,13 @@ def masked_scatter_(input: Tensor, mask, source) -> Tensor:
 
 
 def nonzero(input: Tensor, *, as_tuple: bool = False):
-    """Indices of non-zero elements: an (n, ndim) int64 tensor, or a tuple of 1-D tensors."""
-    idx = np.nonzero(input._data)
+    """Indices of non-zero elements: an (n, ndim) int64 tensor, or a tuple of 1-D tensors.
+
+    A 0-d input is read as one element: (1, 0) or (0, 0) (as_tuple: one 1-D tensor), as torch.
+    """
+    idx = np.nonzero(input._data if input.ndim else input._data.reshape(1))
+    if input.ndim == 0 and not as_tuple:
+        return Tensor._make(np.zeros((idx[0].size, 0), dtype=np.int64))
     if as_tuple:
         return tuple(Tensor._make(i.astype(np.int64)) for i in idx)
     return Tensor._make(np.stack(idx, axis=-1).astype(np.int64).reshape(-1, input.ndim))

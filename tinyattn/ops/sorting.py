@@ -229,11 +229,24 @@ class Median(Function):
         return xp.astype(g * hit / xp.sum(hit), g.dtype), None
 
 
+def _empty_median(dtype: np.dtype):
+    """torch's median of no elements: NaN in ``dtype``. A float keeps it; for integers it is
+    what the CPU's NaN-to-int conversion gives (the lowest int64/int32, 0 for narrower
+    integers, True for bool), as torch 2.13 on x86 prints."""
+    if dtype.kind == "f":
+        return np.array(np.nan, dtype=dtype)
+    if dtype.kind == "b":
+        return np.array(True)
+    if dtype.itemsize >= 4 and dtype.kind == "i":
+        return np.array(np.iinfo(dtype).min, dtype=dtype)
+    return np.array(0, dtype=dtype)
+
+
 def _median(input: Tensor, dim, keepdim: bool, ignore_nan: bool, ret, op: str):
     _check_input(input, op)
     if dim is None:  # of all elements: the value only
         if input.numel() == 0:
-            return Tensor._make(np.asarray(np.nan, dtype=input._data.dtype))
+            return Tensor._make(np.asarray(_empty_median(input._data.dtype)))
         return Median.apply(input, ignore_nan)
     d = normalize_dim(dim, input.ndim, op)
     _check_reduction_dim(input, d, op)
