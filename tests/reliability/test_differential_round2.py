@@ -366,3 +366,49 @@ def test_median_of_an_empty_tensor(name, want):
         ours = getattr(tinyattn, fn)(tinyattn.zeros(0, dtype=getattr(tinyattn, name)))
         assert str(ours.dtype).split(".")[-1] == name
         np.testing.assert_array_equal(ours.numpy(), np.array(want))
+
+
+# -- arange into an integer dtype from float bounds; tensor() of mixed NumPy/Python leaves ---
+@pytest.mark.parametrize(
+    "call, want",
+    [
+        ("arange(0, 5, 1.5, dtype={int32})", [0, 1, 2, 3]),  # was [0, 1, 3, 4]
+        ("arange(0.5, 5, 1.5, dtype={int64})", [0, 1, 2, 3, 4]),  # int64: length from 0, 5, 1
+        ("arange(1, 6, 2.5, dtype={int64})", [1, 3, 5]),
+        ("arange(2, 5.5, 0.3, dtype={int32})", [2] * 12),  # the step cast to 0 repeats start
+        ("arange(0, 5, 2)", [0, 2, 4]),
+    ],
+)
+def test_integer_arange_from_float_bounds(call, want):
+    def run(lib):
+        return eval("lib." + call.format(int64="lib.int64", int32="lib.int32"), {"lib": lib})
+
+    ours = run(tinyattn)
+    np.testing.assert_array_equal(ours.numpy(), want)
+    _same(ours, run(_torch()), tol=0)
+
+
+def test_integer_arange_with_a_step_cast_to_zero_raises():
+    with pytest.raises(RuntimeError, match="step must be nonzero"):
+        tinyattn.arange(0, 1, 0.3, dtype=tinyattn.int64)
+
+
+@pytest.mark.filterwarnings("ignore:Creating a tensor from a list of numpy")
+@pytest.mark.parametrize(
+    "data, dtype",
+    [
+        ("[np.float32(1.5), 2]", "float32"),  # was float64 (NumPy's promotion)
+        ("[1.5, np.float16(2)]", "float32"),  # was float64
+        ("[np.float16(1), 2]", "float16"),
+        ("[np.int32(1), 2]", "int64"),
+        ("[np.int8(1), np.uint8(2)]", "int16"),
+        ("[np.array([1.0, 2.0], dtype=np.float32), [3, 4.5]]", "float32"),
+    ],
+)
+def test_tensor_infers_dtype_from_numpy_leaves_as_torch(data, dtype):
+    def run(lib):
+        return lib.tensor(eval(data, {"np": np}))
+
+    ours = run(tinyattn)
+    assert str(ours.dtype).split(".")[-1] == dtype
+    _same(ours, run(_torch()), tol=0)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
@@ -63,6 +64,31 @@ def _has_numpy_leaf(data) -> bool:
     return False
 
 
+def _leaf_dtype(data) -> np.dtype:
+    """torch.tensor's dtype for nested data holding NumPy leaves: each leaf's own type (a
+    Python float the default float, an int int64, a bool bool; a NumPy scalar or array its
+    dtype), promoted by category first (``[np.float32(1.5), 2.0]`` is float32, not float64)."""
+    leaves: list[np.dtype] = []
+
+    def walk(x) -> None:
+        if isinstance(x, (np.ndarray, np.generic)):
+            leaves.append(x.dtype)
+        elif isinstance(x, (list, tuple)):
+            for item in x:
+                walk(item)
+        elif isinstance(x, bool):
+            leaves.append(np.dtype(np.bool_))
+        elif isinstance(x, int):
+            leaves.append(np.dtype(np.int64))
+        elif isinstance(x, float):
+            leaves.append(dt.get_default_dtype().np_dtype)
+        else:
+            leaves.append(np.asarray(x).dtype)
+
+    walk(data)
+    return dt._promote_same_rank(leaves)
+
+
 def _as_array(data, op: str) -> np.ndarray:
     try:
         return np.asarray(data)
@@ -80,8 +106,8 @@ def _infer_np_dtype(data, op: str = "tensor") -> np.dtype:
     if isinstance(data, (np.ndarray, np.generic)):
         return data.dtype
     arr = _as_array(data, op)
-    if arr.dtype.kind in "fiu" and _has_numpy_leaf(data):
-        return arr.dtype
+    if arr.dtype.kind in "fiub" and _has_numpy_leaf(data):
+        return _leaf_dtype(data)
     if arr.dtype.kind == "f":
         return dt.get_default_dtype().np_dtype
     if arr.dtype.kind in "iu":
@@ -231,10 +257,30 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
         )
     if dtype is None:
         floating = any(isinstance(v, float) for v in vals)
-        np_dtype = dt.get_default_dtype().np_dtype if floating else np.int64
+        np_dtype = dt.get_default_dtype().np_dtype if floating else np.dtype(np.int64)
     else:
         np_dtype = dt.to_dtype(dtype).np_dtype
+    if np_dtype.kind in "iu" and any(isinstance(v, float) for v in vals):
+        return _finish(_integer_arange(*vals, np_dtype).astype(np_dtype), requires_grad)
     return _finish(np.arange(*vals).astype(np_dtype), requires_grad)
+
+
+def _integer_arange(start, end, step, np_dtype: np.dtype) -> np.ndarray:
+    """torch's arange into an integer dtype from float bounds: start, end and step are cast
+    to integers first and the values are ``start + i * step``. For int64 the length comes
+    from the cast values (``step=0.3`` is 0: an error); for the other integer dtypes from the
+    float ones (``arange(0, 5, 1.5, dtype=int32)`` is ``[0, 1, 2, 3]``; a step cast to 0
+    repeats ``start``)."""
+    xs, xe, xst = int(start), int(end), int(step)
+    if np_dtype == np.int64:
+        if xst == 0:
+            raise RuntimeError(f"arange(): step must be nonzero (step={step} cast to int64)")
+        sgn = (xst > 0) - (xst < 0)
+        numerator = xe - xs + xst - sgn
+        size = abs(numerator) // abs(xst) * (1 if (numerator >= 0) == (xst > 0) else -1)
+    else:
+        size = math.ceil((float(end) - float(start)) / float(step))
+    return xs + np.arange(max(size, 0), dtype=np.int64) * xst
 
 
 def _linspace_values(start, end, steps: int, np_dtype: np.dtype) -> np.ndarray:
