@@ -412,3 +412,27 @@ def test_tensor_infers_dtype_from_numpy_leaves_as_torch(data, dtype):
     ours = run(tinyattn)
     assert str(ours.dtype).split(".")[-1] == dtype
     _same(ours, run(_torch()), tol=0)
+
+
+# -- addcmul of integers truncates a float value; float_power takes a bool exponent ----------
+@pytest.mark.parametrize(
+    "value, want", [(0.5, [1, 2, 3]), (2.7, [5, 14, 27]), (-1.5, [-1, -4, -9])]
+)
+def test_integer_addcmul_truncates_a_float_value(value, want):
+    def run(lib, inplace):
+        a, b = lib.tensor([1, 2, 3]), lib.tensor([2, 3, 4])
+        if inplace:
+            return a.clone().addcmul_(a, b, value=value)  # was RuntimeError (float64 result)
+        return lib.addcmul(a, a, b, value=value)  # was a float result
+
+    for inplace in (False, True):
+        ours = run(tinyattn, inplace)
+        assert ours.dtype == tinyattn.int64
+        np.testing.assert_array_equal(ours.numpy(), want)
+        _same(ours, run(_torch(), inplace), tol=0)
+
+
+def test_float_power_with_a_bool_exponent():
+    ours = tinyattn.float_power(tinyattn.tensor([2.0, 3.0]), True)  # was TypeError
+    assert ours.dtype == tinyattn.float64
+    np.testing.assert_array_equal(ours.numpy(), [2.0, 3.0])
