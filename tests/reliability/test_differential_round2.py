@@ -436,3 +436,28 @@ def test_float_power_with_a_bool_exponent():
     ours = tinyattn.float_power(tinyattn.tensor([2.0, 3.0]), True)  # was TypeError
     assert ours.dtype == tinyattn.float64
     np.testing.assert_array_equal(ours.numpy(), [2.0, 3.0])
+
+
+# -- hardtanh / relu6 / tanhshrink on integer tensors (were NotImplementedError) -------------
+@pytest.mark.parametrize(
+    "call, want, dtype",
+    [
+        ("F.relu6(x)", [0, 0, 0, 2, 6], "int64"),
+        ("F.hardtanh(x)", [-1, -1, 0, 1, 1], "int64"),
+        ("F.hardtanh(x, -2.5, 3.7)", [-2, -1, 0, 2, 3], "int64"),  # bounds cast to int64
+        ("F.tanhshrink(x)", [-7.0, -0.2384058, 0.0, 1.0359724, 6.0000019], "float32"),
+    ],
+)
+def test_integer_clamping_activations(call, want, dtype):
+    def run(lib):
+        return eval(call, {"F": lib.nn.functional, "x": lib.tensor([-8, -1, 0, 2, 7])})
+
+    ours = run(tinyattn)
+    assert str(ours.dtype).split(".")[-1] == dtype
+    np.testing.assert_allclose(ours.numpy(), want, rtol=1e-6)
+    _same(ours, run(_torch()), tol=1e-6)
+
+
+def test_hardtanh_refuses_negative_bounds_for_uint8():
+    with pytest.raises(RuntimeError, match="unsigned"):
+        tinyattn.nn.functional.hardtanh(tinyattn.tensor([1, 2], dtype=tinyattn.uint8))
