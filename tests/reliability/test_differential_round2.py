@@ -8,6 +8,8 @@ fix) on a machine without torch; the torch comparison runs when torch is install
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -461,3 +463,31 @@ def test_integer_clamping_activations(call, want, dtype):
 def test_hardtanh_refuses_negative_bounds_for_uint8():
     with pytest.raises(RuntimeError, match="unsigned"):
         tinyattn.nn.functional.hardtanh(tinyattn.tensor([1, 2], dtype=tinyattn.uint8))
+
+
+# -- scatter(reduce="multiply") multiplied nothing: it wrote the value -----------------------
+@pytest.mark.parametrize("inplace", [False, True])
+def test_scatter_reduce_multiply(inplace):
+    def run(lib):
+        a = lib.tensor([[1, 2, 3], [-2, 1, 1]])
+        x = a.float()
+        index = lib.tensor([[0], [0]])
+        if inplace:
+            ints = a.clone().scatter_(1, index, 2.5, reduce="multiply")
+            floats = x.clone().scatter_(1, lib.tensor([[0, 0], [1, 1]]), x + 1, reduce="multiply")
+        else:
+            ints = a.scatter(1, index, 2.5, reduce="multiply")
+            floats = x.scatter(1, lib.tensor([[0, 0], [1, 1]]), x + 1, reduce="multiply")
+        return ints, floats
+
+    ints, floats = run(tinyattn)
+    np.testing.assert_array_equal(ints.numpy(), [[2, 2, 3], [-4, 1, 1]])  # 2.5 acts as 2
+    np.testing.assert_array_equal(floats.numpy(), [[6.0, 2.0, 3.0], [-2.0, -2.0, 1.0]])
+    with pytest.raises(RuntimeError, match="add or multiply"):
+        tinyattn.zeros(2).scatter(0, tinyattn.tensor([0]), 1.0, reduce="max")
+    torch = _torch()
+    with warnings.catch_warnings():  # torch deprecates reduce= with a Tensor src
+        warnings.simplefilter("ignore", UserWarning)
+        theirs = run(torch)
+    for o, t in zip((ints, floats), theirs):
+        _same(o, t, tol=0)
