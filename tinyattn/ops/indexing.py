@@ -448,37 +448,16 @@ def _scatter_args(input, dim, index, src, value, op):
 @gradient_doc(Scatter)
 def scatter(input: Tensor, dim: int, index, src=None, *, value=None, reduce=None) -> Tensor:
     """A copy of ``input`` with ``src`` (or ``value``) written at ``index`` along ``dim``;
-    ``reduce="add"`` / ``"multiply"`` add / multiply it in instead (a value is first cast to
-    ``input``'s dtype, as torch: 2.5 multiplies an int64 tensor by 2)."""
-    d, idx, src = _scatter_args(input, dim, index, src, value, "scatter")
-    if _check_scatter_reduce(reduce, "scatter") == "multiply":
-        return _scatter_multiply(input, d, idx, src, inplace=False)
-    return Scatter.apply(input, d, idx, src, reduce == "add")
+    ``reduce="add"`` / ``"multiply"`` add / multiply it in (a value cast to the dtype first)."""
+    from .scatter import scatter_with_reduce
+
+    return scatter_with_reduce(input, dim, index, src, value, reduce, False, "scatter")
 
 
 def scatter_(input: Tensor, dim: int, index, src=None, *, value=None, reduce=None) -> Tensor:
-    d, idx, src = _scatter_args(input, dim, index, src, value, "scatter_")
-    if _check_scatter_reduce(reduce, "scatter_") == "multiply":
-        return _scatter_multiply(input, d, idx, src, inplace=True)
-    return input._apply_inplace(Scatter, d, idx, src, reduce == "add")
+    from .scatter import scatter_with_reduce
 
-
-def _check_scatter_reduce(reduce, op: str):
-    if reduce not in (None, "add", "multiply"):
-        raise RuntimeError(
-            f"{op}(): reduce argument must be either add or multiply, got {reduce!r}"
-        )
-    return reduce
-
-
-def _scatter_multiply(input: Tensor, d: int, idx, src, inplace: bool) -> Tensor:
-    """``scatter(..., reduce="multiply")``: a product reduction including ``input``."""
-    from .scatter import scatter_reduce, scatter_reduce_
-
-    if not isinstance(src, Tensor):
-        src = Tensor._make(np.full(np.shape(idx), src).astype(input._data.dtype))
-    index = idx if isinstance(idx, Tensor) else Tensor._make(np.asarray(idx))
-    return (scatter_reduce_ if inplace else scatter_reduce)(input, d, index, src, "prod")
+    return scatter_with_reduce(input, dim, index, src, value, reduce, True, "scatter_")
 
 
 @gradient_doc(Scatter)
@@ -606,10 +585,7 @@ def masked_scatter_(input: Tensor, mask, source) -> Tensor:
 
 
 def nonzero(input: Tensor, *, as_tuple: bool = False):
-    """Indices of non-zero elements: an (n, ndim) int64 tensor, or a tuple of 1-D tensors.
-
-    A 0-d input is read as one element: (1, 0) or (0, 0) (as_tuple: one 1-D tensor), as torch.
-    """
+    """Indices of non-zero elements: (n, ndim) int64 (0-d input: (1, 0) or (0, 0)), or a tuple."""
     idx = np.nonzero(input._data if input.ndim else input._data.reshape(1))
     if input.ndim == 0 and not as_tuple:
         return Tensor._make(np.zeros((idx[0].size, 0), dtype=np.int64))
