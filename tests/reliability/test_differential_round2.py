@@ -491,3 +491,12 @@ def test_scatter_reduce_multiply(inplace):
         theirs = run(torch)
     for o, t in zip((ints, floats), theirs):
         _same(o, t, tol=0)
+
+
+def test_bincount_of_an_empty_input_counts_in_int64():
+    """torch ignores the weights' dtype when there is nothing to count (was float64)."""
+    empty = tinyattn.zeros(0, dtype=tinyattn.int64)
+    for minlength in (0, 3):
+        ours = tinyattn.bincount(empty, tinyattn.zeros(0, dtype=tinyattn.float64), minlength)
+        assert ours.dtype == tinyattn.int64
+        np.testing.assert_array_equal(ours.numpy(), np.zeros(minlength, np.int64))

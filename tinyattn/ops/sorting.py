@@ -392,7 +392,7 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
         )
     if int(minlength) < 0:
         raise RuntimeError(f"bincount(): minlength should be >= 0, got {minlength}")
-    if weights is None:
+    if weights is None or a.size == 0:  # torch: an empty input counts in int64, weights or not
         return _as_long(np.bincount(a, minlength=int(minlength)))
     w = weights._data if isinstance(weights, Tensor) else np.asarray(weights)
     if w.ndim != 1 or w.shape[0] != a.shape[0]:
