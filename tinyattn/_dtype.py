@@ -153,11 +153,11 @@ def result_type(*operands) -> np.dtype:
     for x in operands:
         if isinstance(x, np.ndarray):
             (dimensioned if x.ndim else zero_dim).append(x.dtype)
-        elif isinstance(x, (bool, np.bool_)):
+        elif isinstance(x, bool):
             scalar_cat = max(scalar_cat, 0)
         elif isinstance(x, (int, np.integer)):
             scalar_cat = max(scalar_cat, 1)
-        elif isinstance(x, (float, np.floating)):
+        elif isinstance(x, (float, np.floating, np.bool_)):  # torch reads np.bool_ as a float
             scalar_cat = max(scalar_cat, 2)
         else:
             raise TypeError(f"unsupported operand type {type(x).__name__}")

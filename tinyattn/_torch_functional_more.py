@@ -2,7 +2,8 @@
 
 The second half of ``_torch_functional_aliases.py`` (see its docstring): torch's top-level
 (ATen) signatures, each calling the one implementation in ``tinyattn.nn.functional``.
-The losses take ``reduction`` as an int: 0 ``'none'``, 1 ``'mean'``, 2 ``'sum'``.
+The losses take ``reduction`` as an int: 0 ``'none'`` (the default, as torch's), 1 ``'mean'``, 2
+``'sum'``.
 """
 
 from __future__ import annotations
@@ -193,13 +194,15 @@ def relu_(input: Tensor) -> Tensor:
 
 
 # -- losses (``reduction`` is an int: 0 none, 1 mean, 2 sum) ----------------------------------
+# Left out, it is 0 ('none'): torch 2.13's top-level losses return the unreduced loss
+# (torch.kl_div(x, t) has x's shape), unlike the nn.functional forms' 'mean'.
 def ctc_loss(
     log_probs: Tensor,
     targets: Tensor,
     input_lengths,
     target_lengths,
     blank: int = 0,
-    reduction: int = 1,
+    reduction: int = 0,
     zero_infinity: bool = False,
 ) -> Tensor:
     """``F.ctc_loss`` with an int ``reduction``."""
@@ -214,9 +217,10 @@ def ctc_loss(
     )
 
 
-def kl_div(input: Tensor, target: Tensor, reduction: int = 1, *, log_target: bool = False):
-    """``F.kl_div`` with an int ``reduction``; 1 is the plain elementwise mean (torch's
-    top-level form does not warn about ``'mean'`` as ``F.kl_div`` does)."""
+def kl_div(input: Tensor, target: Tensor, reduction: int = 0, *, log_target: bool = False):
+    """``F.kl_div`` with an int ``reduction`` (0, unreduced, by default); 1 is the plain
+    elementwise mean (torch's top-level form does not warn about ``'mean'`` as ``F.kl_div``
+    does)."""
     import warnings
 
     red = _reduction(reduction, "kl_div")
@@ -226,7 +230,7 @@ def kl_div(input: Tensor, target: Tensor, reduction: int = 1, *, log_target: boo
 
 
 def margin_ranking_loss(
-    input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0, reduction: int = 1
+    input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0, reduction: int = 0
 ) -> Tensor:
     """``F.margin_ranking_loss`` with an int ``reduction``."""
     red = _reduction(reduction, "margin_ranking_loss")
@@ -234,7 +238,7 @@ def margin_ranking_loss(
 
 
 def hinge_embedding_loss(
-    input: Tensor, target: Tensor, margin: float = 1.0, reduction: int = 1
+    input: Tensor, target: Tensor, margin: float = 1.0, reduction: int = 0
 ) -> Tensor:
     """``F.hinge_embedding_loss`` with an int ``reduction``."""
     red = _reduction(reduction, "hinge_embedding_loss")
@@ -242,7 +246,7 @@ def hinge_embedding_loss(
 
 
 def cosine_embedding_loss(
-    input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0, reduction: int = 1
+    input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0, reduction: int = 0
 ) -> Tensor:
     """``F.cosine_embedding_loss`` with an int ``reduction``."""
     red = _reduction(reduction, "cosine_embedding_loss")
@@ -257,7 +261,7 @@ def triplet_margin_loss(
     p: float = 2.0,
     eps: float = 1e-06,
     swap: bool = False,
-    reduction: int = 1,
+    reduction: int = 0,
 ) -> Tensor:
     """``F.triplet_margin_loss`` with an int ``reduction``."""
     red = _reduction(reduction, "triplet_margin_loss")
@@ -277,7 +281,7 @@ def binary_cross_entropy_with_logits(
     target: Tensor,
     weight: Tensor | None = None,
     pos_weight: Tensor | None = None,
-    reduction: int = 1,
+    reduction: int = 0,
 ) -> Tensor:
     """``F.binary_cross_entropy_with_logits``; here ``pos_weight`` comes before the int
     ``reduction``."""

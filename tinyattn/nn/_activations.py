@@ -167,8 +167,12 @@ def softsign(input: Tensor) -> Tensor:
 
 
 def tanhshrink(input: Tensor) -> Tensor:
-    """``y = x - tanh(x)``. Any shape. Gradient: ``d input = g tanh(x)^2``."""
-    _check_float(input, "tanhshrink")
+    """``y = x - tanh(x)``. Any shape; an integer input gives the default float (as torch).
+
+    Gradient: ``d input = g tanh(x)^2``.
+    """
+    if not (isinstance(input, Tensor) and input.dtype.np_dtype.kind in "iu"):
+        _check_float(input, "tanhshrink")
     return input - ops.unary.tanh(input)
 
 
@@ -254,11 +258,21 @@ def hardtanh(
     Gradient: ``d input = g`` where ``min_val < x < max_val``, 0 elsewhere *including* at
     ``min_val`` and ``max_val`` (torch's rule; ``clamp``'s gradient passes there).
     """
-    _check_float(input, "hardtanh")
+    integer = isinstance(input, Tensor) and input.dtype.np_dtype.kind in "iu"
+    if not integer:
+        _check_float(input, "hardtanh")
     if min_val > max_val:
         raise ValueError(
             f"hardtanh: min_val cannot be greater than max_val ({min_val} > {max_val})"
         )
+    if integer:  # torch clamps integers to the bounds cast to the input's dtype
+        if input.dtype.np_dtype.kind == "u" and min_val < 0:
+            raise RuntimeError(
+                f"hardtanh: cannot clamp an unsigned {input.dtype} input to a negative "
+                f"min_val ({min_val})"
+            )
+        bounds = Tensor._make(np.array([min_val, max_val]).astype(input.dtype.np_dtype))
+        return _run(input, lambda x: ops.unary.clamp(x, bounds[0], bounds[1]), inplace, "hardtanh")
     lo, hi = float(min_val), float(max_val)
     return _run(input, lambda x: _clamp_inside(x, lo, hi), inplace, "hardtanh")
 
@@ -283,7 +297,6 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:
 
     Gradient: ``d input = g`` for ``0 < x < 6``, 0 elsewhere (0 at 0 and at 6, as torch).
     """
-    _check_float(input, "relu6")
     return hardtanh(input, 0.0, 6.0, inplace)
 
 

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import numbers
 
+import numpy as np
+
 from .._tensor import Tensor
 
 __all__ = ["batch_norm"]
@@ -69,14 +71,18 @@ def batch_norm(
     shape = (1, channels) + (1,) * (input.ndim - 2)
     if training:
         count = input.numel() // max(channels, 1)
-        if count <= 1:
+        if count == 1:
             raise ValueError(
                 f"Expected more than 1 value per channel when training, got input size "
                 f"{list(input.shape)}"
             )
-        mean = input.mean(dims, keepdim=True)
-        var = input.var(dims, keepdim=True, unbiased=False)
-        if running_mean is not None or running_var is not None:
+        if count == 0:  # an empty batch: an empty output, running stats untouched (as torch)
+            mean = Tensor._make(np.zeros(shape, input._data.dtype))
+            var = Tensor._make(np.ones(shape, input._data.dtype))
+        else:
+            mean = input.mean(dims, keepdim=True)
+            var = input.var(dims, keepdim=True, unbiased=False)
+        if count and (running_mean is not None or running_var is not None):
             m = float(momentum)
             batch_mean = mean._data.reshape(channels)
             batch_var = var._data.reshape(channels) * (count / (count - 1))

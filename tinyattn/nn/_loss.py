@@ -312,6 +312,14 @@ def kl_div(
 # -- mse_loss -------------------------------------------------------------------------------
 
 
+def _numeric_target(input: Tensor, target: Tensor) -> Tensor:
+    """A bool target as 0/1 in the input's dtype: torch's mse/smooth_l1/huber kernels read
+    it so (``input - target`` would refuse a bool operand)."""
+    if target.dtype.np_dtype.kind == "b" and input.dtype.is_floating_point:
+        return target.to(input.dtype)
+    return target
+
+
 def mse_loss(
     input: Tensor,
     target: Tensor,
@@ -335,7 +343,7 @@ def mse_loss(
             stacklevel=2,
         )
     _check_broadcastable(input, target, "mse_loss")
-    diff = input - target
+    diff = input - _numeric_target(input, target)
     loss = diff * diff
     if weight is not None:
         if tuple(weight.shape) != tuple(input.shape):  # (torch 2.13's rule)
@@ -434,4 +442,8 @@ def binary_cross_entropy_with_logits(
                     f"not broadcast to the input shape {list(input.shape)}"
                 ) from None
     loss = BceWithLogits.apply(input, target, weight, pos_weight)
+    if target.dtype.is_floating_point and loss.dtype != target.dtype:
+        # torch builds the loss in place on ``1 - target``: it keeps the target's dtype
+        # (float64 logits with a float32 target give a float32 loss)
+        loss = loss.to(target.dtype)
     return _reduce(loss, reduction)

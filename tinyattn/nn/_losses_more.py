@@ -18,7 +18,7 @@ from .. import ops
 from .._tensor import Tensor
 from ..autograd.function import Function
 from ..ops.arithmetic import where
-from ._loss import _as_array, _check_broadcastable, _check_reduction, _reduce
+from ._loss import _as_array, _check_broadcastable, _check_reduction, _numeric_target, _reduce
 
 __all__ = [
     "l1_loss",
@@ -122,7 +122,7 @@ def smooth_l1_loss(
     if beta < 0:
         raise RuntimeError(f"smooth_l1_loss does not support negative values for beta, got {beta}.")
     _warn_target_size(input, target, "smooth_l1_loss")
-    diff = input - target
+    diff = input - _numeric_target(input, target)
     absdiff = diff.abs()
     if beta == 0:
         return _reduce(absdiff, reduction)
@@ -146,7 +146,7 @@ def huber_loss(input, target, reduction="mean", delta: float = 1.0, weight=None)
         )
     _warn_target_size(input, target, "huber_loss")
     _check_loss_weight(input, weight, "huber_loss")
-    diff = input - target
+    diff = input - _numeric_target(input, target)
     absdiff = diff.abs()
     loss = where(absdiff <= delta, 0.5 * diff * diff, delta * (absdiff - 0.5 * delta))
     return _reduce(_weighted(loss, weight), reduction)

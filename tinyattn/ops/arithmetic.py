@@ -42,11 +42,24 @@ def _promote(a, b, op: str, floating: bool = False):
         a = a.item()
     if isinstance(b, np.generic):
         b = b.item()
+    if rt.kind in "iu":
+        a, b = _wrapped_int(a, rt), _wrapped_int(b, rt)
     if isinstance(a, np.ndarray) and a.dtype != rt:
         a = a.astype(rt)
     if isinstance(b, np.ndarray) and b.dtype != rt:
         b = b.astype(rt)
     return a, b, rt
+
+
+def _wrapped_int(x, rt: np.dtype):
+    """A Python int outside integer dtype ``rt`` cast to it with wrap-around, as torch casts
+    the scalar (``uint8 + -2`` adds 254 mod 256: ``[1, 2] -> [255, 0]``); NumPy would raise
+    OverflowError. Other operands are returned as they are."""
+    if type(x) is int:
+        info = np.iinfo(rt)
+        if not info.min <= x <= info.max and -(2**63) <= x < 2**64:
+            return np.array(x, dtype=np.uint64 if x >= 2**63 else np.int64).astype(rt)[()]
+    return x
 
 
 def _operand(x, op: str):
@@ -240,8 +253,13 @@ class Pow(Function):
     @staticmethod
     def forward(ctx, a, b):
         operands = a, b  # saved as they came: a cast copy would be cut from the graph
+        negative_number = (
+            _is_number(b) and type(b) is not complex and b < 0
+        )  # before _promote wraps it (uint8: -2 -> 254)
         a, b, rt = _promote(a, b, "pow")
         if rt.kind in "iub":
+            if negative_number:
+                raise RuntimeError("pow: integers to negative integer powers are not allowed")
             out = _integer_power(a, b, rt)
         else:
             out = _checked("pow", a, b, _power)

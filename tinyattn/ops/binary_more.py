@@ -321,7 +321,7 @@ def float_power(input, exponent) -> Tensor:
     def as_double(x, name: str):
         if isinstance(x, Tensor):
             return cast(x, dt.float64)
-        if isinstance(x, (int, float, np.number)) and not isinstance(x, bool):
+        if isinstance(x, (int, float, np.number, np.bool_)):  # True/False as 1.0/0.0, as torch
             return float(x)
         raise TypeError(
             f"float_power(): argument '{name}' must be a Tensor or a number, not {type(x).__name__}"
@@ -331,8 +331,22 @@ def float_power(input, exponent) -> Tensor:
 
 
 def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
-    """``input + value * tensor1 * tensor2`` (broadcast).   Composes: mul, add"""
-    return add(_tensor(input, "addcmul"), mul(tensor1, tensor2), alpha=value)
+    """``input + value * tensor1 * tensor2`` (broadcast); for an integer result a float
+    ``value`` is truncated toward zero first (0.5 acts as 0, 2.7 as 2), as torch.
+
+    Composes: mul, add
+    """
+    product = mul(tensor1, tensor2)
+    input = _tensor(input, "addcmul")
+    return add(input, product, alpha=_addcmul_value(input, product, value))
+
+
+def _addcmul_value(input: Tensor, product: Tensor, value):
+    """``value`` truncated toward zero when input and product are integers (as torch)."""
+    integral = input.dtype.np_dtype.kind in "iu" and product.dtype.np_dtype.kind in "iub"
+    if integral and isinstance(value, (float, np.floating)):
+        return int(value)
+    return value
 
 
 def _check_addcdiv(tensor1, tensor2) -> None:
@@ -385,7 +399,8 @@ def float_power_(self: Tensor, exponent) -> Tensor:
 
 def addcmul_(self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
     """In-place :func:`addcmul`. Composes: mul, Tensor.add_"""
-    return self.add_(mul(tensor1, tensor2), alpha=value)
+    product = mul(tensor1, tensor2)
+    return self.add_(product, alpha=_addcmul_value(self, product, value))
 
 
 def addcdiv_(self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:

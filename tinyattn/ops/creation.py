@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
@@ -63,6 +64,31 @@ def _has_numpy_leaf(data) -> bool:
     return False
 
 
+def _leaf_dtype(data) -> np.dtype:
+    """torch.tensor's dtype for nested data holding NumPy leaves: each leaf's own type (a
+    Python float the default float, an int int64, a bool bool; a NumPy scalar or array its
+    dtype), promoted by category first (``[np.float32(1.5), 2.0]`` is float32, not float64)."""
+    leaves: list[np.dtype] = []
+
+    def walk(x) -> None:
+        if isinstance(x, (np.ndarray, np.generic)):
+            leaves.append(x.dtype)
+        elif isinstance(x, (list, tuple)):
+            for item in x:
+                walk(item)
+        elif isinstance(x, bool):
+            leaves.append(np.dtype(np.bool_))
+        elif isinstance(x, int):
+            leaves.append(np.dtype(np.int64))
+        elif isinstance(x, float):
+            leaves.append(dt.get_default_dtype().np_dtype)
+        else:
+            leaves.append(np.asarray(x).dtype)
+
+    walk(data)
+    return dt._promote_same_rank(leaves)
+
+
 def _as_array(data, op: str) -> np.ndarray:
     try:
         return np.asarray(data)
@@ -80,8 +106,8 @@ def _infer_np_dtype(data, op: str = "tensor") -> np.dtype:
     if isinstance(data, (np.ndarray, np.generic)):
         return data.dtype
     arr = _as_array(data, op)
-    if arr.dtype.kind in "fiu" and _has_numpy_leaf(data):
-        return arr.dtype
+    if arr.dtype.kind in "fiub" and _has_numpy_leaf(data):
+        return _leaf_dtype(data)
     if arr.dtype.kind == "f":
         return dt.get_default_dtype().np_dtype
     if arr.dtype.kind in "iu":
@@ -174,11 +200,22 @@ ones = _factory(np.ones, "ones")
 empty = _factory(np.empty, "empty")
 
 
+def _as_python_scalar(value):
+    """A NumPy scalar as the Python number torch's argument parser makes of it: np.bool_ is
+    not an int to it, so it is read as a float (``torch.full((2,), np.True_)`` is float32);
+    other integers give int64 and floats the default float (not their own width)."""
+    if isinstance(value, np.bool_):
+        return float(value)
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
 def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A tensor of ``size`` filled with ``fill_value`` (dtype inferred from the value)."""
     check_device(device)
     if dtype is None:
-        dtype = dt.from_numpy_dtype(_infer_np_dtype(fill_value))
+        dtype = dt.from_numpy_dtype(_infer_np_dtype(_as_python_scalar(fill_value)))
     shape = _sizes((size,), "full")
     return _finish(np.full(shape, fill_value, dtype=dt.to_dtype(dtype).np_dtype), requires_grad)
 
@@ -220,17 +257,56 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
         )
     if dtype is None:
         floating = any(isinstance(v, float) for v in vals)
-        np_dtype = dt.get_default_dtype().np_dtype if floating else np.int64
+        np_dtype = dt.get_default_dtype().np_dtype if floating else np.dtype(np.int64)
     else:
         np_dtype = dt.to_dtype(dtype).np_dtype
+    if np_dtype.kind in "iu" and any(isinstance(v, float) for v in vals):
+        return _finish(_integer_arange(*vals, np_dtype).astype(np_dtype), requires_grad)
     return _finish(np.arange(*vals).astype(np_dtype), requires_grad)
+
+
+def _integer_arange(start, end, step, np_dtype: np.dtype) -> np.ndarray:
+    """torch's arange into an integer dtype from float bounds: start, end and step are cast
+    to integers first and the values are ``start + i * step``. For int64 the length comes
+    from the cast values (``step=0.3`` is 0: an error); for the other integer dtypes from the
+    float ones (``arange(0, 5, 1.5, dtype=int32)`` is ``[0, 1, 2, 3]``; a step cast to 0
+    repeats ``start``)."""
+    xs, xe, xst = int(start), int(end), int(step)
+    if np_dtype == np.int64:
+        if xst == 0:
+            raise RuntimeError(f"arange(): step must be nonzero (step={step} cast to int64)")
+        sgn = (xst > 0) - (xst < 0)
+        numerator = xe - xs + xst - sgn
+        size = abs(numerator) // abs(xst) * (1 if (numerator >= 0) == (xst > 0) else -1)
+    else:
+        size = math.ceil((float(end) - float(start)) / float(step))
+    return xs + np.arange(max(size, 0), dtype=np.int64) * xst
+
+
+def _linspace_values(start, end, steps: int, np_dtype: np.dtype) -> np.ndarray:
+    """``steps`` evenly spaced float64 values from ``start`` to ``end``.
+
+    For an integer ``np_dtype`` torch first truncates both ends to integers, then fills
+    the first half as ``start + step * i`` and the second as ``end - step * (steps - 1 - i)``
+    (``step`` a float); the caller's cast truncates each value. So
+    ``linspace(0.5, 2.5, 5, dtype=int64)`` is ``[0, 0, 1, 1, 2]`` (not ``[0, 1, 1, 2, 2]``).
+    """
+    if np_dtype.kind not in "iu":
+        return np.linspace(start, end, steps)
+    start, end = int(start), int(end)
+    if steps == 1:
+        return np.array([start], dtype=np.float64)
+    step = (end - start) / (steps - 1)
+    i = np.arange(steps)
+    return np.where(i < steps // 2, start + step * i, end - step * (steps - 1 - i))
 
 
 def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     check_device(device)
     if steps < 0:
         raise RuntimeError(f"linspace(): number of steps must be non-negative, got {steps}")
-    return _finish(np.linspace(start, end, steps).astype(_dtype_or_default(dtype)), requires_grad)
+    np_dtype = _dtype_or_default(dtype)
+    return _finish(_linspace_values(start, end, steps, np_dtype).astype(np_dtype), requires_grad)
 
 
 def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad=False) -> Tensor:

@@ -447,14 +447,17 @@ def _scatter_args(input, dim, index, src, value, op):
 
 @gradient_doc(Scatter)
 def scatter(input: Tensor, dim: int, index, src=None, *, value=None, reduce=None) -> Tensor:
-    """A copy of ``input`` with ``src`` (or ``value``) written at ``index`` along ``dim``."""
-    d, idx, src = _scatter_args(input, dim, index, src, value, "scatter")
-    return Scatter.apply(input, d, idx, src, reduce == "add")
+    """A copy of ``input`` with ``src`` (or ``value``) written at ``index`` along ``dim``;
+    ``reduce="add"`` / ``"multiply"`` add / multiply it in (a value cast to the dtype first)."""
+    from .scatter import scatter_with_reduce
+
+    return scatter_with_reduce(input, dim, index, src, value, reduce, False, "scatter")
 
 
 def scatter_(input: Tensor, dim: int, index, src=None, *, value=None, reduce=None) -> Tensor:
-    d, idx, src = _scatter_args(input, dim, index, src, value, "scatter_")
-    return input._apply_inplace(Scatter, d, idx, src, reduce == "add")
+    from .scatter import scatter_with_reduce
+
+    return scatter_with_reduce(input, dim, index, src, value, reduce, True, "scatter_")
 
 
 @gradient_doc(Scatter)
@@ -582,8 +585,10 @@ def masked_scatter_(input: Tensor, mask, source) -> Tensor:
 
 
 def nonzero(input: Tensor, *, as_tuple: bool = False):
-    """Indices of non-zero elements: an (n, ndim) int64 tensor, or a tuple of 1-D tensors."""
-    idx = np.nonzero(input._data)
+    """Indices of non-zero elements: (n, ndim) int64 (0-d input: (1, 0) or (0, 0)), or a tuple."""
+    idx = np.nonzero(input._data if input.ndim else input._data.reshape(1))
+    if input.ndim == 0 and not as_tuple:
+        return Tensor._make(np.zeros((idx[0].size, 0), dtype=np.int64))
     if as_tuple:
         return tuple(Tensor._make(i.astype(np.int64)) for i in idx)
     return Tensor._make(np.stack(idx, axis=-1).astype(np.int64).reshape(-1, input.ndim))

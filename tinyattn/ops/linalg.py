@@ -193,13 +193,37 @@ ger = outer
 # -- products added to an input: addmm, baddbmm, addbmm --------------------------------------
 
 
+# ops whose alpha = 0 drops the product (its NaN and inf do not propagate), as torch's
+# kernels do; torch's baddbmm and addr still multiply by 0
+_ALPHA_ZERO_IGNORES = frozenset({"addmm", "addbmm", "addmv"})
+
+
+def _integral_scalars(beta, alpha, op: str):
+    """beta and alpha for an integer product: torch's addr refuses float ones, the others
+    truncate them toward zero (``beta=0.5`` acts as 0), keeping the integer dtype."""
+    for name, value in (("beta", beta), ("alpha", alpha)):
+        if op == "addr" and isinstance(value, (float, np.floating)):
+            raise RuntimeError(
+                f"{op}(): for integral input tensors, argument {name} must not be a floating "
+                f"point number, got {value!r}"
+            )
+    return int(beta), int(alpha)
+
+
+def _ignored(t: Tensor) -> Tensor:
+    """0 of ``t``'s dtype (False for bool) in ``t``'s graph, with a 0 gradient: a term that
+    takes no part, so its NaN and inf do not propagate."""
+    from .arithmetic import where
+
+    zero = False if t.dtype.np_dtype.kind == "b" else 0
+    return where(Tensor._make(np.zeros((), bool)), t, zero)
+
+
 def _add_scaled(input: Tensor, product: Tensor, beta, alpha, op: str) -> Tensor:
     """``beta * input + alpha * product``; ``input`` broadcasts to the product's shape only.
 
     With ``beta = 0`` the input is ignored (NaN and inf in it do not propagate), as in torch.
     """
-    from .arithmetic import where
-
     if not isinstance(input, Tensor):
         raise TypeError(f"{op}(): argument 'input' must be a Tensor, not {type(input).__name__}")
     try:
@@ -211,10 +235,16 @@ def _add_scaled(input: Tensor, product: Tensor, beta, alpha, op: str) -> Tensor:
             f"{op}(): input of shape {list(input.shape)} cannot be broadcast to the product's "
             f"shape {list(product.shape)}"
         )
-    scaled = product if alpha == 1 else product * alpha
+    if product.dtype.np_dtype.kind in "iub":
+        beta, alpha = _integral_scalars(beta, alpha, op)
+        if product.dtype.np_dtype.kind == "b":  # bool results: beta and alpha act as and-masks
+            beta, alpha = bool(beta), bool(alpha)
+    if alpha == 0 and op in _ALPHA_ZERO_IGNORES:  # torch skips the product: no NaN from it
+        scaled = _ignored(product)
+    else:
+        scaled = product if alpha == 1 else product * alpha
     if beta == 0:
-        ignored = where(Tensor._make(np.zeros((), bool)), input, 0)  # 0, with a 0 gradient
-        return scaled + ignored
+        return scaled + _ignored(input)
     return scaled + (input if beta == 1 else input * beta)
 
 

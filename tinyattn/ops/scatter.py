@@ -15,12 +15,14 @@ from ..autograd.function import Function
 from ._util import gradient_doc, normalize_dim
 from .indexing import (
     IndexPut,
+    Scatter,
     _check_gather_shapes,
     _grid,
     _index_tensor,
     _mask,
     _put_index,
     _put_value,
+    _scatter_args,
     _select_index,
     setitem,
 )
@@ -326,3 +328,26 @@ def scatter_reduce_(
     if reduce == "prod":
         return input._apply_inplace(ScatterProd, d, idx, src, bool(include_self))
     return input._apply_inplace(ScatterReduce, d, idx, src, reduce, bool(include_self))
+
+
+def scatter_multiply(input: Tensor, d: int, idx, src, inplace: bool) -> Tensor:
+    """``scatter(..., reduce="multiply")`` (called by :func:`indexing.scatter`): a product
+    reduction including ``input``; a number ``src`` is first cast to ``input``'s dtype."""
+    if not isinstance(src, Tensor):
+        src = Tensor._make(np.full(np.shape(idx), src).astype(input._data.dtype))
+    index = idx if isinstance(idx, Tensor) else Tensor._make(np.asarray(idx))
+    return (scatter_reduce_ if inplace else scatter_reduce)(input, d, index, src, "prod")
+
+
+def scatter_with_reduce(input, dim, index, src, value, reduce, inplace: bool, op: str) -> Tensor:
+    """:func:`indexing.scatter` / ``scatter_``: a write, or with ``reduce`` an add or a product."""
+    d, idx, src = _scatter_args(input, dim, index, src, value, op)
+    if reduce not in (None, "add", "multiply"):
+        raise RuntimeError(
+            f"{op}(): reduce argument must be either add or multiply, got {reduce!r}"
+        )
+    if reduce == "multiply":  # a product reduction, as torch (it was silently a write)
+        return scatter_multiply(input, d, idx, src, inplace)
+    if inplace:
+        return input._apply_inplace(Scatter, d, idx, src, reduce == "add")
+    return Scatter.apply(input, d, idx, src, reduce == "add")

@@ -229,11 +229,24 @@ class Median(Function):
         return xp.astype(g * hit / xp.sum(hit), g.dtype), None
 
 
+def _empty_median(dtype: np.dtype):
+    """torch's median of no elements: NaN in ``dtype``. A float keeps it; for integers it is
+    what the CPU's NaN-to-int conversion gives (the lowest int64/int32, 0 for narrower
+    integers, True for bool), as torch 2.13 on x86 prints."""
+    if dtype.kind == "f":
+        return np.array(np.nan, dtype=dtype)
+    if dtype.kind == "b":
+        return np.array(True)
+    if dtype.itemsize >= 4 and dtype.kind == "i":
+        return np.array(np.iinfo(dtype).min, dtype=dtype)
+    return np.array(0, dtype=dtype)
+
+
 def _median(input: Tensor, dim, keepdim: bool, ignore_nan: bool, ret, op: str):
     _check_input(input, op)
     if dim is None:  # of all elements: the value only
         if input.numel() == 0:
-            return Tensor._make(np.asarray(np.nan, dtype=input._data.dtype))
+            return Tensor._make(np.asarray(_empty_median(input._data.dtype)))
         return Median.apply(input, ignore_nan)
     d = normalize_dim(dim, input.ndim, op)
     _check_reduction_dim(input, d, op)
@@ -379,7 +392,7 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
         )
     if int(minlength) < 0:
         raise RuntimeError(f"bincount(): minlength should be >= 0, got {minlength}")
-    if weights is None:
+    if weights is None or a.size == 0:  # torch: an empty input counts in int64, weights or not
         return _as_long(np.bincount(a, minlength=int(minlength)))
     w = weights._data if isinstance(weights, Tensor) else np.asarray(weights)
     if w.ndim != 1 or w.shape[0] != a.shape[0]:

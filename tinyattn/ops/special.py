@@ -202,6 +202,10 @@ class Xlog1py(Function):
 
     @staticmethod
     def forward(ctx, x, y):
+        if isinstance(
+            y, (bool, np.bool_)
+        ):  # np.log1p(True) is a float16: log1p(1) would lose 10 bits
+            y = float(y)
         ctx.save_for_backward(x, y)
         x, y, rt = _promote(x, y, "xlog1py", floating=True)
         out = _checked("xlog1py", x, y, lambda u, v: u * np.log1p(v))
@@ -358,6 +362,11 @@ def zeta(input, other) -> Tensor:
     s, q = (t._data if isinstance(t, Tensor) else t for t in (input, other))
     s, q, rt = _promote(s, q, "zeta", floating=True)
     out = _checked("zeta", s, q, lambda a, b: sm.zeta(a, b))
+    # torch (Cephes) answers inf at s = 1 (any q) and at every integer q <= 0 unless s < 1
+    s, q = np.asarray(s), np.asarray(q)
+    with np.errstate(invalid="ignore"):
+        pole = (s == 1) | ((q <= 0) & (np.floor(q) == q) & ~(s < 1))
+    out = np.where(pole, np.inf, out)
     return Tensor._make(np.asarray(out).astype(rt, copy=False))
 
 

@@ -345,8 +345,10 @@ def round(input: Tensor, decimals: int = 0) -> Tensor:
 def _bound(v, op: str, name: str):
     if v is None or isinstance(v, Tensor):
         return v
-    if isinstance(v, (bool, np.bool_)):  # torch takes True/False as the numbers 1/0
+    if isinstance(v, bool):  # torch takes True/False as the numbers 1/0
         return int(v)
+    if isinstance(v, np.bool_):  # and a NumPy bool as a float (clamp(int_t, np.True_) is float)
+        return float(v)
     if isinstance(v, (int, float, np.number)):
         return v
     raise TypeError(

@@ -20,7 +20,7 @@ from .. import _dtype as dt
 from .._device import check_device
 from .._tensor import Tensor
 from .arithmetic import _tensor
-from .creation import _finish
+from .creation import _finish, _linspace_values
 from .rearrange import flip
 
 __all__ = [
@@ -175,7 +175,7 @@ def logspace(
     requires_grad: bool = False,
 ) -> Tensor:
     """``base ** linspace(start, end, steps)``: shape (steps,), the default float dtype
-    unless ``dtype`` is given (integer dtypes truncate the float64 values, as torch)."""
+    unless ``dtype`` is given (integer dtypes truncate the ends, then the float64 values, as torch)."""
     check_device(device)
     vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end)]
     if not isinstance(steps, numbers.Integral) or isinstance(steps, bool):
@@ -183,7 +183,11 @@ def logspace(
     if steps < 0:
         raise RuntimeError(f"logspace(): number of steps must be non-negative, got {steps}")
     target = dt.to_dtype(dtype) if dtype is not None else dt.get_default_dtype()
-    values = np.power(float(base), np.linspace(vals[0], vals[1], int(steps)))
+    if steps == 1:  # torch's one value is ``base ** start``, start not truncated
+        exponents = np.array([vals[0]], dtype=np.float64)
+    else:
+        exponents = _linspace_values(vals[0], vals[1], int(steps), target.np_dtype)
+    values = np.power(float(base), exponents)
     return _finish(values.astype(target.np_dtype), requires_grad)
 
 

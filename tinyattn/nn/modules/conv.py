@@ -91,12 +91,23 @@ class _ConvNd(Module):
         Composes: F.pad, F.conv1d, F.conv2d, F.conv3d
         """
         fn = (_conv.conv1d, _conv.conv2d, _conv.conv3d)[self._n - 1]
-        if self.padding_mode == "zeros" or isinstance(self.padding, str):
+        if self.padding_mode == "zeros" or self.padding == "valid":
             return fn(input, self.weight, self.bias, self.stride, self.padding, self.dilation,
                       self.groups)  # fmt: skip
-        flat = [p for p in reversed(self.padding) for _ in range(2)]
-        padded = pad(input, flat, mode=self.padding_mode)
+        padded = pad(input, self._pad_widths(), mode=self.padding_mode)
         return fn(padded, self.weight, self.bias, self.stride, 0, self.dilation, self.groups)
+
+    def _pad_widths(self) -> list[int]:
+        """``F.pad``'s list (last dim first) for a non-zero ``padding_mode``. With
+        ``padding='same'`` each dim gets ``dilation * (kernel - 1)`` in total, the smaller
+        half on the left, as torch (the input is padded in that mode, not with zeros)."""
+        if self.padding == "same":
+            widths = []
+            for d, k in zip(reversed(self.dilation), reversed(self.kernel_size)):
+                total = d * (k - 1)
+                widths += [total // 2, total - total // 2]
+            return widths
+        return [p for p in reversed(self.padding) for _ in range(2)]
 
     def extra_repr(self) -> str:
         s = (
