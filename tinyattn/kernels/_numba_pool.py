@@ -18,8 +18,11 @@ the three ranges::
     avg:     y[p, o] = sum of x over window o / divisor[o]
     avg backward: dx[p, i] = sum over the windows o holding i of g[p, o] / divisor[o]
 
-The forward sums are taken in float64 and rounded once to the array's dtype; the
-backward adds each float64 share into dx (its dtype) in window order, as the twin does.
+Both average kernels sum in float64 and round once to the array's dtype (the twins too,
+in another order: kernel and twin agree to rounding). Their windows have step 1 and
+starts and stops that never decrease along a dim (average and adaptive pooling's), so
+the windows holding an input position are a range of outputs: the backward reads them
+(a gather, each dx element written once) instead of adding into dx window by window.
 The NumPy twin of each kernel is in ``tinyattn.kernels.pool``, which also checks every
 shape, dtype and window bound before a kernel runs (the kernels check nothing; an index
 outside its plane is no error but defined above, so no kernel reads or writes out of
@@ -92,57 +95,75 @@ def scatter_add(g, index, dx):
 
 
 @njit(parallel=True, cache=True, error_model="numpy")
-def avg_pool_forward(x, start_d, stop_d, start_h, stop_h, start_w, stop_w, divisor, sums, out):
+def avg_pool_forward(x, start_d, stop_d, start_h, stop_h, start_w, stop_w, divisor, cols, out):
     """out[p, od, oh, ow] = sum of x[p] over the window / divisor[od, oh, ow].
 
-    A row of outputs at a time: each input row of the windows adds its window sums to
-    ``sums[p]`` (float64 scratch, one row per plane), so the innermost loops run along
-    the row.
+    A row of outputs at a time, columns first: ``cols[p]`` (float64 scratch, one input
+    row per plane) sums the window's input rows element by element (a loop along the
+    row, which vectorises), then each output of the row sums its span of ``cols``.
     """
-    planes = x.shape[0]
+    planes, width = x.shape[0], x.shape[3]
     out_d, out_h, out_w = out.shape[1], out.shape[2], out.shape[3]
     for p in prange(planes):
-        plane, acc = x[p], sums[p]
+        plane, col = x[p], cols[p]
         for od in range(out_d):
             for oh in range(out_h):
-                for ow in range(out_w):
-                    acc[ow] = 0.0
+                for w in range(width):
+                    col[w] = 0.0
                 for d in range(start_d[od], stop_d[od]):
                     for h in range(start_h[oh], stop_h[oh]):
                         row = plane[d, h]
-                        for ow in range(out_w):
-                            total = 0.0
-                            for w in range(start_w[ow], stop_w[ow]):
-                                total += row[w]
-                            acc[ow] += total
+                        for w in range(width):
+                            col[w] += row[w]
                 out_row, div_row = out[p, od, oh], divisor[od, oh]
                 for ow in range(out_w):
-                    out_row[ow] = acc[ow] / div_row[ow]
+                    total = 0.0
+                    for w in range(start_w[ow], stop_w[ow]):
+                        total += col[w]
+                    out_row[ow] = total / div_row[ow]
 
 
 @njit(parallel=True, cache=True, error_model="numpy")
-def avg_pool_backward(g, start_d, stop_d, start_h, stop_h, start_w, stop_w, divisor, shares, dx):
-    """dx[p] = zeros, then each window adds g[p, o] / divisor[o] to the inputs it holds.
+def avg_pool_backward(g, start_w, stop_w, first_d, end_d, first_h, end_h, slot_d, slot_h,
+                      divisor, spread, tags, acc, dx):  # fmt: skip
+    """dx[p, d, h, w] = sum over the windows o holding (d, h, w) of g[p, o] / divisor[o].
 
-    A row of windows at a time: ``shares[p]`` (float64 scratch, one row per plane) holds
-    that row's g / divisor, added along each input row the windows cover.
+    The adjoint of the forward, in reverse: each output row (od, oh) is first spread along
+    w, ``spread[w] = sum over the ow whose window holds w of g / divisor``; then each row of
+    dx (written once) adds the spread rows of the (od, oh) windows holding it, which are
+    ``first_d[d] <= od < end_d[d]`` and likewise along h (starts and stops never decrease).
+    ``spread[p]`` keeps the last rows computed, row (od, oh) in slot
+    ``(slot_d[od], slot_h[oh]) = (od % R_d, oh % R_h)`` (R = the most windows holding one
+    position; ``tags[p]`` says whose row a slot holds), so a 2-D pool spreads each output
+    row once; ``acc[p]`` is a row of float64 sums.
     """
     planes, depth, height, width = dx.shape
-    out_d, out_h, out_w = g.shape[1], g.shape[2], g.shape[3]
+    out_h, out_w = g.shape[2], g.shape[3]
+    reach_h = tags.shape[2]
     for p in prange(planes):
-        plane, share = dx[p], shares[p]
+        rows, tag, total = spread[p], tags[p], acc[p]
+        for k in range(tag.shape[0]):
+            for j in range(tag.shape[1]):
+                tag[k, j] = -1
         for d in range(depth):
             for h in range(height):
                 for w in range(width):
-                    plane[d, h, w] = 0.0
-        for od in range(out_d):
-            for oh in range(out_h):
-                g_row, div_row = g[p, od, oh], divisor[od, oh]
-                for ow in range(out_w):
-                    share[ow] = g_row[ow] / div_row[ow]
-                for d in range(start_d[od], stop_d[od]):
-                    for h in range(start_h[oh], stop_h[oh]):
-                        row = plane[d, h]
-                        for ow in range(out_w):
-                            for w in range(start_w[ow], stop_w[ow]):
-                                row[w] += share[ow]
+                    total[w] = 0.0
+                for od in range(first_d[d], end_d[d]):
+                    for oh in range(first_h[h], end_h[h]):
+                        k, j = slot_d[od], slot_h[oh]
+                        row = rows[k * reach_h + j]
+                        if tag[k, j] != od * out_h + oh:  # not spread yet
+                            tag[k, j] = od * out_h + oh
+                            g_row, div_row = g[p, od, oh], divisor[od, oh]
+                            for w in range(width):
+                                row[w] = 0.0
+                            for ow in range(out_w):
+                                share = g_row[ow] / div_row[ow]
+                                for w in range(start_w[ow], stop_w[ow]):
+                                    row[w] += share
+                        for w in range(width):
+                            total[w] += row[w]
+                out_row = dx[p, d, h]
+                for w in range(width):
+                    out_row[w] = total[w]

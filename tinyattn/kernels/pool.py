@@ -62,6 +62,26 @@ class Windows(NamedTuple):
         return tuple(dims)
 
 
+# Below this much work (about one element read per unit) a pool kernel runs on the calling
+# thread only. Adaptive pooling (8, 16, 32, 32) -> 7 is about 0.2 M units: its kernels
+# took 0.16-0.18 ms on one thread and 0.44-0.53 ms on two (best of 50, the 2-core machine
+# loaded by other work), where the wake-up of the second thread costs more than it saves.
+POOL_PARALLEL_MIN = 1 << 20
+
+
+def _run(kernel, work: int, *args) -> None:
+    """``kernel(*args)``, on numba's threads when ``work`` is worth it, else on this one."""
+    _launch(kernel, work if work >= POOL_PARALLEL_MIN else 0, *args)
+
+
+def _reads(planes: int, windows: Windows) -> int:
+    """Input elements the windows read over all planes (with repeats)."""
+    total = planes
+    for a, b in zip(windows.start, windows.stop):
+        total *= int(np.maximum(np.asarray(b) - np.asarray(a), 0).sum())
+    return total
+
+
 def _use_kernel(*arrays: np.ndarray) -> bool:
     return (
         arrays[0].dtype in _DTYPES
@@ -120,7 +140,8 @@ def max_pool_argmax(x: np.ndarray, windows: Windows) -> np.ndarray:
     if _use_kernel(planes):
         from ._numba_pool import max_pool_argmax as kernel
 
-        _launch(kernel, planes.size, planes, d0, d1, ds, h0, h1, hs, w0, w1, ws, index)
+        work = _reads(len(planes), windows)
+        _run(kernel, work, planes, d0, d1, ds, h0, h1, hs, w0, w1, ws, index)
     else:
         _max_pool_argmax_twin(planes, (d0, d1, ds), (h0, h1, hs), (w0, w1, ws), index)
     return index.reshape(lead + windows.out_shape)
@@ -166,7 +187,7 @@ def gather(x: np.ndarray, index: np.ndarray, n: int, fill: float) -> np.ndarray:
     if _use_kernel(flat_x):
         from ._numba_pool import gather as kernel
 
-        _launch(kernel, flat_x.size, flat_x, flat_i, float(fill), out)
+        _run(kernel, 8 * flat_i.size, flat_x, flat_i, float(fill), out)  # (reads at random)
     else:
         inside = (flat_i >= 0) & (flat_i < size)
         picked = np.take_along_axis(flat_x, np.where(inside, flat_i, 0), axis=1)
@@ -190,7 +211,7 @@ def scatter_add(g: np.ndarray, index: np.ndarray, spatial: tuple[int, ...]) -> n
     if _use_kernel(flat_g):
         from ._numba_pool import scatter_add as kernel
 
-        _launch(kernel, dx.size, flat_g, flat_i, dx)
+        _run(kernel, dx.size + 8 * flat_i.size, flat_g, flat_i, dx)
     else:
         dx[...] = 0
         rows = np.broadcast_to(np.arange(planes)[:, None], flat_i.shape)
@@ -223,8 +244,9 @@ def avg_pool(x: np.ndarray, windows: Windows, divisor: np.ndarray) -> np.ndarray
     if _use_kernel(planes):
         from ._numba_pool import avg_pool_forward as kernel
 
-        sums = np.empty((len(planes), out.shape[-1]))  # (scratch: a row of sums per plane)
-        _launch(kernel, planes.size, planes, d0, d1, h0, h1, w0, w1, div, sums, out)
+        cols = np.empty((len(planes), planes.shape[-1]))  # (scratch: an input row per plane)
+        work = _reads(len(planes), windows)
+        _run(kernel, work, planes, d0, d1, h0, h1, w0, w1, div, cols, out)
     else:
         for od, oh, ow in product(range(len(d0)), range(len(h0)), range(len(w0))):
             window = planes[:, d0[od] : d1[od], h0[oh] : h1[oh], w0[ow] : w1[ow]]
@@ -246,14 +268,39 @@ def avg_pool_backward(
     div = _check_divisor(divisor, windows)
     dx = np.empty((flat_g.shape[0],) + (1,) * (3 - n) + tuple(spatial), g.dtype)
     (d0, d1, _), (h0, h1, _), (w0, w1, _) = windows.lifted()
+    (first_d, end_d), (first_h, end_h) = (
+        _holding(d0, d1, dx.shape[1]),
+        _holding(h0, h1, dx.shape[2]),
+    )
     if _use_kernel(flat_g):
         from ._numba_pool import avg_pool_backward as kernel
 
-        shares = np.empty((len(flat_g), flat_g.shape[-1]))  # (scratch: a row per plane)
-        _launch(kernel, dx.size, flat_g, d0, d1, h0, h1, w0, w1, div, shares, dx)
+        planes, width = len(flat_g), dx.shape[-1]
+        # the most windows holding one position along D and along H (at least 1)
+        reach_d, reach_h = (max(int((end - first).max()), 1) for first, end in
+                            ((first_d, end_d), (first_h, end_h)))  # fmt: skip
+        spread = np.empty((planes, reach_d * reach_h, width))  # (scratch, per plane)
+        tags = np.empty((planes, reach_d, reach_h), np.int64)
+        acc = np.empty((planes, width))
+        holding = (first_d, end_d, first_h, end_h)
+        slots = (np.arange(len(d0)) % reach_d, np.arange(len(h0)) % reach_h)
+        work = _reads(planes, windows)
+        _run(kernel, work, flat_g, w0, w1, *holding, *slots, div, spread, tags, acc, dx)
     else:
-        dx[...] = 0
+        dx64 = np.zeros(dx.shape)
         for od, oh, ow in product(range(len(d0)), range(len(h0)), range(len(w0))):
             share = flat_g[:, od, oh, ow].astype(np.float64) / div[od, oh, ow]
-            dx[:, d0[od] : d1[od], h0[oh] : h1[oh], w0[ow] : w1[ow]] += share[:, None, None, None]
+            dx64[:, d0[od] : d1[od], h0[oh] : h1[oh], w0[ow] : w1[ow]] += share[:, None, None, None]
+        dx[...] = dx64
     return dx.reshape(g.shape[: g.ndim - n] + tuple(spatial))
+
+
+def _holding(start: np.ndarray, stop: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """[first, end]: input position i lies in the windows first[i] <= o < end[i] (starts and
+    stops never decrease, so they are a range: those that stop after i and start by i)."""
+    if (np.diff(start) < 0).any() or (np.diff(stop) < 0).any():
+        raise ValueError("windows: expected starts and stops that never decrease")
+    i = np.arange(size)
+    first = np.searchsorted(stop, i, side="right")
+    end = np.maximum(np.searchsorted(start, i, side="right"), first)
+    return first.astype(np.int64), end.astype(np.int64)
