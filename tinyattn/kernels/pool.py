@@ -13,6 +13,7 @@ the kernels check nothing.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from itertools import product
 from typing import NamedTuple
 
@@ -34,6 +35,11 @@ class Windows(NamedTuple):
     stop: tuple
     step: tuple  # of ints
 
+    # hashed and compared by identity (arrays have no value hash): the window builders
+    # cache their Windows, and what the boundary derives from one is cached per object
+    __hash__ = object.__hash__
+    __eq__ = object.__eq__
+
     @property
     def ndim(self) -> int:
         return len(self.start)
@@ -44,22 +50,42 @@ class Windows(NamedTuple):
 
     def empty(self) -> np.ndarray:
         """bool of the output's spatial shape: windows with no input position."""
-        out = np.zeros(self.out_shape, dtype=bool)
-        for dim, (a, b) in enumerate(zip(self.start, self.stop)):
-            shape = [1] * self.ndim
-            shape[dim] = -1
-            out = out | (a >= b).reshape(shape)
-        return out
+        return _empty(self)
 
     def lifted(self) -> tuple:
         """(start, stop, step) per dim of the kernels' (D, H, W), missing dims of size 1."""
-        one = (np.zeros(1, np.int64), np.ones(1, np.int64), 1)
-        dims = [one] * (3 - self.ndim)
-        dims += [
-            (np.ascontiguousarray(a, np.int64), np.ascontiguousarray(b, np.int64), int(s))
-            for a, b, s in zip(self.start, self.stop, self.step)
-        ]
-        return tuple(dims)
+        return _lifted(self)
+
+
+@lru_cache(maxsize=256)
+def _empty(windows: Windows) -> np.ndarray:
+    out = np.zeros(windows.out_shape, dtype=bool)
+    for dim, (a, b) in enumerate(zip(windows.start, windows.stop)):
+        shape = [1] * windows.ndim
+        shape[dim] = -1
+        out = out | (a >= b).reshape(shape)
+    out.setflags(write=False)
+    return out
+
+
+@lru_cache(maxsize=256)
+def _lifted(windows: Windows) -> tuple:
+    one = (np.zeros(1, np.int64), np.ones(1, np.int64), 1)
+    dims = [one] * (3 - windows.ndim)
+    dims += [
+        (np.ascontiguousarray(a, np.int64), np.ascontiguousarray(b, np.int64), int(s))
+        for a, b, s in zip(windows.start, windows.stop, windows.step)
+    ]
+    return tuple(dims)
+
+
+@lru_cache(maxsize=256)
+def _reads_per_plane(windows: Windows) -> int:
+    """Input elements the windows of one plane read (with repeats)."""
+    total = 1
+    for a, b in zip(windows.start, windows.stop):
+        total *= int(np.maximum(np.asarray(b) - np.asarray(a), 0).sum())
+    return total
 
 
 # Below this much work (about one element read per unit) a pool kernel runs on the calling
@@ -76,10 +102,7 @@ def _run(kernel, work: int, *args) -> None:
 
 def _reads(planes: int, windows: Windows) -> int:
     """Input elements the windows read over all planes (with repeats)."""
-    total = planes
-    for a, b in zip(windows.start, windows.stop):
-        total *= int(np.maximum(np.asarray(b) - np.asarray(a), 0).sum())
-    return total
+    return planes * _reads_per_plane(windows)
 
 
 def _use_kernel(*arrays: np.ndarray) -> bool:
@@ -104,7 +127,9 @@ def _planes(x: np.ndarray, n: int, name: str) -> tuple[np.ndarray, tuple[int, ..
     return _c_order(x).reshape((planes,) + (1,) * (3 - n) + spatial), spatial
 
 
+@lru_cache(maxsize=256)
 def _check_windows(windows: Windows, spatial: tuple[int, ...]) -> None:
+    """(Once per windows and input size: the windows are not changed after they are made.)"""
     for dim, (a, b, s, size) in enumerate(zip(*windows, spatial)):
         a, b = np.asarray(a), np.asarray(b)
         if a.shape != b.shape or a.ndim != 1 or a.size == 0 or int(s) < 1:
@@ -267,23 +292,15 @@ def avg_pool_backward(
     _check_windows(windows, tuple(spatial))
     div = _check_divisor(divisor, windows)
     dx = np.empty((flat_g.shape[0],) + (1,) * (3 - n) + tuple(spatial), g.dtype)
+    holding, slots, reach_d, reach_h = _spread_plan(windows, dx.shape[1:3])
     (d0, d1, _), (h0, h1, _), (w0, w1, _) = windows.lifted()
-    (first_d, end_d), (first_h, end_h) = (
-        _holding(d0, d1, dx.shape[1]),
-        _holding(h0, h1, dx.shape[2]),
-    )
     if _use_kernel(flat_g):
         from ._numba_pool import avg_pool_backward as kernel
 
         planes, width = len(flat_g), dx.shape[-1]
-        # the most windows holding one position along D and along H (at least 1)
-        reach_d, reach_h = (max(int((end - first).max()), 1) for first, end in
-                            ((first_d, end_d), (first_h, end_h)))  # fmt: skip
         spread = np.empty((planes, reach_d * reach_h, width))  # (scratch, per plane)
         tags = np.empty((planes, reach_d, reach_h), np.int64)
         acc = np.empty((planes, width))
-        holding = (first_d, end_d, first_h, end_h)
-        slots = (np.arange(len(d0)) % reach_d, np.arange(len(h0)) % reach_h)
         work = _reads(planes, windows)
         _run(kernel, work, flat_g, w0, w1, *holding, *slots, div, spread, tags, acc, dx)
     else:
@@ -293,6 +310,19 @@ def avg_pool_backward(
             dx64[:, d0[od] : d1[od], h0[oh] : h1[oh], w0[ow] : w1[ow]] += share[:, None, None, None]
         dx[...] = dx64
     return dx.reshape(g.shape[: g.ndim - n] + tuple(spatial))
+
+
+@lru_cache(maxsize=256)
+def _spread_plan(windows: Windows, depth_height: tuple[int, int]) -> tuple:
+    """What the backward kernel reads along D and H: (first_d, end_d, first_h, end_h), the
+    slots (od % R_d, oh % R_h) and R_d, R_h, the most windows holding one position."""
+    (d0, d1, _), (h0, h1, _), _ = windows.lifted()
+    first_d, end_d = _holding(d0, d1, depth_height[0])
+    first_h, end_h = _holding(h0, h1, depth_height[1])
+    reach_d = max(int((end_d - first_d).max()), 1)
+    reach_h = max(int((end_h - first_h).max()), 1)
+    slots = (np.arange(len(d0)) % reach_d, np.arange(len(h0)) % reach_h)
+    return (first_d, end_d, first_h, end_h), slots, reach_d, reach_h
 
 
 def _holding(start: np.ndarray, stop: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
