@@ -146,7 +146,8 @@ def avg_pool_backward(g, start_w, stop_w, first_d, end_d, first_h, end_h, slot_d
     ``spread[p]`` keeps the last rows computed, row (od, oh) in slot
     ``(slot_d[od], slot_h[oh]) = (od % R_d, oh % R_h)`` (R = the most windows holding one
     position; ``tags[p]`` says whose row a slot holds), so a 2-D pool spreads each output
-    row once; ``acc[p]`` is a row of float64 sums.
+    row once; ``acc[p]`` is a row of float64 sums. A row held by the same windows as the
+    row before it (adaptive pooling's runs) copies that row.
     """
     planes, depth, height, width = dx.shape
     out_h, out_w = g.shape[2], g.shape[3]
@@ -158,8 +159,13 @@ def avg_pool_backward(g, start_w, stop_w, first_d, end_d, first_h, end_h, slot_d
                 tag[k, j] = -1
         for d in range(depth):
             for h in range(height):
-                for w in range(width):
-                    total[w] = 0.0
+                out_row = dx[p, d, h]
+                if h > 0 and first_h[h] == first_h[h - 1] and end_h[h] == end_h[h - 1]:
+                    previous = dx[p, d, h - 1]  # held by the same windows: the same sums
+                    for w in range(width):
+                        out_row[w] = previous[w]
+                    continue
+                held = 0
                 for od in range(first_d[d], end_d[d]):
                     for oh in range(first_h[h], end_h[h]):
                         k, j = slot_d[od], slot_h[oh]
@@ -173,8 +179,12 @@ def avg_pool_backward(g, start_w, stop_w, first_d, end_d, first_h, end_h, slot_d
                                 share = g_row[ow] / div_row[ow]
                                 for w in range(start_w[ow], stop_w[ow]):
                                     row[w] += share
-                        for w in range(width):
-                            total[w] += row[w]
-                out_row = dx[p, d, h]
+                        if held == 0:
+                            for w in range(width):
+                                total[w] = row[w]
+                        else:
+                            for w in range(width):
+                                total[w] += row[w]
+                        held += 1
                 for w in range(width):
-                    out_row[w] = total[w]
+                    out_row[w] = total[w] if held else 0.0
