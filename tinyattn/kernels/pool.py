@@ -81,7 +81,7 @@ def _lifted(windows: Windows) -> tuple:
 
 @lru_cache(maxsize=256)
 def _reads_per_plane(windows: Windows) -> int:
-    """Input elements the windows of one plane read (with repeats)."""
+    """Input elements the windows of one plane span (with repeats): the work of a launch."""
     total = 1
     for a, b in zip(windows.start, windows.stop):
         total *= int(np.maximum(np.asarray(b) - np.asarray(a), 0).sum())
