@@ -39,44 +39,44 @@ from numba import njit, prange
 
 @njit(parallel=True, cache=True, error_model="numpy")
 def max_pool_argmax(x, start_d, stop_d, step_d, start_h, stop_h, step_h, start_w, stop_w,
-                    step_w, col_max, col_at, col_nan, index):  # fmt: skip
+                    step_w, col_max, col_at, index):  # fmt: skip
     """index[p, od, oh, ow] = flat position of the maximum of window (od, oh, ow) of x[p].
 
     A row of outputs at a time, columns first: over the window's input rows (in scan
-    order) each column w keeps its maximum ``col_max[p, w]``, where it first occurs
-    ``col_at[p, w]`` and its last NaN ``col_nan[p, w]`` (-1: none), a pass along the row
-    with no branch to mispredict; then each output takes, over its span of columns, the
-    largest maximum, the smallest position among equal ones (so the first maximum in
-    scan order, d then h then w), or the largest NaN position if any.
+    order) each column w keeps ``col_max[p, w]``, its maximum or, once it has met one, its
+    last NaN, and where that is, ``col_at[p, w]`` (-1: nothing above -inf), in a pass
+    along the row with no branch to mispredict; then each output takes, over its span of
+    columns, the largest NaN position if any column holds a NaN, else the largest maximum
+    at the smallest position among equal ones (the first maximum in scan order, d then h
+    then w).
     """
     planes, _, height, width = x.shape
     out_d, out_h, out_w = index.shape[1], index.shape[2], index.shape[3]
     for p in prange(planes):
-        plane, best_col, at_col, nan_col = x[p], col_max[p], col_at[p], col_nan[p]
+        plane, best_col, at_col = x[p], col_max[p], col_at[p]
         for od in range(out_d):
             for oh in range(out_h):
                 for w in range(width):
                     best_col[w] = -math.inf
                     at_col[w] = -1
-                    nan_col[w] = -1
                 for d in range(start_d[od], stop_d[od], step_d):
                     for h in range(start_h[oh], stop_h[oh], step_h):
                         row, base = plane[d, h], (d * height + h) * width
                         for w in range(width):
                             v = row[w]
-                            larger = v > best_col[w]
-                            best_col[w] = v if larger else best_col[w]
-                            at_col[w] = base + w if larger else at_col[w]
-                            nan_col[w] = base + w if v != v else nan_col[w]
+                            take = v > best_col[w] or v != v  # (NaN never gives way)
+                            best_col[w] = v if take else best_col[w]
+                            at_col[w] = base + w if take else at_col[w]
                 out_row = index[p, od, oh]
                 first = (start_d[od] * height + start_h[oh]) * width
                 for ow in range(out_w):
                     best, at, nan = -math.inf, first + start_w[ow], -1
                     for w in range(start_w[ow], stop_w[ow], step_w):
                         v, pos = best_col[w], at_col[w]
-                        if v > best or (v == best and 0 <= pos < at):
+                        if v != v:
+                            nan = max(nan, pos)
+                        elif v > best or (v == best and 0 <= pos < at):
                             best, at = v, pos
-                        nan = max(nan, nan_col[w])
                     out_row[ow] = nan if nan >= 0 else at
 
 

@@ -167,9 +167,9 @@ def max_pool_argmax(x: np.ndarray, windows: Windows) -> np.ndarray:
 
         width = planes.shape[-1]
         col_max = np.empty((len(planes), width), x.dtype)  # (scratch: a row per plane)
-        col_at, col_nan = np.empty((2, len(planes), width), np.int64)
+        col_at = np.empty((len(planes), width), np.int64)
         work = _reads(len(planes), windows)
-        args = (d0, d1, ds, h0, h1, hs, w0, w1, ws, col_max, col_at, col_nan, index)
+        args = (d0, d1, ds, h0, h1, hs, w0, w1, ws, col_max, col_at, index)
         _run(kernel, work, planes, *args)
     else:
         _max_pool_argmax_twin(planes, (d0, d1, ds), (h0, h1, hs), (w0, w1, ws), index)
