@@ -18,16 +18,18 @@ the three ranges::
     avg:     y[p, o] = sum of x over window o / divisor[o]
     avg backward: dx[p, i] = sum over the windows o holding i of g[p, o] / divisor[o]
 
-Both average kernels sum in float64 and round once to the array's dtype (the twins too,
-in another order: kernel and twin agree to rounding). Their windows have step 1 and
-starts and stops that never decrease along a dim (average and adaptive pooling's), so
-the windows holding an input position are a range of outputs: the backward reads them
-(a gather, each dx element written once) instead of adding into dx window by window.
-The NumPy twin of each kernel is in ``tinyattn.kernels.pool``, which also checks every
+The max and average kernels work a row of outputs at a time, columns first: one pass
+along each input row of the windows (contiguous, no branch: it vectorises), then a short
+span per output. Both average kernels sum in float64 and round once to the array's dtype
+(the twins too, in another order: kernel and twin agree to rounding). Their windows have
+step 1 and starts and stops that never decrease along a dim (average and adaptive
+pooling's), so the windows holding an input position are a range of outputs: the
+backward reads them (each dx element written once) instead of adding into dx window by
+window. The NumPy twin of each kernel is in ``tinyattn.kernels.pool``, which also checks every
 shape, dtype and window bound before a kernel runs (the kernels check nothing; an index
 outside its plane is no error but defined above, so no kernel reads or writes out of
 bounds). Each ``prange`` iteration writes only its own plane of the output and its own
-row of a scratch array; nothing is allocated inside the loops.
+rows of the scratch arrays; nothing is allocated inside the loops.
 """
 
 from __future__ import annotations
