@@ -179,3 +179,45 @@ def test_float16_runs_the_twin():
     np.testing.assert_array_equal(y.detach().numpy(), [[[[5, 7], [13, 15]]]])
     y.sum().backward()
     assert x.grad.numpy().sum() == 4
+
+
+# windows held several deep along D and H (the backward's spread rows in every slot),
+# adaptive runs of rows held by the same windows (copied rows), and one case large enough
+# (over POOL_PARALLEL_MIN reads) to run on numba's threads
+SPREAD_CASES = [
+    ("avg-pad", ((5, 6, 7), (5, 6, 7), (3, 3, 3), (1, 1, 1), (1, 1, 1), (1, 1, 1)), 2),
+    ("avg-nopad", ((6, 9), (3, 5), (4, 3), (1, 2), (1, 1), (1, 1)), 3),
+    ("adaptive", ((5, 9, 7), (3, 4, 3), None, None, None, None), 2),
+    ("adaptive", ((13, 11), (3, 4), None, None, None, None), 3),
+    ("avg-pad", ((40, 40), (40, 40), (3, 3), (1, 1), (1, 1), (1, 1)), 96),
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("kind,case,planes", SPREAD_CASES)
+def test_avg_pool_kernels_match_twins_deep_windows(monkeypatch, kind, case, planes, dtype):
+    spatial, outs = case[:2]
+    if kind == "adaptive":
+        windows, divisor = adaptive_windows(spatial, outs)
+    else:
+        windows, divisor = avg_windows(spatial, outs, *case[2:5], kind == "avg-pad", None)
+    x = _data((planes, *spatial), dtype, 4, specials=False)
+    kernel, twin = _both(monkeypatch, pool.avg_pool, x, windows, divisor)
+    np.testing.assert_allclose(kernel, twin, rtol=1e-6 if dtype == np.float32 else 1e-13)
+    g = np.random.default_rng(5).standard_normal(kernel.shape).astype(dtype)
+    kernel, twin = _both(monkeypatch, pool.avg_pool_backward, g, windows, divisor, spatial)
+    tol = dict(rtol=1e-6, atol=1e-6) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(kernel, twin, **tol)
+    if kind == "adaptive":  # each input in some window: the shares sum to the g total
+        np.testing.assert_allclose(kernel.sum(), g.sum(dtype=np.float64), rtol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("planes", [3, 2400])  # one thread; numba's threads
+def test_max_pool_argmax_kernel_matches_twin_wide_windows(monkeypatch, planes, dtype):
+    """Columns first: a column's maximum, first position and last NaN over 4 rows, then
+    the span of 5 (dilated) columns: ties, NaN and -inf as the twin (torch's scan)."""
+    windows = max_windows((12, 14), (9, 6), (4, 3), (1, 2), (1, 1), (1, 2))
+    x = _data((planes, 12, 14), dtype, 6)
+    kernel, twin = _both(monkeypatch, pool.max_pool_argmax, x, windows)
+    np.testing.assert_array_equal(kernel, twin)

@@ -13,6 +13,7 @@ the kernels check nothing.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from itertools import product
 from typing import NamedTuple
 
@@ -34,6 +35,11 @@ class Windows(NamedTuple):
     stop: tuple
     step: tuple  # of ints
 
+    # hashed and compared by identity (arrays have no value hash): the window builders
+    # cache their Windows, and what the boundary derives from one is cached per object
+    __hash__ = object.__hash__
+    __eq__ = object.__eq__
+
     @property
     def ndim(self) -> int:
         return len(self.start)
@@ -44,22 +50,59 @@ class Windows(NamedTuple):
 
     def empty(self) -> np.ndarray:
         """bool of the output's spatial shape: windows with no input position."""
-        out = np.zeros(self.out_shape, dtype=bool)
-        for dim, (a, b) in enumerate(zip(self.start, self.stop)):
-            shape = [1] * self.ndim
-            shape[dim] = -1
-            out = out | (a >= b).reshape(shape)
-        return out
+        return _empty(self)
 
     def lifted(self) -> tuple:
         """(start, stop, step) per dim of the kernels' (D, H, W), missing dims of size 1."""
-        one = (np.zeros(1, np.int64), np.ones(1, np.int64), 1)
-        dims = [one] * (3 - self.ndim)
-        dims += [
-            (np.ascontiguousarray(a, np.int64), np.ascontiguousarray(b, np.int64), int(s))
-            for a, b, s in zip(self.start, self.stop, self.step)
-        ]
-        return tuple(dims)
+        return _lifted(self)
+
+
+@lru_cache(maxsize=256)
+def _empty(windows: Windows) -> np.ndarray:
+    out = np.zeros(windows.out_shape, dtype=bool)
+    for dim, (a, b) in enumerate(zip(windows.start, windows.stop)):
+        shape = [1] * windows.ndim
+        shape[dim] = -1
+        out = out | (a >= b).reshape(shape)
+    out.setflags(write=False)
+    return out
+
+
+@lru_cache(maxsize=256)
+def _lifted(windows: Windows) -> tuple:
+    one = (np.zeros(1, np.int64), np.ones(1, np.int64), 1)
+    dims = [one] * (3 - windows.ndim)
+    dims += [
+        (np.ascontiguousarray(a, np.int64), np.ascontiguousarray(b, np.int64), int(s))
+        for a, b, s in zip(windows.start, windows.stop, windows.step)
+    ]
+    return tuple(dims)
+
+
+@lru_cache(maxsize=256)
+def _reads_per_plane(windows: Windows) -> int:
+    """Input elements the windows of one plane span (with repeats): the work of a launch."""
+    total = 1
+    for a, b in zip(windows.start, windows.stop):
+        total *= int(np.maximum(np.asarray(b) - np.asarray(a), 0).sum())
+    return total
+
+
+# Below this much work (about one element read per unit) a pool kernel runs on the calling
+# thread only. Adaptive pooling (8, 16, 32, 32) -> 7 is about 0.2 M units: its kernels
+# took 0.16-0.18 ms on one thread and 0.44-0.53 ms on two (best of 50, the 2-core machine
+# loaded by other work), where the wake-up of the second thread costs more than it saves.
+POOL_PARALLEL_MIN = 1 << 20
+
+
+def _run(kernel, work: int, *args) -> None:
+    """``kernel(*args)``, on numba's threads when ``work`` is worth it, else on this one."""
+    _launch(kernel, work if work >= POOL_PARALLEL_MIN else 0, *args)
+
+
+def _reads(planes: int, windows: Windows) -> int:
+    """Input elements the windows read over all planes (with repeats)."""
+    return planes * _reads_per_plane(windows)
 
 
 def _use_kernel(*arrays: np.ndarray) -> bool:
@@ -84,7 +127,9 @@ def _planes(x: np.ndarray, n: int, name: str) -> tuple[np.ndarray, tuple[int, ..
     return _c_order(x).reshape((planes,) + (1,) * (3 - n) + spatial), spatial
 
 
+@lru_cache(maxsize=256)
 def _check_windows(windows: Windows, spatial: tuple[int, ...]) -> None:
+    """(Once per windows and input size: the windows are not changed after they are made.)"""
     for dim, (a, b, s, size) in enumerate(zip(*windows, spatial)):
         a, b = np.asarray(a), np.asarray(b)
         if a.shape != b.shape or a.ndim != 1 or a.size == 0 or int(s) < 1:
@@ -120,7 +165,12 @@ def max_pool_argmax(x: np.ndarray, windows: Windows) -> np.ndarray:
     if _use_kernel(planes):
         from ._numba_pool import max_pool_argmax as kernel
 
-        _launch(kernel, planes.size, planes, d0, d1, ds, h0, h1, hs, w0, w1, ws, index)
+        width = planes.shape[-1]
+        col_max = np.empty((len(planes), width), x.dtype)  # (scratch: a row per plane)
+        col_at = np.empty((len(planes), width), np.int64)
+        work = _reads(len(planes), windows)
+        args = (d0, d1, ds, h0, h1, hs, w0, w1, ws, col_max, col_at, index)
+        _run(kernel, work, planes, *args)
     else:
         _max_pool_argmax_twin(planes, (d0, d1, ds), (h0, h1, hs), (w0, w1, ws), index)
     return index.reshape(lead + windows.out_shape)
@@ -166,7 +216,7 @@ def gather(x: np.ndarray, index: np.ndarray, n: int, fill: float) -> np.ndarray:
     if _use_kernel(flat_x):
         from ._numba_pool import gather as kernel
 
-        _launch(kernel, flat_x.size, flat_x, flat_i, float(fill), out)
+        _run(kernel, 8 * flat_i.size, flat_x, flat_i, float(fill), out)  # (reads at random)
     else:
         inside = (flat_i >= 0) & (flat_i < size)
         picked = np.take_along_axis(flat_x, np.where(inside, flat_i, 0), axis=1)
@@ -190,7 +240,7 @@ def scatter_add(g: np.ndarray, index: np.ndarray, spatial: tuple[int, ...]) -> n
     if _use_kernel(flat_g):
         from ._numba_pool import scatter_add as kernel
 
-        _launch(kernel, dx.size, flat_g, flat_i, dx)
+        _run(kernel, dx.size + 8 * flat_i.size, flat_g, flat_i, dx)
     else:
         dx[...] = 0
         rows = np.broadcast_to(np.arange(planes)[:, None], flat_i.shape)
@@ -223,8 +273,9 @@ def avg_pool(x: np.ndarray, windows: Windows, divisor: np.ndarray) -> np.ndarray
     if _use_kernel(planes):
         from ._numba_pool import avg_pool_forward as kernel
 
-        sums = np.empty((len(planes), out.shape[-1]))  # (scratch: a row of sums per plane)
-        _launch(kernel, planes.size, planes, d0, d1, h0, h1, w0, w1, div, sums, out)
+        cols = np.empty((len(planes), planes.shape[-1]))  # (scratch: an input row per plane)
+        work = _reads(len(planes), windows)
+        _run(kernel, work, planes, d0, d1, h0, h1, w0, w1, div, cols, out)
     else:
         for od, oh, ow in product(range(len(d0)), range(len(h0)), range(len(w0))):
             window = planes[:, d0[od] : d1[od], h0[oh] : h1[oh], w0[ow] : w1[ow]]
@@ -245,15 +296,45 @@ def avg_pool_backward(
     _check_windows(windows, tuple(spatial))
     div = _check_divisor(divisor, windows)
     dx = np.empty((flat_g.shape[0],) + (1,) * (3 - n) + tuple(spatial), g.dtype)
+    holding, slots, reach_d, reach_h = _spread_plan(windows, dx.shape[1:3])
     (d0, d1, _), (h0, h1, _), (w0, w1, _) = windows.lifted()
     if _use_kernel(flat_g):
         from ._numba_pool import avg_pool_backward as kernel
 
-        shares = np.empty((len(flat_g), flat_g.shape[-1]))  # (scratch: a row per plane)
-        _launch(kernel, dx.size, flat_g, d0, d1, h0, h1, w0, w1, div, shares, dx)
+        planes, width = len(flat_g), dx.shape[-1]
+        spread = np.empty((planes, reach_d * reach_h, width))  # (scratch, per plane)
+        tags = np.empty((planes, reach_d, reach_h), np.int64)
+        acc = np.empty((planes, width))
+        work = _reads(planes, windows)
+        _run(kernel, work, flat_g, w0, w1, *holding, *slots, div, spread, tags, acc, dx)
     else:
-        dx[...] = 0
+        dx64 = np.zeros(dx.shape)
         for od, oh, ow in product(range(len(d0)), range(len(h0)), range(len(w0))):
             share = flat_g[:, od, oh, ow].astype(np.float64) / div[od, oh, ow]
-            dx[:, d0[od] : d1[od], h0[oh] : h1[oh], w0[ow] : w1[ow]] += share[:, None, None, None]
+            dx64[:, d0[od] : d1[od], h0[oh] : h1[oh], w0[ow] : w1[ow]] += share[:, None, None, None]
+        dx[...] = dx64
     return dx.reshape(g.shape[: g.ndim - n] + tuple(spatial))
+
+
+@lru_cache(maxsize=256)
+def _spread_plan(windows: Windows, depth_height: tuple[int, int]) -> tuple:
+    """What the backward kernel reads along D and H: (first_d, end_d, first_h, end_h), the
+    slots (od % R_d, oh % R_h) and R_d, R_h, the most windows holding one position."""
+    (d0, d1, _), (h0, h1, _), _ = windows.lifted()
+    first_d, end_d = _holding(d0, d1, depth_height[0])
+    first_h, end_h = _holding(h0, h1, depth_height[1])
+    reach_d = max(int((end_d - first_d).max()), 1)
+    reach_h = max(int((end_h - first_h).max()), 1)
+    slots = (np.arange(len(d0)) % reach_d, np.arange(len(h0)) % reach_h)
+    return (first_d, end_d, first_h, end_h), slots, reach_d, reach_h
+
+
+def _holding(start: np.ndarray, stop: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """[first, end]: input position i lies in the windows first[i] <= o < end[i] (starts and
+    stops never decrease, so they are a range: those that stop after i and start by i)."""
+    if (np.diff(start) < 0).any() or (np.diff(stop) < 0).any():
+        raise ValueError("windows: expected starts and stops that never decrease")
+    i = np.arange(size)
+    first = np.searchsorted(stop, i, side="right")
+    end = np.maximum(np.searchsorted(start, i, side="right"), first)
+    return first.astype(np.int64), end.astype(np.int64)

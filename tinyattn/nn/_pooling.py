@@ -10,8 +10,7 @@ Max, average and adaptive pooling (1-D, 2-D and 3-D) are each one pair of Functi
   the zero padding, or ``divisor_override``): ``dx[i] = sum over windows w holding i of
   g[w] / div[w]``;
 - adaptive pooling pools window ``[floor(i n / m), ceil((i + 1) n / m))`` along each dim;
-- ``lp_pool`` is torch's formula ``(k * avg_pool(x^p))^(1/p)``;
-- ``max_unpool`` scatters each value to its index: ``dx = g[idx]``.
+- ``lp_pool`` and ``max_unpool`` are in ``_pooling_more`` (re-exported here).
 
 Unbatched ``(C, *)`` input pools as it is: the Functions pool the last 1-3 dims.
 """
@@ -25,7 +24,6 @@ import numpy as np
 
 from .._tensor import Tensor
 from ..kernels import pool as kernels
-from ..ops.creation import zeros
 from ._conv import _ints
 from ._pooling_fn import AvgPool, MaxPool, adaptive_windows, avg_windows, max_windows
 
@@ -467,118 +465,10 @@ def adaptive_max_pool1d_with_indices(input: Tensor, output_size, return_indices:
     return adaptive_max_pool1d(input, output_size, return_indices)
 
 
-# -- power-average pooling ----------------------------------------------------------------------
-
-
-def _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, n: int, op: str) -> Tensor:
-    if not isinstance(norm_type, numbers.Real) or norm_type == 0:
-        raise ValueError(f"{op}: norm_type must be a non-zero number, got {norm_type!r}")
-    kernel = _ints(kernel_size, n, "kernel_size", op)
-    if norm_type == math.inf:  # the limit: the largest |x| of each window (torch's)
-        max_pool = max_pool2d if n == 2 else max_pool1d
-        return max_pool(input.abs(), kernel, stride, 0, ceil_mode=ceil_mode)
-    pool = avg_pool2d if n == 2 else avg_pool1d
-    out = pool(input.pow(norm_type), kernel, stride, 0, ceil_mode)
-    count = int(np.prod(kernel))
-    return (out.sign() * out.abs().relu()).mul(count).pow(1.0 / norm_type)
-
-
-def lp_pool2d(input: Tensor, norm_type: float, kernel_size, stride=None, ceil_mode=False):
-    """Power-average pooling: ``y = (sum over the window of x^p)^(1/p)`` (torch's formula
-    ``(k * avg_pool2d(x^p))^(1/p)``; p = inf is max pooling of ``|x|``, p = 1 sum pooling).
-
-    Gradient: ``dx = g * x^(p-1) * y^(1-p)`` per window element (via the composite).
-    """
-    return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 2, "lp_pool2d")
-
-
-def lp_pool1d(input: Tensor, norm_type: float, kernel_size, stride=None, ceil_mode=False):
-    """Power-average pooling along L: ``y = (sum over the window of x^p)^(1/p)``.
-
-    Gradient: ``dx = g * x^(p-1) * y^(1-p)`` per window element (via the composite).
-    """
-    return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 1, "lp_pool1d")
-
-
-# -- unpooling ----------------------------------------------------------------------------------
-
-
-def _batched(input, n: int, op: str) -> tuple[Tensor, bool]:
-    """``input`` as (N, C, *spatial) with n spatial dims, and whether it came unbatched."""
-    if not isinstance(input, Tensor):
-        raise TypeError(f"{op}: argument 'input' must be a Tensor, got {type(input).__name__}")
-    if input.ndim not in (n + 1, n + 2):
-        raise RuntimeError(
-            f"{op}: expected a {n + 1}D (unbatched) or {n + 2}D (batched) input, got shape "
-            f"{list(input.shape)}"
-        )
-    unbatched = input.ndim == n + 1
-    return (input.unsqueeze(0) if unbatched else input), unbatched
-
-
-def _max_unpool(input, indices, kernel_size, stride, padding, output_size, n: int, op: str):
-    x, unbatched = _batched(input, n, op)
-    if not isinstance(indices, Tensor) or tuple(indices.shape) != tuple(input.shape):
-        got = list(indices.shape) if isinstance(indices, Tensor) else type(indices).__name__
-        raise RuntimeError(
-            f"{op}: expected indices of the input's shape {list(input.shape)}, got {got}"
-        )
-    if indices._data.dtype != np.int64:
-        raise RuntimeError(f"{op}: expected int64 indices, got {indices.dtype}")
-    kernel = _ints(kernel_size, n, "kernel_size", op)
-    stride = _ints(kernel if stride is None else stride, n, "stride", op)
-    padding = _ints(padding, n, "padding", op)
-    spatial = x.shape[2:]
-    default = tuple(
-        (s - 1) * st - 2 * p + k for s, st, p, k in zip(spatial, stride, padding, kernel)
-    )
-    if output_size is None:
-        outs = default
-    else:
-        outs = tuple(int(s) for s in output_size)
-        if len(outs) == n + 2:  # (N, C, *spatial) given
-            outs = outs[2:]
-        if len(outs) != n:
-            raise ValueError(
-                f"{op}: output_size must have {n} spatial entries (or include batch and "
-                f"channel), got {tuple(output_size)}"
-            )
-        for dim, (size, d, st) in enumerate(zip(outs, default, stride)):
-            if not d - st < size < d + st:  # torch's range: sizes max_pool maps to the input
-                raise ValueError(
-                    f"{op}: invalid output_size {outs}: dim {dim} must be between "
-                    f"{d - st} and {d + st} (exclusive), got {size}"
-                )
-    if min(outs) < 1:
-        raise RuntimeError(f"{op}: the output size {outs} must be positive")
-    total = int(np.prod(outs))
-    flat_size = int(np.prod(x.shape[2:]))  # (not -1: there may be no planes)
-    idx = indices._data.reshape(x.shape[0], x.shape[1], flat_size)
-    if idx.size and (idx.min() < 0 or idx.max() >= total):
-        bad = int(idx.min() if idx.min() < 0 else idx.max())
-        raise RuntimeError(
-            f"{op}: found an invalid max index {bad} (output spatial size {outs} holds "
-            f"{total} positions)"
-        )
-    flat = x.reshape(x.shape[0], x.shape[1], flat_size)
-    out = zeros(x.shape[0], x.shape[1], total, dtype=x.dtype)
-    y = out.scatter(2, Tensor._make(idx), flat).reshape(x.shape[0], x.shape[1], *outs)
-    return y.squeeze(0) if unbatched else y
-
-
-def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
-    """Partial inverse of :func:`max_pool2d`: zeros of ``(N, C, OH, OW)`` with each input
-    value put at its flat ``indices`` entry. ``OH = (H - 1) * stride - 2 * padding + kernel``
-    unless ``output_size`` says otherwise.
-
-    Gradient: ``dx = g.flatten(2)[indices]``.
-    """
-    return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 2, "max_unpool2d")
-
-
-def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
-    """Partial inverse of :func:`max_pool1d`: zeros with each value put at its index.
-
-    Gradient: ``dx = g[indices]``.
-    """
-    return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 1, "max_unpool1d")
+# (power-average pooling and unpooling: ``_pooling_more``, which builds on the pools above)
+from ._pooling_more import (  # noqa: E402
+    lp_pool1d,
+    lp_pool2d,
+    max_unpool1d,
+    max_unpool2d,
+)

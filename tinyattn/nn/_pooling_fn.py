@@ -16,6 +16,8 @@ Function, so second derivatives work with no extra formula.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from ..autograd.function import Function
@@ -119,6 +121,13 @@ class AvgPoolGrad(Function):
 # -- windows ------------------------------------------------------------------------------------
 
 
+def _frozen(*arrays):
+    """The arrays made read-only: built once per set of arguments and shared by every call."""
+    for a in arrays:
+        a.setflags(write=False)
+
+
+@lru_cache(maxsize=256)
 def max_windows(spatial, outs, kernel, stride, padding, dilation) -> Windows:
     """Window o along a dim: taps ``o s - p + t d`` (t < k) inside ``[0, size)``.
 
@@ -129,9 +138,11 @@ def max_windows(spatial, outs, kernel, stride, padding, dilation) -> Windows:
         raw = np.arange(out, dtype=np.int64) * s - p
         stops.append(np.minimum(raw + (k - 1) * d + 1, size))
         starts.append(np.where(raw < 0, raw - d * (raw // d), raw))  # + d ceil(-raw / d)
+    _frozen(*starts, *stops)
     return Windows(tuple(starts), tuple(stops), tuple(int(d) for d in dilation))
 
 
+@lru_cache(maxsize=256)
 def avg_windows(spatial, outs, kernel, stride, padding, count_include_pad, divisor_override):
     """(windows, divisor) of average pooling: window o covers ``[o s - p, o s - p + k)`` cut
     to the padded input, then clipped to the input; its divisor is ``divisor_override``,
@@ -144,12 +155,17 @@ def avg_windows(spatial, outs, kernel, stride, padding, count_include_pad, divis
         starts.append(start)
         stops.append(stop)
         counts.append(end - raw if count_include_pad else np.maximum(stop - start, 0))
+    _frozen(*starts, *stops)
     windows = Windows(tuple(starts), tuple(stops), (1,) * len(starts))
     if divisor_override is not None:
-        return windows, np.full(windows.out_shape, float(divisor_override))
-    return windows, _outer(counts)
+        divisor = np.full(windows.out_shape, float(divisor_override))
+    else:
+        divisor = _outer(counts)
+    _frozen(divisor)
+    return windows, divisor
 
 
+@lru_cache(maxsize=256)
 def adaptive_windows(spatial, outs) -> tuple[Windows, np.ndarray]:
     """(windows, divisor) of adaptive pooling: window o of a dim of size n pooled to m
     covers ``[floor(o n / m), ceil((o + 1) n / m))``; the divisor is its size."""
@@ -159,7 +175,9 @@ def adaptive_windows(spatial, outs) -> tuple[Windows, np.ndarray]:
         starts.append((o * size) // out)
         stops.append(-((-(o + 1) * size) // out))
     lengths = [b - a for a, b in zip(starts, stops)]
-    return Windows(tuple(starts), tuple(stops), (1,) * len(starts)), _outer(lengths)
+    divisor = _outer(lengths)
+    _frozen(*starts, *stops, divisor)
+    return Windows(tuple(starts), tuple(stops), (1,) * len(starts)), divisor
 
 
 def _outer(lengths) -> np.ndarray:
