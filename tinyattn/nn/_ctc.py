@@ -206,7 +206,9 @@ def ctc_loss(
     ext = np.full((n, width), blank, dtype=np.int64)
     ext[:, 1::2] = np.where(live, tg, blank)  # (padding past a target's length: unread)
     skip = np.zeros((n, width), dtype=bool)
-    skip[:, 2:] = (ext[:, 2:] != blank) & (ext[:, 2:] != ext[:, :-2])
+    # the jump s-2 -> s skips a blank: allowed into a label (odd s >= 3) that differs from
+    # the previous label (torch's rule, also for a label equal to ``blank``)
+    skip[:, 3::2] = ext[:, 3::2] != ext[:, 1:-2:2]
     nll = CtcLoss.apply(
         lp,
         ext=ext,
