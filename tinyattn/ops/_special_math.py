@@ -1,9 +1,13 @@
-"""The special functions as float64 NumPy kernels (no scipy): erfc, erfcx, erfinv, lgamma,
-digamma, the Hurwitz zeta, polygamma, ndtri, log_ndtr and the modified Bessel functions.
+"""The special functions in float64 (no scipy): erfc, erfcx, erfinv, lgamma, digamma, the
+Hurwitz zeta, polygamma, ndtri, log_ndtr and the modified Bessel functions.
 
-Every kernel takes and returns float64 arrays and is vectorised: branches are ``np.where``
-over whole arrays (each branch evaluated on clipped inputs so it cannot warn), series are
-loops with a fixed number of terms. The Functions in ``special.py`` cast to the input dtype.
+erfinv, ndtri, lgamma and digamma run a numba kernel (``kernels/_numba_special.py``: the
+same formulas one element at a time, only the branch the element needs) unless
+``TINYATTN_KERNELS=numpy``; then, and as the reference the kernel is tested against, their
+NumPy twins below run (``TWINS``). The NumPy functions are vectorised: branches are
+``np.where`` over whole arrays (each branch evaluated on clipped inputs so it cannot warn),
+series are loops with a fixed number of terms. All take and return float64 arrays; the Functions in ``special.py`` cast to the
+input dtype.
 
 Methods (standard numerical analysis, written for this module):
 
@@ -278,10 +282,12 @@ def polygamma(n: int, x) -> np.ndarray:
         return digamma(x)
     out = (-1.0) ** (n + 1) * math.factorial(n) * zeta(float(n + 1), x)
     if n == 1:  # reflection below 1/2 (as torch's trigamma): psi1(1-x) + psi1(x) = pi^2/sin^2
-        xf = np.where(np.isfinite(x), x, 0.5)
-        with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.array(out)  # (written in place below; 0-d stays an array)
+        low = x < 0.5  # (only there: zeta at 1 - x needs many direct terms for large x)
+        xf = np.where(np.isfinite(x[low]), x[low], 0.5)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             reflected = (np.pi / np.sin(np.pi * xf)) ** 2 - zeta(2.0, 1.0 - xf)
-        out = np.where(x < 0.5, np.where(np.isneginf(x), np.nan, reflected), out)
+        out[low] = np.where(np.isneginf(x[low]), np.nan, reflected)
         out = np.where(np.isposinf(x), 0.0, out)
     return out
 
@@ -333,3 +339,45 @@ def i1(x) -> np.ndarray:
     with np.errstate(over="ignore", invalid="ignore"):
         out = _bessel_ie(1, a) * np.exp(np.minimum(a, 800.0))
     return np.copysign(np.where(np.isinf(a), np.nan, out), x)  # (NaN at ±inf, as torch)
+
+
+# -- erfinv, ndtri, lgamma, digamma: the numba kernel, or the twins above -------------------
+TWINS = {f.__name__: f for f in (erfinv, ndtri, lgamma, digamma)}
+# the numbering of ``kernels._numba_special.unary`` (its NAMES; numba is not imported here)
+KERNEL_NAMES = ("erfinv", "ndtri", "lgamma", "digamma")
+
+
+def _use_kernels() -> bool:
+    from ..kernels import backend
+
+    return backend() != "numpy"
+
+
+def _tables() -> tuple[np.ndarray, ...]:
+    """The coefficient arrays of the twins: lgamma's Taylor series at 1 and 2, its Stirling
+    correction, digamma's asymptotic series."""
+    at1, at2 = _lgamma_series()
+    k = np.arange(1, 9)
+    return at1, at2, BERNOULLI[:8] / (2 * k * (2 * k - 1)), BERNOULLI[:8] / (2 * k)
+
+
+def _elementwise(name: str):
+    twin, which = TWINS[name], KERNEL_NAMES.index(name)
+
+    def run(x) -> np.ndarray:
+        if not _use_kernels():
+            return twin(x)
+        from ..kernels._numba_special import unary
+        from ..kernels.gelu_layer_norm import _launch
+
+        x = _f64(x)
+        flat = np.ascontiguousarray(x).reshape(-1)
+        out = np.empty(flat.size)
+        _launch(unary, flat.size, which, flat, out, *_tables())
+        return out.reshape(x.shape)
+
+    run.__name__, run.__doc__ = name, twin.__doc__
+    return run
+
+
+erfinv, ndtri, lgamma, digamma = (_elementwise(n) for n in KERNEL_NAMES)
