@@ -8,6 +8,7 @@ ratio tinyattn / torch. The machine may be shared: rerun before trusting a close
     python benchmarks/bench_ctc_special.py                     # both suites, both frameworks
     python benchmarks/bench_ctc_special.py --suite special     # or ctc
     python benchmarks/bench_ctc_special.py --path /tmp/old     # another checkout's tinyattn
+    python benchmarks/bench_ctc_special.py --before /tmp/old   # a column for it too (A/B)
     python benchmarks/bench_ctc_special.py --one tinyattn ctc  # one process, raw lines
 
 CTC cases: (T, N, C, S) with random lengths (input T/2..T, target S/2..S), float32,
@@ -116,24 +117,36 @@ def main() -> None:
     ap.add_argument("--path", default=None, help="directory holding the tinyattn to time")
     ap.add_argument("--procs", type=int, default=3)
     ap.add_argument("--repeats", type=int, default=15)
+    ap.add_argument("--before", default=None, help="also time the tinyattn in this directory")
     ap.add_argument("--one", nargs=2, metavar=("LIB", "SUITE"))
     args = ap.parse_args()
     if args.one:
         print(json.dumps(run(args.one[0], args.one[1], args.path, args.repeats)))
         return
-    results: dict[str, dict[str, list[float]]] = {"tinyattn": {}, "torch": {}}
+    columns = [("tinyattn", "tinyattn", args.path), ("torch", "torch", None)]
+    if args.before:
+        columns.insert(0, ("before", "tinyattn", args.before))
+    results: dict[str, dict[str, list[float]]] = {label: {} for label, _, _ in columns}
     for _ in range(args.procs):
-        for lib_name in ("tinyattn", "torch"):
+        for label, lib_name, path in columns:  # alternating: the same load for each
             cmd = [sys.executable, __file__, "--one", lib_name, args.suite]
-            cmd += ["--repeats", str(args.repeats)] + (["--path", args.path] if args.path else [])
+            cmd += ["--repeats", str(args.repeats)] + (["--path", path] if path else [])
             env = dict(os.environ, NUMBA_NUM_THREADS="2")
             line = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env)
             for key, ms in json.loads(line.stdout.strip().splitlines()[-1]).items():
-                results[lib_name].setdefault(key, []).append(ms)
-    print(f"{'case':40s} {'tinyattn ms':>12s} {'torch ms':>10s} {'ratio':>7s}")
-    for key, ours in results["tinyattn"].items():
-        mine, theirs = statistics.median(ours), statistics.median(results["torch"][key])
-        print(f"{key:40s} {mine:12.3f} {theirs:10.3f} {mine / theirs:7.2f}")
+                results[label].setdefault(key, []).append(ms)
+    medians = {
+        label: {k: statistics.median(v) for k, v in r.items()} for label, r in results.items()
+    }
+    head = "".join(f"{label + ' ms':>13s}" for label, _, _ in columns)
+    ratios = "".join(f"{label + '/torch':>15s}" for label, _, _ in columns if label != "torch")
+    print(f"{'case':36s}{head}{ratios}")
+    for key, theirs in medians["torch"].items():
+        times = "".join(f"{medians[label][key]:13.3f}" for label, _, _ in columns)
+        rel = "".join(
+            f"{medians[label][key] / theirs:15.2f}" for label, _, _ in columns if label != "torch"
+        )
+        print(f"{key:36s}{times}{rel}")
 
 
 if __name__ == "__main__":

@@ -90,21 +90,27 @@ def erfcx(x) -> np.ndarray:
     """``exp(x^2) erfc(x)`` (scaled complementary error function)."""
     x = _f64(x)
     small = np.clip(x, -2.0, 2.0)
-    near = np.exp(small * small) * (1.0 - _erf(small))
-    far = _erfcx_cf(np.abs(x))
-    with np.errstate(over="ignore"):
+    out = np.array(np.exp(small * small) * (1.0 - _erf(small)))  # |x| < 2
+    tails = ~(np.abs(x) < 2.0)  # (the continued fraction only where it is used; NaN too)
+    xt = x[tails]
+    far = _erfcx_cf(np.abs(xt))
+    with np.errstate(over="ignore", divide="ignore"):
         # x < -2: exp(x^2) (2 - erfc(|x|)) = 2 exp(x^2) - erfcx(|x|)
-        negative = 2.0 / _exp_neg_square(np.maximum(-x, 2.0)) - far
-    return np.where(np.abs(x) < 2.0, near, np.where(x > 0, far, negative))
+        negative = 2.0 / _exp_neg_square(np.maximum(-xt, 2.0)) - far
+    out[tails] = np.where(xt > 0, far, negative)
+    return out
 
 
 def erfc(x) -> np.ndarray:
     """``1 - erf(x)``, accurate to a few ulps also where it is tiny (x up to 27)."""
     x = _f64(x)
-    a = np.abs(x)
+    out = np.array(1.0 - _erf(np.clip(x, -2.0, 2.0)))  # |x| < 2
+    tails = ~(np.abs(x) < 2.0)  # (the continued fraction only where it is used; NaN too)
+    xt = x[tails]
+    a = np.abs(xt)
     tail = _exp_neg_square(np.maximum(a, 2.0)) * _erfcx_cf(a)
-    near = 1.0 - _erf(np.clip(x, -2.0, 2.0))
-    return np.where(a < 2.0, near, np.where(x > 0, tail, 2.0 - tail))
+    out[tails] = np.where(xt > 0, tail, 2.0 - tail)
+    return out
 
 
 def _erfinv_parts(a: np.ndarray, c: np.ndarray) -> np.ndarray:
