@@ -169,6 +169,12 @@ def test_ctc_second_derivatives():
     autograd of the same recursion (torch's own ctc_loss has no double backward)."""
     run_gradgradcheck(lambda T, x: _ctc(T, x, reduction="sum"), X)
     run_parity2(_ours_or_torch_ops, X)
+    # log_probs a leaf (no log_softmax between), and the impossible / zero_infinity case
+    lp = np.log(rand(4, 2, 3, seed=43, low=0.1, high=0.9))
+    tg, il, tl = np.array([[1, 1], [2, 1]]), [2, 4], [2, 2]  # (the first: no alignment)
+    run_gradgradcheck(
+        lambda T, x: T.nn.functional.ctc_loss(x, T.tensor(tg), il, tl, zero_infinity=True), lp
+    )
 
 
 # -- bad input --------------------------------------------------------------------------------

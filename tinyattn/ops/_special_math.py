@@ -115,21 +115,29 @@ def erfc(x) -> np.ndarray:
 
 def _erfinv_parts(a: np.ndarray, c: np.ndarray) -> np.ndarray:
     """``y >= 0`` with ``erf(y) = a``, ``0 <= a <= 1`` and ``c = 1 - a`` (exact where a > 1/2)."""
-    small = a <= 0.5
+    a, c = np.broadcast_arrays(a, c)
+    y = np.empty(a.shape)
+    small = a <= 0.5  # (each branch runs on its own elements only)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        # starting values: the Taylor series at 0, Winitzki's formula in the tails
-        y_small = 0.5 * SQRT_PI * a * (1.0 + np.pi / 12.0 * a * a)
-        log_c = np.log(c)
-        ln = log_c + np.log(2.0 - c)  # log(1 - a^2)
+        # starting values: the Taylor series at 0, Winitzki's formula in the tails;
+        # then Halley: y -= u / (1 + y u), u = F / F'
+        a_small = a[small]
+        y_small = 0.5 * SQRT_PI * a_small * (1.0 + np.pi / 12.0 * a_small * a_small)
+        for _ in range(3):
+            ys = np.where(np.isfinite(y_small), y_small, 0.0)
+            u = 0.5 * SQRT_PI * np.exp(ys * ys) * (_erf(ys) - a_small)
+            y_small = y_small - u / (1.0 + y_small * u)
+        y[small] = y_small
+        tail = ~small
+        log_c = np.log(c[tail])
+        ln = log_c + np.log(2.0 - c[tail])  # log(1 - a^2)
         b = 2.0 / (np.pi * 0.147) + 0.5 * ln
         y_tail = np.sqrt(np.sqrt(b * b - ln / 0.147) - b)
-        y = np.where(small, y_small, y_tail)
-        for _ in range(3):  # Halley: y -= u / (1 + y u), u = F / F'
-            ys = np.where(np.isfinite(y), y, 0.0)
-            u_small = 0.5 * SQRT_PI * np.exp(ys * ys) * (_erf(ys) - a)
-            u_tail = 0.5 * SQRT_PI * (np.exp(ys * ys + log_c) - erfcx(ys))
-            u = np.where(small, u_small, u_tail)
-            y = y - u / (1.0 + y * u)
+        for _ in range(3):
+            ys = np.where(np.isfinite(y_tail), y_tail, 0.0)
+            u = 0.5 * SQRT_PI * (np.exp(ys * ys + log_c) - erfcx(ys))
+            y_tail = y_tail - u / (1.0 + y_tail * u)
+        y[tail] = y_tail
     y = np.where(c == 0, np.inf, y)
     return np.where((a > 1) | np.isnan(a), np.nan, y)
 
