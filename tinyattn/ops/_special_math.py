@@ -164,12 +164,14 @@ def log_ndtr(x) -> np.ndarray:
     """``log(Phi(x))``: ``log1p(-Phi(-x))`` for x > 0, ``log(erfcx(t) / 2) - t^2`` below."""
     x = _f64(x)
     t = -x * (1.0 / math.sqrt(2.0))
-    pos = np.log1p(-0.5 * erfc(np.maximum(-t, 0.0)))
-    tn = np.maximum(t, 0.0)
-    with np.errstate(over="ignore", invalid="ignore"):
-        neg = np.log(0.5 * erfcx(tn)) - 0.5 * x * x
-    neg = np.where(np.isneginf(x), -np.inf, neg)
-    return np.where(x > 0, pos, neg)
+    out = np.empty(x.shape)
+    pos = x > 0  # (each branch runs on its own elements only)
+    out[pos] = np.log1p(-0.5 * erfc(-t[pos]))
+    neg, xn = ~pos, x[~pos]
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        below = np.log(0.5 * erfcx(np.maximum(t[neg], 0.0))) - 0.5 * xn * xn
+    out[neg] = np.where(np.isneginf(xn), -np.inf, below)
+    return out
 
 
 # -- gamma family -------------------------------------------------------------------------
