@@ -14,7 +14,8 @@ with ``y_t(s) = log_probs[t, n, ext[n, s]]`` and ``T_n = input_lengths[n]``::
 ``skip[n, s]``: the jump s-2 -> s is allowed (``ext[s]`` is a label that differs from
 ``ext[s-2]``). Alphas are kept in float64 (T, N, W) for the backward; entries past
 ``T_n`` or ``L`` are log 0. The backward writes ``grad[t, n, :] = -g[n] * d ll / d lp``
-for ``t < T_n`` and 0 elsewhere, and 0 for a sequence with ``ll = log 0`` (no alignment).
+for ``t < T_n`` and 0 elsewhere; 0 for a sequence with ``ll = log 0`` (no alignment) and,
+as torch, NaN (for ``t < T_n``) for one with ``ll`` NaN (a NaN or +inf log-probability).
 
 The NumPy twins, and every check before these kernels run, are in ``tinyattn.kernels.ctc``;
 the kernels check nothing. Each ``prange`` iteration (one sequence) writes only its own
@@ -31,15 +32,16 @@ from numba import njit, prange
 
 @njit(cache=True, inline="always")
 def _logsumexp3(a, b, c):
-    """log(e^a + e^b + e^c); log 0 when all three are; NaN in, NaN out."""
+    """log(e^a + e^b + e^c) about the largest, as torch's: log 0 when all three are,
+    NaN when one is NaN or +inf (exp(inf - inf))."""
     m = a
     if b > m:
         m = b
     if c > m:
         m = c
     if m == -math.inf:
-        return -math.inf
-    return m + math.log(math.exp(a - m) + math.exp(b - m) + math.exp(c - m))
+        m = 0.0
+    return math.log(math.exp(a - m) + math.exp(b - m) + math.exp(c - m)) + m
 
 
 @njit(parallel=True, cache=True, error_model="numpy")
@@ -79,6 +81,11 @@ def ctc_grad(log_probs, ext, skip, input_lengths, target_lengths, alpha, ll, g, 
             continue
         states = 2 * target_lengths[n] + 1
         last = input_lengths[n]
+        if ll[n] != ll[n]:  # a NaN (or +inf) in the sequence's steps: NaN there, as torch
+            for t in range(last):
+                for k in range(classes):
+                    grad[t, n, k] = math.nan
+            continue
         here = 0  # beta[n, here] holds beta_t, beta[n, 1 - here] beta_{t+1}
         for t in range(last - 1, -1, -1):
             for s in range(states):

@@ -85,7 +85,11 @@ def ctc_grad(log_probs, ext, skip, input_lengths, target_lengths, alpha, ll, g):
 
 
 def _logsumexp3(a, b, c):
-    return np.logaddexp(np.logaddexp(a, b), c)
+    """As the kernel's (and torch's): about the largest, NaN from a NaN or +inf."""
+    m = np.maximum(np.maximum(a, b), c)
+    m = np.where(m == -np.inf, 0.0, m)
+    with np.errstate(invalid="ignore"):
+        return np.log(np.exp(a - m) + np.exp(b - m) + np.exp(c - m)) + m
 
 
 def _shift(x: np.ndarray, by: int, fill=-np.inf) -> np.ndarray:
@@ -124,7 +128,7 @@ def ctc_alpha_twin(log_probs, ext, skip, input_lengths, target_lengths):
     before = np.where(
         target_lengths > 0, last[rows, np.maximum(2 * target_lengths - 1, 0)], -np.inf
     )
-    return alpha, np.logaddexp(end, before)
+    return alpha, _logsumexp3(end, before, np.full_like(end, -np.inf))
 
 
 def ctc_grad_twin(log_probs, ext, skip, input_lengths, target_lengths, alpha, ll, g):
@@ -147,4 +151,5 @@ def ctc_grad_twin(log_probs, ext, skip, input_lengths, target_lengths, alpha, ll
         with np.errstate(invalid="ignore"):
             share = np.where(reached, np.exp(alpha[t] + beta - y[t] - ll[:, None]), 0.0)
         np.add.at(grad[t], (rows, ext), share)
-    return (-g[:, None] * grad).astype(log_probs.dtype)
+    nan = np.isnan(ll)[None, :, None] & (np.arange(steps)[:, None] < input_lengths)[:, :, None]
+    return np.where(nan, np.nan, -g[:, None] * grad).astype(log_probs.dtype)
