@@ -88,7 +88,7 @@ def _logsumexp3(a, b, c):
     """As the kernel's (and torch's): about the largest, NaN from a NaN or +inf."""
     m = np.maximum(np.maximum(a, b), c)
     m = np.where(m == -np.inf, 0.0, m)
-    with np.errstate(invalid="ignore"):
+    with np.errstate(invalid="ignore", divide="ignore"):  # (log 0 = -inf, as meant)
         return np.log(np.exp(a - m) + np.exp(b - m) + np.exp(c - m)) + m
 
 
