@@ -120,12 +120,13 @@ class CtcLoss(Function):
               for t < input_lengths[n] (0 after, and 0 for a sequence with no alignment).
               This is the true derivative; torch's ctc_loss_backward adds exp(log_probs),
               which ``log_softmax``'s backward (where log_probs come from) cancels.
+              Under ``create_graph`` the losses are recomputed with ops (``_nll_by_ops``)
+              and their gradient recorded (torch has no second derivative here).
+
     Non-finite log_probs: a NaN or +inf in a sequence's steps gives NaN loss and NaN
     gradient over its steps, as torch. Where torch's gradient is NaN but the derivative
     exists, ours is the derivative: at a log-probability of -inf (0 there; torch: NaN)
     and for a sequence with no alignment without ``zero_infinity`` (0; torch: NaN).
-              Under ``create_graph`` the losses are recomputed with ops (``_nll_by_ops``)
-              and their gradient recorded.
     """
 
     supports_create_graph = True
