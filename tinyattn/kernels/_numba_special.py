@@ -8,8 +8,9 @@ branch on the whole array and select with ``np.where``). Results agree with the 
 a few ulps (libm's ``exp``/``log`` against NumPy's vectorised ones), which
 ``tests/ops/test_special_kernels.py`` checks. The other special functions stay NumPy:
 their series (erfcx's continued fraction, the Bessel and zeta series) are long chains of
-dependent divisions per element, which NumPy runs faster across elements (measured in
-``benchmarks/bench_ctc_special.py``'s notes).
+dependent divisions per element, which NumPy's vectorised loops run faster across elements
+(2026-11-23, 100,000 elements: erfcx's 60-term fraction 11.7 ms as a numba loop, not
+vectorised by LLVM, against 4.1 ms in NumPy; i0 66 ms against 31 ms).
 
 The kernels check nothing: ``_special_math`` passes C-contiguous float64 arrays of equal
 size and the coefficient tables. Each ``prange`` iteration writes ``out[i]`` only;
