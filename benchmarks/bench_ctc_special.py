@@ -9,6 +9,7 @@ ratio tinyattn / torch. The machine may be shared: rerun before trusting a close
     python benchmarks/bench_ctc_special.py --suite special     # or ctc
     python benchmarks/bench_ctc_special.py --path /tmp/old     # another checkout's tinyattn
     python benchmarks/bench_ctc_special.py --before /tmp/old   # a column for it too (A/B)
+    python benchmarks/bench_ctc_special.py --threads 1         # each framework on one thread
     python benchmarks/bench_ctc_special.py --one tinyattn ctc  # one process, raw lines
 
 CTC cases: (T, N, C, S) with random lengths (input T/2..T, target S/2..S), float32,
@@ -80,7 +81,7 @@ def run(lib_name: str, suite: str, path: str | None, repeats: int) -> dict[str, 
     if lib_name == "torch":
         import torch as lib
 
-        lib.set_num_threads(2)
+        lib.set_num_threads(int(os.environ.get("NUMBA_NUM_THREADS", "2")))
     else:
         sys.path.insert(0, path or str(ROOT))
         import tinyattn as lib
@@ -117,6 +118,7 @@ def main() -> None:
     ap.add_argument("--path", default=None, help="directory holding the tinyattn to time")
     ap.add_argument("--procs", type=int, default=3)
     ap.add_argument("--repeats", type=int, default=15)
+    ap.add_argument("--threads", type=int, default=2, help="threads of each framework")
     ap.add_argument("--before", default=None, help="also time the tinyattn in this directory")
     ap.add_argument("--one", nargs=2, metavar=("LIB", "SUITE"))
     args = ap.parse_args()
@@ -131,7 +133,7 @@ def main() -> None:
         for label, lib_name, path in columns:  # alternating: the same load for each
             cmd = [sys.executable, __file__, "--one", lib_name, args.suite]
             cmd += ["--repeats", str(args.repeats)] + (["--path", path] if path else [])
-            env = dict(os.environ, NUMBA_NUM_THREADS="2")
+            env = dict(os.environ, NUMBA_NUM_THREADS=str(args.threads))
             line = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env)
             for key, ms in json.loads(line.stdout.strip().splitlines()[-1]).items():
                 results[label].setdefault(key, []).append(ms)
