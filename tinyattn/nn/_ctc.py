@@ -1,8 +1,13 @@
 """``F.ctc_loss``: connectionist temporal classification (Graves et al. 2006).
 
-The forward (alpha) recursion written with differentiable ops, one time step at a time,
-in log space: the gradient is then the backward (beta) recursion, done by autograd, and
-second derivatives come for free. ``log 0`` is the finite ``-1e30`` so that ``logsumexp``
+One op, :class:`CtcLoss`: its forward is the alpha (forward) recursion and its backward
+the beta (backward) recursion, both numba kernels over the batch with NumPy twins
+(``tinyattn.kernels.ctc``). The reductions are ordinary ops on its (N,) losses.
+
+Second derivatives (``create_graph=True``; torch has none for ``ctc_loss``): the
+backward then recomputes the losses from ``log_probs`` with differentiable ops, the
+alpha recursion one time step at a time in log space (``_nll_by_ops``), and returns
+their recorded gradient. There ``log 0`` is the finite ``-1e30`` so that ``logsumexp``
 of unreachable states has finite gradients (exactly 0 for them) instead of NaN.
 """
 
@@ -12,6 +17,10 @@ import numpy as np
 
 from .. import ops
 from .._tensor import Tensor
+from ..autograd.function import Function
+from ..autograd.grad_mode import enable_grad
+from ..autograd.xp import tensor_xp
+from ..kernels.ctc import ctc_alpha, ctc_grad
 from ..ops.arithmetic import where
 from ._loss import _check_reduction
 
@@ -82,6 +91,69 @@ def _alphas(lp_ext: Tensor, skip: np.ndarray) -> Tensor:
     return ops.rearrange.stack(out, 0)
 
 
+def _nll_by_ops(lp: Tensor, ext: np.ndarray, skip: np.ndarray, in_len, tg_len, zero_infinity):
+    """The (N,) losses with differentiable ops (the second-order path): ``-ll`` by the
+    alpha recursion, ``inf`` (0 with ``zero_infinity``) where no alignment exists."""
+    steps, n, _ = lp.shape
+    index = Tensor._make(np.broadcast_to(ext, (steps, n, ext.shape[1])).copy())
+    alphas = _alphas(lp.gather(2, index), skip)  # (T, N, S')
+    rows = np.arange(n)
+    last = alphas[in_len - 1, rows]  # (N, S') at each sequence's own last step
+    end = last.gather(1, Tensor._make(2 * tg_len[:, None]))[:, 0]
+    before = last.gather(1, Tensor._make(np.maximum(2 * tg_len - 1, 0)[:, None]))[:, 0]
+    before = where(Tensor._make(tg_len > 0), before, _LOG0)
+    ll = ops.reduction.logsumexp(ops.rearrange.stack([end, before], 0), 0)
+    impossible = Tensor._make(ll._data < _IMPOSSIBLE)
+    return where(impossible, 0.0 if zero_infinity else float("inf"), -ll)
+
+
+class CtcLoss(Function):
+    """nll[n] = -log p(targets[n] | log_probs[:, n]), summed over every alignment.
+
+    log_probs (T, N, C); ``ext`` (N, 2 S + 1) the extended labels (blank, l_1, blank,
+    ..., blank), ``skip`` (N, 2 S + 1) where the jump s-2 -> s is allowed; lengths (N,).
+    forward:  the alpha recursion (``kernels/_numba_ctc.py``), ``ll = log p``;
+              nll = -ll, or inf (0 with ``zero_infinity``) when ``ll = log 0``.
+    backward: the beta recursion; with ``y_t(s) = log_probs[t, n, ext[n, s]]``
+              dlog_probs[t, n, k] = -g[n] sum_{s: ext[n, s] = k}
+                                     exp(alpha_t(s) + beta_t(s) - y_t(s) - ll[n])
+              for t < input_lengths[n] (0 after, and 0 for a sequence with no alignment).
+              This is the true derivative; torch's ctc_loss_backward adds exp(log_probs),
+              which ``log_softmax``'s backward (where log_probs come from) cancels.
+              Under ``create_graph`` the losses are recomputed with ops (``_nll_by_ops``)
+              and their gradient recorded (torch has no second derivative here).
+
+    Non-finite log_probs: a NaN or +inf in a sequence's steps gives NaN loss and NaN
+    gradient over its steps, as torch. Where torch's gradient is NaN but the derivative
+    exists, ours is the derivative: at a log-probability of -inf (0 there; torch: NaN)
+    and for a sequence with no alignment without ``zero_infinity`` (0; torch: NaN).
+    """
+
+    supports_create_graph = True
+
+    @staticmethod
+    def forward(ctx, log_probs, *, ext, skip, input_lengths, target_lengths, zero_infinity):
+        alpha, ll = ctc_alpha(log_probs, ext, skip, input_lengths, target_lengths)
+        nll = np.where(ll == -np.inf, 0.0 if zero_infinity else np.inf, -ll)
+        ctx.save_for_backward(log_probs, alpha, ll)
+        ctx.labels = (ext, skip, input_lengths, target_lengths, zero_infinity)
+        return nll.astype(log_probs.dtype)
+
+    @staticmethod
+    def backward(ctx, g):
+        log_probs, alpha, ll = ctx.saved_tensors
+        ext, skip, input_lengths, target_lengths, zero_infinity = ctx.labels
+        if ctx.xp is tensor_xp:  # record the gradient of the losses recomputed with ops
+            from ..autograd import grad
+
+            with enable_grad():
+                nll = _nll_by_ops(
+                    log_probs, ext, skip, input_lengths, target_lengths, zero_infinity
+                )
+                return grad(nll, log_probs, g, create_graph=True)[0]
+        return ctc_grad(log_probs, ext, skip, input_lengths, target_lengths, alpha, ll, g)
+
+
 def ctc_loss(
     log_probs: Tensor,
     targets,
@@ -100,12 +172,12 @@ def ctc_loss(
     produce gives ``inf`` (0 with ``zero_infinity``, with gradient 0).
 
     With alpha/beta the forward/backward variables over the extended labels
-    ``l' = (blank, l_1, blank, ..., l_S, blank)``, ``p = sum_s alpha_t(s) beta_t(s)``:
-    ``d log_probs[t, n, k] = -g / p * sum_{s: l'_s = k} alpha_t(s) beta_t(s)``. (torch
-    returns this plus ``exp(log_probs)``, which is the same after ``log_softmax``'s
-    backward, where ``log_probs`` usually come from.)
-
-    Composes: Tensor.gather, logsumexp, where, stack
+    ``l' = (blank, l_1, blank, ..., l_S, blank)`` (each including the step's own
+    probability ``y_t(s)``), ``p = sum_s alpha_t(s) beta_t(s) / y_t(s)`` at every t:
+    ``dlog_probs[t, n, k] = -g / p * sum_{s: l'_s = k} alpha_t(s) beta_t(s) / y_t(s)``
+    (one op, :class:`CtcLoss`, then the reduction). torch returns this plus
+    ``exp(log_probs)``, which is the same after ``log_softmax``'s backward, where
+    ``log_probs`` usually come from.
     """
     _check_reduction(reduction, "ctc_loss")
     if not isinstance(log_probs, Tensor) or log_probs.ndim not in (2, 3):
@@ -127,21 +199,29 @@ def ctc_loss(
         )
     if not 0 <= blank < classes:
         raise ValueError(f"ctc_loss: blank must be in [0, {classes - 1}] (C), got {blank}")
+    if tg.size and tg_len.min() < 0:
+        raise RuntimeError(f"ctc_loss: target_lengths must be >= 0, got {tg_len.tolist()}")
     width = 2 * tg.shape[1] + 1
+    live = np.arange(tg.shape[1]) < tg_len[:, None]  # labels within each target's length
+    if live.any() and not (0 <= tg[live].min() and tg[live].max() < classes):
+        raise RuntimeError(
+            f"ctc_loss: targets must be class indices in [0, {classes - 1}] (C = {classes}), "
+            f"got values from {tg[live].min()} to {tg[live].max()}"
+        )
     ext = np.full((n, width), blank, dtype=np.int64)
-    ext[:, 1::2] = tg
+    ext[:, 1::2] = np.where(live, tg, blank)  # (padding past a target's length: unread)
     skip = np.zeros((n, width), dtype=bool)
-    skip[:, 2:] = (ext[:, 2:] != blank) & (ext[:, 2:] != ext[:, :-2])
-    index = Tensor._make(np.broadcast_to(ext, (steps, n, width)).copy())
-    alphas = _alphas(lp.gather(2, index), skip)  # (T, N, S')
-    rows = np.arange(n)
-    last = alphas[in_len - 1, rows]  # (N, S') at each sequence's own last step
-    end = last.gather(1, Tensor._make(2 * tg_len[:, None]))[:, 0]
-    before = last.gather(1, Tensor._make(np.maximum(2 * tg_len - 1, 0)[:, None]))[:, 0]
-    before = where(Tensor._make(tg_len > 0), before, _LOG0)
-    ll = ops.reduction.logsumexp(ops.rearrange.stack([end, before], 0), 0)
-    impossible = Tensor._make(ll._data < _IMPOSSIBLE)
-    nll = where(impossible, 0.0 if zero_infinity else float("inf"), -ll)
+    # the jump s-2 -> s skips a blank: allowed into a label (odd s >= 3) that differs from
+    # the previous label (torch's rule, also for a label equal to ``blank``)
+    skip[:, 3::2] = ext[:, 3::2] != ext[:, 1:-2:2]
+    nll = CtcLoss.apply(
+        lp,
+        ext=ext,
+        skip=skip,
+        input_lengths=in_len,
+        target_lengths=tg_len,
+        zero_infinity=bool(zero_infinity),
+    )
     if unbatched:
         nll = nll[0]
     if reduction == "mean":

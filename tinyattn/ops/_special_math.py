@@ -1,9 +1,13 @@
-"""The special functions as float64 NumPy kernels (no scipy): erfc, erfcx, erfinv, lgamma,
-digamma, the Hurwitz zeta, polygamma, ndtri, log_ndtr and the modified Bessel functions.
+"""The special functions in float64 (no scipy): erfc, erfcx, erfinv, lgamma, digamma, the
+Hurwitz zeta, polygamma, ndtri, log_ndtr and the modified Bessel functions.
 
-Every kernel takes and returns float64 arrays and is vectorised: branches are ``np.where``
-over whole arrays (each branch evaluated on clipped inputs so it cannot warn), series are
-loops with a fixed number of terms. The Functions in ``special.py`` cast to the input dtype.
+erfinv, ndtri, lgamma and digamma run a numba kernel (``kernels/_numba_special.py``: the
+same formulas one element at a time, only the branch the element needs) unless
+``TINYATTN_KERNELS=numpy``; then, and as the reference the kernel is tested against, their
+NumPy twins below run (``TWINS``). The NumPy functions are vectorised: branches are
+``np.where`` over whole arrays (each branch evaluated on clipped inputs so it cannot warn),
+series are loops with a fixed number of terms. All take and return float64 arrays; the Functions in ``special.py`` cast to the
+input dtype.
 
 Methods (standard numerical analysis, written for this module):
 
@@ -86,40 +90,54 @@ def erfcx(x) -> np.ndarray:
     """``exp(x^2) erfc(x)`` (scaled complementary error function)."""
     x = _f64(x)
     small = np.clip(x, -2.0, 2.0)
-    near = np.exp(small * small) * (1.0 - _erf(small))
-    far = _erfcx_cf(np.abs(x))
-    with np.errstate(over="ignore"):
+    out = np.array(np.exp(small * small) * (1.0 - _erf(small)))  # |x| < 2
+    tails = ~(np.abs(x) < 2.0)  # (the continued fraction only where it is used; NaN too)
+    xt = x[tails]
+    far = _erfcx_cf(np.abs(xt))
+    with np.errstate(over="ignore", divide="ignore"):
         # x < -2: exp(x^2) (2 - erfc(|x|)) = 2 exp(x^2) - erfcx(|x|)
-        negative = 2.0 / _exp_neg_square(np.maximum(-x, 2.0)) - far
-    return np.where(np.abs(x) < 2.0, near, np.where(x > 0, far, negative))
+        negative = 2.0 / _exp_neg_square(np.maximum(-xt, 2.0)) - far
+    out[tails] = np.where(xt > 0, far, negative)
+    return out
 
 
 def erfc(x) -> np.ndarray:
     """``1 - erf(x)``, accurate to a few ulps also where it is tiny (x up to 27)."""
     x = _f64(x)
-    a = np.abs(x)
+    out = np.array(1.0 - _erf(np.clip(x, -2.0, 2.0)))  # |x| < 2
+    tails = ~(np.abs(x) < 2.0)  # (the continued fraction only where it is used; NaN too)
+    xt = x[tails]
+    a = np.abs(xt)
     tail = _exp_neg_square(np.maximum(a, 2.0)) * _erfcx_cf(a)
-    near = 1.0 - _erf(np.clip(x, -2.0, 2.0))
-    return np.where(a < 2.0, near, np.where(x > 0, tail, 2.0 - tail))
+    out[tails] = np.where(xt > 0, tail, 2.0 - tail)
+    return out
 
 
 def _erfinv_parts(a: np.ndarray, c: np.ndarray) -> np.ndarray:
     """``y >= 0`` with ``erf(y) = a``, ``0 <= a <= 1`` and ``c = 1 - a`` (exact where a > 1/2)."""
-    small = a <= 0.5
+    a, c = np.broadcast_arrays(a, c)
+    y = np.empty(a.shape)
+    small = a <= 0.5  # (each branch runs on its own elements only)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        # starting values: the Taylor series at 0, Winitzki's formula in the tails
-        y_small = 0.5 * SQRT_PI * a * (1.0 + np.pi / 12.0 * a * a)
-        log_c = np.log(c)
-        ln = log_c + np.log(2.0 - c)  # log(1 - a^2)
+        # starting values: the Taylor series at 0, Winitzki's formula in the tails;
+        # then Halley: y -= u / (1 + y u), u = F / F'
+        a_small = a[small]
+        y_small = 0.5 * SQRT_PI * a_small * (1.0 + np.pi / 12.0 * a_small * a_small)
+        for _ in range(3):
+            ys = np.where(np.isfinite(y_small), y_small, 0.0)
+            u = 0.5 * SQRT_PI * np.exp(ys * ys) * (_erf(ys) - a_small)
+            y_small = y_small - u / (1.0 + y_small * u)
+        y[small] = y_small
+        tail = ~small
+        log_c = np.log(c[tail])
+        ln = log_c + np.log(2.0 - c[tail])  # log(1 - a^2)
         b = 2.0 / (np.pi * 0.147) + 0.5 * ln
         y_tail = np.sqrt(np.sqrt(b * b - ln / 0.147) - b)
-        y = np.where(small, y_small, y_tail)
-        for _ in range(3):  # Halley: y -= u / (1 + y u), u = F / F'
-            ys = np.where(np.isfinite(y), y, 0.0)
-            u_small = 0.5 * SQRT_PI * np.exp(ys * ys) * (_erf(ys) - a)
-            u_tail = 0.5 * SQRT_PI * (np.exp(ys * ys + log_c) - erfcx(ys))
-            u = np.where(small, u_small, u_tail)
-            y = y - u / (1.0 + y * u)
+        for _ in range(3):
+            ys = np.where(np.isfinite(y_tail), y_tail, 0.0)
+            u = 0.5 * SQRT_PI * (np.exp(ys * ys + log_c) - erfcx(ys))
+            y_tail = y_tail - u / (1.0 + y_tail * u)
+        y[tail] = y_tail
     y = np.where(c == 0, np.inf, y)
     return np.where((a > 1) | np.isnan(a), np.nan, y)
 
@@ -146,12 +164,14 @@ def log_ndtr(x) -> np.ndarray:
     """``log(Phi(x))``: ``log1p(-Phi(-x))`` for x > 0, ``log(erfcx(t) / 2) - t^2`` below."""
     x = _f64(x)
     t = -x * (1.0 / math.sqrt(2.0))
-    pos = np.log1p(-0.5 * erfc(np.maximum(-t, 0.0)))
-    tn = np.maximum(t, 0.0)
-    with np.errstate(over="ignore", invalid="ignore"):
-        neg = np.log(0.5 * erfcx(tn)) - 0.5 * x * x
-    neg = np.where(np.isneginf(x), -np.inf, neg)
-    return np.where(x > 0, pos, neg)
+    out = np.empty(x.shape)
+    pos = x > 0  # (each branch runs on its own elements only)
+    out[pos] = np.log1p(-0.5 * erfc(-t[pos]))
+    neg, xn = ~pos, x[~pos]
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        below = np.log(0.5 * erfcx(np.maximum(t[neg], 0.0))) - 0.5 * xn * xn
+    out[neg] = np.where(np.isneginf(xn), -np.inf, below)
+    return out
 
 
 # -- gamma family -------------------------------------------------------------------------
@@ -278,10 +298,12 @@ def polygamma(n: int, x) -> np.ndarray:
         return digamma(x)
     out = (-1.0) ** (n + 1) * math.factorial(n) * zeta(float(n + 1), x)
     if n == 1:  # reflection below 1/2 (as torch's trigamma): psi1(1-x) + psi1(x) = pi^2/sin^2
-        xf = np.where(np.isfinite(x), x, 0.5)
-        with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.array(out)  # (written in place below; 0-d stays an array)
+        low = x < 0.5  # (only there: zeta at 1 - x needs many direct terms for large x)
+        xf = np.where(np.isfinite(x[low]), x[low], 0.5)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             reflected = (np.pi / np.sin(np.pi * xf)) ** 2 - zeta(2.0, 1.0 - xf)
-        out = np.where(x < 0.5, np.where(np.isneginf(x), np.nan, reflected), out)
+        out[low] = np.where(np.isneginf(x[low]), np.nan, reflected)
         out = np.where(np.isposinf(x), 0.0, out)
     return out
 
@@ -333,3 +355,45 @@ def i1(x) -> np.ndarray:
     with np.errstate(over="ignore", invalid="ignore"):
         out = _bessel_ie(1, a) * np.exp(np.minimum(a, 800.0))
     return np.copysign(np.where(np.isinf(a), np.nan, out), x)  # (NaN at ±inf, as torch)
+
+
+# -- erfinv, ndtri, lgamma, digamma: the numba kernel, or the twins above -------------------
+TWINS = {f.__name__: f for f in (erfinv, ndtri, lgamma, digamma)}
+# the numbering of ``kernels._numba_special.unary`` (its NAMES; numba is not imported here)
+KERNEL_NAMES = ("erfinv", "ndtri", "lgamma", "digamma")
+
+
+def _use_kernels() -> bool:
+    from ..kernels import backend
+
+    return backend() != "numpy"
+
+
+def _tables() -> tuple[np.ndarray, ...]:
+    """The coefficient arrays of the twins: lgamma's Taylor series at 1 and 2, its Stirling
+    correction, digamma's asymptotic series."""
+    at1, at2 = _lgamma_series()
+    k = np.arange(1, 9)
+    return at1, at2, BERNOULLI[:8] / (2 * k * (2 * k - 1)), BERNOULLI[:8] / (2 * k)
+
+
+def _elementwise(name: str):
+    twin, which = TWINS[name], KERNEL_NAMES.index(name)
+
+    def run(x) -> np.ndarray:
+        if not _use_kernels():
+            return twin(x)
+        from ..kernels._numba_special import unary
+        from ..kernels.gelu_layer_norm import _launch
+
+        x = _f64(x)
+        flat = np.ascontiguousarray(x).reshape(-1)
+        out = np.empty(flat.size)
+        _launch(unary, flat.size, which, flat, out, *_tables())
+        return out.reshape(x.shape)
+
+    run.__name__, run.__doc__ = name, twin.__doc__
+    return run
+
+
+erfinv, ndtri, lgamma, digamma = (_elementwise(n) for n in KERNEL_NAMES)
