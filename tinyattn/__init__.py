@@ -512,6 +512,7 @@ from .ops.windows import kaiser_window, logspace, vander
 # -- round 4 breadth (ops/linalg_more.py, ops/lu.py, _torch_round4_names.py) --
 from .ops.linalg_more import *  # noqa: F403
 from .ops.lu import lu, lu_solve, lu_unpack
+from ._torch_copy_names import *  # noqa: F403
 
 # -- end of round 4 breadth --
 

@@ -76,3 +76,25 @@ class TensorRound4Methods:
     def symeig(self, eigenvectors: bool = False, upper: bool = True):
         """Removed from torch: raises torch's RuntimeError. See :func:`tinyattn.symeig`."""
         return _ops().linalg_more.symeig(self, eigenvectors, upper)
+
+    # -- strided views and static-shape selection -----------------------------------------------
+    def as_strided_(self, size, stride, storage_offset: int | None = None) -> Tensor:
+        """In-place :meth:`as_strided`: ``self`` becomes that view of its storage."""
+        ops = _ops()
+        ops.inplace.check_inplace_allowed(self, "as_strided_")
+        view = ops.strided.as_strided(cast("Tensor", self), size, stride, storage_offset)
+        return cast("Tensor", self)._become_view(view, "as_strided_")
+
+    def as_strided_scatter(
+        self, src: Tensor, size, stride, storage_offset: int | None = None
+    ) -> Tensor:
+        """See :func:`tinyattn.as_strided_scatter`."""
+        import tinyattn
+
+        return tinyattn.as_strided_scatter(cast("Tensor", self), src, size, stride, storage_offset)
+
+    def nonzero_static(self, *, size: int, fill_value: int = -1) -> Tensor:
+        """See :func:`tinyattn.nonzero_static`."""
+        import tinyattn
+
+        return tinyattn.nonzero_static(cast("Tensor", self), size=size, fill_value=fill_value)
