@@ -513,6 +513,7 @@ from .ops.windows import kaiser_window, logspace, vander
 from .ops.linalg_more import *  # noqa: F403
 from .ops.lu import lu, lu_solve, lu_unpack
 from ._torch_copy_names import *  # noqa: F403
+from ._torch_native_names import *  # noqa: F403
 
 # -- end of round 4 breadth --
 
