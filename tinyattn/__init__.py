@@ -514,6 +514,7 @@ from .ops.linalg_more import *  # noqa: F403
 from .ops.lu import lu, lu_solve, lu_unpack
 from ._torch_copy_names import *  # noqa: F403
 from ._torch_native_names import *  # noqa: F403
+from ._dlpack import from_dlpack, to_dlpack
 
 # -- end of round 4 breadth --
 

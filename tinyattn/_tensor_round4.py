@@ -188,6 +188,18 @@ class TensorRound4Methods:
             )
         return _dim_order(shape, strides, ambiguity_check)
 
+    # -- DLPack protocol ----------------------------------------------------------------------------
+    def __dlpack__(self, *, stream=-1, max_version=None, dl_device=None, copy=None):
+        """A DLPack capsule of ``self``'s memory (NumPy's exporter); refused when ``self``
+        requires grad (torch's BufferError). ``stream`` is ignored (CPU memory)."""
+        if cast("Tensor", self).requires_grad:
+            raise BufferError("Can't export tensors that require gradient, use tensor.detach()")
+        return self._data.__dlpack__(max_version=max_version, dl_device=dl_device, copy=copy)
+
+    def __dlpack_device__(self) -> tuple:
+        """``(1, 0)``: DLPack's kDLCPU, device 0."""
+        return (1, 0)
+
 
 def _resize(x: Tensor, sizes) -> Tensor:
     if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
