@@ -515,6 +515,7 @@ from .ops.lu import lu, lu_solve, lu_unpack
 from ._torch_copy_names import *  # noqa: F403
 from ._torch_native_names import *  # noqa: F403
 from ._dlpack import from_dlpack, to_dlpack
+from .ops.igamma import igamma, igammac
 
 # -- end of round 4 breadth --
 

@@ -200,6 +200,23 @@ class TensorRound4Methods:
         """``(1, 0)``: DLPack's kDLCPU, device 0."""
         return (1, 0)
 
+    # -- regularized incomplete gamma ---------------------------------------------------------------
+    def igamma(self, other) -> Tensor:
+        """See :func:`tinyattn.igamma`."""
+        return _ops().igamma.igamma(cast("Tensor", self), other)
+
+    def igammac(self, other) -> Tensor:
+        """See :func:`tinyattn.igammac`."""
+        return _ops().igamma.igammac(cast("Tensor", self), other)
+
+    def igamma_(self, other) -> Tensor:
+        """In-place :func:`tinyattn.igamma`."""
+        return _ops().igamma.igamma_(cast("Tensor", self), other)
+
+    def igammac_(self, other) -> Tensor:
+        """In-place :func:`tinyattn.igammac`."""
+        return _ops().igamma.igammac_(cast("Tensor", self), other)
+
 
 def _resize(x: Tensor, sizes) -> Tensor:
     if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
