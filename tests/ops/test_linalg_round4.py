@@ -215,6 +215,14 @@ def test_bad_inputs():
     h, tau = tinyattn.geqrf(tinyattn.ones(3, 5, dtype=tinyattn.float64))
     with pytest.raises(RuntimeError, match="greater than or equal"):
         tinyattn.orgqr(h, tau)
+    h, tau = tinyattn.geqrf(tinyattn.ones(5, 3, dtype=tinyattn.float64))
+    other = tinyattn.ones(5, 2, dtype=tinyattn.float64)
+    with pytest.raises(RuntimeError, match=r"tau.shape\[-1\] must be equal to min\(other"):
+        tinyattn.ormqr(h, tau[:2], other)
+    with pytest.raises(RuntimeError, match="other must have at least 2 dimensions"):
+        tinyattn.ormqr(h, tau, tinyattn.ones(5, dtype=tinyattn.float64))
+    with pytest.raises(RuntimeError, match="same number of dimensions"):
+        tinyattn.ormqr(h.expand(2, 5, 3), tau.expand(2, 3), other)
 
 
 def test_deprecation_warnings_once():

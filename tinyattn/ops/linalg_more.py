@@ -276,9 +276,20 @@ def ormqr(
         raise TypeError("ormqr(): argument 'input3' must be a Tensor")
     m = input.shape[-2]
     along = -2 if left else -1
-    if input3.ndim < 2 or input3.shape[along] != m:
-        side = "other.shape[-2]" if left else "other.shape[-1]"
+    side = "other.shape[-2]" if left else "other.shape[-1]"
+    if input3.ndim < 2:
+        raise RuntimeError("torch.ormqr: other must have at least 2 dimensions.")
+    if input3.ndim != input.ndim:
+        raise RuntimeError(
+            f"torch.ormqr: Expected other to have the same number of dimensions as input, but "
+            f"got other.ndim equal to {input3.ndim} and input.ndim is equal to {input.ndim}"
+        )
+    if input3.shape[along] != m:
         raise RuntimeError(f"torch.ormqr: {side} must be equal to input.shape[-2]")
+    if input2.shape[-1] != min(input3.shape[along], input.shape[-1]):
+        raise RuntimeError(
+            f"torch.ormqr: tau.shape[-1] must be equal to min({side}, input.shape[-1])"
+        )
     if input3._data.dtype != input._data.dtype:
         raise RuntimeError(
             f"torch.ormqr: Expected input and other to have the same dtype, but got "
