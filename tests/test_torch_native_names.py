@@ -152,6 +152,10 @@ def test_cells_match_nn_modules():
     np.testing.assert_allclose(ours.numpy(), cell(x, h).detach().numpy(), atol=1e-12)
 
 
+def _lstm_weights():
+    return [tinyattn.tensor(a) for a in _cell_arrays(4)[2:4]]
+
+
 def test_cell_errors():
     x, h, w_ih, w_hh, b_ih, b_hh = (tinyattn.tensor(a) for a in _cell_arrays(1))
     with pytest.raises(RuntimeError, match="inconsistent input_size: got 5 expected 3"):
@@ -160,6 +164,8 @@ def test_cell_errors():
         tinyattn.rnn_tanh_cell(x, tinyattn.ones(3, 4, dtype=tinyattn.float64), w_ih, w_hh)
     with pytest.raises(RuntimeError, match="weight_ih first dim must be 3 \\* hidden_size = 12"):
         tinyattn.gru_cell(x, h, w_ih, w_hh)
+    with pytest.raises(RuntimeError, match=r"cell state cx \[2, 5\] must have the shape of hx"):
+        tinyattn.lstm_cell(x, (h, tinyattn.ones(2, 5, dtype=tinyattn.float64)), *_lstm_weights())
     with pytest.raises(RuntimeError, match="lstm_cell expects two hidden states"):
         tinyattn.lstm_cell(x, (h,), w_ih, w_hh)
     with pytest.raises(RuntimeError, match="expected a 2-D input"):

@@ -210,6 +210,11 @@ def lstm_cell(input: Tensor, hx, w_ih: Tensor, w_hh: Tensor, b_ih=None, b_hh=Non
         raise RuntimeError("lstm_cell expects two hidden states")
     h, c = hx
     _check_cell("lstm_cell", input, h, w_ih, w_hh, 4)
+    if tuple(c.shape) != tuple(h.shape):
+        raise RuntimeError(
+            f"lstm_cell: the cell state cx {list(c.shape)} must have the shape of hx "
+            f"{list(h.shape)}"
+        )
     gi, gh = _gates(input, h, w_ih, w_hh, b_ih, b_hh)
     i, f, g, o = (gi + gh).chunk(4, 1)
     c_next = f.sigmoid() * c + i.sigmoid() * g.tanh()

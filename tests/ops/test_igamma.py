@@ -92,6 +92,10 @@ def test_known_values_and_dtypes():
 def test_errors():
     with pytest.raises(NotImplementedError, match="igamma_cpu\" not implemented for 'Long'"):
         tinyattn.igamma(tinyattn.tensor([1, 2]), tinyattn.tensor([1, 2]))
+    with pytest.raises(
+        RuntimeError, match=r"igamma: the shapes .* \[2\] .* \[3\] are not broadcastable"
+    ):
+        tinyattn.igamma(tinyattn.ones(2), tinyattn.ones(3))
     a = tinyattn.tensor([1.5], requires_grad=True)
     with pytest.raises(RuntimeError, match="the derivative for 'igamma: input' is not implemented"):
         tinyattn.igamma(a, tinyattn.tensor([2.0])).sum().backward()

@@ -234,3 +234,12 @@ def test_deprecation_warnings_once():
         tinyattn.lu(tinyattn.eye(2))
         tinyattn.lu(tinyattn.eye(2))
     assert sum("torch.lu is deprecated" in str(w.message) for w in seen) == 1
+
+
+def test_batch_dims_must_broadcast():
+    b = tinyattn.ones(2, 3, 2, dtype=tinyattn.float64)
+    a = tinyattn.eye(3, dtype=tinyattn.float64).expand(3, 3, 3)
+    with pytest.raises(RuntimeError, match="batch dimensions .* not broadcastable"):
+        tinyattn.cholesky_solve(b, a)
+    with pytest.raises(RuntimeError, match="batch dimensions .* not broadcastable"):
+        tinyattn.triangular_solve(b, a)

@@ -130,6 +130,13 @@ def _operands(input, other, op: str):
         if t._data.dtype.kind != "f":
             name = {"int64": "Long", "int32": "Int", "bool": "Bool"}.get(t.dtype.name, t.dtype.name)
             raise NotImplementedError(f"\"{op}_cpu\" not implemented for '{name}'")
+    try:
+        np.broadcast_shapes(input.shape, other.shape)
+    except ValueError:
+        raise RuntimeError(
+            f"{op}: the shapes of input {list(input.shape)} and other {list(other.shape)} "
+            "are not broadcastable"
+        ) from None
     if input._data.dtype != other._data.dtype:
         wide = np.result_type(input._data.dtype, other._data.dtype)
         input, other = (t if t._data.dtype == wide else t.double() for t in (input, other))

@@ -108,6 +108,13 @@ def cholesky_solve(input: Tensor, input2: Tensor, upper: bool = False) -> Tensor
             f"{input2.shape[-1]} by {input2.shape[-1]} but each b matrix is "
             f"{input.shape[-2]} by {input.shape[-1]}"
         )
+    try:
+        np.broadcast_shapes(tuple(input.shape[:-2]), tuple(input2.shape[:-2]))
+    except ValueError:
+        raise RuntimeError(
+            f"cholesky_solve: the batch dimensions of b {list(input.shape)} and A "
+            f"{list(input2.shape)} are not broadcastable"
+        ) from None
     return CholeskySolve.apply(input, input2, bool(upper))
 
 
@@ -210,7 +217,7 @@ def geqrf(input: Tensor):
         raise TypeError(f"geqrf(): argument 'input' must be a Tensor, not {type(input).__name__}")
     if input.ndim < 2:
         raise RuntimeError("torch.geqrf: input must have at least 2 dimensions.")
-    D.check_matrix(input, "torch.geqrf", "input", square=False)
+    D.check_matrix(input, "torch.geqrf", square=False)
     h, tau = np.linalg.qr(input._data, mode="raw")  # (h is a^T, LAPACK's column-major a)
     dtype = input._data.dtype
     return geqrf_return(_const(np.swapaxes(h, -1, -2).astype(dtype)), _const(tau.astype(dtype)))
