@@ -128,3 +128,28 @@ def test_bad_inputs():
         tinyattn.view_copy([1, 2], (2,))
     with pytest.raises(RuntimeError, match="slice step must be positive"):
         tinyattn.slice_copy(tinyattn.ones(3), 0, 0, 3, 0)
+
+
+def _slice_inverse_rows(L, x):
+    base = x * 1  # a tensor whose storage the view below shares
+    return L.slice_inverse(base[1:3], base, 0, 1, 3)
+
+
+def test_slice_inverse():
+    base = tinyattn.arange(12.0).reshape(4, 3)
+    out = tinyattn.slice_inverse(base[1:3], base, 0, 1, 3)
+    assert out.tolist() == base.tolist()
+    out[0, 0] = 100.0  # a view of the storage, as torch's
+    assert base[0, 0].item() == 100.0
+    cols = tinyattn.slice_inverse(base[:, ::2], base, 1, 0, None, 2)
+    assert cols.shape == (4, 3) and cols.stride() == (3, 1) and tinyattn.equal(cols, base)
+    assert base[2:].slice_inverse(base, 0, -2).tolist() == base.tolist()
+    # with gradients: slice_scatter(src, input) (torch's derivative formulas)
+    run_parity(_slice_inverse_rows, rand(4, 3, seed=5))
+    x, s = rand(2, 3, seed=6), rand(4, 3, seed=7)
+    # (independent tensors: torch would read outside x's storage, so no parity here)
+    run_gradcheck(lambda L, x, s: x.slice_inverse(s, 0, 1, 3), x, s)
+    xt, st = (tinyattn.tensor(a, requires_grad=True) for a in (x, s))
+    tinyattn.slice_inverse(xt, st, 0, 1, 3).sum().backward()
+    assert xt.grad.tolist() == [[1.0] * 3] * 2
+    assert st.grad.tolist() == [[1.0] * 3, [0.0] * 3, [0.0] * 3, [1.0] * 3]

@@ -116,6 +116,14 @@ class TensorRound4Methods:
 
         return tinyattn.as_strided_scatter(cast("Tensor", self), src, size, stride, storage_offset)
 
+    def slice_inverse(
+        self, src: Tensor, dim: int = 0, start=None, end=None, step: int = 1
+    ) -> Tensor:
+        """See :func:`tinyattn.slice_inverse`."""
+        import tinyattn
+
+        return tinyattn.slice_inverse(cast("Tensor", self), src, dim, start, end, step)
+
     def nonzero_static(self, *, size: int, fill_value: int = -1) -> Tensor:
         """See :func:`tinyattn.nonzero_static`."""
         import tinyattn

@@ -23,7 +23,7 @@ __all__ = [
     "view_copy", "permute_copy", "expand_copy", "t_copy", "transpose_copy", "unsqueeze_copy",
     "squeeze_copy", "select_copy", "slice_copy", "diagonal_copy", "detach_copy", "alias_copy",
     "split_copy", "split_with_sizes_copy", "unbind_copy", "unfold_copy", "as_strided_copy",
-    "as_strided_scatter", "empty_permuted", "nonzero_static",
+    "as_strided_scatter", "empty_permuted", "nonzero_static", "slice_inverse",
 ]  # fmt: skip
 
 
@@ -219,3 +219,31 @@ def nonzero_static(input: Tensor, *, size: int, fill_value: int = -1) -> Tensor:
     out = np.full((int(size), input.ndim), int(fill_value), dtype=np.int64)
     out[: found.shape[0]] = found
     return _ops().creation.from_numpy(out)
+
+
+def slice_inverse(
+    input: Tensor, src: Tensor, dim: int = 0, start=None, end=None, step: int = 1
+) -> Tensor:
+    """The inverse of ``slice_copy``'s view: ``input`` being ``src[..., start:end:step, ...]``
+    along ``dim`` (a view into src's storage), the tensor of ``src``'s shape and strides
+    over that storage: a view of ``input``'s storage starting ``start * src.stride(dim)``
+    elements before it.
+
+    Gradient, as torch's (the op read as ``slice_scatter(src, input, ...)``):
+    ``d input = g[..., start:end:step, ...]``, ``d src = g`` with that slice zeroed. When
+    ``input`` or ``src`` requires grad the result is that composition, so it does not share
+    memory (torch's does). Composes: as_strided, slice_scatter.
+    """
+    _check(input, "slice_inverse")
+    _check(src, "slice_inverse")
+    d = _ops()._util.normalize_dims(dim, src.ndim, "slice_inverse")[0]
+    if input.requires_grad or src.requires_grad:
+        return _ops().scatter.slice_scatter(src, input, d, start, end, step)
+    first = slice(start, end, step).indices(src.shape[d])[0]
+    offset = input.storage_offset() - first * src.stride(d)
+    if offset < 0:
+        raise RuntimeError(
+            f"slice_inverse: input starts {input.storage_offset()} elements into its storage, "
+            f"before the {first} * {src.stride(d)} elements the slice would skip"
+        )
+    return _ops().strided.as_strided(input, tuple(src.shape), src.stride(), offset)
