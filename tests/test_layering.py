@@ -36,6 +36,7 @@ LAYERS = {
     "_tensor_methods_binary": 3,
     "_tensor_meta": 3,
     "_tensor_more": 3,
+    "_tensor_round4": 3,
     "ops": 4,
     "linalg": 4,
     "_out": 4,  # the out= wrapper linalg/special/nn.functional apply to their names
@@ -54,7 +55,9 @@ ALLOWED_UPWARD = {
     ("_tensor_methods_binary", "tinyattn"),
     ("_tensor", "ops"),
     ("_tensor_more", "ops"),  # in-place composite forms (addmm_ ...) call the ops at call time
-    ("_tensor_more", "tinyattn"),  # Tensor.hardshrink / prelu call the functional form
+    ("_tensor_more", "tinyattn"),
+    ("_tensor_round4", "ops"),  # older matrix functions, *_copy ... call the ops at call time
+    ("_tensor_round4", "tinyattn"),  # Tensor.hardshrink / prelu call the functional form
     # The einops layers (nn.Rearrange ...) share the einops backend's registration.
     ("nn", "_einops"),
     # ``nn.attention.sdpa_kernel`` sets torch's SDPA switches in ``backends.cuda`` (as torch's).

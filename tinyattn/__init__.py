@@ -509,6 +509,15 @@ from .ops.windows import bartlett_window, blackman_window, hamming_window, hann_
 from .ops.windows import kaiser_window, logspace, vander
 
 # -- end of math ops breadth --
+# -- round 4 breadth (ops/linalg_more.py, ops/lu.py, _torch_round4_names.py) --
+from .ops.linalg_more import *  # noqa: F403
+from .ops.lu import lu, lu_solve, lu_unpack
+from ._torch_copy_names import *  # noqa: F403
+from ._torch_native_names import *  # noqa: F403
+from ._dlpack import from_dlpack, to_dlpack
+from .ops.igamma import igamma, igammac
+
+# -- end of round 4 breadth --
 
 # -- torch's out= keyword on the listed functions (data: _out_names.py; wrapper: _out.py) --
 from ._out import install as _install_out

@@ -33,6 +33,7 @@ from ._tensor_methods_math import TensorMathMethods
 from ._tensor_methods_select import TensorSelectMethods
 from ._tensor_methods_shape import TensorShapeMethods
 from ._tensor_more import TensorMoreMethods
+from ._tensor_round4 import TensorRound4Methods
 from .autograd import _forward_only as forward_only
 from .autograd.function import Function, Node, leaf_node
 from .autograd.tensor_base import TensorBase
@@ -50,6 +51,7 @@ class Tensor(
     TensorBinaryMethods,
     TensorMetaMethods,
     TensorMoreMethods,
+    TensorRound4Methods,
     TensorBase,
     op_outputs=True,
 ):
