@@ -297,7 +297,9 @@ class EmbeddingFunction(Function):
         return dweight, None, None, None
 
 
-def embedding_renorm_(weight: Tensor, input: Tensor, max_norm: float, norm_type: float) -> Tensor:
+def embedding_renorm_(
+    weight: Tensor, input: Tensor | np.ndarray, max_norm: float, norm_type: float
+) -> Tensor:
     """Scale, in place and without recording, each row of ``weight`` that ``input`` names
     and whose ``norm_type``-norm exceeds ``max_norm``: ``row *= max_norm / (norm + 1e-7)``
     (torch's ``embedding_renorm_``, which ``embedding(max_norm=...)`` runs first)."""
