@@ -243,6 +243,35 @@ def test_optimizer_saved_whole_keeps_training_like_the_original(tmp_path):
         assert type(load(tmp_path / "ckpt.pt")["opt"]) is tinyattn.optim.Adam
 
 
+def test_optimizer_with_a_scheduler_saves_whole_as_torch_does(tmp_path):
+    # A scheduler wraps optimizer.step on the instance; torch's Optimizer.__getstate__ keeps
+    # only defaults, state and param_groups, so the wrapper (a local function) is not saved.
+    net = Net()
+    opt = tinyattn.optim.SGD(net.parameters(), lr=0.1, momentum=0.9)
+    sched = tinyattn.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5)
+    idx = tinyattn.tensor([[1, 2, 3]])
+    net(idx).square().mean().backward()
+    opt.step()
+    sched.step()
+    save(opt, tmp_path / "opt.pt")
+    opt2 = load(tmp_path / "opt.pt", weights_only=False)
+    assert set(vars(opt2)) >= {"defaults", "state", "param_groups", "_optimizer_step_pre_hooks"}
+    assert "step" not in vars(opt2) and opt2.param_groups[0]["lr"] == pytest.approx(0.05)
+    momentum = [s["momentum_buffer"] for s in opt2.state.values()]
+    assert len(momentum) == len(list(net.parameters()))
+    for p in opt2.param_groups[0]["params"]:
+        p.grad = tinyattn.ones_like(p)
+    opt2.step()  # hooks and step work on the loaded optimizer
+
+
+def test_rnn_flatten_parameters_is_a_no_op_as_on_torchs_cpu():
+    lstm = nn.LSTM(3, 4)
+    before = [p.detach().numpy().copy() for p in lstm.parameters()]
+    assert lstm.flatten_parameters() is None
+    for a, p in zip(before, lstm.parameters()):
+        np.testing.assert_array_equal(a, p.detach().numpy())
+
+
 def test_shared_objects_and_cycles_come_back_as_the_same_object():
     a = Point(1, None)
     a.y = a  # an object containing itself

@@ -154,6 +154,44 @@ def test_embedding(padding_idx):
         assert (wt.grad.numpy()[padding_idx] == 0).all()
 
 
+def test_embedding_scale_grad_by_freq():
+    idx = np.array([[0, 2, 1, 2], [3, 1, 1, 0]])  # row 1 three times, rows 0 and 2 twice
+    w = rand(4, 3, seed=19)
+
+    def f(T, w):
+        return _F(T).embedding(T.tensor(idx), w, scale_grad_by_freq=True)
+
+    run_parity(f, w)  # (by design not the derivative: no finite-difference check, as torch)
+    wt = tinyattn.tensor(w, requires_grad=True)
+    f(tinyattn, wt).sum().backward()  # each row's summed gradient over its count: all ones
+    np.testing.assert_allclose(wt.grad.numpy(), np.ones((4, 3)))
+
+
+def test_embedding_max_norm_renormalizes_the_rows_it_reads_in_place():
+    idx = np.array([[1, 3], [3, 0]])
+    w = rand(5, 3, seed=20) * 4
+    norms = np.linalg.norm(w, axis=1)
+    wt = tinyattn.tensor(w.copy(), requires_grad=True)
+    out = F.embedding(tinyattn.tensor(idx), wt, max_norm=1.0)
+    new = wt.detach().numpy()
+    for row in range(5):  # rows read and too long: scaled to norm 1; the others untouched
+        want = w[row] / (norms[row] + 1e-7) if row in idx and norms[row] > 1 else w[row]
+        np.testing.assert_allclose(new[row], want, rtol=1e-12)
+    np.testing.assert_array_equal(out.detach().numpy(), new[idx])
+    if torch is not None:
+        tw = torch.tensor(w.copy(), requires_grad=True)
+        tout = torch.nn.functional.embedding(torch.tensor(idx), tw, max_norm=1.0)
+        np.testing.assert_allclose(new, tw.detach().numpy(), rtol=1e-12)
+        (tout * 2).sum().backward()
+        (out * 2).sum().backward()
+        np.testing.assert_allclose(wt.grad.numpy(), tw.grad.numpy())
+    layer = tinyattn.nn.Embedding(5, 3, max_norm=0.5, norm_type=1.0, scale_grad_by_freq=True)
+    layer(tinyattn.tensor(idx))
+    assert np.abs(layer.weight.detach().numpy()[[0, 1, 3]]).sum(1).max() <= 0.5 + 1e-6
+    with pytest.raises(NotImplementedError, match="sparse=True"):
+        tinyattn.nn.Embedding(5, 3, sparse=True)
+
+
 def test_embedding_errors():
     w = tinyattn.randn(10, 3)
     with pytest.raises(IndexError, match="index 10 is out of range for num_embeddings=10"):

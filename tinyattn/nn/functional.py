@@ -267,7 +267,8 @@ from ._layer_norm import layer_norm, rms_norm  # noqa: E402
 class EmbeddingFunction(Function):
     """y = weight[indices]:  weight (V, D), indices (*) -> y (*, D).
 
-    dweight = scatter-add of g rows into the rows named by indices (row padding_idx gets 0)
+    dweight = scatter-add of g rows into the rows named by indices (row padding_idx gets 0);
+    with ``scale_grad_by_freq`` each row's sum is divided by how often its index occurs
     """
 
     node_name = "EmbeddingBackward0"  # (the class is not called Embedding: that is the nn Module)
@@ -275,10 +276,11 @@ class EmbeddingFunction(Function):
     supports_create_graph = True
 
     @staticmethod
-    def forward(ctx, weight, indices, padding_idx):
+    def forward(ctx, weight, indices, padding_idx, scale_grad_by_freq=False):
         ctx.flat_indices = indices.reshape(-1)
         ctx.num_weights = weight.shape[0]
         ctx.padding_idx = padding_idx
+        ctx.by_freq = scale_grad_by_freq
         return weight[indices]
 
     @staticmethod
@@ -287,9 +289,32 @@ class EmbeddingFunction(Function):
         dim = g.shape[-1]
         rows_of_g = xp.reshape(g, (-1, dim))
         dweight = xp.add_at_axis((ctx.num_weights, dim), 0, ctx.flat_indices, rows_of_g)
+        if ctx.by_freq:  # (rows no index names stay 0: divide them by 1)
+            counts = np.bincount(ctx.flat_indices, minlength=ctx.num_weights)
+            dweight = dweight / np.maximum(counts, 1).astype(g.dtype)[:, None]
         if ctx.padding_idx is not None:
             dweight = xp.where(np.arange(ctx.num_weights)[:, None] == ctx.padding_idx, 0, dweight)
-        return dweight, None, None
+        return dweight, None, None, None
+
+
+def embedding_renorm_(
+    weight: Tensor, input: Tensor | np.ndarray, max_norm: float, norm_type: float
+) -> Tensor:
+    """Scale, in place and without recording, each row of ``weight`` that ``input`` names
+    and whose ``norm_type``-norm exceeds ``max_norm``: ``row *= max_norm / (norm + 1e-7)``
+    (torch's ``embedding_renorm_``, which ``embedding(max_norm=...)`` runs first)."""
+    idx = input._data if isinstance(input, Tensor) else np.asarray(input)
+    rows = np.unique(idx.reshape(-1))
+    data = weight._data
+    if rows.size:
+        picked = data[rows]
+        norms = np.linalg.norm(picked.astype(np.float64), ord=norm_type, axis=1)
+        over = norms > max_norm
+        if over.any():
+            scale = (max_norm / (norms[over] + 1e-7)).astype(data.dtype)
+            data[rows[over]] = picked[over] * scale[:, None]
+    weight._bump_version()
+    return weight
 
 
 def embedding(
@@ -306,11 +331,15 @@ def embedding(
     Shapes: ``input`` (*) integers in ``[0, V)``, ``weight`` (V, D) -> ``y`` (*, D).
     Gradient: ``d weight[v] = sum of g[i] over the positions i with input[i] == v`` (a
     scatter-add of the rows of ``g``); ``d weight[padding_idx] = 0``; no gradient to ``input``.
+    ``max_norm``: first rescale, in place, the rows ``input`` reads whose ``norm_type``-norm
+    exceeds it (:func:`embedding_renorm_`). ``scale_grad_by_freq``: each row's gradient is
+    divided by the number of times its index occurs in ``input`` (as torch; not the derivative).
     """
     _check_tensor(weight, "embedding", "weight")
-    if max_norm is not None or scale_grad_by_freq or sparse:
+    if sparse:
         raise NotImplementedError(
-            "embedding: max_norm, scale_grad_by_freq and sparse are not supported by tinyattn"
+            "embedding: sparse=True (a sparse gradient) is not supported by tinyattn: it has "
+            "no sparse tensors; leave sparse=False for a dense gradient"
         )
     idx = input._data if isinstance(input, Tensor) else np.asarray(input)
     if idx.dtype.kind not in "iu":
@@ -331,7 +360,11 @@ def embedding(
         if not -num <= padding_idx < num:
             raise ValueError(f"embedding: padding_idx must be within num_embeddings={num}")
         padding_idx = padding_idx % num
-    return EmbeddingFunction.apply(weight, idx.astype(np.int64, copy=False), padding_idx)
+    if max_norm is not None:
+        embedding_renorm_(weight, idx, max_norm, norm_type)
+    return EmbeddingFunction.apply(
+        weight, idx.astype(np.int64, copy=False), padding_idx, bool(scale_grad_by_freq)
+    )
 
 
 # -- one_hot, pad ---------------------------------------------------------------------------

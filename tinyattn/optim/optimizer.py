@@ -66,6 +66,16 @@ class _RequiredParameter:
 required = _RequiredParameter()
 
 
+_HOOK_DICTS = (
+    "_optimizer_step_pre_hooks",
+    "_optimizer_step_post_hooks",
+    "_optimizer_state_dict_pre_hooks",
+    "_optimizer_state_dict_post_hooks",
+    "_optimizer_load_state_dict_pre_hooks",
+    "_optimizer_load_state_dict_post_hooks",
+)
+
+
 def _typename(obj) -> str:
     if isinstance(obj, Tensor):
         return obj.type()
@@ -116,6 +126,16 @@ class Optimizer:
             param_groups = [{"params": param_groups}]
         for group in param_groups:
             self.add_param_group(group)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """What ``save(optimizer)`` keeps, as torch's: the options, the state and the groups
+        (not the hooks, nor a scheduler's wrapper of ``step``)."""
+        return {"defaults": self.defaults, "state": self.state, "param_groups": self.param_groups}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        for name in _HOOK_DICTS:  # (a loaded optimizer starts with no hooks, as torch's)
+            self.__dict__.setdefault(name, OrderedDict())
 
     # -- groups ---------------------------------------------------------------------------
     def add_param_group(self, param_group: dict[str, Any]) -> None:

@@ -164,6 +164,10 @@ class RNNBase(Module):
         for weight in self.parameters():
             init.uniform_(weight, -stdv, stdv)
 
+    def flatten_parameters(self) -> None:
+        """torch's call to pack the weights into one cuDNN buffer; on the CPU (torch's too)
+        there is nothing to pack, so it does nothing. Programs call it after loading."""
+
     def _weights(self, layer: int, direction: int):
         suffix = f"_l{layer}" + ("_reverse" if direction else "")
         get = lambda kind: getattr(self, kind + suffix, None)  # noqa: E731

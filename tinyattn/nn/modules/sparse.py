@@ -48,9 +48,10 @@ class Embedding(Module):
                 )
             padding_idx = padding_idx % num_embeddings
         self.padding_idx = padding_idx
-        if max_norm is not None or scale_grad_by_freq or sparse:
+        if sparse:
             raise NotImplementedError(
-                "Embedding: max_norm, scale_grad_by_freq and sparse are not supported by tinyattn"
+                "Embedding: sparse=True (a sparse gradient) is not supported by tinyattn: it has "
+                "no sparse tensors; leave sparse=False for a dense gradient"
             )
         self.max_norm, self.norm_type = max_norm, norm_type
         self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse
@@ -80,7 +81,10 @@ class Embedding(Module):
         ``d weight[v] = sum of g[i] over the positions i with input[i] == v`` (0 for
         ``padding_idx``); no gradient to ``input``.
         """
-        return F.embedding(input, self.weight, self.padding_idx)
+        return F.embedding(
+            input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
+            self.scale_grad_by_freq,
+        )  # fmt: skip
 
     def extra_repr(self) -> str:
         s = f"{self.num_embeddings}, {self.embedding_dim}"
