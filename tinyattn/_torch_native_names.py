@@ -161,12 +161,7 @@ def embedding_renorm_(input: Tensor, indices: Tensor, max_norm: float, norm_type
     rows = np.unique(np.asarray(indices._data, dtype=np.int64).reshape(-1))
     if rows.size and (rows.min() < -input.shape[0] or rows.max() >= input.shape[0]):
         raise IndexError(f"embedding_renorm_: index out of range for {input.shape[0]} rows")
-    data = input._data
-    norms = np.linalg.norm(data[rows].reshape(rows.size, -1), ord=norm_type, axis=1)
-    scale = np.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0).astype(data.dtype)
-    with t.no_grad():
-        input[t.tensor(rows)] = input[t.tensor(rows)] * t.tensor(scale)[:, None]
-    return input
+    return _F().embedding_renorm_(input, rows % input.shape[0], max_norm, norm_type)
 
 
 # -- functional RNN cells -------------------------------------------------------------------------

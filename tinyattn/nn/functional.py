@@ -308,7 +308,7 @@ def embedding_renorm_(
     data = weight._data
     if rows.size:
         picked = data[rows]
-        norms = np.linalg.norm(picked.astype(np.float64), ord=norm_type, axis=1)
+        norms = np.linalg.norm(picked, ord=norm_type, axis=1).astype(np.float64)  # (as torch)
         over = norms > max_norm
         if over.any():
             scale = (max_norm / (norms[over] + 1e-7)).astype(data.dtype)
