@@ -39,7 +39,7 @@ NOT_AUDITED.add("BinaryCrossEntropy")
 # non-finite input never gives a silently finite answer, and raises where torch raises.
 NOT_AUDITED |= {
     "Inv", "Det", "LogAbsDet", "Solve", "Cholesky", "EighPacked", "Eigvalsh", "SvdPacked",
-    "Svdvals", "QrPacked", "Pinv", "MatrixExp",
+    "Svdvals", "QrPacked", "Pinv", "MatrixExp", "CholeskySolve", "LuFactor",
 }  # fmt: skip
 
 R = np.random.default_rng(1234)
@@ -58,6 +58,7 @@ def _mask(*shape):
 
 
 POS_WEIGHT = np.array([0.5, 2.0, 1.0])
+IGAMMA_A = np.random.default_rng(7).uniform(0.5, 3, (2, 3))
 I3 = np.eye(3)
 SPD3 = np.array([[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]])
 
@@ -475,6 +476,9 @@ OPS = [
     ("adaptive_max_pool2d", _F("adaptive_max_pool2d", output_size=2), [_f(1, 1, 5, 5)]),
     ("max_pool2d-grad", lambda L, x, g: _pool_grad(L, "max_pool2d", x, g), [_f(1, 1, 4, 4), _f(1, 1, 2, 2)]),
     ("avg_pool2d-grad", lambda L, x, g: _pool_grad(L, "avg_pool2d", x, g), [_f(1, 1, 4, 4), _f(1, 1, 2, 2)]),
+    # (own generator: drawing from R here would shift no earlier entry, but keep them apart)
+    # (igamma has no derivative in its first argument, here or in torch: a is a constant)
+    ("igamma", lambda L, x: L.igamma(L.tensor(IGAMMA_A), x), [np.random.default_rng(8).uniform(0.1, 4, (2, 3))]),
 ]  # fmt: skip
 
 SPECIALS = {"nan": [np.nan], "+inf": [np.inf], "-inf": [-np.inf], "all": [np.nan, np.inf, -np.inf]}
@@ -647,6 +651,12 @@ LINALG_OPS = [
     ("linalg.eigh", lambda L, a: L.linalg.eigh(a).eigenvalues, [SPD3]),
     ("linalg.svd", lambda L, a: L.linalg.svd(a, False).S, [_f(3, 2)]),
     ("linalg.qr", lambda L, a: L.linalg.qr(a).R, [_f(3, 2)]),
+    (
+        "cholesky_solve",
+        lambda L, b, u: L.cholesky_solve(b, u),
+        [_f(3, 2), np.linalg.cholesky(SPD3)],
+    ),
+    ("lu", lambda L, a: L.lu(a)[0], [_f(3, 3) + 3 * I3]),
 ]
 
 

@@ -49,12 +49,11 @@ class CholeskySolve(Function):
     @staticmethod
     def forward(ctx, b, l_factor, upper=False):
         low = _triangle(l_factor, upper)
-        a = np.matmul(low, np.swapaxes(low, -1, -2))
-        batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
-        try:
-            x = np.linalg.solve(
-                np.broadcast_to(a, batch + a.shape[-2:]), np.broadcast_to(b, batch + b.shape[-2:])
-            )
+        batch = np.broadcast_shapes(low.shape[:-2], b.shape[:-2])
+        low = np.broadcast_to(low, batch + low.shape[-2:])
+        try:  # L y = b, then L^T x = y (forming L L^T would square the condition number)
+            y = np.linalg.solve(low, np.broadcast_to(b, batch + b.shape[-2:]))
+            x = np.linalg.solve(np.swapaxes(low, -1, -2), y)
         except np.linalg.LinAlgError:
             raise D.LinAlgError(
                 f"cholesky_solve: the factor of shape {list(l_factor.shape)} is singular"
