@@ -56,8 +56,8 @@ __all__ = [
 # -- arguments ----------------------------------------------------------------------------------
 
 
-def _check_input(input, n: int, op: str) -> None:
-    """``input`` must be a floating (N, C, *spatial) or (C, *spatial) with n spatial dims."""
+def _check_rank(input, n: int, op: str) -> None:
+    """``input`` must be a Tensor (N, C, *spatial) or (C, *spatial) with n spatial dims."""
     if not isinstance(input, Tensor):
         raise TypeError(f"{op}: argument 'input' must be a Tensor, got {type(input).__name__}")
     if input.ndim not in (n + 1, n + 2):
@@ -65,6 +65,11 @@ def _check_input(input, n: int, op: str) -> None:
             f"{op}: expected a {n + 1}D (unbatched) or {n + 2}D (batched) input, got shape "
             f"{list(input.shape)}"
         )
+
+
+def _check_input(input, n: int, op: str) -> None:
+    """``input`` must be a floating (N, C, *spatial) or (C, *spatial) with n spatial dims."""
+    _check_rank(input, n, op)
     if any(s == 0 for s in input.shape[-n:]):
         raise RuntimeError(
             f"{op}: expected input with non-zero spatial size, got shape {list(input.shape)}"

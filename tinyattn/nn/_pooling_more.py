@@ -20,7 +20,15 @@ import numpy as np
 from .._tensor import Tensor
 from ..ops.creation import zeros
 from ._conv import _ints
-from ._pooling import avg_pool1d, avg_pool2d, avg_pool3d, max_pool1d, max_pool2d, max_pool3d
+from ._pooling import (
+    _check_rank,
+    avg_pool1d,
+    avg_pool2d,
+    avg_pool3d,
+    max_pool1d,
+    max_pool2d,
+    max_pool3d,
+)
 
 __all__ = [
     "lp_pool1d",
@@ -103,13 +111,7 @@ def lp_pool3d(
 
 def _batched(input, n: int, op: str) -> tuple[Tensor, bool]:
     """``input`` as (N, C, *spatial) with n spatial dims, and whether it came unbatched."""
-    if not isinstance(input, Tensor):
-        raise TypeError(f"{op}: argument 'input' must be a Tensor, got {type(input).__name__}")
-    if input.ndim not in (n + 1, n + 2):
-        raise RuntimeError(
-            f"{op}: expected a {n + 1}D (unbatched) or {n + 2}D (batched) input, got shape "
-            f"{list(input.shape)}"
-        )
+    _check_rank(input, n, op)
     unbatched = input.ndim == n + 1
     return (input.unsqueeze(0) if unbatched else input), unbatched
 
