@@ -80,6 +80,9 @@ class Node:
         engine walks these. ``next_functions`` shows them as torch does.
     needs_input_grad : tuple of bool
         Which inputs want a gradient; ``backward`` may skip the others.
+    input_meta : tuple of ((shape, dtype) or None)
+        Per input, aligned with ``next_nodes`` (same length): the shape and dtype its
+        gradient is summed and cast to (None where ``next_nodes`` has None).
 
     The engine's fields are slots (one node is made per recorded op, so they
     are kept cheap); whatever an op stores on ``ctx`` (``ctx.dim = ...``) goes
