@@ -163,3 +163,28 @@ def test_embedding_bag_bad_input(kw, error, match):
         call(tinyattn)
     with pytest.raises((RuntimeError, ValueError, IndexError, NotImplementedError)):
         call(torch)
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+def test_max_norm_renormalises_the_rows_named_first_as_torch(mode):
+    rng = np.random.default_rng(1)
+    w0 = rng.standard_normal((7, 4)) * 2
+    idx, off = np.array([1, 2, 4, 1, 6, 0]), np.array([0, 2, 5])
+    g = np.arange(12.0).reshape(3, 4)
+    results = []
+    for lib in (torch, tinyattn):
+        w = lib.tensor(w0.copy(), requires_grad=True)
+        out = lib.nn.functional.embedding_bag(
+            lib.tensor(idx), w, lib.tensor(off), max_norm=1.5, mode=mode, padding_idx=6
+        )
+        (out * lib.tensor(g)).sum().backward()
+        results.append([out.detach().numpy(), w.grad.numpy(), w.detach().numpy()])
+    for ours, theirs in zip(results[1], results[0]):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-12)
+    norms = np.linalg.norm(results[1][2][[0, 1, 2, 4, 6]], axis=1)
+    assert norms.max() <= 1.5 + 1e-6  # every row named (padding's included) now within 1.5
+    layer = tinyattn.nn.EmbeddingBag(7, 4, max_norm=0.5, mode=mode)
+    layer(tinyattn.tensor(idx), tinyattn.tensor(off))
+    assert (
+        np.linalg.norm(layer.weight.detach().numpy()[[0, 1, 2, 4, 6]], axis=1).max() <= 0.5 + 1e-6
+    )

@@ -151,15 +151,22 @@ def embedding_bag(
         max:  d weight[v, d] = sum over bags b whose first maximum in column d is entry i
               with input[i] == v of  g[b, d]
 
+    ``max_norm``: first rescale, in place, the rows ``input`` names whose ``norm_type``-norm
+    exceeds it (as ``embedding``).
+
     Composes: F.embedding, Tensor.index_add, Tensor.gather
     """
-    if max_norm is not None or scale_grad_by_freq or sparse:
+    if scale_grad_by_freq or sparse:
         raise NotImplementedError(
-            f"{OP}: max_norm, scale_grad_by_freq and sparse are not supported by tinyattn"
+            f"{OP}: scale_grad_by_freq and sparse are not supported by tinyattn"
         )
     require_tensor(input, OP)
     idx = _int_array(input, "input")
     _check_args(weight, mode, per_sample_weights, idx, padding_idx)
+    if max_norm is not None:  # as torch: the rows input names are renormalised first, in place
+        from .functional import embedding_renorm_
+
+        embedding_renorm_(weight, idx, max_norm, norm_type)
     flat, bounds = _bags(idx, offsets, include_last_offset)
     num_bags, dim = len(bounds) - 1, weight.shape[1]
     bag = np.repeat(np.arange(num_bags), np.diff(bounds))  # bag of entries [0, bounds[-1])

@@ -131,10 +131,9 @@ class EmbeddingBag(Module):
         super().__init__()
         self.num_embeddings = size_arg("EmbeddingBag", "num_embeddings", num_embeddings)
         self.embedding_dim = size_arg("EmbeddingBag", "embedding_dim", embedding_dim)
-        if max_norm is not None or scale_grad_by_freq or sparse:
+        if scale_grad_by_freq or sparse:
             raise NotImplementedError(
-                "EmbeddingBag: max_norm, scale_grad_by_freq and sparse are not supported by "
-                "tinyattn"
+                "EmbeddingBag: scale_grad_by_freq and sparse are not supported by tinyattn"
             )
         if mode not in ("sum", "mean", "max"):
             raise ValueError(f"EmbeddingBag: mode has to be one of sum, mean or max, got {mode!r}")
@@ -185,6 +184,8 @@ class EmbeddingBag(Module):
             input,
             self.weight,
             offsets,
+            max_norm=self.max_norm,
+            norm_type=self.norm_type,
             mode=self.mode,
             per_sample_weights=per_sample_weights,
             include_last_offset=self.include_last_offset,
