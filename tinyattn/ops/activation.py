@@ -20,6 +20,7 @@ from .. import _dtype as dt
 from .. import _softmax_math as softmax_math
 from .._tensor import Tensor
 from ..autograd.function import Function
+from ._accumulation import accumulates_in_float32
 from ._util import normalize_dim, to_float
 
 __all__ = ["softmax", "log_softmax"]
@@ -94,6 +95,7 @@ def _prepare(input: Tensor, dim, dtype, op: str, stacklevel: int):
     return input, normalize_dim(dim, input.ndim, op) if input.ndim else None
 
 
+@accumulates_in_float32("input")
 def softmax(input: Tensor, dim: int | None = None, dtype=None, *, _stacklevel=3) -> Tensor:
     """Normalise ``exp(input)`` to sum to 1 along ``dim``.
 
@@ -103,6 +105,7 @@ def softmax(input: Tensor, dim: int | None = None, dtype=None, *, _stacklevel=3)
     return Softmax.apply(input, d)
 
 
+@accumulates_in_float32("input")
 def log_softmax(input: Tensor, dim: int | None = None, dtype=None, *, _stacklevel=3) -> Tensor:
     """``input - logsumexp(input, dim)``, computed stably.
 
