@@ -20,7 +20,6 @@ from .. import _dtype as dt
 from .. import _softmax_math as softmax_math
 from .._tensor import Tensor
 from ..autograd.function import Function
-from ._accumulation import accumulates_in_float32
 from ._util import normalize_dim, to_float
 
 __all__ = ["softmax", "log_softmax"]
@@ -34,10 +33,8 @@ class Softmax(Function):
     @staticmethod
     def forward(ctx, x, dim):
         x = to_float(x)
-        if x.dtype.char == "e":  # float16: computed in float32 and rounded once, as torch
-            e = softmax_math.softmax(x.astype(np.float32), axis=dim).astype(np.float16)
-        else:
-            e = softmax_math.softmax(x, axis=dim)
+        work = dt.accumulation_dtype(x.dtype)  # float16: in float32, rounded once (torch)
+        e = softmax_math.softmax(x.astype(work, copy=False), axis=dim).astype(x.dtype, copy=False)
         ctx.dim = dim
         ctx.save_for_backward(e)
         return e
@@ -56,14 +53,11 @@ class LogSoftmax(Function):
     @staticmethod
     def forward(ctx, x, dim):
         x = to_float(x)
-        half = x.dtype.char == "e"  # float16: computed in float32 and rounded once, as torch
-        if half:
-            x = x.astype(np.float32)
+        dtype, x = x.dtype, x.astype(dt.accumulation_dtype(x.dtype), copy=False)  # (float16)
         with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
             shifted = x - x.max(axis=dim, keepdims=True, initial=-np.inf)
             y = shifted - np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
-        if half:
-            y = y.astype(np.float16)
+        y = y.astype(dtype, copy=False)
         ctx.dim = dim
         ctx.save_for_backward(y)
         return y
@@ -95,7 +89,6 @@ def _prepare(input: Tensor, dim, dtype, op: str, stacklevel: int):
     return input, normalize_dim(dim, input.ndim, op) if input.ndim else None
 
 
-@accumulates_in_float32("input")
 def softmax(input: Tensor, dim: int | None = None, dtype=None, *, _stacklevel=3) -> Tensor:
     """Normalise ``exp(input)`` to sum to 1 along ``dim``.
 
@@ -105,7 +98,6 @@ def softmax(input: Tensor, dim: int | None = None, dtype=None, *, _stacklevel=3)
     return Softmax.apply(input, d)
 
 
-@accumulates_in_float32("input")
 def log_softmax(input: Tensor, dim: int | None = None, dtype=None, *, _stacklevel=3) -> Tensor:
     """``input - logsumexp(input, dim)``, computed stably.
 
