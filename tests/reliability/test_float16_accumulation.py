@@ -211,6 +211,48 @@ CASES = {
         lambda x, y: ((x - y) ** 2).mean(),
         None,
     ),
+    "F.l1_loss": (
+        lambda L, x, y: L.nn.functional.l1_loss(x, y),
+        [(_rng(35).uniform(2000, 3000, (64, 2))).astype(H), np.zeros((64, 2), H)],
+        lambda x, y: np.abs(x - y).mean(),
+        None,
+    ),
+    "F.smooth_l1_loss": (
+        lambda L, x, y: L.nn.functional.smooth_l1_loss(x, y),
+        [(_rng(36).uniform(2000, 3000, (64, 2))).astype(H), np.zeros((64, 2), H)],
+        lambda x, y: (np.abs(x - y) - 0.5).mean(),
+        None,
+    ),
+    "F.kl_div": (
+        lambda L, x, y: L.nn.functional.kl_div(x, y, reduction="mean"),
+        [(-_rng(37).uniform(2000, 3000, (64, 2))).astype(H), np.ones((64, 2), H)],
+        lambda x, y: (y * (np.log(y) - x)).mean(),
+        None,
+    ),
+    "F.binary_cross_entropy_with_logits": (
+        lambda L, x, y: L.nn.functional.binary_cross_entropy_with_logits(x, y),
+        [(-_rng(38).uniform(2000, 3000, (64, 2))).astype(H), np.ones((64, 2), H)],
+        lambda x, y: np.logaddexp(0, -x).mean(),
+        None,
+    ),
+    "F.nll_loss": (
+        lambda L, x: L.nn.functional.nll_loss(x, L.tensor(np.zeros(3000, np.int64))),
+        [np.full((3000, 2), -1.0, H)],
+        lambda x: -x[:, 0].mean(),
+        None,
+    ),
+    "matmul, 3000 terms": (
+        lambda L, a, b: a @ b,
+        [np.ones((2, 3000), H), np.ones((3000, 2), H)],
+        np.matmul,
+        None,
+    ),
+    "matmul, cancelling terms": (
+        lambda L, a, b: a @ b,
+        [np.array([[300, 300, 1]], H), np.array([[300], [-300], [7]], H)],
+        np.matmul,
+        None,
+    ),
     "F.cross_entropy, 3000 classes": (
         lambda L, x: L.nn.functional.cross_entropy(x, L.tensor([0, 2999])),
         [np.zeros((2, 3000), H)],
@@ -486,6 +528,32 @@ def test_multihead_attention_in_half_matches_torch():
     half, theirs = _mha(tinyattn, H, MHA_INPUT), _mha(torch, H, MHA_INPUT)
     for what, a, t in zip(("output", "input gradient", "in_proj gradient"), half, theirs):
         _assert_rounded_once(a, t, f"MultiheadAttention {what} against torch", np.abs(t).max())
+
+
+@needs_torch
+@pytest.mark.parametrize("reduction", ["nll_loss mean", "kl_div batchmean"])
+def test_losses_round_their_total_before_dividing_as_torch(reduction):
+    """torch sums these losses in float32 but rounds the total to float16 before dividing
+    by the count: a total past 65504 gives inf even where the mean would fit. tinyattn
+    gives what torch gives (docs/float16.md)."""
+
+    def loss(lib):
+        F = lib.nn.functional
+        if reduction == "nll_loss mean":
+            return F.nll_loss(lib.tensor(np.full((64, 3), -1500.0, H)), lib.tensor([0] * 64))
+        x = lib.tensor(np.full((64, 2), -2000.0, H))
+        return F.kl_div(x, lib.tensor(np.ones((64, 2), H)), reduction="batchmean")
+
+    assert float(loss(tinyattn)) == float(loss(torch))
+
+
+def test_every_case_is_a_row_of_the_table_in_the_docs():
+    from pathlib import Path
+
+    doc = (Path(__file__).parents[2] / "docs" / "float16.md").read_text()
+    for case in CASES:
+        op = case.split()[0].strip(",").removeprefix("F.")
+        assert op in doc, f"{case}: no row for {op} in docs/float16.md"
 
 
 # -- the rule itself ------------------------------------------------------------------------
