@@ -253,6 +253,32 @@ CASES = {
         np.matmul,
         None,
     ),
+    "F.avg_pool2d": (
+        lambda L, x: L.nn.functional.avg_pool2d(x, 2),
+        [(_rng(39).uniform(29000, 30000, (1, 2, 4, 4))).astype(H)],
+        lambda x: x.reshape(1, 2, 2, 2, 2, 2).mean((3, 5)),
+        None,
+    ),
+    "F.adaptive_avg_pool1d": (
+        lambda L, x: L.nn.functional.adaptive_avg_pool1d(x, 1),
+        [(_rng(48).uniform(29000, 30000, (1, 2, 8))).astype(H)],
+        lambda x: x.mean(-1, keepdims=True),
+        None,
+    ),
+    "F.conv2d, cancelling products": (
+        lambda L, x, w: L.nn.functional.conv2d(x, w),
+        [np.full((1, 1, 3, 3), 300, H), np.array([[[[300, 300], [-300, -299]]]], H)],
+        lambda x, w: np.full((1, 1, 2, 2), 300.0),
+        None,
+    ),
+    "F.embedding_bag, mean": (
+        lambda L, w: L.nn.functional.embedding_bag(
+            L.tensor([0, 1, 2, 3]), w, L.tensor([0]), mode="mean"
+        ),
+        [(_rng(49).uniform(29000, 30000, (4, 2))).astype(H)],
+        lambda w: w.mean(0, keepdims=True),
+        None,
+    ),
     "F.cross_entropy, 3000 classes": (
         lambda L, x: L.nn.functional.cross_entropy(x, L.tensor([0, 2999])),
         [np.zeros((2, 3000), H)],
@@ -294,7 +320,11 @@ CASES = {
 # as torch's own cumprod does; torch's p-norm gradient (p not 1, 2, inf) raises the norm to
 # p - 1 in float16 (NaN), where tinyattn computes it in float32. The test checks that torch
 # still does so: if it stops, the table must change.
-TORCH_OVERFLOWS = {"prod": "forward", "linalg.vector_norm p=3": "gradient"}
+TORCH_OVERFLOWS = {
+    "prod": "forward",
+    "linalg.vector_norm p=3": "gradient",
+    "F.embedding_bag, mean": "forward",  # torch sums the bag in float16, then divides
+}
 
 
 # The query gradient of attention is scale * sum_j dS_j k_j with sum_j dS_j = 0: with keys
