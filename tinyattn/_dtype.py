@@ -109,6 +109,18 @@ def from_numpy_dtype(np_dtype: np.dtype) -> dtype:
         raise TypeError(f"unsupported dtype {np_dtype!r}; tinyattn supports {supported}") from None
 
 
+# The dtype sums, squares and running products of a dtype are carried in (torch's
+# "opmath" type): float16 values whose squares or partial sums leave float16's range
+# (65504) are accumulated in float32 and rounded once, at the end.
+_ACCUMULATION = {np.dtype(np.float16): np.dtype(np.float32)}
+
+
+def accumulation_dtype(np_dtype: np.dtype) -> np.dtype:
+    """The NumPy dtype values of ``np_dtype`` are accumulated in: float32 for float16
+    (as torch), the dtype itself otherwise."""
+    return _ACCUMULATION.get(np_dtype, np_dtype)
+
+
 def to_dtype(d) -> dtype:
     """Accept a tinyattn dtype, a NumPy dtype/type, or the Python types float/int/bool."""
     if d is bfloat16 or (isinstance(d, str) and d == "bfloat16"):

@@ -403,8 +403,9 @@ def unbroadcast(grad: np.ndarray, shape: tuple) -> np.ndarray:
     axes = tuple(range(extra)) + tuple(
         i + extra for i, n in enumerate(shape) if n == 1 and grad.shape[i + extra] != 1
     )
-    if axes:
-        grad = grad.sum(axis=axes, keepdims=True)
+    if axes:  # float16 sums in float32, rounded once (as torch)
+        acc = _dtype.accumulation_dtype(grad.dtype)
+        grad = grad.sum(axis=axes, keepdims=True, dtype=acc).astype(grad.dtype, copy=False)
     return grad.reshape(shape) if extra else grad
 
 

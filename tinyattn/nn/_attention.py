@@ -33,8 +33,8 @@ import math
 
 import numpy as np
 
+from .. import _dtype, kernels
 from .. import _softmax_math as softmax_math
-from .. import kernels
 from .._tensor import Tensor
 from ..autograd.function import Function
 from ..autograd.xp import numpy_xp, tensor_xp
@@ -60,7 +60,7 @@ def dropout_seed(dropout_p: float) -> int:
 
 def _work_dtype(dtype: np.dtype) -> np.dtype:
     """float16 is computed in float32 (and cast back by the caller / the engine)."""
-    return np.dtype(np.float32) if dtype == np.float16 else dtype
+    return _dtype.accumulation_dtype(np.dtype(dtype))
 
 
 class ScaledDotProductAttention(Function):
@@ -334,7 +334,7 @@ def _sdpa_mask(attn_mask: Tensor | None, dtype) -> Tensor | np.ndarray | None:
     """bool (True = takes part) -> additive 0 / -inf array; a float mask is passed as is."""
     if attn_mask is None or attn_mask.dtype.name != "bool":
         return attn_mask
-    work = np.float32 if dtype.name == "float16" else dtype.np_dtype
+    work = _work_dtype(dtype.np_dtype)
     return np.where(attn_mask._data, 0.0, -np.inf).astype(work)
 
 

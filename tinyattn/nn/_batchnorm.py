@@ -19,6 +19,7 @@ import numbers
 import numpy as np
 
 from .._tensor import Tensor
+from ..ops._accumulation import accumulates_in_float32
 
 __all__ = ["batch_norm"]
 
@@ -35,6 +36,7 @@ def _check_1d(t, name: str, channels: int) -> None:
         )
 
 
+@accumulates_in_float32("input", "weight", "bias")
 def batch_norm(
     input: Tensor,
     running_mean: Tensor | None,

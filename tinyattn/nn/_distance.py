@@ -10,6 +10,7 @@ import numpy as np
 
 from .. import linalg
 from .._tensor import Tensor
+from ..ops._accumulation import accumulates_in_float32
 from ..ops._util import normalize_dim
 from ..ops.unary import clamp
 
@@ -51,6 +52,7 @@ def normalize(
     return input / clamp(norm, min=eps)
 
 
+@accumulates_in_float32("x1", "x2")
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
     """Cosine of the angle between ``x1`` and ``x2`` along ``dim`` (torch's formula).
 

@@ -18,6 +18,7 @@ import math
 import numbers
 
 from .._tensor import Tensor
+from ..ops._accumulation import accumulates_in_float32
 from ._pooling import avg_pool2d
 from ._spatial import pad
 
@@ -56,6 +57,7 @@ def _affine(out: Tensor, weight, bias) -> Tensor:
     return out
 
 
+@accumulates_in_float32("input", "weight", "bias")
 def group_norm(
     input: Tensor,
     num_groups: int,
@@ -89,6 +91,7 @@ def group_norm(
     return _affine(out, weight, bias)
 
 
+@accumulates_in_float32("input", "weight", "bias")
 def instance_norm(
     input: Tensor,
     running_mean: Tensor | None = None,

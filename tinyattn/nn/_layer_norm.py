@@ -13,6 +13,7 @@ from .._tensor import Tensor
 from ..autograd.function import Function
 from ..autograd.xp import numpy_xp, tensor_xp
 from ..kernels import gelu_layer_norm as kernels
+from ..ops._accumulation import accumulates_in_float32
 from ._checks import require_tensor as _check_tensor
 
 
@@ -105,6 +106,7 @@ def _check_affine(param, shape, op: str, arg: str) -> None:
         )
 
 
+@accumulates_in_float32("input", "weight", "bias")
 def layer_norm(
     input: Tensor,
     normalized_shape,
@@ -165,6 +167,7 @@ class RMSNormFunction(Function):
         return dx, dweight, None, None
 
 
+@accumulates_in_float32("input", "weight")
 def rms_norm(
     input: Tensor, normalized_shape, weight: Tensor | None = None, eps: float | None = None
 ) -> Tensor:

@@ -33,10 +33,8 @@ class Softmax(Function):
     @staticmethod
     def forward(ctx, x, dim):
         x = to_float(x)
-        if x.dtype.char == "e":  # float16: computed in float32 and rounded once, as torch
-            e = softmax_math.softmax(x.astype(np.float32), axis=dim).astype(np.float16)
-        else:
-            e = softmax_math.softmax(x, axis=dim)
+        work = dt.accumulation_dtype(x.dtype)  # float16: in float32, rounded once (torch)
+        e = softmax_math.softmax(x.astype(work, copy=False), axis=dim).astype(x.dtype, copy=False)
         ctx.dim = dim
         ctx.save_for_backward(e)
         return e
@@ -55,14 +53,11 @@ class LogSoftmax(Function):
     @staticmethod
     def forward(ctx, x, dim):
         x = to_float(x)
-        half = x.dtype.char == "e"  # float16: computed in float32 and rounded once, as torch
-        if half:
-            x = x.astype(np.float32)
+        dtype, x = x.dtype, x.astype(dt.accumulation_dtype(x.dtype), copy=False)  # (float16)
         with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
             shifted = x - x.max(axis=dim, keepdims=True, initial=-np.inf)
             y = shifted - np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
-        if half:
-            y = y.astype(np.float16)
+        y = y.astype(dtype, copy=False)
         ctx.dim = dim
         ctx.save_for_backward(y)
         return y

@@ -162,7 +162,9 @@ class Mul(Function):
 
 
 class Div(Function):
-    """out = a / b (true division).   da = g / b,  db = -g * a / b**2
+    """out = a / b (true division).   da = g / b,  db = -g * (a / b) / b
+
+    (db divides twice rather than by b**2: in float16, b**2 overflows from b = 256.)
 
     (``number / tensor`` is ``reciprocal(b) * number``, as in torch: see :func:`div`.)
     """
@@ -195,7 +197,7 @@ class Div(Function):
             return xp.zeros_like(g), xp.zeros_like(g)
         b, a = ctx.saved_tensors  # b = 0 gives inf/nan, as torch
         da = g / b if ctx.needs_input_grad[0] else None
-        db = -g * a / (b * b) if ctx.needs_input_grad[1] else None
+        db = -g * ((a / b) / b) if ctx.needs_input_grad[1] else None
         return da, db
 
 

@@ -14,6 +14,7 @@ from .. import _dtype as dt
 from .._tensor import Tensor
 from ..autograd.function import Function
 from ..autograd.xp import numpy_xp
+from ._accumulation import accumulates_in_float32
 from ._util import gradient_doc, normalize_dim
 from .indexing import Gather
 
@@ -57,6 +58,7 @@ class Cumsum(Function):
         return xp.flip(xp.cumsum(xp.flip(g, ctx.dim), ctx.dim), ctx.dim), None
 
 
+@accumulates_in_float32("input")
 @gradient_doc(Cumsum)
 def cumsum(input: Tensor, dim: int, *, dtype=None) -> Tensor:
     """Cumulative sum along ``dim`` (ints and bools as int64, as in torch; else ``dtype``)."""
@@ -132,6 +134,7 @@ def _cumprod_grad_graph(xp, x, out, g, dim):
     return xp.moveaxis(xp.sum(terms, axis=-1), -1, dim)
 
 
+@accumulates_in_float32("input")
 @gradient_doc(Cumprod)
 def cumprod(input: Tensor, dim: int, *, dtype=None) -> Tensor:
     """Cumulative product along ``dim`` (ints and bools as int64, as in torch)."""

@@ -15,6 +15,7 @@ import numpy as np
 from .. import _dtype as dt
 from .._tensor import Tensor
 from ..autograd.function import Function
+from ._accumulation import accumulates_in_float32
 from ._util import gradient_doc, normalize_dim, normalize_dims
 from .cumulative import cumsum
 
@@ -71,6 +72,7 @@ def _sum_dtype(x: np.ndarray, dtype) -> np.dtype:
     return np.dtype(np.int64) if x.dtype.kind in "biu" else x.dtype
 
 
+@accumulates_in_float32("input")
 @gradient_doc(Sum)
 def sum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """Sum over ``dim`` (int, tuple, or None for all); ints and bools sum as int64."""
@@ -97,6 +99,7 @@ class Mean(Function):
         return _expand(ctx.xp, g / ctx.n, ctx.axes, ctx.keepdim, ctx.shape), None, None
 
 
+@accumulates_in_float32("input")
 @gradient_doc(Mean)
 def mean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """Mean over ``dim``; the input must be floating (as in torch)."""
@@ -156,6 +159,7 @@ def _correction(unbiased, correction) -> int:
     return 1 if unbiased in (None, True) else 0
 
 
+@accumulates_in_float32("input")
 @gradient_doc(Var)
 def var(
     input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None
@@ -199,6 +203,7 @@ class Std(Function):
         return grad, None, None, None
 
 
+@accumulates_in_float32("input")
 @gradient_doc(Std)
 def std(
     input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None
@@ -207,12 +212,14 @@ def std(
     return _var(input, dim, unbiased, keepdim, correction, "std")
 
 
+@accumulates_in_float32("input")
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """``(var(input, ...), mean(input, ...))``. d input = d_var + d_mean: the sum of
     :func:`var`'s and :func:`mean`'s."""
     return _var(input, dim, unbiased, keepdim, correction, "var_mean"), mean(input, dim, keepdim)
 
 
+@accumulates_in_float32("input")
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """``(std(input, ...), mean(input, ...))``. d input = d_std + d_mean: the sum of
     :func:`std`'s and :func:`mean`'s."""
@@ -417,6 +424,7 @@ class LogSumExp(Function):
         return g * xp.exp(x - _expand(xp, out, ctx.axes, ctx.keepdim, ctx.shape)), None, None
 
 
+@accumulates_in_float32("input")
 @gradient_doc(LogSumExp)
 def logsumexp(input: Tensor, dim, keepdim: bool = False) -> Tensor:
     """``log(sum(exp(input), dim))`` computed stably."""
@@ -479,6 +487,7 @@ class Norm(Function):
         return xp.astype(g * grad, g.dtype), None, None, None
 
 
+@accumulates_in_float32("input")
 @gradient_doc(Norm)
 def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
     """Vector p-norm over ``dim`` (all elements when None); 'fro' is the 2-norm."""
@@ -546,6 +555,7 @@ def _product_of_others(xp, x, axis):
     return others
 
 
+@accumulates_in_float32("input")
 @gradient_doc(Prod)
 def prod(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """The product over ``dim`` (all elements when None); ints and bools multiply as int64

@@ -17,6 +17,7 @@ import numpy as np
 from .. import _dtype as dt
 from .._tensor import Tensor
 from ..autograd.function import Function
+from ._accumulation import accumulates_in_float32
 from ._util import gradient_doc, normalize_dim
 from .arithmetic import where
 from .compare import isnan
@@ -50,6 +51,7 @@ def _zero_nans(input: Tensor) -> Tensor:
     return where(isnan(input), Tensor._make(np.zeros((), input._data.dtype)), input)
 
 
+@accumulates_in_float32("input")
 def nansum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """Sum over ``dim`` treating NaN as zero (a NaN element gets a 0 gradient).
 
@@ -58,6 +60,7 @@ def nansum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Ten
     return sum(_zero_nans(input), dim, keepdim, dtype=dtype)
 
 
+@accumulates_in_float32("input")
 def nanmean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """Mean over ``dim`` of the non-NaN elements (NaN where there are none).
 
@@ -249,6 +252,7 @@ class LogCumSumExp(Function):
         return part(1) - part(-1), None
 
 
+@accumulates_in_float32("input")
 @gradient_doc(LogCumSumExp)
 def logcumsumexp(input: Tensor, dim: int) -> Tensor:
     """``log(cumsum(exp(input), dim))`` without overflow or underflow."""

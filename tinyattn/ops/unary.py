@@ -31,8 +31,9 @@ def _unary(name: str, forward, backward, doc: str, saves: str = "input", keep_in
     def fwd(ctx, x):
         if not keep_int:
             x = to_float(x)
-        if x.dtype.char == "e":  # float16: computed in float32 and rounded once, as torch
-            out = np.asarray(forward(x.astype(np.float32))).astype(np.float16)
+        work = dt.accumulation_dtype(x.dtype)
+        if work != x.dtype:  # float16: computed in float32 and rounded once, as torch
+            out = np.asarray(forward(x.astype(work))).astype(x.dtype)
         else:
             out = forward(x)
         if type(out) is not np.ndarray:  # a NumPy scalar from a 0-d input

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from ..._tensor import Tensor
+from ...ops.reduction import norm
 
 
 def _grads(parameters) -> list[Tensor]:
@@ -28,9 +29,8 @@ def _vector_norm(a: np.ndarray, norm_type: float) -> np.ndarray:
         return np.abs(a).min().astype(a.dtype)
     if norm_type == 0:
         return np.asarray(np.count_nonzero(a), dtype=a.dtype)
-    if norm_type == 2:
-        return np.sqrt(np.sum(a * a)).astype(a.dtype)
-    return (np.sum(np.abs(a) ** norm_type) ** (1.0 / norm_type)).astype(a.dtype)
+    # the library's norm: float16 gradients accumulate in float32 and round once, as torch
+    return norm(Tensor._make(a), norm_type)._data
 
 
 def get_total_norm(
