@@ -545,7 +545,8 @@ _LAZY_SUBMODULES = frozenset(
         "onnx",
         "optim",
         "profiler",
-        "serialization",
+        "safetensors",  # tinyattn/io/safetensors.py, under its public name (see below)
+        "serialization",  # tinyattn/io/serialization.py, likewise
         "special",
         "utils",
         "viz",
@@ -564,6 +565,44 @@ _LAZY_NAMES = {  # name -> the module that defines it
     "get_float32_matmul_precision": "backends",
     "set_float32_matmul_precision": "backends",
 }
+
+
+# Public module paths whose code lives in a concept folder: ``import tinyattn.serialization``
+# (and ``from tinyattn.serialization import safe_globals``) gives ``tinyattn.io.serialization``
+# itself, one module object under both names, loaded only when first imported.
+_MOVED_MODULES = {
+    f"{__name__}.serialization": f"{__name__}.io.serialization",
+    f"{__name__}.safetensors": f"{__name__}.io.safetensors",
+}
+
+
+class _MovedModuleFinder:
+    """Import-system finder and loader answering only for the names in ``_MOVED_MODULES``."""
+
+    @staticmethod
+    def find_spec(name: str, path=None, target=None):
+        if name not in _MOVED_MODULES:
+            return None
+        from importlib.machinery import ModuleSpec
+
+        return ModuleSpec(name, _MovedModuleFinder)
+
+    @staticmethod
+    def create_module(spec):
+        import importlib
+
+        module = importlib.import_module(_MOVED_MODULES[spec.name])
+        spec.loader_state = module.__spec__  # the import system overwrites __spec__: restore
+        return module
+
+    @staticmethod
+    def exec_module(module) -> None:
+        module.__spec__ = module.__spec__.loader_state
+
+
+import sys as _sys
+
+_sys.meta_path.insert(0, _MovedModuleFinder)  # before the path finders (and an editable install's)
 
 
 # torch's deprecated build flags (``torch.has_mps`` ...): False here, with torch's warning.

@@ -26,7 +26,6 @@ from __future__ import annotations
 import io
 import json
 import math
-import pickle  # only for its exception class: torch's weights-only error is an UnpicklingError
 import re
 import zipfile
 from collections.abc import Callable
@@ -34,7 +33,8 @@ from typing import Any
 
 import numpy as np
 
-from ._tensor import Tensor
+from .._tensor import Tensor
+from .errors import CheckpointError
 
 _INDEX = "__tinyattn_index__"
 _FORMAT = "tinyattn.save"
@@ -54,30 +54,10 @@ _ARRAY_DTYPES = _TENSOR_DTYPES | frozenset(
 )
 
 
-class CheckpointError(RuntimeError):
-    """A file is not a readable tinyattn checkpoint (corrupted, truncated, malformed or unsafe).
-
-    A ``RuntimeError``, as the errors of torch's ``load`` on a damaged file are; the
-    message names the file and the entry or index node at fault.
-    """
-
-
-class WeightsOnlyError(CheckpointError, pickle.UnpicklingError):
-    """``load(weights_only=True)`` met a class or function that is not allowlisted.
-
-    Also a ``pickle.UnpicklingError``, the type torch's ``load`` raises for it, so code
-    written for torch catches it (nothing is ever unpickled).
-    """
-
-
-CheckpointError.__module__ = "tinyattn.serialization"  # where users import it from
-WeightsOnlyError.__module__ = "tinyattn.serialization"
-
-
 def _tensor(arr: np.ndarray, requires_grad: bool, parameter: bool) -> Tensor:
     """A loaded tensor: a leaf, with the saved ``requires_grad`` and Parameter class."""
     if parameter:
-        from .nn.parameter import Parameter  # nn imports this module's package: import late
+        from ..nn.parameter import Parameter  # nn imports this module's package: import late
 
         return Parameter(Tensor._make(arr), requires_grad=requires_grad)
     t = Tensor._make(arr)
@@ -452,7 +432,7 @@ class _Decoder:
             key: self.read_array(key, dtype_str, shape, f"entry {key!r} ({paths[key]})")
             for key, (dtype_str, shape) in arrays.items()
         }
-        from ._checkpoint_build import Builder  # the tree builder, apart for length
+        from .native_objects import Builder  # the tree builder, apart for length
 
         return Builder(self, arrays_, globals_).decode(index["root"], "obj")
 

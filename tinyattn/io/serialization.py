@@ -85,17 +85,11 @@ from typing import Any
 
 import numpy as np
 
-from ._checkpoint_reader import (
-    _FORMAT,
-    _INDEX,
-    _VERSION,
-    CheckpointError,
-    WeightsOnlyError,
-    _Decoder,
-)
-from ._checkpoint_writer import Encoder
-from ._device import check_device, device
-from ._tensor import Tensor
+from .._device import check_device, device
+from .._tensor import Tensor
+from .errors import CheckpointError, WeightsOnlyError
+from .native_reader import _FORMAT, _INDEX, _VERSION, _Decoder
+from .native_writer import Encoder
 
 __all__ = ["save", "load", "CheckpointError", "WeightsOnlyError"]
 __all__ += ["add_safe_globals", "clear_safe_globals", "get_safe_globals", "safe_globals"]
@@ -290,9 +284,9 @@ def _default_globals(is_class: bool) -> dict[str, Any]:
     """
     from collections import Counter
 
-    from ._dtype import dtype
-    from ._size import Size
-    from .nn.parameter import Parameter
+    from .._dtype import dtype
+    from .._size import Size
+    from ..nn.parameter import Parameter
 
     built = (int, float, complex, str, bytes, tuple, frozenset, Size)
     values = (dict, list, set, bool, bytearray, OrderedDict, Counter, defaultdict, Tensor)
