@@ -457,7 +457,6 @@ from .ops.special import digamma, erfc, erfinv, i0, lgamma, mvlgamma, polygamma
 
 # -- end of special functions --
 
-
 # -- torch's top-level forms of functional ops and in-place methods (no new ops) --
 # (each module lists its names in ``__all__``: ``dropout``, ``layer_norm``, ``embedding``,
 # ``conv2d`` ... with torch's top-level signatures; ``exp_``, ``fill`` ... in place)
@@ -523,6 +522,7 @@ from .ops.igamma import igamma, igammac
 from ._out import install as _install_out
 
 _install_out(globals())
+from .io import public_paths as _public_paths  # import tinyattn.serialization, .safetensors
 
 # -- lazy imports: subpackages and names loaded on first access (PEP 562) ------------------
 # ``import tinyattn`` loads the tensor, autograd and ops only; ``tinyattn.nn``,
@@ -545,7 +545,7 @@ _LAZY_SUBMODULES = frozenset(
         "onnx",
         "optim",
         "profiler",
-        "safetensors",  # tinyattn/io/safetensors.py, under its public name (see below)
+        "safetensors",  # tinyattn/io/safetensors.py under this name (io/public_paths.py)
         "serialization",  # tinyattn/io/serialization.py, likewise
         "special",
         "utils",
@@ -565,45 +565,6 @@ _LAZY_NAMES = {  # name -> the module that defines it
     "get_float32_matmul_precision": "backends",
     "set_float32_matmul_precision": "backends",
 }
-
-
-# Public module paths whose code lives in a concept folder: ``import tinyattn.serialization``
-# (and ``from tinyattn.serialization import safe_globals``) gives ``tinyattn.io.serialization``
-# itself, one module object under both names, loaded only when first imported.
-_MOVED_MODULES = {
-    f"{__name__}.serialization": f"{__name__}.io.serialization",
-    f"{__name__}.safetensors": f"{__name__}.io.safetensors",
-}
-
-
-class _MovedModuleFinder:
-    """Import-system finder and loader answering only for the names in ``_MOVED_MODULES``."""
-
-    @staticmethod
-    def find_spec(name: str, path=None, target=None):
-        if name not in _MOVED_MODULES:
-            return None
-        from importlib.machinery import ModuleSpec
-
-        return ModuleSpec(name, _MovedModuleFinder)
-
-    @staticmethod
-    def create_module(spec):
-        import importlib
-
-        module = importlib.import_module(_MOVED_MODULES[spec.name])
-        spec.loader_state = module.__spec__  # the import system overwrites __spec__: restore
-        return module
-
-    @staticmethod
-    def exec_module(module) -> None:
-        module.__spec__ = module.__spec__.loader_state
-
-
-import sys as _sys
-
-_sys.meta_path.insert(0, _MovedModuleFinder)  # before the path finders (and an editable install's)
-
 
 # torch's deprecated build flags (``torch.has_mps`` ...): False here, with torch's warning.
 _DEPRECATED_FLAGS = {
