@@ -24,3 +24,16 @@ class WeightsOnlyError(CheckpointError, pickle.UnpicklingError):
 
 CheckpointError.__module__ = "tinyattn.serialization"  # where users import it from
 WeightsOnlyError.__module__ = "tinyattn.serialization"
+
+
+def warn_user(message: str) -> None:
+    """``warnings.warn`` pointing at the caller's line, outside tinyattn's io package."""
+    import os
+    import sys
+    import warnings
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    level, frame = 2, sys._getframe(1)
+    while frame is not None and os.path.dirname(os.path.abspath(frame.f_code.co_filename)) == here:
+        level, frame = level + 1, frame.f_back
+    warnings.warn(message, UserWarning, stacklevel=level)

@@ -117,6 +117,34 @@ _GLOBAL_NAME = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z
 _NPY_MAX_HEADER = 65536  # np.save headers are a few hundred bytes
 
 
+def checked_directory(
+    zf: zipfile.ZipFile, size: int, error: Callable[[str], CheckpointError], writer: str
+) -> dict[str, zipfile.ZipInfo]:
+    """``{name: ZipInfo}`` once no entry is duplicated, compressed, encrypted or oversized.
+
+    ``writer`` (``tinyattn.save``, ``torch.save``) names what stores members uncompressed.
+    """
+    infos = zf.infolist()
+    names = [i.filename for i in infos]
+    if len(set(names)) != len(names):
+        raise error(f"duplicate zip entries {sorted(n for n in names if names.count(n) > 1)}")
+    for info in infos:
+        if info.compress_type != zipfile.ZIP_STORED or info.flag_bits & 0x1:
+            raise error(
+                f"entry {info.filename!r} is compressed or encrypted (method "
+                f"{info.compress_type}); {writer} stores members uncompressed, and load refuses "
+                "others (a compressed member can inflate without bound)"
+            )
+        if info.file_size != info.compress_size or info.file_size > size:
+            raise error(
+                f"entry {info.filename!r} claims {info.file_size} bytes (stored "
+                f"{info.compress_size}) in a file of {size} bytes"
+            )
+    if sum(i.file_size for i in infos) > size:
+        raise error("the zip entries claim more bytes than the file holds")
+    return {i.filename: i for i in infos}
+
+
 class _Decoder:
     """Checks the zip directory, validates the index, reads the members, builds the tree."""
 
@@ -134,27 +162,7 @@ class _Decoder:
 
     # -- step 1: the zip directory ------------------------------------------------------
     def check_directory(self) -> dict[str, zipfile.ZipInfo]:
-        infos = self.zf.infolist()
-        names = [i.filename for i in infos]
-        if len(set(names)) != len(names):
-            raise self.error(
-                f"duplicate zip entries {sorted(n for n in names if names.count(n) > 1)}"
-            )
-        for info in infos:
-            if info.compress_type != zipfile.ZIP_STORED or info.flag_bits & 0x1:
-                raise self.error(
-                    f"entry {info.filename!r} is compressed or encrypted (method "
-                    f"{info.compress_type}); tinyattn.save stores members uncompressed, and "
-                    "load refuses others (a compressed member can inflate without bound)"
-                )
-            if info.file_size != info.compress_size or info.file_size > self.size:
-                raise self.error(
-                    f"entry {info.filename!r} claims {info.file_size} bytes (stored "
-                    f"{info.compress_size}) in a file of {self.size} bytes"
-                )
-        if sum(i.file_size for i in infos) > self.size:
-            raise self.error("the zip entries claim more bytes than the file holds")
-        return {i.filename: i for i in infos}
+        return checked_directory(self.zf, self.size, self.error, "tinyattn.save")
 
     # -- step 2: a member's .npy header, then its data ----------------------------------
     def read_array(

@@ -78,9 +78,7 @@ import json
 import os
 import sys
 import tempfile
-import zipfile
 from collections import OrderedDict, defaultdict
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -88,8 +86,10 @@ import numpy as np
 from .._device import check_device, device
 from .._tensor import Tensor
 from .errors import CheckpointError, WeightsOnlyError
-from .native_reader import _FORMAT, _INDEX, _VERSION, _Decoder
+from .formats import read_any
+from .native_reader import _FORMAT, _INDEX, _VERSION
 from .native_writer import Encoder
+from .torch_reader import Options
 
 __all__ = ["save", "load", "CheckpointError", "WeightsOnlyError"]
 __all__ += ["add_safe_globals", "clear_safe_globals", "get_safe_globals", "safe_globals"]
@@ -190,39 +190,55 @@ def _fsync_directory(directory: str) -> None:
 
 # -- decoding -----------------------------------------------------------------------------
 def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None, **kwargs):
-    """Load an object saved by :func:`save`.
+    """Load an object saved by :func:`save`, by ``torch.save`` or as safetensors.
+
+    The format is told by the file's bytes, never its name (docs/weights.md): tinyattn's
+    own, torch's zip format (``.pt``, ``.pth``, ``pytorch_model.bin``), torch's legacy
+    format (``_use_new_zipfile_serialization=False``) or safetensors. torch files are read
+    without torch, by a pickle interpreter of tinyattn's own that calls nothing outside
+    the allowlist below.
 
     Parameters
     ----------
     f : str, os.PathLike or binary file object
     map_location : None, "cpu", device, dict or callable
-        Accepted for torch compatibility; tinyattn is CPU-only, so a device string
-        other than cpu is refused and dicts/callables are ignored.
+        As torch's, for torch files: each storage's saved location is mapped (a dict
+        maps location strings, a callable gets ``(storage, location)`` and returns the
+        storage or None); the result must be the CPU, the only device tinyattn has, so a
+        file saved on CUDA needs ``map_location="cpu"``, as in torch on a machine without
+        a GPU.
     weights_only : bool, optional
         None or True (the default, as torch's since 2.6): classes and functions named in
-        the file are resolved only from the allowlist (:func:`add_safe_globals`,
-        :class:`safe_globals`, plus plain-data builtins, ``Size``, and as values
-        only tinyattn's Tensor, Parameter, dtype and device classes); any other name raises torch's "Weights only
-        load failed" error before anything is built. False: the file is trusted, and
-        every name is imported by its module and qualified name, as torch/pickle would
-        (``__main__`` names come from the running script). Loading an object then runs
-        its class's ``__new__`` and ``__setstate__``: only do it for files you trust.
-    pickle_module, mmap, **kwargs
+        the file are resolved only from the allowlist: torch's defaults for torch files
+        (tensors, parameters, ``OrderedDict``, dtypes, ``Size``, ``device`` ...; plain-data
+        builtins, ``Size``, and as values only tinyattn's Tensor, Parameter, dtype and
+        device classes for tinyattn's files), plus what :func:`add_safe_globals` and
+        :class:`safe_globals` add. Any other name raises torch's "Weights only load
+        failed" error before it is used. False: the file is trusted, and every name is
+        imported by its module and qualified name, as torch/pickle would (``__main__``
+        names come from the running script), and called: only do it for files you trust.
+    mmap : bool, optional
+        True maps a torch zip file's storages (copy-on-write) instead of reading them, as
+        torch does; ``f`` must then be a path, and a legacy-format file raises torch's
+        error. Ignored for tinyattn's and safetensors files.
+    pickle_module, **kwargs
         Accepted for torch compatibility and ignored.
 
     Returns
     -------
     The saved tree: Tensors for tensors (leaves keeping the saved ``requires_grad``;
     ``nn.Parameter`` stays a Parameter), NumPy arrays for arrays, the same containers
-    and scalars, and the saved objects (an object met twice comes back as one).
+    and scalars, and the saved objects (an object met twice comes back as one). From a
+    torch file, tensors that shared a storage share memory; bfloat16 becomes float32,
+    with a warning.
 
     Raises
     ------
     CheckpointError
-        The file is truncated, corrupted, not a tinyattn checkpoint, malformed, or
-        carries a pickled object; the message names the file and the entry or index
-        node at fault. Nothing partial is returned, and nothing is allocated beyond
-        the file's own size before the index has been validated.
+        The file is truncated, corrupted, in no format tinyattn reads, malformed, or
+        unsafe; the message names the file and the entry at fault. Nothing partial is
+        returned, and no size declared in the file is allocated before it has been
+        checked against the file's real size.
     WeightsOnlyError
         (a CheckpointError and a ``pickle.UnpicklingError``, the type torch raises)
         ``weights_only`` is on and the file names a class or function that is not
@@ -232,39 +248,24 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     """
     if isinstance(map_location, (str, device)) or type(map_location).__name__ == "device":
         check_device(map_location)  # torch.device("cpu") passes too
+        map_location = "cpu"
     if weights_only not in (None, True, False):
         raise TypeError(f"load(): weights_only must be None, True or False, got {weights_only!r}")
     resolve = _import_global if weights_only is False else _allowed_global
+    options = Options(weights_only is not False, map_location, _user_globals())
+    options.mmap_requested = bool(mmap)
     if hasattr(f, "read"):
         name = getattr(f, "name", "<file object>")
-        return _load_zip(f, str(name), resolve)
+        return read_any(f, str(name), options, resolve)
     if not isinstance(f, (str, bytes, os.PathLike)):
         raise TypeError(
             f"load(): f must be a path (str or os.PathLike) or a binary file object, "
             f"got {type(f).__name__}"
         )
     path = os.fspath(f)
+    options.mmap_path = os.fsdecode(path) if mmap else None
     with open(path, "rb") as fh:
-        return _load_zip(fh, os.fsdecode(path), resolve)
-
-
-def _load_zip(fh, name: str, resolve: Callable[[str, bool], Any]):
-    try:
-        start = fh.tell()
-        size = fh.seek(0, os.SEEK_END) - start
-        fh.seek(start)
-        with zipfile.ZipFile(fh) as zf:
-            return _Decoder(zf, name, size, resolve).run()
-    except CheckpointError:
-        raise
-    except Exception as e:
-        # zipfile and the .npy header parser raise a zoo of types on damaged bytes
-        # (BadZipFile, EOFError, struct.error, NotImplementedError, ...): the promise is
-        # one exception type for any bad file.
-        raise CheckpointError(
-            f"tinyattn.load: {name!r} is not a readable tinyattn checkpoint (truncated or "
-            f"corrupted?): {type(e).__name__}: {e}"
-        ) from e
+        return read_any(fh, os.fsdecode(path), options, resolve)
 
 
 # -- torch's allowlist for weights_only loads -----------------------------------------------
@@ -298,15 +299,22 @@ def _dotted(obj: Any) -> str:
     return f"{getattr(obj, '__module__', '?')}.{getattr(obj, '__qualname__', '?')}"
 
 
-def _allowed_global(name: str, is_class: bool) -> Any:
-    """The allowlisted object saved as ``module:qualname``, or torch's weights-only error."""
-    dotted = name.replace(":", ".")
-    allowed = _default_globals(is_class)
+def _user_globals() -> dict[str, Any]:
+    """``{"module.qualname": object}`` for what :func:`add_safe_globals` allowed."""
+    allowed = {}
     for entry in _SAFE_GLOBALS:
         if isinstance(entry, tuple):
             allowed[entry[1]] = entry[0]
         else:
             allowed[_dotted(entry)] = entry
+    return allowed
+
+
+def _allowed_global(name: str, is_class: bool) -> Any:
+    """The allowlisted object saved as ``module:qualname``, or torch's weights-only error."""
+    dotted = name.replace(":", ".")
+    allowed = _default_globals(is_class)
+    allowed.update(_user_globals())
     if dotted in allowed:
         return allowed[dotted]
     raise WeightsOnlyError(
