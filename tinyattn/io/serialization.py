@@ -79,6 +79,7 @@ import os
 import sys
 import tempfile
 from collections import OrderedDict, defaultdict
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -90,12 +91,15 @@ from .formats import read_any
 from .native_reader import _FORMAT, _INDEX, _VERSION
 from .native_writer import Encoder
 from .torch_reader import Options
+from .torch_writer import PickleWriter, write_torch_zip
 
 __all__ = ["save", "load", "CheckpointError", "WeightsOnlyError"]
 __all__ += ["add_safe_globals", "clear_safe_globals", "get_safe_globals", "safe_globals"]
 
 
-def save(obj: Any, f, pickle_module=None, pickle_protocol=None, **kwargs) -> None:
+def save(
+    obj: Any, f, pickle_module=None, pickle_protocol=None, *, format: str = "tinyattn", **kwargs
+) -> None:
     """Save ``obj`` (a state dict or any tree of tensors, arrays, numbers, strings) to ``f``.
 
     Parameters
@@ -108,22 +112,52 @@ def save(obj: Any, f, pickle_module=None, pickle_protocol=None, **kwargs) -> Non
     f : str, os.PathLike or binary file object
         A path is written atomically (temporary file + fsync + rename); a file
         object is written in place.
+    format : {"tinyattn", "torch", "safetensors"}
+        ``"tinyattn"`` (the default): the format above, no pickle. ``"torch"``: torch's
+        zip format, which ``torch.load(f)`` reads with its default ``weights_only=True``
+        (state dicts and checkpoint dicts of tensors, numbers, strings and containers;
+        see ``tinyattn/io/torch_writer.py``). ``"safetensors"``: a flat dict of
+        str -> Tensor, as ``safetensors.torch.save_file`` writes it.
     pickle_module, pickle_protocol, **kwargs
-        Accepted for torch compatibility and ignored: nothing is pickled.
+        Accepted for torch compatibility and ignored: nothing is unpickled on load.
 
     Raises
     ------
     TypeError
         An object in the tree cannot be saved (a lambda, a local or bound function,
-        an object whose ``__reduce_ex__(2)`` is not the standard form); the message
-        names where it was met (e.g. ``obj['state'][0]['fn']`` or ``obj.encoder.act``).
-        Nothing is written.
+        an object whose ``__reduce_ex__(2)`` is not the standard form, or for
+        ``format="torch"`` anything but tensors, numbers, strings and containers); the
+        message names where it was met (e.g. ``obj['state'][0]['fn']`` or
+        ``obj.encoder.act``). Nothing is written.
+    ValueError
+        ``format`` is not one of the three names.
     """
     if not hasattr(f, "write") and not isinstance(f, (str, bytes, os.PathLike)):
         raise TypeError(
             f"save(): f must be a path (str or os.PathLike) or a binary file object, "
             f"got {type(f).__name__}"
         )
+    if format not in ("tinyattn", "torch", "safetensors"):
+        raise ValueError(
+            f"save(): format must be 'tinyattn', 'torch' or 'safetensors', got {format!r}"
+        )
+    write = _writer(obj, format)
+    if hasattr(f, "write"):
+        write(f)
+        return
+    _atomic_write(os.fspath(f), write)
+
+
+def _writer(obj: Any, format: str) -> Callable[[Any], None]:
+    """Encode ``obj`` now (so a bad tree raises before anything is written); a writer."""
+    if format == "torch":
+        pickled = PickleWriter().encode(obj)
+        return lambda fh: write_torch_zip(pickled, fh)
+    if format == "safetensors":
+        from .safetensors import save as to_bytes
+
+        data = to_bytes(obj)
+        return lambda fh: fh.write(data)
     encoder = Encoder()
     root = encoder.encode(obj, "obj")
     index = {
@@ -136,13 +170,10 @@ def save(obj: Any, f, pickle_module=None, pickle_protocol=None, **kwargs) -> Non
     }
     index_bytes = np.frombuffer(json.dumps(index).encode("utf-8"), dtype=np.uint8)
     members = dict(encoder.arrays, **{_INDEX: index_bytes})
-    if hasattr(f, "write"):
-        np.savez(f, allow_pickle=False, **members)
-        return
-    _atomic_savez(os.fspath(f), members)
+    return lambda fh: np.savez(fh, allow_pickle=False, **members)
 
 
-def _atomic_savez(path: str, members: dict[str, np.ndarray]) -> None:
+def _atomic_write(path: str, write: Callable[[Any], None]) -> None:
     # Write through a symlink (to its final target), as open(path, "wb") and torch.save do:
     # renaming over the link itself would replace it and leave the target stale.
     path = os.path.realpath(path)
@@ -150,7 +181,7 @@ def _atomic_savez(path: str, members: dict[str, np.ndarray]) -> None:
     fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=directory)
     try:
         with os.fdopen(fd, "wb") as fh:
-            np.savez(fh, allow_pickle=False, **members)
+            write(fh)
             fh.flush()
             os.fsync(fh.fileno())
         os.chmod(tmp, _new_file_mode(path))
