@@ -35,7 +35,7 @@ def read_any(fh, name: str, options: Options, resolve: Callable[[str, bool], Any
     fh.seek(start)
     if head[:2] == b"PK":
         return _read_zip(fh, name, size, options, resolve)
-    if head.startswith(LEGACY_HEAD[:4]):
+    if head[:1] == b"\x80" and head[1:2] in (b"\x02", b"\x03", b"\x04", b"\x05"):
         if not head.startswith(LEGACY_HEAD[:14]):
             raise CheckpointError(
                 f"tinyattn.load: {name!r} is a pickle stream but not a file written by "
@@ -88,7 +88,7 @@ _NEEDS_PATH = object()  # mmap=True on a torch zip file given as a file object (
 def _guard(read: Callable[[], Any], name: str, what: str = "file") -> Any:
     try:
         return read()
-    except CheckpointError:
+    except (CheckpointError, Warning):  # a warning turned into an error stays itself
         raise
     except Exception as e:
         # zipfile, struct and NumPy raise a zoo of types on damaged bytes (BadZipFile,

@@ -182,13 +182,24 @@ def view_tensor(
         )
     if not math.prod(size):
         return np.empty(size, dtype=flat.dtype)
-    item = flat.itemsize
-    return np.lib.stride_tricks.as_strided(
-        flat[offset:],
-        shape=size,
-        strides=[s * item for s in stride],
-        writeable=flat.flags.writeable,
-    )
+    if _row_major(size, stride):  # the usual case: a plain slice keeps the base chain
+        array = flat[offset : offset + math.prod(size)].reshape(size)
+    else:
+        item = flat.itemsize
+        strides = [s * item for s in stride]
+        array = np.lib.stride_tricks.as_strided(
+            flat[offset:], shape=size, strides=strides, writeable=flat.flags.writeable
+        )
+    return array.view(np.ndarray) if isinstance(array, np.memmap) else array
+
+
+def _row_major(size: tuple[int, ...], stride: tuple[int, ...]) -> bool:
+    expected = 1
+    for n, s in zip(reversed(size), reversed(stride)):
+        if n > 1 and s != expected:
+            return False
+        expected *= n
+    return True
 
 
 def _leaf(array: np.ndarray, requires_grad: Any, ctx: LoadContext) -> Tensor:
