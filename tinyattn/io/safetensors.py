@@ -137,7 +137,7 @@ def _check_entry(key: str, value: Any, name: str) -> _Entry:
 
 def _check_layout(entries: dict[str, _Entry], data_len: int, name: str) -> None:
     """The tensors tile the data: in bounds, no overlap, no gap, nothing after the last."""
-    at = 0
+    at, last = 0, None
     for entry in sorted(entries.values(), key=lambda e: (e.begin, e.end)):
         if entry.begin != at:
             what = "overlaps the tensor before it" if entry.begin < at else "leaves a gap"
@@ -146,10 +146,12 @@ def _check_layout(entries: dict[str, _Entry], data_len: int, name: str) -> None:
             raise _error(
                 name, f"tensor {entry.name!r} ends at byte {entry.end} of {data_len} data bytes"
             )
-        at = entry.end
+        at, last = entry.end, entry.name
     if at != data_len:
         raise _error(
-            name, f"the tensors cover {at} bytes; the file holds {data_len} after the header"
+            name,
+            f"the tensors cover {at} bytes (the last, tensor {last!r}, ends there); the file holds "
+            f"{data_len} after the header",
         )
 
 
