@@ -1,6 +1,7 @@
 """The checkpoint that torch writes for the reader tests, and what loading it must give.
 
-``tests/io/data/torch_zip.pt`` and ``torch_legacy.pt`` were written by :func:`write` with
+``tests/io/data/torch_zip.pt``, ``torch_legacy.pt`` and ``torch_adamw.pt`` (an optimizer's
+state) were written by :func:`write` with
 torch 2.13 (``python -m tests.io.torch_files`` from the repository root writes them again),
 so the reader is tested against torch's own bytes on machines without torch too.
 """
@@ -67,6 +68,22 @@ def write(torch, directory: str = DATA) -> None:
     torch.save(
         obj, os.path.join(directory, "torch_legacy.pt"), _use_new_zipfile_serialization=False
     )
+    torch.save(adamw_state(torch), os.path.join(directory, "torch_adamw.pt"))
+
+
+ADAMW_INIT = [[0.5, -1.0, 2.0], [0.25, 1.5, -0.75]]
+ADAMW_STEPS = 3
+
+
+def adamw_state(torch) -> dict:
+    """torch's AdamW state after ``ADAMW_STEPS`` steps of ``sum(w**2)`` from ``ADAMW_INIT``."""
+    w = torch.nn.Parameter(torch.tensor(ADAMW_INIT))
+    opt = torch.optim.AdamW([w], lr=0.1, weight_decay=0.01)
+    for _ in range(ADAMW_STEPS):
+        opt.zero_grad()
+        (w**2).sum().backward()
+        opt.step()
+    return {"weight": w.detach(), "optimizer": opt.state_dict()}
 
 
 if __name__ == "__main__":
