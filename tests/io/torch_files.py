@@ -1,7 +1,8 @@
 """The checkpoint that torch writes for the reader tests, and what loading it must give.
 
-``tests/io/data/torch_zip.pt``, ``torch_legacy.pt`` and ``torch_adamw.pt`` (an optimizer's
-state) were written by :func:`write` with
+``tests/io/data/torch_zip.pt``, ``torch_legacy.pt``, ``torch_adamw.pt`` (an optimizer's
+state) and the fault tests' ``small_zip.pt`` and ``small_legacy.pt`` were written by
+:func:`write` with
 torch 2.13 (``python -m tests.io.torch_files`` from the repository root writes them again),
 so the reader is tested against torch's own bytes on machines without torch too.
 """
@@ -62,7 +63,23 @@ def build(torch):
     }
 
 
+def small(torch) -> dict:
+    """The small tree of the fault tests (tests/reliability/test_checkpoint_faults.py)."""
+    return {
+        "w": torch.tensor([[1.5, -2.0], [0.25, 3.0]]),
+        "idx": torch.tensor([1, 0], dtype=torch.int64),
+        "step": 3,
+        "lr": 0.5,
+    }
+
+
 def write(torch, directory: str = DATA) -> None:
+    torch.save(small(torch), os.path.join(directory, "small_zip.pt"))
+    torch.save(
+        small(torch),
+        os.path.join(directory, "small_legacy.pt"),
+        _use_new_zipfile_serialization=False,
+    )
     obj = build(torch)
     torch.save(obj, os.path.join(directory, "torch_zip.pt"))
     torch.save(
