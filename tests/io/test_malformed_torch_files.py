@@ -9,6 +9,8 @@ import tracemalloc
 import zipfile
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from torch_files import DATA
 
 import tinyattn
@@ -115,3 +117,43 @@ def test_missing_storage_entry(tmp_path):
     del members["archive/data/0"]
     _rezip(tmp_path / "gone.pt", members)
     _expect(tmp_path / "gone.pt", "entry 'archive/data/0' is missing")
+
+
+# -- fuzzed pickle streams ------------------------------------------------------------------
+# Streams assembled from the opcodes the interpreter accepts (and a few it refuses), in any
+# order: each loads or raises CheckpointError, never another exception.
+_TOKENS = [
+    b"N", b"\x88", b"\x89", b")", b"]", b"}", b"\x8f", b"(", b"t", b"\x85", b"\x86", b"\x87",
+    b"s", b"u", b"a", b"e", b"R", b"b", b"\x81", b"Q", b"K\x05", b"M\x00\x01", b"J\xff\xff\xff\xff",
+    b"G\x3f\xf0\x00\x00\x00\x00\x00\x00", b"\x8a\x01\x80", b"X\x01\x00\x00\x00a", b"U\x01b",
+    b"X\x07\x00\x00\x00storage", b"X\x03\x00\x00\x00cpu", b"X\x01\x00\x00\x000",
+    b"h\x00", b"h\x01", b"q\x00", b"q\x01", b"j\x00\x00\x00\x00", b"r\x01\x00\x00\x00",
+    b"ccollections\nOrderedDict\n", b"ctorch._utils\n_rebuild_tensor_v2\n",
+    b"ctorch._utils\n_rebuild_parameter\n", b"ctorch\nFloatStorage\n", b"ctorch\nSize\n",
+    b"cbuiltins\nset\n", b"c_codecs\nencode\n", b"ctorch\nfloat16\n", b"cos\nsystem\n",
+    b"c__builtin__\neval\n", b"\x95", b"\x94", b"V",
+]  # fmt: skip
+
+
+def _fuzz_case(tokens: list[bytes]) -> bytes:
+    return b"\x80\x02" + b"".join(tokens) + b"."
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(_TOKENS), max_size=40))
+def test_fuzzed_pickle_streams_load_or_raise_checkpoint_error(tokens):
+    members = {
+        "archive/data.pkl": _fuzz_case(tokens),
+        "archive/data/0": b"\x00" * 16,
+        "archive/version": b"3\n",
+    }
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        for name, data in members.items():
+            zf.writestr(name, data)
+    buf.seek(0)
+    buf.name = "fuzz.pt"
+    try:
+        load(buf)
+    except CheckpointError as e:
+        assert "fuzz.pt" in str(e)
