@@ -57,3 +57,16 @@ def test_attribute_access_without_import_statement():
     module, path = out.splitlines()
     assert module == "tinyattn.io.serialization"
     assert Path(path).resolve() == Path(ROOT, "tinyattn", "io", "serialization.py")
+
+
+def test_tinyattn_safetensors_is_the_io_module():
+    out = _run(
+        """
+        import tinyattn
+        import tinyattn.io.safetensors as real
+        print(tinyattn.safetensors is real)
+        from tinyattn.safetensors import load_file, safe_open, save_file
+        print(load_file is real.load_file, safe_open is real.safe_open)
+        """
+    )
+    assert out.splitlines() == ["True", "True True"]

@@ -133,10 +133,14 @@ class GPT2(nn.Module):
         self.h = nn.ModuleList([Block(n_embd, n_head, layer_norm_epsilon) for _ in range(n_layer)])
         self.ln_f = nn.LayerNorm(n_embd, eps=layer_norm_epsilon)
 
-    def forward(self, idx: Tensor, cache: Cache | None = None) -> tuple[Tensor, Cache]:
+    def forward(
+        self, idx: Tensor, cache: Cache | None = None, last_only: bool = False
+    ) -> tuple[Tensor, Cache]:
         """``idx``: (batch, time) token ids after the ``cache``'s positions.
 
-        Returns the logits (batch, time, vocab_size) and the cache extended by ``idx``.
+        Returns the logits (batch, time, vocab_size), or only the last position's
+        (batch, 1, vocab_size) with ``last_only`` (what generation needs: the projection
+        onto the vocabulary is the largest product), and the cache extended by ``idx``.
         """
         start = cache[0][0].shape[2] if cache else 0
         t = idx.shape[1]
@@ -150,6 +154,8 @@ class GPT2(nn.Module):
         for i, block in enumerate(self.h):
             x, kv = block(x, cache[i] if cache else None)
             present.append(kv)
+        if last_only:
+            x = x[:, -1:]
         return self.ln_f(x) @ self.wte.weight.t(), present
 
 
@@ -221,7 +227,7 @@ def generate(
     rng = np.random.default_rng(seed)
     out = list(ids)
     with no_grad():
-        logits, cache = model(make_tensor([ids]))
+        logits, cache = model(make_tensor([ids]), last_only=True)
         for _ in range(max_new_tokens):
             last = logits[0, -1].numpy().astype(np.float64)
             if temperature > 0:
@@ -230,7 +236,7 @@ def generate(
             else:
                 token = int(last.argmax())
             out.append(token)
-            logits, cache = model(make_tensor([[token]]), cache)
+            logits, cache = model(make_tensor([[token]]), cache, last_only=True)
     return out
 
 
