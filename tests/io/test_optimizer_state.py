@@ -122,3 +122,22 @@ def test_adamw_state_written_by_torch_resumes_without_torch():
         (p**2).sum().backward()
         o.step()
     np.testing.assert_allclose(w2.detach().numpy(), w.detach().numpy(), rtol=1e-6)
+
+
+@needs_torch
+def test_tinyattn_checkpoint_in_torch_format_resumes_in_torch_in_lockstep(tmp_path):
+    rng = np.random.default_rng(2)
+    w0 = rng.standard_normal((3, 4)).astype(np.float32)
+    x = rng.standard_normal((4, 2)).astype(np.float32)
+    w = tinyattn.nn.Parameter(tinyattn.tensor(w0))
+    opt = tinyattn.optim.AdamW([w], **OPTIMIZERS["AdamW"])
+    x_o = tinyattn.tensor(x)
+    _steps(tinyattn, opt, w, x_o, 3)
+    tinyattn.save({"w": w, "optimizer": opt.state_dict()}, tmp_path / "c.pt", format="torch")
+    ckpt = torch.load(tmp_path / "c.pt", weights_only=True)
+    w_t = torch.nn.Parameter(ckpt["w"].detach().clone())
+    opt_t = torch.optim.AdamW([w_t], **OPTIMIZERS["AdamW"])
+    opt_t.load_state_dict(ckpt["optimizer"])
+    _steps(torch, opt_t, w_t, torch.from_numpy(x), 3)
+    _steps(tinyattn, opt, w, x_o, 3)
+    np.testing.assert_allclose(w_t.detach().numpy(), w.detach().numpy(), rtol=1e-5, atol=1e-6)
