@@ -457,7 +457,6 @@ from .ops.special import digamma, erfc, erfinv, i0, lgamma, mvlgamma, polygamma
 
 # -- end of special functions --
 
-
 # -- torch's top-level forms of functional ops and in-place methods (no new ops) --
 # (each module lists its names in ``__all__``: ``dropout``, ``layer_norm``, ``embedding``,
 # ``conv2d`` ... with torch's top-level signatures; ``exp_``, ``fill`` ... in place)
@@ -523,6 +522,7 @@ from .ops.igamma import igamma, igammac
 from ._out import install as _install_out
 
 _install_out(globals())
+from .io import public_paths as _public_paths  # import tinyattn.serialization, .safetensors
 
 # -- lazy imports: subpackages and names loaded on first access (PEP 562) ------------------
 # ``import tinyattn`` loads the tensor, autograd and ops only; ``tinyattn.nn``,
@@ -545,7 +545,8 @@ _LAZY_SUBMODULES = frozenset(
         "onnx",
         "optim",
         "profiler",
-        "serialization",
+        "safetensors",  # tinyattn/io/safetensors.py under this name (io/public_paths.py)
+        "serialization",  # tinyattn/io/serialization.py, likewise
         "special",
         "utils",
         "viz",
@@ -564,7 +565,6 @@ _LAZY_NAMES = {  # name -> the module that defines it
     "get_float32_matmul_precision": "backends",
     "set_float32_matmul_precision": "backends",
 }
-
 
 # torch's deprecated build flags (``torch.has_mps`` ...): False here, with torch's warning.
 _DEPRECATED_FLAGS = {

@@ -1,6 +1,6 @@
 """``python -m tinyattn``: a self-check (versions and a gradcheck of softmax attention).
 
-Later subcommands (``demo``) are dispatched from here too.
+Later subcommands (``demo``, ``generate``) are dispatched from here too.
 """
 
 from __future__ import annotations
@@ -58,6 +58,12 @@ def main(argv: list[str] | None = None) -> int:
     demo.add_argument("--steps", type=int, default=300)
     demo.add_argument("--seed", type=int, default=0)
     demo.add_argument("--out", default=None, help="directory for attention.png (needs matplotlib)")
+    gen = sub.add_parser("generate", help="generate text with GPT-2 weights (byte-level tokens)")
+    gen.add_argument("--weights", required=True, help="model.safetensors or a torch .pt/.bin")
+    gen.add_argument("--prompt", required=True)
+    gen.add_argument("--tokens", type=int, default=32, help="new tokens to generate")
+    gen.add_argument("--temperature", type=float, default=0.0, help="0: greedy (default)")
+    gen.add_argument("--n-head", type=int, default=None, help="default: config.json or n_embd/64")
     args = parser.parse_args(argv)
     if args.command in (None, "selfcheck"):
         return selfcheck()
@@ -65,6 +71,10 @@ def main(argv: list[str] | None = None) -> int:
         from .demo import run
 
         return run(args.task, args.steps, args.seed, args.out)
+    if args.command == "generate":
+        from .models.gpt2 import run_generate
+
+        return run_generate(args.weights, args.prompt, args.tokens, args.temperature, args.n_head)
     parser.error(f"unknown command {args.command!r}")
     return 2
 

@@ -137,6 +137,80 @@ def test_appended_garbage_is_refused_or_ignored_consistently(small_checkpoint):
     assert _same(tree, out)
 
 
+# -- the same faults in torch's formats and safetensors ------------------------------------
+# torch's zip files protect the pickle and every storage with a CRC, so a flip loads the
+# same data or is refused. The legacy format and safetensors carry no checksum: a flip in a
+# value's bytes loads a different value (torch cannot tell either), so for them the promise
+# is only that a flip never raises anything but CheckpointError. Each byte gets one flip
+# (its bit chosen by position), and every bit of the first 64 and last 64 bytes (the
+# headers: zip local header, pickle and magic, safetensors length and JSON; the zip's end
+# of central directory) is flipped, to keep the test to a few thousand loads.
+DATA = os.path.join(os.path.dirname(__file__), os.pardir, "io", "data")
+
+
+def _foreign_files() -> dict[str, tuple[bytes, bool]]:
+    """name -> (file bytes, whether every flip must load identical data or be refused)."""
+    from tinyattn.safetensors import save as safetensors_bytes
+
+    out = {}
+    for name in ("small_zip.pt", "small_legacy.pt"):
+        with open(os.path.join(DATA, name), "rb") as fh:
+            out[name] = (fh.read(), name == "small_zip.pt")
+    small = {k: v for k, v in _small_tree().items() if isinstance(v, tinyattn.Tensor)}
+    out["small.safetensors"] = (safetensors_bytes(small), False)
+    return out
+
+
+def _flips(size: int):
+    for pos in range(size):
+        if pos < 64 or pos >= size - 64:
+            yield from ((pos, bit) for bit in range(8))
+        else:
+            yield pos, (pos * 5) % 8
+
+
+@pytest.mark.parametrize("name", ["small_zip.pt", "small_legacy.pt", "small.safetensors"])
+def test_bit_flips_in_torch_and_safetensors_files_load_or_raise_checkpoint_error(name):
+    data, checksummed = _foreign_files()[name]
+    clean = load(io.BytesIO(data))
+    refused = loaded = 0
+    for pos, bit in _flips(len(data)):
+        damaged = bytearray(data)
+        damaged[pos] ^= 1 << bit
+        buf = io.BytesIO(bytes(damaged))
+        buf.name = "flipped." + name.rsplit(".", 1)[1]
+        try:
+            out = load(buf)
+        except CheckpointError as e:
+            assert "flipped." in str(e)
+            refused += 1
+            continue
+        # anything else raised fails the test with its own traceback
+        loaded += 1
+        if checksummed:
+            assert _same(clean, out), f"flip of bit {bit} at byte {pos} loaded different data"
+    assert refused > 0 and refused + loaded == len(list(_flips(len(data))))
+
+
+@pytest.mark.parametrize("name", ["small_zip.pt", "small_legacy.pt", "small.safetensors"])
+def test_every_truncation_of_torch_and_safetensors_files_raises_checkpoint_error(name):
+    data, _ = _foreign_files()[name]
+    assert _same(_small_tree_without_grad(name), load(io.BytesIO(data)))
+    for cut in range(len(data)):
+        buf = io.BytesIO(data[:cut])
+        buf.name = "cut.pt"
+        with pytest.raises(CheckpointError, match=r"cut\.pt"):
+            load(buf)
+
+
+def _small_tree_without_grad(name: str) -> dict:
+    tree = _small_tree()
+    if name.endswith(".safetensors"):
+        tree = {k: v for k, v in tree.items() if isinstance(v, tinyattn.Tensor)}
+        return {k: tree[k] for k in sorted(tree, key=lambda k: (-tree[k].element_size(), k))}
+    return tree
+
+
 # -- zip bombs and oversized declarations -------------------------------------------------
 def _peak_bytes(fn) -> int:
     tracemalloc.start()

@@ -347,7 +347,15 @@ class Optimizer:
 
 
 def _cast_state(param: Tensor, value, key):
-    """A copy of a saved state value; tensors cast to the parameter's dtype (not ``step``)."""
+    """A copy of a saved state value; tensors cast to the parameter's dtype (not ``step``).
+
+    Tensors may be tinyattn's, NumPy arrays, or another library's (torch's, from its
+    ``state_dict()`` in memory): those are converted through NumPy, so a state dict from
+    torch resumes here without torch-specific code.
+    """
+    foreign = _foreign_array(value)
+    if foreign is not None:
+        value = foreign
     if isinstance(value, Tensor):
         data = value._data
         if key != "step" and param.is_floating_point():
@@ -360,6 +368,19 @@ def _cast_state(param: Tensor, value, key):
     if isinstance(value, (list, tuple)):
         return type(value)(_cast_state(param, v, key=key) for v in value)
     return copy.deepcopy(value)
+
+
+def _foreign_array(value) -> np.ndarray | None:
+    """A NumPy copy of another library's tensor (anything with ``__array__``), else None."""
+    if isinstance(value, (Tensor, np.ndarray, np.generic)) or not hasattr(value, "__array__"):
+        return None
+    for method in ("detach", "cpu"):  # torch: leave the graph and the device first
+        if callable(getattr(value, method, None)):
+            value = getattr(value, method)()
+    if str(getattr(value, "dtype", "")).endswith("bfloat16"):  # NumPy has no bfloat16
+        value = value.float()
+    array = value.numpy() if callable(getattr(value, "numpy", None)) else np.asarray(value)
+    return np.array(array, copy=True)
 
 
 def _write(param: Tensor, values: np.ndarray) -> None:

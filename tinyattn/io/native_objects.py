@@ -1,4 +1,4 @@
-"""Building the object tree from a validated ``tinyattn.save`` index (see ``_checkpoint_reader``).
+"""Building the object tree from a validated ``tinyattn.save`` index (see ``native_reader``).
 
 By the time a :class:`Builder` runs, every node has passed the schema, every ``ref``
 is known to point to an object registered before it, every array has been read and
@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections import OrderedDict, defaultdict
 from typing import Any
 
-from ._checkpoint_reader import CheckpointError, _Decoder, _key_label, _tensor
-from ._device import device
-from ._dtype import _dtype_by_name
-from ._tensor import Tensor
+from .._device import device
+from .._dtype import _dtype_by_name
+from .._tensor import Tensor
+from .native_reader import CheckpointError, _Decoder, _key_label, _tensor
 
 
 class Builder:

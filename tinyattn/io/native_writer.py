@@ -32,10 +32,10 @@ from typing import Any
 
 import numpy as np
 
-from ._checkpoint_reader import _ARRAY_DTYPES, _MAX_DEPTH
-from ._device import device
-from ._dtype import dtype
-from ._tensor import Tensor
+from .._device import device
+from .._dtype import dtype
+from .._tensor import Tensor
+from .native_reader import _ARRAY_DTYPES, _MAX_DEPTH
 
 _CONTAINERS = {
     list: "list",
@@ -235,7 +235,7 @@ class Encoder:
         # ``W = randn(..., requires_grad=True)`` must keep training after a reload.
         if obj.requires_grad:
             node["rg"] = True
-        from .nn.parameter import Parameter  # nn imports the package: import late
+        from ..nn.parameter import Parameter  # nn imports the package: import late
 
         if isinstance(obj, Parameter):
             node["param"] = True

@@ -26,7 +26,6 @@ from __future__ import annotations
 import io
 import json
 import math
-import pickle  # only for its exception class: torch's weights-only error is an UnpicklingError
 import re
 import zipfile
 from collections.abc import Callable
@@ -34,7 +33,8 @@ from typing import Any
 
 import numpy as np
 
-from ._tensor import Tensor
+from .._tensor import Tensor
+from .errors import CheckpointError
 
 _INDEX = "__tinyattn_index__"
 _FORMAT = "tinyattn.save"
@@ -54,30 +54,10 @@ _ARRAY_DTYPES = _TENSOR_DTYPES | frozenset(
 )
 
 
-class CheckpointError(RuntimeError):
-    """A file is not a readable tinyattn checkpoint (corrupted, truncated, malformed or unsafe).
-
-    A ``RuntimeError``, as the errors of torch's ``load`` on a damaged file are; the
-    message names the file and the entry or index node at fault.
-    """
-
-
-class WeightsOnlyError(CheckpointError, pickle.UnpicklingError):
-    """``load(weights_only=True)`` met a class or function that is not allowlisted.
-
-    Also a ``pickle.UnpicklingError``, the type torch's ``load`` raises for it, so code
-    written for torch catches it (nothing is ever unpickled).
-    """
-
-
-CheckpointError.__module__ = "tinyattn.serialization"  # where users import it from
-WeightsOnlyError.__module__ = "tinyattn.serialization"
-
-
 def _tensor(arr: np.ndarray, requires_grad: bool, parameter: bool) -> Tensor:
     """A loaded tensor: a leaf, with the saved ``requires_grad`` and Parameter class."""
     if parameter:
-        from .nn.parameter import Parameter  # nn imports this module's package: import late
+        from ..nn.parameter import Parameter  # nn imports this module's package: import late
 
         return Parameter(Tensor._make(arr), requires_grad=requires_grad)
     t = Tensor._make(arr)
@@ -137,6 +117,34 @@ _GLOBAL_NAME = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z
 _NPY_MAX_HEADER = 65536  # np.save headers are a few hundred bytes
 
 
+def checked_directory(
+    zf: zipfile.ZipFile, size: int, error: Callable[[str], CheckpointError], writer: str
+) -> dict[str, zipfile.ZipInfo]:
+    """``{name: ZipInfo}`` once no entry is duplicated, compressed, encrypted or oversized.
+
+    ``writer`` (``tinyattn.save``, ``torch.save``) names what stores members uncompressed.
+    """
+    infos = zf.infolist()
+    names = [i.filename for i in infos]
+    if len(set(names)) != len(names):
+        raise error(f"duplicate zip entries {sorted(n for n in names if names.count(n) > 1)}")
+    for info in infos:
+        if info.compress_type != zipfile.ZIP_STORED or info.flag_bits & 0x1:
+            raise error(
+                f"entry {info.filename!r} is compressed or encrypted (method "
+                f"{info.compress_type}); {writer} stores members uncompressed, and load refuses "
+                "others (a compressed member can inflate without bound)"
+            )
+        if info.file_size != info.compress_size or info.file_size > size:
+            raise error(
+                f"entry {info.filename!r} claims {info.file_size} bytes (stored "
+                f"{info.compress_size}) in a file of {size} bytes"
+            )
+    if sum(i.file_size for i in infos) > size:
+        raise error("the zip entries claim more bytes than the file holds")
+    return {i.filename: i for i in infos}
+
+
 class _Decoder:
     """Checks the zip directory, validates the index, reads the members, builds the tree."""
 
@@ -154,27 +162,7 @@ class _Decoder:
 
     # -- step 1: the zip directory ------------------------------------------------------
     def check_directory(self) -> dict[str, zipfile.ZipInfo]:
-        infos = self.zf.infolist()
-        names = [i.filename for i in infos]
-        if len(set(names)) != len(names):
-            raise self.error(
-                f"duplicate zip entries {sorted(n for n in names if names.count(n) > 1)}"
-            )
-        for info in infos:
-            if info.compress_type != zipfile.ZIP_STORED or info.flag_bits & 0x1:
-                raise self.error(
-                    f"entry {info.filename!r} is compressed or encrypted (method "
-                    f"{info.compress_type}); tinyattn.save stores members uncompressed, and "
-                    "load refuses others (a compressed member can inflate without bound)"
-                )
-            if info.file_size != info.compress_size or info.file_size > self.size:
-                raise self.error(
-                    f"entry {info.filename!r} claims {info.file_size} bytes (stored "
-                    f"{info.compress_size}) in a file of {self.size} bytes"
-                )
-        if sum(i.file_size for i in infos) > self.size:
-            raise self.error("the zip entries claim more bytes than the file holds")
-        return {i.filename: i for i in infos}
+        return checked_directory(self.zf, self.size, self.error, "tinyattn.save")
 
     # -- step 2: a member's .npy header, then its data ----------------------------------
     def read_array(
@@ -452,7 +440,7 @@ class _Decoder:
             key: self.read_array(key, dtype_str, shape, f"entry {key!r} ({paths[key]})")
             for key, (dtype_str, shape) in arrays.items()
         }
-        from ._checkpoint_build import Builder  # the tree builder, apart for length
+        from .native_objects import Builder  # the tree builder, apart for length
 
         return Builder(self, arrays_, globals_).decode(index["root"], "obj")
 

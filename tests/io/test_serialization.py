@@ -154,7 +154,7 @@ def test_pickled_object_array_is_refused_and_not_executed(tmp_path):
         load(tmp_path / "evil2.pt")
     # a plain np.savez file with a pickle and no index
     np.savez(tmp_path / "plain.npz", x=payload, allow_pickle=True)
-    with pytest.raises(CheckpointError, match="no tinyattn index"):
+    with pytest.raises(CheckpointError, match="NumPy .npz archive without tinyattn.s index"):
         load(tmp_path / "plain.npz")
     assert _EXECUTED == []
 

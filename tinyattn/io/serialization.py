@@ -78,30 +78,28 @@ import json
 import os
 import sys
 import tempfile
-import zipfile
 from collections import OrderedDict, defaultdict
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from ._checkpoint_reader import (
-    _FORMAT,
-    _INDEX,
-    _VERSION,
-    CheckpointError,
-    WeightsOnlyError,
-    _Decoder,
-)
-from ._checkpoint_writer import Encoder
-from ._device import check_device, device
-from ._tensor import Tensor
+from .._device import check_device, device
+from .._tensor import Tensor
+from .errors import CheckpointError, WeightsOnlyError
+from .formats import read_any
+from .native_reader import _FORMAT, _INDEX, _VERSION
+from .native_writer import Encoder
+from .torch_reader import Options
+from .torch_writer import PickleWriter, write_torch_zip
 
 __all__ = ["save", "load", "CheckpointError", "WeightsOnlyError"]
 __all__ += ["add_safe_globals", "clear_safe_globals", "get_safe_globals", "safe_globals"]
 
 
-def save(obj: Any, f, pickle_module=None, pickle_protocol=None, **kwargs) -> None:
+def save(
+    obj: Any, f, pickle_module=None, pickle_protocol=None, *, format: str = "tinyattn", **kwargs
+) -> None:
     """Save ``obj`` (a state dict or any tree of tensors, arrays, numbers, strings) to ``f``.
 
     Parameters
@@ -114,22 +112,52 @@ def save(obj: Any, f, pickle_module=None, pickle_protocol=None, **kwargs) -> Non
     f : str, os.PathLike or binary file object
         A path is written atomically (temporary file + fsync + rename); a file
         object is written in place.
+    format : {"tinyattn", "torch", "safetensors"}
+        ``"tinyattn"`` (the default): the format above, no pickle. ``"torch"``: torch's
+        zip format, which ``torch.load(f)`` reads with its default ``weights_only=True``
+        (state dicts and checkpoint dicts of tensors, numbers, strings and containers;
+        see ``tinyattn/io/torch_writer.py``). ``"safetensors"``: a flat dict of
+        str -> Tensor, as ``safetensors.torch.save_file`` writes it.
     pickle_module, pickle_protocol, **kwargs
-        Accepted for torch compatibility and ignored: nothing is pickled.
+        Accepted for torch compatibility and ignored: nothing is unpickled on load.
 
     Raises
     ------
     TypeError
         An object in the tree cannot be saved (a lambda, a local or bound function,
-        an object whose ``__reduce_ex__(2)`` is not the standard form); the message
-        names where it was met (e.g. ``obj['state'][0]['fn']`` or ``obj.encoder.act``).
-        Nothing is written.
+        an object whose ``__reduce_ex__(2)`` is not the standard form, or for
+        ``format="torch"`` anything but tensors, numbers, strings and containers); the
+        message names where it was met (e.g. ``obj['state'][0]['fn']`` or
+        ``obj.encoder.act``). Nothing is written.
+    ValueError
+        ``format`` is not one of the three names.
     """
     if not hasattr(f, "write") and not isinstance(f, (str, bytes, os.PathLike)):
         raise TypeError(
             f"save(): f must be a path (str or os.PathLike) or a binary file object, "
             f"got {type(f).__name__}"
         )
+    if format not in ("tinyattn", "torch", "safetensors"):
+        raise ValueError(
+            f"save(): format must be 'tinyattn', 'torch' or 'safetensors', got {format!r}"
+        )
+    write = _writer(obj, format)
+    if hasattr(f, "write"):
+        write(f)
+        return
+    _atomic_write(os.fspath(f), write)
+
+
+def _writer(obj: Any, format: str) -> Callable[[Any], None]:
+    """Encode ``obj`` now (so a bad tree raises before anything is written); a writer."""
+    if format == "torch":
+        pickled = PickleWriter().encode(obj)
+        return lambda fh: write_torch_zip(pickled, fh)
+    if format == "safetensors":
+        from .safetensors import save as to_bytes
+
+        data = to_bytes(obj)
+        return lambda fh: fh.write(data)
     encoder = Encoder()
     root = encoder.encode(obj, "obj")
     index = {
@@ -142,13 +170,10 @@ def save(obj: Any, f, pickle_module=None, pickle_protocol=None, **kwargs) -> Non
     }
     index_bytes = np.frombuffer(json.dumps(index).encode("utf-8"), dtype=np.uint8)
     members = dict(encoder.arrays, **{_INDEX: index_bytes})
-    if hasattr(f, "write"):
-        np.savez(f, allow_pickle=False, **members)
-        return
-    _atomic_savez(os.fspath(f), members)
+    return lambda fh: np.savez(fh, allow_pickle=False, **members)
 
 
-def _atomic_savez(path: str, members: dict[str, np.ndarray]) -> None:
+def _atomic_write(path: str, write: Callable[[Any], None]) -> None:
     # Write through a symlink (to its final target), as open(path, "wb") and torch.save do:
     # renaming over the link itself would replace it and leave the target stale.
     path = os.path.realpath(path)
@@ -156,7 +181,7 @@ def _atomic_savez(path: str, members: dict[str, np.ndarray]) -> None:
     fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=directory)
     try:
         with os.fdopen(fd, "wb") as fh:
-            np.savez(fh, allow_pickle=False, **members)
+            write(fh)
             fh.flush()
             os.fsync(fh.fileno())
         os.chmod(tmp, _new_file_mode(path))
@@ -196,39 +221,55 @@ def _fsync_directory(directory: str) -> None:
 
 # -- decoding -----------------------------------------------------------------------------
 def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None, **kwargs):
-    """Load an object saved by :func:`save`.
+    """Load an object saved by :func:`save`, by ``torch.save`` or as safetensors.
+
+    The format is told by the file's bytes, never its name (docs/weights.md): tinyattn's
+    own, torch's zip format (``.pt``, ``.pth``, ``pytorch_model.bin``), torch's legacy
+    format (``_use_new_zipfile_serialization=False``) or safetensors. torch files are read
+    without torch, by a pickle interpreter of tinyattn's own that calls nothing outside
+    the allowlist below.
 
     Parameters
     ----------
     f : str, os.PathLike or binary file object
     map_location : None, "cpu", device, dict or callable
-        Accepted for torch compatibility; tinyattn is CPU-only, so a device string
-        other than cpu is refused and dicts/callables are ignored.
+        As torch's, for torch files: each storage's saved location is mapped (a dict
+        maps location strings, a callable gets ``(storage, location)`` and returns the
+        storage or None); the result must be the CPU, the only device tinyattn has, so a
+        file saved on CUDA needs ``map_location="cpu"``, as in torch on a machine without
+        a GPU.
     weights_only : bool, optional
         None or True (the default, as torch's since 2.6): classes and functions named in
-        the file are resolved only from the allowlist (:func:`add_safe_globals`,
-        :class:`safe_globals`, plus plain-data builtins, ``Size``, and as values
-        only tinyattn's Tensor, Parameter, dtype and device classes); any other name raises torch's "Weights only
-        load failed" error before anything is built. False: the file is trusted, and
-        every name is imported by its module and qualified name, as torch/pickle would
-        (``__main__`` names come from the running script). Loading an object then runs
-        its class's ``__new__`` and ``__setstate__``: only do it for files you trust.
-    pickle_module, mmap, **kwargs
+        the file are resolved only from the allowlist: torch's defaults for torch files
+        (tensors, parameters, ``OrderedDict``, dtypes, ``Size``, ``device`` ...; plain-data
+        builtins, ``Size``, and as values only tinyattn's Tensor, Parameter, dtype and
+        device classes for tinyattn's files), plus what :func:`add_safe_globals` and
+        :class:`safe_globals` add. Any other name raises torch's "Weights only load
+        failed" error before it is used. False: the file is trusted, and every name is
+        imported by its module and qualified name, as torch/pickle would (``__main__``
+        names come from the running script), and called: only do it for files you trust.
+    mmap : bool, optional
+        True maps a torch zip file's storages (copy-on-write) instead of reading them, as
+        torch does; ``f`` must then be a path, and a legacy-format file raises torch's
+        error. Ignored for tinyattn's and safetensors files.
+    pickle_module, **kwargs
         Accepted for torch compatibility and ignored.
 
     Returns
     -------
     The saved tree: Tensors for tensors (leaves keeping the saved ``requires_grad``;
     ``nn.Parameter`` stays a Parameter), NumPy arrays for arrays, the same containers
-    and scalars, and the saved objects (an object met twice comes back as one).
+    and scalars, and the saved objects (an object met twice comes back as one). From a
+    torch file, tensors that shared a storage share memory; bfloat16 becomes float32,
+    with a warning.
 
     Raises
     ------
     CheckpointError
-        The file is truncated, corrupted, not a tinyattn checkpoint, malformed, or
-        carries a pickled object; the message names the file and the entry or index
-        node at fault. Nothing partial is returned, and nothing is allocated beyond
-        the file's own size before the index has been validated.
+        The file is truncated, corrupted, in no format tinyattn reads, malformed, or
+        unsafe; the message names the file and the entry at fault. Nothing partial is
+        returned, and no size declared in the file is allocated before it has been
+        checked against the file's real size.
     WeightsOnlyError
         (a CheckpointError and a ``pickle.UnpicklingError``, the type torch raises)
         ``weights_only`` is on and the file names a class or function that is not
@@ -238,39 +279,24 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     """
     if isinstance(map_location, (str, device)) or type(map_location).__name__ == "device":
         check_device(map_location)  # torch.device("cpu") passes too
+        map_location = "cpu"
     if weights_only not in (None, True, False):
         raise TypeError(f"load(): weights_only must be None, True or False, got {weights_only!r}")
     resolve = _import_global if weights_only is False else _allowed_global
+    options = Options(weights_only is not False, map_location, _user_globals())
+    options.mmap_requested = bool(mmap)
     if hasattr(f, "read"):
         name = getattr(f, "name", "<file object>")
-        return _load_zip(f, str(name), resolve)
+        return read_any(f, str(name), options, resolve)
     if not isinstance(f, (str, bytes, os.PathLike)):
         raise TypeError(
             f"load(): f must be a path (str or os.PathLike) or a binary file object, "
             f"got {type(f).__name__}"
         )
     path = os.fspath(f)
+    options.mmap_path = os.fsdecode(path) if mmap else None
     with open(path, "rb") as fh:
-        return _load_zip(fh, os.fsdecode(path), resolve)
-
-
-def _load_zip(fh, name: str, resolve: Callable[[str, bool], Any]):
-    try:
-        start = fh.tell()
-        size = fh.seek(0, os.SEEK_END) - start
-        fh.seek(start)
-        with zipfile.ZipFile(fh) as zf:
-            return _Decoder(zf, name, size, resolve).run()
-    except CheckpointError:
-        raise
-    except Exception as e:
-        # zipfile and the .npy header parser raise a zoo of types on damaged bytes
-        # (BadZipFile, EOFError, struct.error, NotImplementedError, ...): the promise is
-        # one exception type for any bad file.
-        raise CheckpointError(
-            f"tinyattn.load: {name!r} is not a readable tinyattn checkpoint (truncated or "
-            f"corrupted?): {type(e).__name__}: {e}"
-        ) from e
+        return read_any(fh, os.fsdecode(path), options, resolve)
 
 
 # -- torch's allowlist for weights_only loads -----------------------------------------------
@@ -290,9 +316,9 @@ def _default_globals(is_class: bool) -> dict[str, Any]:
     """
     from collections import Counter
 
-    from ._dtype import dtype
-    from ._size import Size
-    from .nn.parameter import Parameter
+    from .._dtype import dtype
+    from .._size import Size
+    from ..nn.parameter import Parameter
 
     built = (int, float, complex, str, bytes, tuple, frozenset, Size)
     values = (dict, list, set, bool, bytearray, OrderedDict, Counter, defaultdict, Tensor)
@@ -304,15 +330,22 @@ def _dotted(obj: Any) -> str:
     return f"{getattr(obj, '__module__', '?')}.{getattr(obj, '__qualname__', '?')}"
 
 
-def _allowed_global(name: str, is_class: bool) -> Any:
-    """The allowlisted object saved as ``module:qualname``, or torch's weights-only error."""
-    dotted = name.replace(":", ".")
-    allowed = _default_globals(is_class)
+def _user_globals() -> dict[str, Any]:
+    """``{"module.qualname": object}`` for what :func:`add_safe_globals` allowed."""
+    allowed = {}
     for entry in _SAFE_GLOBALS:
         if isinstance(entry, tuple):
             allowed[entry[1]] = entry[0]
         else:
             allowed[_dotted(entry)] = entry
+    return allowed
+
+
+def _allowed_global(name: str, is_class: bool) -> Any:
+    """The allowlisted object saved as ``module:qualname``, or torch's weights-only error."""
+    dotted = name.replace(":", ".")
+    allowed = _default_globals(is_class)
+    allowed.update(_user_globals())
     if dotted in allowed:
         return allowed[dotted]
     raise WeightsOnlyError(
