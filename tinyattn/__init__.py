@@ -537,6 +537,7 @@ _LAZY_SUBMODULES = frozenset(
         "backends",
         "cuda",
         "distributed",
+        "explain",  # a callable module: tinyattn.explain(loss, path), with tinyattn.explain(path)
         "func",
         "linalg",
         "multiprocessing",  # the stdlib module: ``import tinyattn`` does not import it

@@ -58,6 +58,9 @@ def main(argv: list[str] | None = None) -> int:
     demo.add_argument("--steps", type=int, default=300)
     demo.add_argument("--seed", type=int, default=0)
     demo.add_argument("--out", default=None, help="directory for attention.png (needs matplotlib)")
+    from .explain import cli as explain_cli
+
+    explain_cli.add_arguments(sub.add_parser("explain", help="one HTML page of a script's backward pass"))
     args = parser.parse_args(argv)
     if args.command in (None, "selfcheck"):
         return selfcheck()
@@ -65,6 +68,8 @@ def main(argv: list[str] | None = None) -> int:
         from .demo import run
 
         return run(args.task, args.steps, args.seed, args.out)
+    if args.command == "explain":
+        return explain_cli.run(args)
     parser.error(f"unknown command {args.command!r}")
     return 2
 

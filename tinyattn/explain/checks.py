@@ -1,0 +1,120 @@
+""""Check it yourself": each backward step recomputed without its backward formula.
+
+For a node that ran ``x_i -> y`` and received ``dy``, its backward claims
+``dx_i = d<dy, y>/dx_i``. The check runs the node's forward again on the recorded
+inputs, in float64, nudging one input element by ``+-eps`` at a time, and compares
+the central difference ``(<dy, y(x + eps e)> - <dy, y(x - eps e)>) / (2 eps)`` with
+the element of ``dx_i`` the backward produced. Up to ``ELEMENTS`` elements per input
+are checked (chosen by a seeded generator); the largest difference is reported.
+
+A node whose forward does not give back the recorded output (dropout draws a new
+mask, a stateful op) is reported as not checkable rather than guessed at.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import random as _random
+from ..autograd.grad_mode import no_grad
+from ..autograd.tensor_base import TensorBase
+from .capture import ForwardRecord, StepRecord
+from .pack import number
+
+ELEMENTS = 12
+
+
+def _rerun(rec: ForwardRecord, args: list) -> np.ndarray | None:
+    with no_grad():
+        out = rec.fn.apply(*args, **rec.kwargs)
+    if not isinstance(out, TensorBase):
+        return None
+    return np.asarray(out._data, dtype=np.float64)
+
+
+def _float64_args(rec: ForwardRecord) -> list:
+    args = []
+    for a, is_tensor in zip(rec.args or (), rec.tensor_args):
+        if is_tensor:
+            a = np.asarray(a)
+            if a.dtype.kind == "f":
+                a = a.astype(np.float64)
+            a = TensorBase._make(np.ascontiguousarray(a).copy())
+        args.append(a)
+    return args
+
+
+def _tolerance(dtype) -> tuple[float, float]:
+    return (1e-6, 1e-6) if np.dtype(dtype) == np.float64 else (2e-3, 2e-3)
+
+
+def _checkable(rec: ForwardRecord | None, step: StepRecord) -> str:
+    if rec is None or rec.fn is None or rec.args is None:
+        return "the forward of this op was not recorded"
+    if any(a is not None and np.asarray(a).dtype.kind == "c" for a in step.input_grads):
+        return "complex gradients are not checked"
+    return ""
+
+
+def check_step(rec: ForwardRecord | None, step: StepRecord, seed: int = 0) -> dict:
+    """``{status: PASS|FAIL|SKIP, max_diff, checked, reason}`` for one backward step."""
+    reason = _checkable(rec, step)
+    if reason:
+        return {"status": "SKIP", "reason": reason, "checked": 0}
+    state = _random.get_rng_state()  # (re-running an op must not move the script's generator)
+    try:
+        return _check(rec, step, np.random.default_rng(seed))  # type: ignore[arg-type]
+    except Exception as err:  # a check that cannot run says why, it never breaks the page
+        return {"status": "SKIP", "reason": f"could not re-run the forward: {err}", "checked": 0}
+    finally:
+        _random.set_rng_state(state)
+
+
+def _check(rec: ForwardRecord, step: StepRecord, rng) -> dict:
+    args = _float64_args(rec)
+    base = _rerun(rec, args)
+    recorded = np.asarray(rec.value, dtype=np.float64)
+    if base is None or base.shape != recorded.shape:
+        return {"status": "SKIP", "reason": "the op has several outputs", "checked": 0}
+    rtol, atol = _tolerance(rec.value.dtype)
+    finite = np.isfinite(recorded)
+    if not np.allclose(base[finite], recorded[finite], rtol=rtol, atol=atol):
+        reason = "running the forward again gives another output (random or stateful op)"
+        return {"status": "SKIP", "reason": reason, "checked": 0}
+    dy = np.asarray(step.grad_output, dtype=np.float64)
+    worst, checked, failed = 0.0, 0, False
+    for i, grad in enumerate(step.input_grads):
+        if grad is None or not rec.tensor_args[i] or step.node.next_nodes[i] is None:
+            continue
+        x = args[i]._data
+        if x.dtype.kind != "f" or x.size == 0:
+            continue
+        picks = np.sort(rng.choice(x.size, size=min(ELEMENTS, x.size), replace=False))
+        for flat in picks:
+            fd = _central_difference(rec, args, i, int(flat), dy)
+            claimed = float(np.asarray(grad, dtype=np.float64).ravel()[flat])
+            diff = abs(fd - claimed)
+            worst = max(worst, diff)
+            failed |= not diff <= atol + rtol * abs(fd)
+            checked += 1
+    if checked == 0:
+        return {"status": "SKIP", "reason": "no floating-point input gets a gradient", "checked": 0}
+    return {
+        "status": "FAIL" if failed else "PASS",
+        "max_diff": number(worst),
+        "checked": checked,
+        "tolerance": f"{atol:g} + {rtol:g} * |finite difference|",
+    }
+
+
+def _central_difference(rec: ForwardRecord, args: list, i: int, flat: int, dy) -> float:
+    x = args[i]._data.reshape(-1)  # (a view: the arrays are made contiguous)
+    old = x[flat]
+    eps = 1e-6 * max(1.0, abs(old))
+    values = []
+    for sign in (1.0, -1.0):
+        x[flat] = old + sign * eps
+        y = _rerun(rec, args)
+        values.append(float(np.vdot(dy, np.broadcast_to(y, dy.shape))))
+    x[flat] = old
+    return (values[0] - values[1]) / (2 * eps)
