@@ -36,8 +36,15 @@ def browser(width: int, height: int):
 
     options = webdriver.ChromeOptions()
     options.binary_location = "/usr/bin/chromium"
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                f"--window-size={width},{height}", "--hide-scrollbars", "--force-device-scale-factor=1"):
+    for arg in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        f"--window-size={width},{height}",
+        "--hide-scrollbars",
+        "--force-device-scale-factor=1",
+    ):
         options.add_argument(arg)
     return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
 
@@ -46,13 +53,19 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=str(ROOT / "docs" / "explain.png"))
     parser.add_argument("--script", default=None)
-    parser.add_argument("--steps", type=int, default=3, help="backward steps to run before the shot")
+    parser.add_argument(
+        "--steps", type=int, default=3, help="backward steps to run before the shot"
+    )
     parser.add_argument("--theme", default="light", choices=["light", "dark"])
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         script = Path(args.script) if args.script else readme_steps_script(Path(tmp))
         page = Path(tmp) / "page.html"
-        subprocess.run([sys.executable, "-m", "tinyattn", "explain", str(script), "--out", str(page)], check=True, cwd=ROOT)
+        subprocess.run(
+            [sys.executable, "-m", "tinyattn", "explain", str(script), "--out", str(page)],
+            check=True,
+            cwd=ROOT,
+        )
         driver = browser(1400, 1000)
         try:
             driver.get(page.as_uri())

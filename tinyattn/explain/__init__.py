@@ -36,7 +36,15 @@ from .session import Session, _active
 __all__ = ["explain", "Session"]
 
 
-def explain(loss=None, path=None, *, gradient=None, title: str = "", check: bool = True, collapse: bool = True):
+def explain(
+    loss=None,
+    path=None,
+    *,
+    gradient=None,
+    title: str = "",
+    check: bool = True,
+    collapse: bool = True,
+):
     """Write the page for ``loss``'s backward pass, or open a session (``with`` form).
 
     ``explain(loss, path)``: run ``loss.backward(gradient)`` under the recorder and write
@@ -51,12 +59,16 @@ def explain(loss=None, path=None, *, gradient=None, title: str = "", check: bool
     if path is not None and not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"explain(): path must be a str or os.PathLike, got {type(path).__name__}")
     if loss is not None and not isinstance(loss, TensorBase):
-        raise TypeError(f"explain(): loss must be a Tensor (or omitted in the with form), got {type(loss).__name__}")
+        raise TypeError(
+            f"explain(): loss must be a Tensor (or omitted in the with form), got {type(loss).__name__}"
+        )
     target = Path(path if path is not None else "explain.html")
     if loss is None:
         return _Context(target, title, check, collapse)
     if loss._grad_fn is None:
-        raise ValueError("explain(): loss has no grad_fn (it is a leaf, or nothing it depends on requires grad)")
+        raise ValueError(
+            "explain(): loss has no grad_fn (it is a leaf, or nothing it depends on requires grad)"
+        )
     if _active:  # a session is open (the command line, or a with block): it explains this one
         loss.backward(gradient)
         return _active[-1].written or target

@@ -70,7 +70,12 @@ def _heads(P, dP, dS) -> list[dict]:
     if P.ndim == 2:
         P, dP, dS = P[None], dP[None], dS[None]
     return [
-        {"P": pack(P[h]), "dP": pack(dP[h]), "dS": pack(dS[h]), "checks": head_checks(P[h], dP[h], dS[h])}
+        {
+            "P": pack(P[h]),
+            "dP": pack(dP[h]),
+            "dS": pack(dS[h]),
+            "checks": head_checks(P[h], dP[h], dS[h]),
+        }
         for h in range(P.shape[0])
     ]
 
@@ -83,9 +88,13 @@ def expand_fused(rec, step) -> dict:
     opts = rec.kwargs
     qf, kf, vf, mf, batch = _flatten_batch(q, k, v, mask, opts.get("groups", 1))
     scale, p, seed = opts.get("scale"), opts.get("dropout_p", 0.0), opts.get("seed", 0)
-    scores = reference.attention_scores(qf, kf, scale=scale, causal=opts.get("causal", False), mask=mf)
+    scores = reference.attention_scores(
+        qf, kf, scale=scale, causal=opts.get("causal", False), mask=mf
+    )
     P = reference.softmax_rows(scores)
-    dO = np.asarray(step.grad_output, dtype=qf.dtype).reshape(qf.shape[:2] + step.grad_output.shape[-2:])
+    dO = np.asarray(step.grad_output, dtype=qf.dtype).reshape(
+        qf.shape[:2] + step.grad_output.shape[-2:]
+    )
     dropped = reference.attention_dropout(P, dropout_p=p, seed=seed)
     dPd, dV = reference.weighted_sum_backward(dO, dropped, vf)
     dP = reference.attention_dropout_backward(dPd, dropout_p=p, seed=seed)
@@ -147,7 +156,11 @@ def find(capture: Capture, graph: Graph, step_of: dict) -> list[dict]:
         kind = _fn_name(capture, node)
         rec = capture.forward.get(node)
         step = step_of.get(node)
-        if step is None or rec is None or kind not in ("ScaledDotProductAttention", "AttentionWeights", "Softmax"):
+        if (
+            step is None
+            or rec is None
+            or kind not in ("ScaledDotProductAttention", "AttentionWeights", "Softmax")
+        ):
             continue
         if kind == "Softmax" and rec.value.ndim < 2:
             continue
@@ -172,7 +185,9 @@ def _entry(capture, graph, node, kind, rec, step, step_of) -> dict | None:
         for i, key in enumerate(("dQ", "dK", "dV")):
             got = step.input_grads[i]
             if got is not None:
-                diff = np.abs(np.asarray(got, np.float64) - arrays[key].reshape(got.shape)).max(initial=0.0)
+                diff = np.abs(np.asarray(got, np.float64) - arrays[key].reshape(got.shape)).max(
+                    initial=0.0
+                )
                 expanded[key]["max_diff_vs_node"] = number(diff)
         q_in, k_in, v_in = node.next_nodes[:3]
     else:
@@ -181,7 +196,9 @@ def _entry(capture, graph, node, kind, rec, step, step_of) -> dict | None:
             dS = step.input_grads[0]
             qk = _score_matmul(node)
         else:
-            dS = _softmax_math.softmax_backward(np.asarray(dP, np.float64), np.asarray(P, np.float64))
+            dS = _softmax_math.softmax_backward(
+                np.asarray(dP, np.float64), np.asarray(P, np.float64)
+            )
         if dS is None:
             return None
         pv = _consumer(graph, node, "Matmul")
@@ -207,7 +224,9 @@ def _entry(capture, graph, node, kind, rec, step, step_of) -> dict | None:
         "kind": kind,
         "layer": rec.module or (f"the attention at line {rec.line}" if rec.line else op_name(node)),
         "heads": _heads(P, dP, dS),
-        "steps": [{"name": k, "formula": FORMULAS[k], "node": steps[k]} for k in FORMULAS if k in steps],
+        "steps": [
+            {"name": k, "formula": FORMULAS[k], "node": steps[k]} for k in FORMULAS if k in steps
+        ],
         "expanded": expanded,
         "flows": flows,
     }

@@ -1,11 +1,14 @@
-""""Check it yourself": each backward step recomputed without its backward formula.
+""" "Check it yourself": each backward step recomputed without its backward formula.
 
 For a node that ran ``x_i -> y`` and received ``dy``, its backward claims
 ``dx_i = d<dy, y>/dx_i``. The check runs the node's forward again on the recorded
 inputs, in float64, nudging one input element by ``+-eps`` at a time, and compares
 the central difference ``(<dy, y(x + eps e)> - <dy, y(x - eps e)>) / (2 eps)`` with
 the element of ``dx_i`` the backward produced. Up to ``ELEMENTS`` elements per input
-are checked (chosen by a seeded generator); the largest difference is reported.
+are checked (chosen by a seeded generator; none when one of the op's arrays has over
+``BIG`` elements, since each probe runs its forward twice), plus one random direction
+``u`` over the whole input: ``<dx_i, u>`` against the difference along ``u``. The
+largest difference is reported.
 
 A node whose forward does not give back the recorded output (dropout draws a new
 mask, a stateful op) is reported as not checkable rather than guessed at.
@@ -22,6 +25,13 @@ from .capture import ForwardRecord, StepRecord
 from .pack import number
 
 ELEMENTS = 12
+BIG = 4096  # elements: a bigger input gets fewer single-element checks
+
+
+def _elements(size: int, largest: int) -> int:
+    """Single-element probes for an input of ``size``; none when the op is big (its
+    forward, run twice per probe, is then the cost)."""
+    return min(size, ELEMENTS if largest <= BIG else 0)
 
 
 def _rerun(rec: ForwardRecord, args: list) -> np.ndarray | None:
@@ -40,6 +50,8 @@ def _float64_args(rec: ForwardRecord) -> list:
             if a.dtype.kind == "f":
                 a = a.astype(np.float64)
             a = TensorBase._make(np.ascontiguousarray(a).copy())
+        elif isinstance(a, np.dtype) and a.kind == "f":
+            a = np.dtype(np.float64)  # (an op told to compute in float32 would round the check)
         args.append(a)
     return args
 
@@ -82,6 +94,7 @@ def _check(rec: ForwardRecord, step: StepRecord, rng) -> dict:
         reason = "running the forward again gives another output (random or stateful op)"
         return {"status": "SKIP", "reason": reason, "checked": 0}
     dy = np.asarray(step.grad_output, dtype=np.float64)
+    largest = max([recorded.size] + [a._data.size for a in args if isinstance(a, TensorBase)])
     worst, checked, failed = 0.0, 0, False
     for i, grad in enumerate(step.input_grads):
         if grad is None or not rec.tensor_args[i] or step.node.next_nodes[i] is None:
@@ -89,13 +102,19 @@ def _check(rec: ForwardRecord, step: StepRecord, rng) -> dict:
         x = args[i]._data
         if x.dtype.kind != "f" or x.size == 0:
             continue
-        picks = np.sort(rng.choice(x.size, size=min(ELEMENTS, x.size), replace=False))
-        for flat in picks:
-            fd = _central_difference(rec, args, i, int(flat), dy)
-            claimed = float(np.asarray(grad, dtype=np.float64).ravel()[flat])
+        picks = np.sort(rng.choice(x.size, size=_elements(x.size, largest), replace=False))
+        g64 = np.asarray(grad, dtype=np.float64).ravel()
+        direction = rng.standard_normal(x.size)
+        probes = [(None, direction)] + [(int(f), None) for f in picks]
+        for flat, u in probes:
+            if flat is not None and not np.isfinite(x.reshape(-1)[flat]):
+                continue
+            fd = _central_difference(rec, args, i, flat, u, dy)
+            claimed = float(g64[flat]) if u is None else float(np.dot(g64, u))
             diff = abs(fd - claimed)
             worst = max(worst, diff)
-            failed |= not diff <= atol + rtol * abs(fd)
+            size = abs(fd) if u is None else max(abs(fd), float(np.abs(g64 * u).sum()))
+            failed |= not diff <= atol + rtol * size
             checked += 1
     if checked == 0:
         return {"status": "SKIP", "reason": "no floating-point input gets a gradient", "checked": 0}
@@ -107,14 +126,20 @@ def _check(rec: ForwardRecord, step: StepRecord, rng) -> dict:
     }
 
 
-def _central_difference(rec: ForwardRecord, args: list, i: int, flat: int, dy) -> float:
+def _central_difference(rec: ForwardRecord, args: list, i: int, flat, u, dy) -> float:
+    """d<dy, y>/dt at t = 0 for x_i + t e_flat (``flat``) or x_i + t u (``u``)."""
     x = args[i]._data.reshape(-1)  # (a view: the arrays are made contiguous)
-    old = x[flat]
-    eps = 1e-6 * max(1.0, abs(old))
+    old = x.copy() if u is not None else x[flat]
+    scale = float(np.abs(x[np.isfinite(x)]).max(initial=1.0)) if u is not None else abs(old)
+    eps = 1e-6 * max(1.0, scale)
     values = []
     for sign in (1.0, -1.0):
-        x[flat] = old + sign * eps
-        y = _rerun(rec, args)
-        values.append(float(np.vdot(dy, np.broadcast_to(y, dy.shape))))
-    x[flat] = old
+        if u is None:
+            x[flat] = old + sign * eps
+        else:
+            x[:] = old + sign * eps * u
+        y = np.broadcast_to(_rerun(rec, args), dy.shape)
+        keep = np.isfinite(y)  # (a masked -inf output, whose gradient is 0, adds nothing)
+        values.append(float(np.vdot(dy[keep], y[keep])))
+    x[flat if u is None else slice(None)] = old
     return (values[0] - values[1]) / (2 * eps)

@@ -19,17 +19,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The ``explain`` subcommand's options."""
     parser.add_argument("script", help="a Python script (or 'demo': one step of the demo model)")
     parser.add_argument("script_args", nargs="*", help="arguments for the script, after --")
-    parser.add_argument("--out", default=None, help="the page to write (default: <script>.explain.html)")
-    parser.add_argument("--no-check", action="store_true", help="skip the finite-difference check of each step")
-    parser.add_argument("--expand", action="store_true", help="start with every node shown, even on big graphs")
-    parser.add_argument("--continue", dest="keep_running", action="store_true", help="let the script run on after its first backward")
+    parser.add_argument(
+        "--out", default=None, help="the page to write (default: <script>.explain.html)"
+    )
+    parser.add_argument(
+        "--no-check", action="store_true", help="skip the finite-difference check of each step"
+    )
+    parser.add_argument(
+        "--expand", action="store_true", help="start with every node shown, even on big graphs"
+    )
+    parser.add_argument(
+        "--continue",
+        dest="keep_running",
+        action="store_true",
+        help="let the script run on after its first backward",
+    )
 
 
 def _target(script: str, args: list[str]) -> tuple[Path, list[str]]:
     if script == "demo" and not Path(script).exists():
-        from .. import demo
-
-        return Path(demo.__file__), ["--steps", "1", *args]
+        return Path("tinyattn.demo"), ["--steps", "1", *args]
     path = Path(script)
     if not path.is_file():
         raise SystemExit(f"explain: no such script: {script!r}")
@@ -40,16 +49,25 @@ def run(args: argparse.Namespace) -> int:
     """Run the script under a session and write the page; returns an exit code."""
     path, script_args = _target(args.script, [a for a in args.script_args if a != "--"])
     out = Path(args.out) if args.out else Path(f"{Path(args.script).stem}.explain.html")
-    session = Session(out, title=f"tinyattn explain: {Path(args.script).name}", check=not args.no_check,
-                      collapse=not args.expand, stop_script=not args.keep_running)
+    session = Session(
+        out,
+        title=f"tinyattn explain: {Path(args.script).name}",
+        check=not args.no_check,
+        collapse=not args.expand,
+        stop_script=not args.keep_running,
+    )
     session.capture.script = Path(args.script).name
     saved_argv, saved_path = sys.argv, list(sys.path)
     sys.argv = [str(path), *script_args]
-    sys.path.insert(0, str(path.resolve().parent))
+    if path.suffix == ".py":
+        sys.path.insert(0, str(path.resolve().parent))
     start = timer()
     session.start()
     try:
-        runpy.run_path(str(path), run_name="__main__")
+        if path.suffix == ".py":
+            runpy.run_path(str(path), run_name="__main__")
+        else:  # (a module: the demo)
+            runpy.run_module(str(path), run_name="__main__", alter_sys=True)
     except StopScript:
         pass
     except SystemExit as err:
@@ -62,11 +80,16 @@ def run(args: argparse.Namespace) -> int:
         session.stop_script = False
         if session.state == "waiting" and not session.explain_last_output():
             session.stop()
-            print("explain: the script built no graph to explain (no tensor that requires grad)", file=sys.stderr)
+            print(
+                "explain: the script built no graph to explain (no tensor that requires grad)",
+                file=sys.stderr,
+            )
             return 1
         session.state = "waiting" if session.state == "waiting" else session.state
         session.finish()
     session.stop()
     size = session.written.stat().st_size
-    print(f"explain: wrote {session.written} ({size / 1024:.0f} KB, {timer() - start:.1f} s in all, page {session.capture.seconds:.2f} s)")
+    print(
+        f"explain: wrote {session.written} ({size / 1024:.0f} KB, {timer() - start:.1f} s in all, page {session.capture.seconds:.2f} s)"
+    )
     return 0

@@ -47,7 +47,9 @@ def _formula(capture: Capture, node) -> str:
     doc = (getattr(fn, "__doc__", None) or "").strip() if fn is not None else ""
     if is_leaf(node):
         return "leaf: .grad += the sum of the gradients that reach it"
-    return "\n".join(line.rstrip() for line in doc.splitlines()[:14]) or "(this op has no docstring)"
+    return (
+        "\n".join(line.rstrip() for line in doc.splitlines()[:14]) or "(this op has no docstring)"
+    )
 
 
 def _label(capture: Capture, node) -> tuple[str, str]:
@@ -112,7 +114,9 @@ def _node_entry(capture, graph, node, meta, step_index, contrib, do_check) -> di
         s = capture_step(capture, node)
         if s is not None:
             entry["grad"] = pack(s.grad_output)
-            entry["check"] = check_step(rec, s) if do_check else {"status": "SKIP", "reason": "checks off"}
+            entry["check"] = (
+                check_step(rec, s) if do_check else {"status": "SKIP", "reason": "checks off"}
+            )
     parts = contrib.get(node, [])
     if len(parts) >= 2:
         entry["contributions"] = [{"from": graph.ids[src], "grad": pack(g)} for src, g in parts]
@@ -172,7 +176,12 @@ def _param_flow(capture: Capture, graph: Graph, contrib: dict) -> list[dict]:
     for node in sorted(last_step, key=lambda n: (last_step[n], graph.ids[n])):
         total = sum(np.asarray(g, np.float64) for _, g in contrib.get(node, []))
         order.append(
-            {"node": graph.ids[node], "label": _label(capture, node)[0], "after_step": last_step[node], "norm": _norm(total)}
+            {
+                "node": graph.ids[node],
+                "label": _label(capture, node)[0],
+                "after_step": last_step[node],
+                "norm": _norm(total),
+            }
         )
     return order
 
@@ -181,5 +190,12 @@ def _second_graph(capture: Capture, second: Graph) -> dict:
     nodes = []
     for node in second.nodes:
         label, _ = _label(capture, node)
-        nodes.append({"id": second.ids[node], "op": node.name(), "kind": "leaf" if is_leaf(node) else "op", "label": label})
+        nodes.append(
+            {
+                "id": second.ids[node],
+                "op": node.name(),
+                "kind": "leaf" if is_leaf(node) else "op",
+                "label": label,
+            }
+        )
     return {"nodes": nodes, "edges": second.edges}

@@ -38,7 +38,16 @@ def node_items(data: dict) -> list[dict]:
         if status == "FAIL":
             cls.append("fail")
         attrs = {"data-module": group_of(n["module"])} if group_of(n["module"]) else {}
-        items.append({"id": n["id"], "label": n["label"], "sub": _sub(n), "cls": " ".join(cls), "aria": _aria(n, step_no), "attrs": attrs})
+        items.append(
+            {
+                "id": n["id"],
+                "label": n["label"],
+                "sub": _sub(n),
+                "cls": " ".join(cls),
+                "aria": _aria(n, step_no),
+                "attrs": attrs,
+            }
+        )
     return items
 
 
@@ -59,7 +68,9 @@ def _collapsed(data: dict, items: list[dict], expanded: str) -> tuple[list[dict]
             continue
         gid = "g:" + g
         rep[n["id"]] = gid
-        box = boxes.setdefault(gid, {"id": gid, "label": g.split(".")[-1], "count": 0, "cls": "group", "members": []})
+        box = boxes.setdefault(
+            gid, {"id": gid, "label": g.split(".")[-1], "count": 0, "cls": "group", "members": []}
+        )
         box["count"] += 1
         box["members"].append(n["id"])
     out, placed = [], set()
@@ -72,8 +83,14 @@ def _collapsed(data: dict, items: list[dict], expanded: str) -> tuple[list[dict]
             b = boxes[r]
             aria = f"module {r[2:]}: {b['count']} nodes, press to expand"
             out.append(
-                {"id": r, "label": b["label"], "sub": f"module, {b['count']} nodes", "cls": "group", "aria": aria,
-                 "attrs": {"data-group": r[2:], "data-members": " ".join(b["members"])}}
+                {
+                    "id": r,
+                    "label": b["label"],
+                    "sub": f"module, {b['count']} nodes",
+                    "cls": "group",
+                    "aria": aria,
+                    "attrs": {"data-group": r[2:], "data-members": " ".join(b["members"])},
+                }
             )
         else:
             out.append(item)
@@ -98,8 +115,11 @@ def graph_views(data: dict, collapse: bool) -> tuple[str, str]:
     views.append(svg.graph_svg(nodes, edges, "graph-modules", "backward graph, one box per module"))
     for i, g in enumerate(groups):
         nodes, edges = _collapsed(data, items, g)
-        views.append(svg.graph_svg(nodes, edges, f"graph-open-{i}", f"backward graph, module {g} expanded", hidden=True).replace(
-            'class="graph"', f'class="graph" data-open="{escape(g)}"', 1))
+        views.append(
+            svg.graph_svg(
+                nodes, edges, f"graph-open-{i}", f"backward graph, module {g} expanded", hidden=True
+            ).replace('class="graph"', f'class="graph" data-open="{escape(g)}"', 1)
+        )
     views.append(full.replace('id="graph-full"', 'id="graph-full" hidden', 1))
     buttons = (
         '<button type="button" id="show-modules" aria-label="collapse the graph by module">one box per module</button> '

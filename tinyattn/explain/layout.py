@@ -69,7 +69,9 @@ def _order(ids: list[str], edges: list[tuple[str, str]], layer: dict[str, int]) 
         pos = {n: k for row in rows for k, n in enumerate(row)}
         span = range(1, depth) if sweep % 2 == 0 else range(depth - 2, -1, -1)
         for r in span:
-            fixed = {n for k, row in enumerate(rows) if (k < r if sweep % 2 == 0 else k > r) for n in row}
+            fixed = {
+                n for k, row in enumerate(rows) if (k < r if sweep % 2 == 0 else k > r) for n in row
+            }
 
             def key(n: str) -> tuple[float, int]:
                 near = [pos[m] for m in neighbours[n] if m in fixed]
@@ -92,7 +94,13 @@ def layout(
     for r, row in enumerate(rows):
         x = (total - row_widths[r]) / 2
         for n in row:
-            boxes[n] = Box(x + widths[n] / 2, MARGIN + NODE_HEIGHT / 2 + r * LAYER_GAP, widths[n], NODE_HEIGHT, r)
+            boxes[n] = Box(
+                x + widths[n] / 2,
+                MARGIN + NODE_HEIGHT / 2 + r * LAYER_GAP,
+                widths[n],
+                NODE_HEIGHT,
+                r,
+            )
             x += widths[n] + H_GAP
     height = 2 * MARGIN + NODE_HEIGHT + (len(rows) - 1) * LAYER_GAP
     return boxes, total, height

@@ -39,7 +39,11 @@ def _check_cell(node: dict) -> str:
     if not c:
         return ""
     status = c["status"]
-    detail = f"max diff {c['max_diff']:.2g} over {c['checked']} elements" if status != "SKIP" else c.get("reason", "")
+    detail = (
+        f"max diff {c['max_diff']:.2g} over {c['checked']} elements"
+        if status != "SKIP"
+        else c.get("reason", "")
+    )
     return f'<span class="status {status.lower()}">{status}</span> <span class="detail">{escape(detail)}</span>'
 
 
@@ -73,14 +77,24 @@ def _answer(data: dict) -> str:
     by_id = {n["id"]: n for n in data["nodes"]}
     step_no = {nid: i + 1 for i, nid in enumerate(data["steps"])}
     items = []
-    weight_of = {"dQ": "W_q (the query weights)", "dK": "W_k (the key weights)", "dV": "W_v (the value weights)"}
+    weight_of = {
+        "dQ": "W_q (the query weights)",
+        "dK": "W_k (the key weights)",
+        "dV": "W_v (the value weights)",
+    }
     for st in a["steps"]:
         flow = a["flows"].get(st["name"])
         if flow is None:
             continue
         made = by_id[st["node"]]
-        path = " &rarr; ".join(f"<code>{escape(by_id[p]['op'])}</code>" for p in flow["path"]) or "(directly)"
-        params = ", ".join(f"<b>{escape(by_id[p]['label'])}</b>" for p in flow["params"]) or "no parameter"
+        path = (
+            " &rarr; ".join(f"<code>{escape(by_id[p]['op'])}</code>" for p in flow["path"])
+            or "(directly)"
+        )
+        params = (
+            ", ".join(f"<b>{escape(by_id[p]['label'])}</b>" for p in flow["params"])
+            or "no parameter"
+        )
         items.append(
             f'<li data-grad="{st["name"]}"><b>{st["name"]}</b> &mdash; step {"VPSQK".index(st["name"][1]) + 1} of the '
             f"attention backward, <code>{escape(st['formula'])}</code>, computed by node "
@@ -96,17 +110,27 @@ def _answer(data: dict) -> str:
 def _attention_section(data: dict) -> str:
     if not data["attention"]:
         return ""
-    parts = ['<section id="attention" aria-labelledby="attn-h"><h2 id="attn-h">Attention: P, dP and dS per layer and head</h2>']
+    parts = [
+        '<section id="attention" aria-labelledby="attn-h"><h2 id="attn-h">Attention: P, dP and dS per layer and head</h2>'
+    ]
     for li, a in enumerate(data["attention"]):
-        parts.append(f'<div class="layer" data-layer="{li}"><h3>{escape(a["layer"])} <small>({escape(a["kind"])}, node {a["node"]})</small></h3>')
+        parts.append(
+            f'<div class="layer" data-layer="{li}"><h3>{escape(a["layer"])} <small>({escape(a["kind"])}, node {a["node"]})</small></h3>'
+        )
         for h, head in enumerate(a["heads"]):
             parts.append(f'<div class="head" data-head="{h}"><h4>head {h}</h4><div class="maps">')
             for key, signed in (("P", False), ("dP", True), ("dS", True)):
-                parts.append(f'<figure class="map" data-map="{key}"><figcaption>{key} {head[key]["shape"]}</figcaption>')
+                parts.append(
+                    f'<figure class="map" data-map="{key}"><figcaption>{key} {head[key]["shape"]}</figcaption>'
+                )
                 parts.append(svg.heatmap_svg(head[key], signed, f"{a['layer']} head {h}: {key}"))
                 parts.append("</figure>")
             parts.append('</div><ul class="checks">')
-            names = {"p_rows": "rows of P sum to 1", "ds_rows": "rows of dS sum to 0", "masked": "masked cells (P = 0) have dS = 0"}
+            names = {
+                "p_rows": "rows of P sum to 1",
+                "ds_rows": "rows of dS sum to 0",
+                "masked": "masked cells (P = 0) have dS = 0",
+            }
             for key, text in names.items():
                 c = head["checks"][key]
                 extra = f" ({c['cells']} masked cells)" if key == "masked" else ""
@@ -124,14 +148,17 @@ def _attention_section(data: dict) -> str:
 
 def _steps_list(a: dict) -> str:
     items = "".join(
-        f'<li><code>{escape(s["formula"])}</code> &mdash; node <a href="#" data-goto="{s["node"]}">{s["node"]}</a></li>' for s in a["steps"]
+        f'<li><code>{escape(s["formula"])}</code> &mdash; node <a href="#" data-goto="{s["node"]}">{s["node"]}</a></li>'
+        for s in a["steps"]
     )
     out = f'<h4>The five steps of the attention backward</h4><ol class="five">{items}</ol>'
     if a.get("expanded"):
         out += '<div class="expanded"><p>This is one fused node: its five steps, recomputed with the NumPy reference formulas (batch item 0, head 0):</p><div class="maps">'
         for key, packed in a["expanded"].items():
             diff = packed.get("max_diff_vs_node")
-            cap = f"{key} {packed['shape']}" + (f" &mdash; vs the node: max diff {diff:.2g}" if diff is not None else "")
+            cap = f"{key} {packed['shape']}" + (
+                f" &mdash; vs the node: max diff {diff:.2g}" if diff is not None else ""
+            )
             out += f'<figure class="map" data-expanded="{key}"><figcaption>{cap}</figcaption>{svg.heatmap_svg(packed, True, key)}</figure>'
         out += "</div></div>"
     return out
@@ -144,13 +171,20 @@ def _flow_section(data: dict) -> str:
     keys = [str(t["step"]) for t in trace]
     order = sorted(range(len(norms)), key=lambda i: (-(norms[i] or 0.0), i))
     rows = "".join(
-        f'<tr><td>{escape(p["label"])}</td><td>{p["after_step"] + 1}</td><td>{p["norm"]:.4g}</td></tr>' for p in data["params"]
+        f"<tr><td>{escape(p['label'])}</td><td>{p['after_step'] + 1}</td><td>{p['norm']:.4g}</td></tr>"
+        for p in data["params"]
     )
     return (
         '<section id="flow" aria-labelledby="flow-h"><h2 id="flow-h">Gradient flow</h2>'
         "<p>|gradient| arriving at each node, in backward order, then sorted.</p>"
         + svg.bars_svg(norms, labels, "flow-bars", "gradient norms in backward order", keys)
-        + svg.bars_svg([norms[i] for i in order], [labels[i] for i in order], "flow-sorted", "gradient norms, sorted", [keys[i] for i in order])
+        + svg.bars_svg(
+            [norms[i] for i in order],
+            [labels[i] for i in order],
+            "flow-sorted",
+            "gradient norms, sorted",
+            [keys[i] for i in order],
+        )
         + '<p><button type="button" id="download-trace">Download the trace as JSON</button></p>'
         + f'<table id="param-table"><caption>Leaf gradients, in the order they were completed</caption><thead><tr><th>leaf</th><th>after step</th><th>|grad|</th></tr></thead><tbody>{rows}</tbody></table></section>'
     )
@@ -161,10 +195,18 @@ def _second_section(data: dict) -> str:
     if not sec:
         return ""
     first_edges, second_edges = len(data["edges"]), len(sec["edges"])
-    nodes = [{"id": n["id"], "label": n["label"], "sub": n["op"] if n["kind"] == "op" else "leaf", "cls": n["kind"]} for n in sec["nodes"]]
+    nodes = [
+        {
+            "id": n["id"],
+            "label": n["label"],
+            "sub": n["op"] if n["kind"] == "op" else "leaf",
+            "cls": n["kind"],
+        }
+        for n in sec["nodes"]
+    ]
     return (
         '<section id="second" aria-labelledby="second-h"><h2 id="second-h">Second order: the recorded backward</h2>'
-        f'<p>With <code>create_graph=True</code> the backward pass was recorded as a graph of its own. '
+        f"<p>With <code>create_graph=True</code> the backward pass was recorded as a graph of its own. "
         f'The graph of the loss has <b data-count="first-edges">{first_edges}</b> edges; the graph of the next '
         f'differentiated quantity, which holds the recorded backward, has <b data-count="second-edges">{second_edges}</b>.</p>'
         f'<div class="scroll">{svg.graph_svg(nodes, sec["edges"], "graph-second", "the recorded backward graph")}</div></section>'

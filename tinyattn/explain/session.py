@@ -26,7 +26,15 @@ class StopScript(BaseException):
 class Session:
     """Capture from ``start()`` until the page is written (``finish``)."""
 
-    def __init__(self, path, *, title: str = "", check: bool = True, collapse: bool = True, stop_script: bool = False) -> None:
+    def __init__(
+        self,
+        path,
+        *,
+        title: str = "",
+        check: bool = True,
+        collapse: bool = True,
+        stop_script: bool = False,
+    ) -> None:
         self.path = Path(path)
         self.title = title
         self.check = check
@@ -56,7 +64,15 @@ class Session:
         if self in _active:
             _active.remove(self)
 
-    def _run_backward(self, roots, root_grads, retain_graph=False, capture=None, accumulate=True, create_graph=False):
+    def _run_backward(
+        self,
+        roots,
+        root_grads,
+        retain_graph=False,
+        capture=None,
+        accumulate=True,
+        create_graph=False,
+    ):
         orig = self._orig_run
 
         def run():
