@@ -347,8 +347,7 @@ from .ops.unary_more import (
     trunc,
 )
 
-# -- end of elementwise breadth --
-# -- shape/linalg/meta breadth --
+# -- end of elementwise breadth; shape/linalg/meta breadth --
 from .ops.indexing import index_add
 from .ops.scatter import (
     diagonal_scatter,

@@ -70,10 +70,19 @@ def _array(x) -> np.ndarray:
     return np.array(x, copy=True)
 
 
+# The package's own programs that build models the way a learner would (``python -m
+# tinyattn explain demo``): their lines are shown as the learner's code.
+_PROGRAMS = (str(Path(_PACKAGE_DIR) / "demo.py"),)
+
+
+def _library(filename: str) -> bool:
+    return filename.startswith(_PACKAGE_DIR) and filename not in _PROGRAMS
+
+
 def user_frame():
-    """The innermost frame outside the tinyattn package: the learner's line."""
+    """The innermost frame outside the tinyattn library: the learner's line."""
     frame = sys._getframe(2)
-    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+    while frame is not None and _library(frame.f_code.co_filename):
         frame = frame.f_back
     return frame
 
@@ -201,8 +210,12 @@ class Capture:
 
     def _on_apply(self, cls, out, args, kwargs) -> None:
         node = getattr(out, "_grad_fn", None)
-        rec = self.forward.get(node) if node is not None else None
-        if rec is None or rec.fn is not None:
+        if node is None:
+            return
+        if node not in self.forward:  # (a custom Function sets its output's grad_fn itself)
+            self._on_output(node, out)
+        rec = self.forward[node]
+        if rec.fn is not None:
             return
         rec.fn = cls
         rec.args = tuple(
@@ -228,7 +241,7 @@ class Capture:
     def assign_names(self) -> None:
         """Name each op output by the assignment on its line: the last op of a line's run."""
         ordered = sorted(self.forward.items(), key=lambda item: item[1].seq)
-        for i, (node, rec) in enumerate(ordered):
+        for i, (_, rec) in enumerate(ordered):
             nxt = ordered[i + 1][1].frame_key if i + 1 < len(ordered) else None
             if rec.frame_key and rec.frame_key != nxt and not rec.name:
                 rec.name = assigned_name(rec.file, rec.line)

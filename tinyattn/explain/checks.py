@@ -16,6 +16,8 @@ mask, a stateful op) is reported as not checkable rather than guessed at.
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from .. import random as _random
@@ -74,12 +76,19 @@ def check_step(rec: ForwardRecord | None, step: StepRecord, seed: int = 0) -> di
     if reason:
         return {"status": "SKIP", "reason": reason, "checked": 0}
     state = _random.get_rng_state()  # (re-running an op must not move the script's generator)
+    kernels = os.environ.get("TINYATTN_KERNELS")
+    # the NumPy twins of the kernels: no float64 kernel is compiled just for a check
+    os.environ["TINYATTN_KERNELS"] = "numpy"
     try:
         return _check(rec, step, np.random.default_rng(seed))  # type: ignore[arg-type]
     except Exception as err:  # a check that cannot run says why, it never breaks the page
         return {"status": "SKIP", "reason": f"could not re-run the forward: {err}", "checked": 0}
     finally:
         _random.set_rng_state(state)
+        if kernels is None:
+            del os.environ["TINYATTN_KERNELS"]
+        else:
+            os.environ["TINYATTN_KERNELS"] = kernels
 
 
 def _check(rec: ForwardRecord, step: StepRecord, rng) -> dict:

@@ -61,7 +61,7 @@ def _collapsed(data: dict, items: list[dict], expanded: str) -> tuple[list[dict]
     """Nodes and edges with every group but ``expanded`` drawn as one box."""
     rep: dict[str, str] = {}
     boxes: dict[str, dict] = {}
-    for item, n in zip(items, data["nodes"]):
+    for n in data["nodes"]:
         g = group_of(n["module"])
         if not g or g == expanded:
             rep[n["id"]] = n["id"]

@@ -73,7 +73,7 @@ def _order(ids: list[str], edges: list[tuple[str, str]], layer: dict[str, int]) 
                 n for k, row in enumerate(rows) if (k < r if sweep % 2 == 0 else k > r) for n in row
             }
 
-            def key(n: str) -> tuple[float, int]:
+            def key(n: str, pos=pos, fixed=fixed) -> tuple[float, int]:
                 near = [pos[m] for m in neighbours[n] if m in fixed]
                 return (sum(near) / len(near) if near else float(pos[n]), pos[n])
 

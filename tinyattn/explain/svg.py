@@ -22,7 +22,7 @@ def _mix(stops: list[str], t: float) -> str:
     f = t - i
     a, b = stops[i], stops[i + 1]
     rgb = [round(int(a[k : k + 2], 16) * (1 - f) + int(b[k : k + 2], 16) * f) for k in (1, 3, 5)]
-    return "#%02x%02x%02x" % tuple(rgb)
+    return "#" + "".join(f"{c:02x}" for c in rgb)
 
 
 def colour(v: float | None, lo: float, hi: float, signed: bool) -> str:
@@ -48,7 +48,7 @@ def graph_svg(nodes: list[dict], edges: list, svg_id: str, title: str, hidden: b
         f'<svg class="graph" id="{svg_id}" viewBox="0 0 {width:.0f} {height:.0f}" width="{width:.0f}" '
         f'height="{height:.0f}" role="group" aria-label="{escape(title)}"{" hidden" if hidden else ""}>',
         f"<title>{escape(title)}</title>",
-        f'<g class="edges" aria-hidden="true">',
+        '<g class="edges" aria-hidden="true">',
     ]
     seen: dict = {}
     for child, consumer in edges:
