@@ -128,25 +128,72 @@ def _score_matmul(node):
     return None
 
 
+_VIEWS = {
+    "Narrow",
+    "Slice",
+    "Split",
+    "Chunk",
+    "Select",
+    "T",
+    "Transpose",
+    "Permute",
+    "View",
+    "Reshape",
+    "Unsqueeze",
+    "Squeeze",
+    "Expand",
+    "Unbind",
+    "AsStrided",
+    "Clone",
+}
+
+
+def _param_behind(capture: Capture, node, depth: int = 4):
+    """The named parameter a weight input comes from, through views (``in_proj_weight``
+    through the ``Narrow`` that takes W_q's rows), and what the views took."""
+    taken = []
+    for _ in range(depth):
+        if node is None:
+            return None, ""
+        if is_leaf(node):
+            return (
+                (node, ", ".join(taken)) if id(node.variable) in capture.param_names else (None, "")
+            )
+        if op_name(node) not in _VIEWS:
+            return None, ""
+        rec = capture.forward.get(node)
+        if op_name(node) == "Narrow" and rec is not None and rec.args is not None:
+            dim, start, length = rec.args[1:4]
+            taken.append(
+                f"{'rows' if dim == 0 else f'dim {dim} indices'} {start}-{start + length - 1}"
+            )
+        node = next((n for n in node.next_nodes if n is not None), None)
+    return None, ""
+
+
 def flow_to_weights(capture: Capture, graph: Graph, start) -> dict:
-    """From an input of attention down to the first parameters: the nodes on the way."""
-    path, cur, params = [], start, []
-    for _ in range(14):
+    """From an input of attention down to the first op that takes parameters (its weight
+    inputs, possibly through views): the nodes on the way and those parameters."""
+    path, cur, params, taken = [], start, [], []
+    for _ in range(16):
         if cur is None:
             break
         if is_leaf(cur):
             params = [cur]
             break
         path.append(graph.ids[cur])
-        leaves = [n for n in cur.next_nodes if n is not None and is_leaf(n)]
-        named = [n for n in leaves if id(n.variable) in capture.param_names]
-        if named:
-            params = named
+        first = next((i for i, n in enumerate(cur.next_nodes) if n is not None), None)
+        for i, n in enumerate(cur.next_nodes):
+            found, what = _param_behind(capture, n) if i != first else (None, "")
+            if n is not None and is_leaf(n) and id(n.variable) in capture.param_names:
+                found, what = n, ""
+            if found is not None:
+                params.append(found)
+                taken.append(what)
+        if params:
             break
-        cur = next((n for n in cur.next_nodes if n is not None and not is_leaf(n)), None)
-        if cur is None and leaves:
-            params = leaves[:1]
-    return {"path": path, "params": [graph.ids[p] for p in params]}
+        cur = cur.next_nodes[first] if first is not None else None
+    return {"path": path, "params": [graph.ids[p] for p in params], "taken": taken}
 
 
 def find(capture: Capture, graph: Graph, step_of: dict) -> list[dict]:

@@ -76,6 +76,8 @@ _PROGRAMS = (str(Path(_PACKAGE_DIR) / "demo.py"),)
 
 
 def _library(filename: str) -> bool:
+    if filename.startswith("<frozen"):  # (runpy, importlib: running the script, not in it)
+        return True
     return filename.startswith(_PACKAGE_DIR) and filename not in _PROGRAMS
 
 

@@ -83,7 +83,7 @@
       const p = el("p", { class: "check", "data-status": c.status });
       p.append(el("span", { class: "status " + c.status.toLowerCase() }, c.status));
       p.append(document.createTextNode(c.status === "SKIP" ? " " + c.reason :
-        " check it yourself: finite differences of the forward at " + c.checked + " elements, max difference " + fmt(c.max_diff) + " (tolerance " + c.tolerance + ")"));
+        " check it yourself: finite differences of the forward, " + c.checked + " probes (single elements and a random direction per input), max difference " + fmt(c.max_diff) + " (tolerance " + c.tolerance + ")"));
       body.append(p);
     }
     if (n.value) body.append(numbers(n.value, n.value.dtype !== "bool" && (n.value.stats.min || 0) < 0, "value"));

@@ -92,7 +92,10 @@ def _answer(data: dict) -> str:
             or "(directly)"
         )
         params = (
-            ", ".join(f"<b>{escape(by_id[p]['label'])}</b>" for p in flow["params"])
+            ", ".join(
+                f"<b>{escape(by_id[p]['label'])}</b>" + (f" ({escape(t)})" if t else "")
+                for p, t in zip(flow["params"], flow["taken"])
+            )
             or "no parameter"
         )
         items.append(
