@@ -113,7 +113,11 @@ def _check(rec: ForwardRecord, step: StepRecord, rng) -> dict:
             continue
         picks = np.sort(rng.choice(x.size, size=_elements(x.size, largest), replace=False))
         g64 = np.asarray(grad, dtype=np.float64).ravel()
-        direction = rng.standard_normal(x.size)
+        # a random direction, each element scaled like its own nudge (a -1e9 mask stays put)
+        flat_x = x.reshape(-1)
+        direction = rng.standard_normal(x.size) * np.where(
+            np.isfinite(flat_x), np.maximum(1.0, np.abs(np.nan_to_num(flat_x))), 0.0
+        )
         probes = [(None, direction)] + [(int(f), None) for f in picks]
         for flat, u in probes:
             if flat is not None and not np.isfinite(x.reshape(-1)[flat]):
@@ -139,8 +143,7 @@ def _central_difference(rec: ForwardRecord, args: list, i: int, flat, u, dy) -> 
     """d<dy, y>/dt at t = 0 for x_i + t e_flat (``flat``) or x_i + t u (``u``)."""
     x = args[i]._data.reshape(-1)  # (a view: the arrays are made contiguous)
     old = x.copy() if u is not None else x[flat]
-    scale = float(np.abs(x[np.isfinite(x)]).max(initial=1.0)) if u is not None else abs(old)
-    eps = 1e-6 * max(1.0, scale)
+    eps = 1e-6 if u is not None else 1e-6 * max(1.0, abs(old))  # (u is scaled already)
     values = []
     for sign in (1.0, -1.0):
         if u is None:

@@ -103,24 +103,29 @@ def _collapsed(data: dict, items: list[dict], expanded: str) -> tuple[list[dict]
     return out, edges
 
 
+def _view(svg_text: str, name: str, hidden: bool) -> str:
+    """One view in its box (``hidden`` works on HTML elements, not on SVG ones)."""
+    attr = "data-open" if name not in ("full", "modules") else "data-view"
+    return (
+        f'<div class="view" {attr}="{escape(name)}"{" hidden" if hidden else ""}>{svg_text}</div>'
+    )
+
+
 def graph_views(data: dict, collapse: bool) -> tuple[str, str]:
     """(the SVG views, their buttons)."""
     items = node_items(data)
     groups = sorted({group_of(n["module"]) for n in data["nodes"]} - {""})
     full = svg.graph_svg(items, data["edges"], "graph-full", "backward graph, every node")
     if not (collapse and len(items) > COLLAPSE_ABOVE and len(groups) >= 2):
-        return full, ""
-    views = []
+        return _view(full, "full", False), ""
     nodes, edges = _collapsed(data, items, "")
-    views.append(svg.graph_svg(nodes, edges, "graph-modules", "backward graph, one box per module"))
+    modules = svg.graph_svg(nodes, edges, "graph-modules", "backward graph, one box per module")
+    views = [_view(modules, "modules", False)]
     for i, g in enumerate(groups):
         nodes, edges = _collapsed(data, items, g)
-        views.append(
-            svg.graph_svg(
-                nodes, edges, f"graph-open-{i}", f"backward graph, module {g} expanded", hidden=True
-            ).replace('class="graph"', f'class="graph" data-open="{escape(g)}"', 1)
-        )
-    views.append(full.replace('id="graph-full"', 'id="graph-full" hidden', 1))
+        title = f"backward graph, module {g} expanded"
+        views.append(_view(svg.graph_svg(nodes, edges, f"graph-open-{i}", title), g, True))
+    views.append(_view(full, "full", True))
     buttons = (
         '<button type="button" id="show-modules" aria-label="collapse the graph by module">one box per module</button> '
         '<button type="button" id="show-all" aria-label="show every node of the graph">every node</button>'

@@ -133,7 +133,7 @@
   function go(p) { pos = Math.max(0, Math.min(steps.length, p)); render(); }
 
   function show(view) {
-    document.querySelectorAll("#views svg.graph").forEach((s) => { s.hidden = s !== view; });
+    document.querySelectorAll("#views .view").forEach((v) => { v.hidden = v !== view; });
     render();
   }
   function wire() {
@@ -161,8 +161,8 @@
       theme.textContent = dark ? "light theme" : "dark theme";
     });
     const modules = document.getElementById("show-modules"), all = document.getElementById("show-all");
-    if (modules) modules.addEventListener("click", () => show(document.getElementById("graph-modules")));
-    if (all) all.addEventListener("click", () => show(document.getElementById("graph-full")));
+    if (modules) modules.addEventListener("click", () => show(document.querySelector('#views [data-view="modules"]')));
+    if (all) all.addEventListener("click", () => show(document.querySelector('#views [data-view="full"]')));
     document.getElementById("download-trace").addEventListener("click", () => {
       const blob = new Blob([JSON.stringify(data.trace, null, 1)], { type: "application/json" });
       const a = el("a", { href: URL.createObjectURL(blob), download: "trace.json" });
@@ -174,7 +174,7 @@
   function activate(t) {
     if (t.classList.contains("group")) {
       const g = t.getAttribute("data-group");
-      const view = Array.from(document.querySelectorAll("#views svg.graph")).find((s) => s.getAttribute("data-open") === g);
+      const view = Array.from(document.querySelectorAll("#views .view")).find((v) => v.getAttribute("data-open") === g);
       if (view) show(view);
       return;
     }

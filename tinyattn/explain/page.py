@@ -235,6 +235,9 @@ def render(data: dict, collapse: bool) -> str:
         csp=escape(_csp(script, style)),
         title=escape(data["title"]),
         summary=escape(summary),
+        note=f'<p class="note" id="what-is-explained">{escape(data["note"])}</p>'
+        if data.get("note")
+        else "",
         answer=_answer(data),
         views=views,
         view_controls=controls,

@@ -113,6 +113,7 @@ class Session:
         from ..autograd.engine import run_backward
 
         fwd = self.capture.forward
+        self.capture.assign_names()
         used = {c for node in fwd for c in node.next_nodes if c is not None}
         roots = [n for n in fwd if n not in used]
         if not roots:

@@ -39,14 +39,14 @@ def _fmt(v) -> str:
     return "nan/inf" if v is None else f"{v:.6g}"
 
 
-def graph_svg(nodes: list[dict], edges: list, svg_id: str, title: str, hidden: bool = False) -> str:
+def graph_svg(nodes: list[dict], edges: list, svg_id: str, title: str) -> str:
     """One laid-out graph as SVG. ``nodes``: dicts with id, label, sub, cls (and aria)."""
     ids = [n["id"] for n in nodes]
     widths = {n["id"]: node_width(n["label"], n.get("sub", "")) for n in nodes}
     boxes, width, height = layout(ids, edges, widths)
     out = [
         f'<svg class="graph" id="{svg_id}" viewBox="0 0 {width:.0f} {height:.0f}" width="{width:.0f}" '
-        f'height="{height:.0f}" role="group" aria-label="{escape(title)}"{" hidden" if hidden else ""}>',
+        f'height="{height:.0f}" role="group" aria-label="{escape(title)}">',
         f"<title>{escape(title)}</title>",
         '<g class="edges" aria-hidden="true">',
     ]
