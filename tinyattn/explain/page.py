@@ -115,6 +115,8 @@ def _attention_section(data: dict) -> str:
         return ""
     parts = [
         '<section id="attention" aria-labelledby="attn-h"><h2 id="attn-h">Attention: P, dP and dS per layer and head</h2>'
+        '<p class="legend">P (weights): dark purple 0 &rarr; yellow 1. dP, dS (gradients): '
+        "blue negative, white 0, orange positive. Batch item 0; hover a cell for its number.</p>"
     ]
     for li, a in enumerate(data["attention"]):
         parts.append(
@@ -143,17 +145,21 @@ def _attention_section(data: dict) -> str:
                     f"largest error {c['max_error']:.2g} (tolerance {c['tol']:.2g})</li>"
                 )
             parts.append("</ul></div>")
-        parts.append(_steps_list(a))
+        parts.append(_steps_list(a, data))
         parts.append("</div>")
     parts.append("</section>")
     return "".join(parts)
 
 
-def _steps_list(a: dict) -> str:
+def _steps_list(a: dict, data: dict) -> str:
+    by_id = {n["id"]: n for n in data["nodes"]}
     items = "".join(
-        f'<li><code>{escape(s["formula"])}</code> &mdash; node <a href="#" data-goto="{s["node"]}">{s["node"]}</a></li>'
+        f'<li><code>{escape(s["formula"])}</code> &mdash; node <a href="#panel" data-goto="{s["node"]}">'
+        f"{escape(by_id[s['node']]['label'])}</a> (<code>{escape(by_id[s['node']]['op'])}</code>, "
+        f"backward step {(by_id[s['node']]['step'] or 0) + 1})</li>"
         for s in a["steps"]
     )
+
     out = f'<h4>The five steps of the attention backward</h4><ol class="five">{items}</ol>'
     if a.get("expanded"):
         out += '<div class="expanded"><p>This is one fused node: its five steps, recomputed with the NumPy reference formulas (batch item 0, head 0):</p><div class="maps">'

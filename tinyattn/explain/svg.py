@@ -78,15 +78,16 @@ def graph_svg(nodes: list[dict], edges: list, svg_id: str, title: str) -> str:
     return "".join(out)
 
 
-def heatmap_svg(packed: dict, signed: bool, label: str, cell: int = 14) -> str:
+def heatmap_svg(packed: dict, signed: bool, label: str) -> str:
     """A heatmap of a packed table; every cell carries its exact number (``data-v``)."""
     rows = packed["data"]
     if not rows:
         return ""
+    cell = max(12, min(28, 168 // max(len(rows), len(rows[0]))))
     flat = [v for r in rows for v in r if v is not None]
     lo, hi = (min(flat), max(flat)) if flat else (0.0, 1.0)
     if not signed:
-        lo, hi = min(lo, 0.0), max(hi, 1.0) if hi <= 1.0 else hi
+        lo, hi = min(lo, 0.0), max(hi, 1.0)  # (weights: 0 to 1)
     h, w = len(rows), len(rows[0])
     out = [
         f'<svg class="heat" viewBox="0 0 {w * cell} {h * cell}" width="{w * cell}" height="{h * cell}" '
