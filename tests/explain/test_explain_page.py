@@ -90,6 +90,9 @@ def test_steps_follow_the_engine_and_all_five_checks_pass(steps_page, steps_scri
     checks = [n["check"]["status"] for n in data["nodes"] if "check" in n]
     assert checks == ["PASS"] * 5
     assert "5 PASS, 0 FAIL" in html
+    answer = html.split('id="answer"', 1)[1].split("</section>", 1)[0]
+    assert "<b>dQ</b> &mdash; step 4 of the attention backward" in answer
+    assert "into <b>Q</b>: the gradient of W_q" in answer
     assert html.count('<tr data-node="') == len(data["steps"]) == 5
 
 

@@ -178,8 +178,8 @@ def flow_to_weights(capture: Capture, graph: Graph, start) -> dict:
     for _ in range(16):
         if cur is None:
             break
-        if is_leaf(cur):
-            params = [cur]
+        if is_leaf(cur):  # (the input itself is a leaf: its .grad is the answer)
+            params, taken = [cur], [""]
             break
         path.append(graph.ids[cur])
         first = next((i for i, n in enumerate(cur.next_nodes) if n is not None), None)
