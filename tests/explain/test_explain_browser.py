@@ -315,3 +315,28 @@ def test_downloaded_json_is_the_trace(pages, tmp_path):
         assert json.loads(target.read_text()) == data["trace"]
     finally:
         d.quit()
+
+
+def test_big_graph_starts_by_module_and_a_module_expands_on_click(driver, tmp_path):
+    path = tmp_path / "demo.html"
+    data = page_data(explain_script("demo", path))
+    driver.get(path.as_uri())
+
+    def visible_nodes():
+        return _js(driver, "return [...document.querySelectorAll('#views .view:not([hidden]) .node')].map(e => e.dataset.node || 'g:' + e.dataset.group)")
+
+    first = visible_nodes()
+    assert sorted(n for n in first if n.startswith("g:")) == [
+        "g:model.attention", "g:model.embed", "g:model.norm", "g:model.out", "g:model.position"
+    ]  # fmt: skip
+    assert len(first) < len(data["nodes"])
+    box = driver.find_element("css selector", '#views .view:not([hidden]) [data-group="model.attention"]')
+    _js(driver, "arguments[0].focus()", box)
+    from selenium.webdriver.common.keys import Keys
+
+    box.send_keys(Keys.ENTER)  # (keyboard: Enter on a focused box expands it, as a click does)
+    opened = visible_nodes()
+    inside = [n["id"] for n in data["nodes"] if n["module"].startswith("model.attention")]
+    assert inside and set(inside) <= set(opened) and "g:model.attention" not in opened
+    driver.find_element("id", "show-all").click()
+    assert sorted(visible_nodes()) == sorted(n["id"] for n in data["nodes"])
