@@ -323,14 +323,19 @@ def test_big_graph_starts_by_module_and_a_module_expands_on_click(driver, tmp_pa
     driver.get(path.as_uri())
 
     def visible_nodes():
-        return _js(driver, "return [...document.querySelectorAll('#views .view:not([hidden]) .node')].map(e => e.dataset.node || 'g:' + e.dataset.group)")
+        return _js(
+            driver,
+            "return [...document.querySelectorAll('#views .view:not([hidden]) .node')].map(e => e.dataset.node || 'g:' + e.dataset.group)",
+        )
 
     first = visible_nodes()
     assert sorted(n for n in first if n.startswith("g:")) == [
         "g:model.attention", "g:model.embed", "g:model.norm", "g:model.out", "g:model.position"
     ]  # fmt: skip
     assert len(first) < len(data["nodes"])
-    box = driver.find_element("css selector", '#views .view:not([hidden]) [data-group="model.attention"]')
+    box = driver.find_element(
+        "css selector", '#views .view:not([hidden]) [data-group="model.attention"]'
+    )
     _js(driver, "arguments[0].focus()", box)
     from selenium.webdriver.common.keys import Keys
 

@@ -130,3 +130,21 @@ def test_demo_model_starts_collapsed_by_module_and_fits_in_a_megabyte(tmp_path):
     attention_nodes = [n["id"] for n in data["nodes"] if n["module"].startswith("model.attention")]
     assert attention_nodes and all(f'data-node="{i}"' in opened for i in attention_nodes)
     assert 'data-group="model.attention"' not in opened
+
+
+def test_a_script_without_backward_explains_its_biggest_output(tmp_path):
+    from conftest import ROOT
+
+    html = explain_script(ROOT / "examples" / "self_attention_tutorial.py", tmp_path / "t.html")
+    data = page_data(html)
+    assert (
+        data["note"].startswith("the script ran no backward") and 'id="what-is-explained"' in html
+    )
+    assert data["nodes"][0]["module"] == "block.norm2"  # (the TransformerBlock's output)
+    (attn,) = data["attention"]
+    assert attn["layer"] == "block.self_attn.attention" and len(attn["heads"]) == 8
+    for head in attn["heads"]:  # the causal mask: 15 blocked cells of 6 x 6, each with dS = 0
+        assert head["checks"]["masked"]["cells"] == 15 and all(
+            c["pass"] for c in head["checks"].values()
+        )
+    assert {n["check"]["status"] for n in data["nodes"] if "check" in n} == {"PASS"}

@@ -120,6 +120,14 @@ def test_a_wrong_backward_fails_its_check(tmp_path):
         "MulBackward0": "PASS",
         "SumBackward0": "PASS",
     }
+    gradchecked = page_data(explain_script(script, tmp_path / "g.html", "--gradcheck"))
+    assert {
+        n["op"]: n["gradcheck"]["status"] for n in gradchecked["nodes"] if "gradcheck" in n
+    } == {
+        "CubeBackward": "FAIL",
+        "MulBackward0": "PASS",
+        "SumBackward0": "PASS",
+    }
     (cube,) = [n for n in data["nodes"] if n["op"] == "CubeBackward"]
     assert (
         cube["label"] == "y"

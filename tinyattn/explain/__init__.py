@@ -42,7 +42,7 @@ def explain(
     *,
     gradient=None,
     title: str = "",
-    check: bool = True,
+    check: bool | str = True,
     collapse: bool = True,
 ):
     """Write the page for ``loss``'s backward pass, or open a session (``with`` form).
@@ -51,8 +51,10 @@ def explain(
     the page to ``path`` (default ``explain.html``); returns the path written.
     ``with explain(path):`` records the forward from here and writes the page when the
     first backward inside has run (with ``create_graph=True``: after the next one).
-    ``check``: re-run each step's forward to check its gradient (finite differences);
-    ``collapse``: start big graphs with one box per module.
+    ``check``: re-run each step's forward to check its gradient (finite differences at
+    a few elements and along a random direction); ``"gradcheck"``: also run the full
+    float64 ``autograd.gradcheck`` of every op with at most 512 input elements; False: no
+    checks. ``collapse``: start big graphs with one box per module.
     """
     if isinstance(loss, (str, os.PathLike)) and path is None:
         loss, path = None, loss
@@ -62,6 +64,8 @@ def explain(
         raise TypeError(
             f"explain(): loss must be a Tensor (or omitted in the with form), got {type(loss).__name__}"
         )
+    if check not in (True, False, "gradcheck"):
+        raise ValueError(f"explain(): check must be True, False or 'gradcheck', got {check!r}")
     target = Path(path if path is not None else "explain.html")
     if loss is None:
         return _Context(target, title, check, collapse)
@@ -92,7 +96,7 @@ def explain(
 class _Context:
     """``with tinyattn.explain(path):``: a session around the block."""
 
-    def __init__(self, path: Path, title: str, check: bool, collapse: bool) -> None:
+    def __init__(self, path: Path, title: str, check: bool | str, collapse: bool) -> None:
         self.session = Session(path, title=title, check=check, collapse=collapse)
         self.nested = False
 

@@ -16,6 +16,7 @@ mask, a stateful op) is reported as not checkable rather than guessed at.
 
 from __future__ import annotations
 
+import contextlib
 import os
 
 import numpy as np
@@ -70,25 +71,72 @@ def _checkable(rec: ForwardRecord | None, step: StepRecord) -> str:
     return ""
 
 
-def check_step(rec: ForwardRecord | None, step: StepRecord, seed: int = 0) -> dict:
-    """``{status: PASS|FAIL|SKIP, max_diff, checked, reason}`` for one backward step."""
-    reason = _checkable(rec, step)
-    if reason:
-        return {"status": "SKIP", "reason": reason, "checked": 0}
-    state = _random.get_rng_state()  # (re-running an op must not move the script's generator)
+@contextlib.contextmanager
+def _isolated():
+    """Re-running ops: the script's generator does not move, and the NumPy twins of the
+    kernels run (no float64 kernel is compiled just for a check)."""
+    state = _random.get_rng_state()
     kernels = os.environ.get("TINYATTN_KERNELS")
-    # the NumPy twins of the kernels: no float64 kernel is compiled just for a check
     os.environ["TINYATTN_KERNELS"] = "numpy"
     try:
-        return _check(rec, step, np.random.default_rng(seed))  # type: ignore[arg-type]
-    except Exception as err:  # a check that cannot run says why, it never breaks the page
-        return {"status": "SKIP", "reason": f"could not re-run the forward: {err}", "checked": 0}
+        yield
     finally:
         _random.set_rng_state(state)
         if kernels is None:
             del os.environ["TINYATTN_KERNELS"]
         else:
             os.environ["TINYATTN_KERNELS"] = kernels
+
+
+def check_step(rec: ForwardRecord | None, step: StepRecord, seed: int = 0) -> dict:
+    """``{status: PASS|FAIL|SKIP, max_diff, checked, reason}`` for one backward step."""
+    reason = _checkable(rec, step)
+    if reason:
+        return {"status": "SKIP", "reason": reason, "checked": 0}
+    try:
+        with _isolated():
+            return _check(rec, step, np.random.default_rng(seed))  # type: ignore[arg-type]
+    except Exception as err:  # a check that cannot run says why, it never breaks the page
+        return {"status": "SKIP", "reason": f"could not re-run the forward: {err}", "checked": 0}
+
+
+GRADCHECK_ELEMENTS = 512
+
+
+def gradcheck_step(rec: ForwardRecord | None, step: StepRecord) -> dict:
+    """The op's backward formula against finite differences at every input element, in
+    float64 (``tinyattn.autograd.gradcheck``), for ops with at most 512 input elements."""
+    from ..autograd.gradcheck import gradcheck
+
+    reason = _checkable(rec, step)
+    if reason:
+        return {"status": "SKIP", "reason": reason}
+    args = _float64_args(rec)  # type: ignore[arg-type]
+    wanted = [
+        i
+        for i, a in enumerate(args)
+        if rec.tensor_args[i] and step.node.next_nodes[i] is not None and a._data.dtype.kind == "f"  # type: ignore[union-attr]
+    ]
+    total = sum(args[i]._data.size for i in wanted)
+    if not wanted or total > GRADCHECK_ELEMENTS:
+        return {
+            "status": "SKIP",
+            "reason": f"{total} input elements (the full gradcheck takes up to {GRADCHECK_ELEMENTS})",
+        }
+    leaves = [args[i].detach().requires_grad_() for i in wanted]
+
+    def fn(*xs):
+        full = list(args)
+        for i, x in zip(wanted, xs):
+            full[i] = x
+        return rec.fn.apply(*full, **rec.kwargs)  # type: ignore[union-attr]
+
+    try:
+        with _isolated():
+            ok = gradcheck(fn, leaves, raise_exception=False, check_undefined_grad=False)
+    except Exception as err:
+        return {"status": "SKIP", "reason": f"could not run: {err}"}
+    return {"status": "PASS" if ok else "FAIL", "elements": total}
 
 
 def _check(rec: ForwardRecord, step: StepRecord, rng) -> dict:

@@ -23,6 +23,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--out", default=None, help="the page to write (default: <script>.explain.html)"
     )
     parser.add_argument(
+        "--gradcheck",
+        action="store_true",
+        help="also run the full float64 gradcheck of every op with at most 512 input elements",
+    )
+    parser.add_argument(
         "--no-check", action="store_true", help="skip the finite-difference check of each step"
     )
     parser.add_argument(
@@ -52,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     session = Session(
         out,
         title=f"tinyattn explain: {Path(args.script).name}",
-        check=not args.no_check,
+        check=False if args.no_check else ("gradcheck" if args.gradcheck else True),
         collapse=not args.expand,
         stop_script=not args.keep_running,
     )

@@ -14,7 +14,7 @@ import numpy as np
 
 from . import attention
 from .capture import Capture
-from .checks import check_step
+from .checks import check_step, gradcheck_step
 from .graph import Graph, collect, is_leaf, op_name, output_meta
 from .pack import number, pack
 
@@ -117,6 +117,8 @@ def _node_entry(capture, graph, node, meta, step_index, contrib, do_check) -> di
             entry["check"] = (
                 check_step(rec, s) if do_check else {"status": "SKIP", "reason": "checks off"}
             )
+            if do_check == "gradcheck":
+                entry["gradcheck"] = gradcheck_step(rec, s)
     parts = contrib.get(node, [])
     if len(parts) >= 2:
         entry["contributions"] = [{"from": graph.ids[src], "grad": pack(g)} for src, g in parts]
@@ -130,8 +132,8 @@ def capture_step(capture: Capture, node):
     return capture.step_by_node().get(node)
 
 
-def build(capture: Capture, *, title: str, check: bool = True) -> dict:
-    """All the data of one page."""
+def build(capture: Capture, *, title: str, check: bool | str = True) -> dict:
+    """All the data of one page (``check``: True, False or "gradcheck", see ``explain``)."""
     capture.assign_names()
     roots = [n for n, _ in capture.roots]
     graph = collect(roots)

@@ -86,6 +86,14 @@
         " check it yourself: finite differences of the forward, " + c.checked + " probes (single elements and a random direction per input), max difference " + fmt(c.max_diff) + " (tolerance " + c.tolerance + ")"));
       body.append(p);
     }
+    if (n.gradcheck) {
+      const g = n.gradcheck;
+      const p = el("p", { class: "check", "data-gradcheck": g.status });
+      p.append(el("span", { class: "status " + g.status.toLowerCase() }, g.status));
+      p.append(document.createTextNode(g.status === "SKIP" ? " float64 gradcheck: " + g.reason :
+        " float64 gradcheck of the op's formula at all " + g.elements + " input elements"));
+      body.append(p);
+    }
     if (n.value) body.append(numbers(n.value, n.value.dtype !== "bool" && (n.value.stats.min || 0) < 0, "value"));
     if (n.grad) body.append(numbers(n.grad, true, n.kind === "leaf" ? "gradient (this backward)" : "incoming gradient"));
     if (n.grad_attr) body.append(numbers(n.grad_attr, true, ".grad"));

@@ -39,12 +39,18 @@ def _check_cell(node: dict) -> str:
     if not c:
         return ""
     status = c["status"]
-    detail = (
-        f"max diff {c['max_diff']:.2g} over {c['checked']} elements"
-        if status != "SKIP"
-        else c.get("reason", "")
-    )
-    return f'<span class="status {status.lower()}">{status}</span> <span class="detail">{escape(detail)}</span>'
+    if status != "SKIP":
+        detail = f"max diff {c['max_diff']:.2g} over {c['checked']} probes"
+    else:
+        detail = c.get("reason", "")
+    out = f'<span class="status {status.lower()}">{status}</span> <span class="detail">{escape(detail)}</span>'
+    g = node.get("gradcheck")
+    if g:
+        out += (
+            f'<br><span class="detail">float64 gradcheck:</span> <span class="status '
+            f'{g["status"].lower()}" data-gradcheck="{g["status"]}">{g["status"]}</span>'
+        )
+    return out
 
 
 def step_table(data: dict) -> str:

@@ -31,7 +31,7 @@ class Session:
         path,
         *,
         title: str = "",
-        check: bool = True,
+        check: bool | str = True,
         collapse: bool = True,
         stop_script: bool = False,
     ) -> None:
@@ -140,7 +140,7 @@ def _reachable(node) -> int:
     return len(seen)
 
 
-def write_page(capture: Capture, path: Path, title: str, check: bool, collapse: bool) -> Path:
+def write_page(capture: Capture, path: Path, title: str, check: bool | str, collapse: bool) -> Path:
     """Build the data, render the page and write it; returns the path."""
     from .data import build
     from .page import render
