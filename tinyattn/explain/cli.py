@@ -80,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"explain: the script exited with {err.code}", file=sys.stderr)
     finally:
         sys.argv, sys.path[:] = saved_argv, saved_path
-        session.capture.stop()
+        session.stop()  # (also when the script raised: nothing stays wrapped)
     if session.written is None:
         session.stop_script = False
         if session.state == "waiting" and not session.explain_last_output():
@@ -90,9 +90,7 @@ def run(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return 1
-        session.state = "waiting" if session.state == "waiting" else session.state
-        session.finish()
-    session.stop()
+        session.finish()  # (the fallback's backward, or a create_graph one without a second)
     size = session.written.stat().st_size
     print(
         f"explain: wrote {session.written} ({size / 1024:.0f} KB, {timer() - start:.1f} s in all, page {session.capture.seconds:.2f} s)"
