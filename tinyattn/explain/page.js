@@ -43,7 +43,7 @@
     packed.data.forEach((row, i) => {
       const tr = el("tr");
       row.forEach((v, j) => {
-        const td = el("td", { "data-r": i, "data-c": j, "data-v": v === null ? "" : String(v), title: "[" + i + ", " + j + "] " + fmt(v) }, v === null ? "?" : Number(v).toPrecision(3));
+        const td = el("td", { "data-r": i, "data-c": j, "data-v": v === null ? "" : String(v), title: "[" + i + ", " + j + "] " + (v === null ? "nan/inf" : String(v)) }, v === null ? "?" : Number(v).toPrecision(3));
         const c = v === null ? "#888888" : signed ? mix(DIV, 0.5 + 0.5 * v / top) : mix(SEQ, hi > lo ? (v - lo) / (hi - lo) : 0.5);
         td.style.background = c;
         td.style.color = luminance(c) > 0.45 ? "#000" : "#fff";

@@ -97,7 +97,7 @@ def heatmap_svg(packed: dict, signed: bool, label: str) -> str:
         for j, v in enumerate(r):
             out.append(
                 f'<rect x="{j * cell}" y="{i * cell}" width="{cell}" height="{cell}" fill="{colour(v, lo, hi, signed)}" '
-                f'data-r="{i}" data-c="{j}" data-v="{"" if v is None else repr(v)}"><title>[{i}, {j}] {_fmt(v)}</title></rect>'
+                f'data-r="{i}" data-c="{j}" data-v="{"" if v is None else repr(v)}"><title>[{i}, {j}] {"nan/inf" if v is None else repr(v)}</title></rect>'
             )
     out.append("</svg>")
     return "".join(out)
