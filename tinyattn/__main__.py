@@ -60,7 +60,9 @@ def main(argv: list[str] | None = None) -> int:
     demo.add_argument("--out", default=None, help="directory for attention.png (needs matplotlib)")
     from .explain import cli as explain_cli
 
-    explain_cli.add_arguments(sub.add_parser("explain", help="one HTML page of a script's backward pass"))
+    explain_cli.add_arguments(
+        sub.add_parser("explain", help="one HTML page of a script's backward pass")
+    )
     args = parser.parse_args(argv)
     if args.command in (None, "selfcheck"):
         return selfcheck()
