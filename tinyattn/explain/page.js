@@ -5,6 +5,12 @@
   const steps = data.steps;
   const SEQ = ["#440154", "#443983", "#31688e", "#21918c", "#35b779", "#90d743", "#fde725"];
   const DIV = ["#2166ac", "#67a9cf", "#d1e5f0", "#f7f7f7", "#fee0b6", "#f1a340", "#b35806"];
+  // a leaf is done once every node that sends it a gradient has run (its .grad is complete)
+  const stepOf = new Map(steps.map((id, i) => [id, i + 1]));
+  const leafDone = new Map();
+  for (const [child, consumer] of data.edges) {
+    if (byId.get(child).kind === "leaf") leafDone.set(child, Math.max(leafDone.get(child) || 0, stepOf.get(consumer) || 0));
+  }
   let pos = 0;
   let selected = null;
 
@@ -119,6 +125,9 @@
     document.querySelectorAll(".done, .current").forEach((e) => e.classList.remove("done", "current"));
     for (let j = 0; j < pos; j++) {
       nodeEls(steps[j]).forEach((e) => e.classList.add("done"));
+    }
+    for (const [leaf, at] of leafDone) {
+      if (pos > 0 && at <= pos) nodeEls(leaf).forEach((e) => e.classList.add("done"));
     }
     if (pos > 0) {
       const id = steps[pos - 1];
