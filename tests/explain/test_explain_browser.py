@@ -129,7 +129,9 @@ def test_stepping_follows_the_engine_order(driver, pages):
         driver,
         "return [...document.querySelectorAll('#graph-full .node.done')].map(e => e.dataset.node)",
     )
-    assert sorted(done) == sorted(n["id"] for n in data["nodes"])  # (leaves: their .grad is complete)
+    assert sorted(done) == sorted(
+        n["id"] for n in data["nodes"]
+    )  # (leaves: their .grad is complete)
     body = driver.find_element("tag name", "body")
     from selenium.webdriver.common.keys import Keys
 
