@@ -123,7 +123,6 @@ class Capture:
         self.forward: dict[Node, ForwardRecord] = {}
         self.steps: list[StepRecord] = []
         self.roots: list[tuple[Node, np.ndarray]] = []
-        self.root_values: list[np.ndarray | None] = []
         self.second_roots: list[Node] = []
         self.create_graph = False
         self.node_names: dict[Node, str] = {}
@@ -249,10 +248,6 @@ class Capture:
                 rec.name = assigned_name(rec.file, rec.line)
 
     # -- the backward -----------------------------------------------------------------------
-    def step_by_node(self) -> dict:
-        """The step record of every node the engine ran."""
-        return {s.node: s for s in self.steps}
-
     def names_from_frame(self, frame) -> None:
         """The variable names of the frame that calls backward: tensors and their nodes."""
         if frame is None:

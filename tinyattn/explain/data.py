@@ -80,7 +80,7 @@ def _contributions(capture: Capture, graph: Graph) -> dict:
     return contrib
 
 
-def _node_entry(capture, graph, node, meta, step_index, contrib, do_check) -> dict:
+def _node_entry(capture, graph, node, meta, step_index, contrib, do_check, by_node) -> dict:
     label, name = _label(capture, node)
     rec = capture.forward.get(node)
     shape, dtype = meta.get(node, (None, None))
@@ -111,7 +111,7 @@ def _node_entry(capture, graph, node, meta, step_index, contrib, do_check) -> di
     else:
         if rec is not None:
             entry["value"] = pack(rec.value)
-        s = capture_step(capture, node)
+        s = by_node.get(node)
         if s is not None:
             entry["grad"] = pack(s.grad_output)
             entry["check"] = (
@@ -127,11 +127,6 @@ def _node_entry(capture, graph, node, meta, step_index, contrib, do_check) -> di
     return entry
 
 
-def capture_step(capture: Capture, node):
-    """The step record of ``node`` (None if the engine did not run it)."""
-    return capture.step_by_node().get(node)
-
-
 def build(capture: Capture, *, title: str, check: bool | str = True) -> dict:
     """All the data of one page (``check``: True, False or "gradcheck", see ``explain``)."""
     capture.assign_names()
@@ -141,8 +136,11 @@ def build(capture: Capture, *, title: str, check: bool | str = True) -> dict:
     steps = [s for s in capture.steps if s.node in graph.ids]
     step_index = {s.node: i for i, s in enumerate(steps)}
     contrib = _contributions(capture, graph)
-    nodes = [_node_entry(capture, graph, n, meta, step_index, contrib, check) for n in graph.nodes]
     by_node = {s.node: s for s in steps}
+    nodes = [
+        _node_entry(capture, graph, n, meta, step_index, contrib, check, by_node)
+        for n in graph.nodes
+    ]
     attn = attention.find(capture, graph, by_node)
     for a in attn:
         for st in a["steps"]:

@@ -80,7 +80,6 @@ class Session:
 
         if self.state == "waiting":
             self.capture.names_from_frame(user_frame())
-            self.capture.root_values = [None for _ in roots]
             result = self.capture.record_backward(roots, root_grads, run, create_graph)
             if create_graph:
                 self.state = "second"
