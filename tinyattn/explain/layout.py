@@ -4,7 +4,8 @@
    consumer (the longest path from the root), so gradients flow downward.
 2. Order within a layer: start from the walk order, then a few sweeps of the
    barycenter heuristic (a node moves to the mean position of its neighbours in
-   the layers already placed), ties kept by the previous order: deterministic.
+   the layers already placed, positions counted from each layer's centre, as the
+   layers are drawn centred), ties kept by the previous order: deterministic.
 3. Coordinates: each layer is centred; a node's width follows its label.
 """
 
@@ -66,19 +67,19 @@ def _order(ids: list[str], edges: list[tuple[str, str]], layer: dict[str, int]) 
         neighbours[child].append(consumer)
         neighbours[consumer].append(child)
     for sweep in range(6):
-        pos = {n: k for row in rows for k, n in enumerate(row)}
+        pos = {n: k - (len(row) - 1) / 2 for row in rows for k, n in enumerate(row)}
         span = range(1, depth) if sweep % 2 == 0 else range(depth - 2, -1, -1)
         for r in span:
             fixed = {
                 n for k, row in enumerate(rows) if (k < r if sweep % 2 == 0 else k > r) for n in row
             }
 
-            def key(n: str, pos=pos, fixed=fixed) -> tuple[float, int]:
+            def key(n: str, pos=pos, fixed=fixed) -> tuple[float, float]:
                 near = [pos[m] for m in neighbours[n] if m in fixed]
                 return (sum(near) / len(near) if near else float(pos[n]), pos[n])
 
             rows[r] = sorted(rows[r], key=key)
-            pos.update({n: k for k, n in enumerate(rows[r])})
+            pos.update({n: k - (len(rows[r]) - 1) / 2 for k, n in enumerate(rows[r])})
     return rows
 
 
