@@ -347,8 +347,7 @@ from .ops.unary_more import (
     trunc,
 )
 
-# -- end of elementwise breadth --
-# -- shape/linalg/meta breadth --
+# -- end of elementwise breadth; shape/linalg/meta breadth --
 from .ops.indexing import index_add
 from .ops.scatter import (
     diagonal_scatter,
@@ -537,6 +536,7 @@ _LAZY_SUBMODULES = frozenset(
         "backends",
         "cuda",
         "distributed",
+        "explain",  # a callable module: tinyattn.explain(loss, path), with tinyattn.explain(path)
         "func",
         "linalg",
         "multiprocessing",  # the stdlib module: ``import tinyattn`` does not import it

@@ -64,6 +64,11 @@ def main(argv: list[str] | None = None) -> int:
     gen.add_argument("--tokens", type=int, default=32, help="new tokens to generate")
     gen.add_argument("--temperature", type=float, default=0.0, help="0: greedy (default)")
     gen.add_argument("--n-head", type=int, default=None, help="default: config.json or n_embd/64")
+    from .explain import cli as explain_cli
+
+    explain_cli.add_arguments(
+        sub.add_parser("explain", help="one HTML page of a script's backward pass")
+    )
     args = parser.parse_args(argv)
     if args.command in (None, "selfcheck"):
         return selfcheck()
@@ -75,6 +80,8 @@ def main(argv: list[str] | None = None) -> int:
         from .models.gpt2 import run_generate
 
         return run_generate(args.weights, args.prompt, args.tokens, args.temperature, args.n_head)
+    if args.command == "explain":
+        return explain_cli.run(args)
     parser.error(f"unknown command {args.command!r}")
     return 2
 
