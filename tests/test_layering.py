@@ -54,6 +54,10 @@ ALLOWED_UPWARD = {
     ("_tensor_methods_elementwise", "tinyattn"),
     ("_tensor_methods_binary", "tinyattn"),
     ("_tensor", "ops"),
+    # Tensor.type / is_contiguous / cpu read torch's legacy types and layouts at call time.
+    ("_tensor", "torch_surface"),
+    # nn.functional.softmax / log_softmax take torch.nn.functional's argument order.
+    ("nn", "torch_surface"),
     ("_tensor_more", "ops"),  # in-place composite forms (addmm_ ...) call the ops at call time
     ("_tensor_more", "tinyattn"),
     ("_tensor_round4", "ops"),  # older matrix functions, *_copy ... call the ops at call time

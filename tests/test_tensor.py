@@ -138,7 +138,7 @@ def test_device_dtype_and_conversions():
     assert x.to(tinyattn.float64).dtype == tinyattn.float64
     assert x.double().dtype == tinyattn.float64 and x.long().tolist() == [[1, -2]]
     assert x.bool().dtype == tinyattn.bool and x.float() is x
-    assert x.type(tinyattn.int32).dtype == tinyattn.int32 and x.type() == "tinyattn.FloatTensor"
+    assert x.type(tinyattn.int32).dtype == tinyattn.int32 and x.type() == "torch.FloatTensor"
     assert x.type_as(tinyattn.zeros(1, dtype=tinyattn.float64)).dtype == tinyattn.float64
     assert x.T.shape == (2, 1) and tinyattn.zeros(2, 3, 4).mT.shape == (2, 4, 3)
     assert x.tolist() == [[1.5, -2.0]] and np.asarray(x).shape == (1, 2)

@@ -190,8 +190,8 @@ def test_set_default_tensor_type_matches_torch():
 
 
 def test_typename():
-    assert tinyattn.typename(tinyattn.ones(2)) == "tinyattn.FloatTensor"
-    assert tinyattn.typename(tinyattn.ones(2, dtype=tinyattn.int64)) == "tinyattn.LongTensor"
+    assert tinyattn.typename(tinyattn.ones(2)) == "torch.FloatTensor"  # as x.type()
+    assert tinyattn.typename(tinyattn.ones(2, dtype=tinyattn.int64)) == "torch.LongTensor"
     assert tinyattn.typename(3) == "int" and tinyattn.typename("a") == "str"
     assert tinyattn.typename(int) == "int"
     assert tinyattn.typename(tinyattn.nn.Linear(1, 1)).endswith(".Linear")

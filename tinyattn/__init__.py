@@ -68,12 +68,6 @@ from .autograd.grad_mode import (
 )
 from .ops.activation import log_softmax, softmax
 from .ops.creation import (
-    BoolTensor,
-    ByteTensor,
-    DoubleTensor,
-    FloatTensor,
-    IntTensor,
-    LongTensor,
     arange,
     as_tensor,
     bernoulli,
@@ -260,7 +254,7 @@ from ._device import device
 from ._size import Size
 from ._tensor import Tensor
 from . import autograd
-from ._legacy import CharTensor, HalfTensor, ShortTensor
+from .torch_surface.legacy_types import *  # noqa: F403 (FloatTensor, LongTensor ...)
 from ._legacy import Variable as _Variable
 
 autograd.Variable = _Variable  # torch.autograd.Variable: kept for pre-0.4 tutorials (_legacy.py)
@@ -517,10 +511,15 @@ from .ops.igamma import igamma, igammac
 
 # -- end of round 4 breadth --
 
-# -- torch's out= keyword on the listed functions (data: _out_names.py; wrapper: _out.py) --
+# -- torch's factory options (torch_surface) and out= keyword (data: _out_names.py; _out.py) --
 from ._out import install as _install_out
+from .torch_surface import factory_options as _factory_options
+from .torch_surface.argument_names import norm_with_positional_out as _positional_out
+from .torch_surface.layouts import *  # noqa: F403 (strided, contiguous_format ...)
 
+_factory_options.install(globals(), Tensor)  # layout=, pin_memory= ... (before out=)
 _install_out(globals())
+norm = _positional_out(norm)  # torch.norm(x, 2, 0, False, out_tensor)
 from .io import public_paths as _public_paths  # import tinyattn.serialization, .safetensors
 
 # -- lazy imports: subpackages and names loaded on first access (PEP 562) ------------------

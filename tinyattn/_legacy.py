@@ -2,8 +2,8 @@
 
 ``torch.autograd.Variable`` (merged into ``Tensor`` in PyTorch 0.4) and ``torch.range``
 (deprecated for ``arange``) are kept by torch for old code; tinyattn keeps them for
-the same programs (e.g. the char-RNN and seq2seq tutorials of spro/practical-pytorch),
-with the legacy constructors ``HalfTensor``, ``CharTensor`` and ``ShortTensor``.
+the same programs (e.g. the char-RNN and seq2seq tutorials of spro/practical-pytorch).
+The legacy tensor types (``FloatTensor`` ...) are in ``torch_surface/legacy_types.py``.
 """
 
 from __future__ import annotations
@@ -14,17 +14,11 @@ import warnings
 
 import numpy as np
 
-from . import _dtype
 from ._device import check_device
 from ._dtype import get_default_dtype
+from ._out import with_out
 from ._tensor import Tensor
-from .ops.creation import _legacy, tensor
-
-# Legacy constructors for the dtypes ``ops/creation.py`` leaves out (same rules:
-# ``HalfTensor(data)`` or ``HalfTensor(*sizes)``, zeros for sizes).
-HalfTensor = _legacy(_dtype.float16, "HalfTensor")
-CharTensor = _legacy(_dtype.int8, "CharTensor")
-ShortTensor = _legacy(_dtype.int16, "ShortTensor")
+from .ops.creation import tensor
 
 
 class _VariableMeta(type):
@@ -87,3 +81,6 @@ def range(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=F
     count = math.floor((end - start) / step) + 1
     values = np.arange(count, dtype=np.float64) * step + start  # in double, then cast
     return tensor(values, dtype=dtype or get_default_dtype(), requires_grad=requires_grad)
+
+
+range = with_out(range, "range")  # torch.range(0, 2, out=t)

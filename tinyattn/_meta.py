@@ -10,6 +10,7 @@ import numbers
 import numpy as np
 
 from . import _dtype as dt
+from ._device import check_device
 from ._device import device as _device
 
 __all__ = [
@@ -188,8 +189,7 @@ def get_default_device() -> _device:
 def set_default_device(device) -> None:
     """Accepts "cpu", a cpu ``device`` or None (all meaning the CPU, the only device
     tinyattn has); any other device raises RuntimeError."""
-    if device is not None:
-        _device(device)
+    check_device(device)
 
 
 def detach(input):

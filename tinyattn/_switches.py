@@ -230,7 +230,7 @@ def set_default_tensor_type(t, /) -> None:
 
 # -- names -----------------------------------------------------------------------------------
 def typename(obj: Any, /) -> str:
-    """A readable type name: ``t.type()`` for a tensor (``'tinyattn.FloatTensor'``),
+    """A readable type name: ``t.type()`` for a tensor (``'torch.FloatTensor'``, as torch),
     else ``module.qualname`` of a class or function (just the name for builtins) or of
     an object's class."""
     from ._tensor import Tensor

@@ -243,9 +243,12 @@ class Tensor(
         """Whether the dtype is a floating-point one."""
         return self._data.dtype.kind == "f"
 
-    def is_contiguous(self) -> bool:
-        """Whether the elements are laid out in C order without gaps."""
-        return self._data.flags.c_contiguous
+    def is_contiguous(self, memory_format=None) -> bool:
+        """Whether the elements are laid out in C order without gaps (for ``memory_format=
+        channels_last``: in the order N, H, W, C; see ``torch_surface.layouts``)."""
+        from .torch_surface.layouts import is_contiguous_as
+
+        return is_contiguous_as(self._data, memory_format)
 
     def stride(self, dim: int | None = None):
         """Steps (in elements) between neighbours along each dimension, or along ``dim``."""
@@ -295,10 +298,14 @@ class Tensor(
         non_blocking: bool = False,
         copy: bool = False,
         memory_format=None,
+        tensor: Tensor | None = None,
     ) -> Tensor:
-        """``to(dtype)``, ``to("cpu")``, ``to(device, dtype)``, ``to(other)``; copies only if needed."""
+        """``to(dtype)``, ``to("cpu")``, ``to(device, dtype)``, ``to(other)`` (or torch's
+        ``to(tensor=other)``); copies only if needed."""
         target = dtype
         check_device(device)
+        if tensor is not None:
+            args = (*args, tensor)
         for a in args:
             if isinstance(a, Tensor):
                 target = a.dtype
@@ -310,30 +317,24 @@ class Tensor(
             return self.clone() if copy else self
         return ops.unary.cast(self, dt.to_dtype(target), copy=copy)
 
-    def cpu(self) -> Tensor:
+    def cpu(self, memory_format=None) -> Tensor:
         """This tensor (tinyattn tensors always live on the CPU)."""
+        from .torch_surface.factory_options import check_options
+
+        check_options("cpu", memory_format_=memory_format)
         return self
 
     def cuda(self, device=None, non_blocking: bool = False, memory_format=None) -> Tensor:
         """Raises: tinyattn runs on the CPU only."""
         raise RuntimeError("tinyattn runs on the CPU only: .cuda() is not available (use .cpu())")
 
-    def type(self, dtype=None):
-        """With no argument, the type name (``'tinyattn.FloatTensor'``); else ``to(dtype)``."""
-        if dtype is None:
-            names = {
-                "float32": "Float",
-                "float64": "Double",
-                "float16": "Half",
-                "int64": "Long",
-                "int32": "Int",
-                "int16": "Short",
-                "int8": "Char",
-                "uint8": "Byte",
-                "bool": "Bool",
-            }
-            return f"tinyattn.{names[self.dtype.name]}Tensor"
-        return self.to(dtype)
+    def type(self, dtype=None, non_blocking: bool = False):
+        """With no argument torch's type string (``'torch.FloatTensor'``); else the tensor
+        converted to ``dtype``: a legacy type (``ByteTensor``), its name
+        (``'torch.ByteTensor'``) or a dtype. See :mod:`tinyattn.torch_surface.legacy_types`."""
+        from .torch_surface.legacy_types import tensor_type
+
+        return tensor_type(self, dtype, non_blocking)
 
     def type_as(self, other: Tensor) -> Tensor:
         """``self.to(other.dtype)``."""

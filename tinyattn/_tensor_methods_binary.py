@@ -144,9 +144,9 @@ class TensorBinaryMethods:
         """See :func:`tinyattn.ops.binary_more.multiply_`."""
         return tinyattn.ops.binary_more.multiply_(cast("Tensor", self), other)
 
-    def subtract_(self, other, *, alpha=1) -> Tensor:
+    def subtract_(self, other, alpha=1) -> Tensor:
         """See :func:`tinyattn.ops.binary_more.subtract_`."""
-        return tinyattn.ops.binary_more.subtract_(cast("Tensor", self), other, alpha=alpha)
+        return tinyattn.ops.binary_more.subtract_(cast("Tensor", self), other, alpha)
 
     # -- logic ----------------------------------------------------------------------------------
 

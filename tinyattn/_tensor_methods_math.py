@@ -98,9 +98,9 @@ class TensorMathMethods:
         """See :func:`tinyattn.multiply`."""
         return tinyattn.ops.arithmetic.multiply(cast("Tensor", self), other)
 
-    def subtract(self, other, *, alpha=1) -> Tensor:
+    def subtract(self, other, alpha=1) -> Tensor:
         """See :func:`tinyattn.subtract`."""
-        return tinyattn.ops.arithmetic.subtract(cast("Tensor", self), other, alpha=alpha)
+        return tinyattn.ops.arithmetic.subtract(cast("Tensor", self), other, alpha)
 
     def where(self, condition, other) -> Tensor:
         """``tinyattn.where(condition, self, other)``. See :func:`tinyattn.where`."""
@@ -410,9 +410,9 @@ class TensorMathMethods:
         """See :func:`tinyattn.bmm`."""
         return tinyattn.ops.linalg.bmm(cast("Tensor", self), mat2)
 
-    def dot(self, other: Tensor) -> Tensor:
+    def dot(self, tensor: Tensor) -> Tensor:
         """See :func:`tinyattn.dot`."""
-        return tinyattn.ops.linalg.dot(cast("Tensor", self), other)
+        return tinyattn.ops.linalg.dot(cast("Tensor", self), tensor)
 
     def outer(self, vec2: Tensor) -> Tensor:
         """See :func:`tinyattn.outer`."""

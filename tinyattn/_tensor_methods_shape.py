@@ -32,9 +32,9 @@ class TensorShapeMethods:
         """See :func:`tinyattn.ops.fill.zero_`."""
         return tinyattn.ops.fill.zero_(cast("Tensor", self))
 
-    def copy_(self, src, non_blocking: bool = False) -> Tensor:
+    def copy_(self, other, non_blocking: bool = False) -> Tensor:
         """See :func:`tinyattn.ops.fill.copy_`."""
-        return tinyattn.ops.fill.copy_(cast("Tensor", self), src, non_blocking)
+        return tinyattn.ops.fill.copy_(cast("Tensor", self), other, non_blocking)
 
     def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator=None) -> Tensor:
         """See :func:`tinyattn.ops.fill.uniform_`."""
@@ -128,17 +128,17 @@ class TensorShapeMethods:
 
     # -- views ----------------------------------------------------------------------------------
 
-    def view(self, *shape) -> Tensor:
+    def view(self, *shape, size=None, dtype=None) -> Tensor:
         """See :func:`tinyattn.ops.views.view`."""
-        return tinyattn.ops.views.view(cast("Tensor", self), *shape)
+        return tinyattn.ops.views.view(cast("Tensor", self), *shape, size=size, dtype=dtype)
 
     def view_as(self, other: Tensor) -> Tensor:
         """See :func:`tinyattn.ops.views.view_as`."""
         return tinyattn.ops.views.view_as(cast("Tensor", self), other)
 
-    def reshape(self, *shape) -> Tensor:
+    def reshape(self, *sizes, shape=None) -> Tensor:
         """See :func:`tinyattn.reshape`."""
-        return tinyattn.ops.views.reshape(cast("Tensor", self), *shape)
+        return tinyattn.ops.views.reshape(cast("Tensor", self), *sizes, shape=shape)
 
     def reshape_as(self, other: Tensor) -> Tensor:
         """See :func:`tinyattn.ops.views.reshape_as`."""
@@ -172,13 +172,13 @@ class TensorShapeMethods:
         """See :func:`tinyattn.transpose`."""
         return tinyattn.ops.views.transpose(cast("Tensor", self), dim0, dim1)
 
-    def swapaxes(self, dim0: int, dim1: int) -> Tensor:
+    def swapaxes(self, axis0: int, axis1: int) -> Tensor:
         """See :func:`tinyattn.swapaxes`."""
-        return tinyattn.ops.views.swapaxes(cast("Tensor", self), dim0, dim1)
+        return tinyattn.ops.views.swapaxes(cast("Tensor", self), axis0, axis1)
 
-    def permute(self, *dims) -> Tensor:
+    def permute(self, *order, dims=None) -> Tensor:
         """See :func:`tinyattn.permute`."""
-        return tinyattn.ops.views.permute(cast("Tensor", self), *dims)
+        return tinyattn.ops.views.permute(cast("Tensor", self), *order, dims=dims)
 
     def t(self) -> Tensor:
         """See :func:`tinyattn.t`."""
@@ -188,9 +188,9 @@ class TensorShapeMethods:
         """See :func:`tinyattn.movedim`."""
         return tinyattn.ops.views.movedim(cast("Tensor", self), source, destination)
 
-    def expand(self, *sizes) -> Tensor:
+    def expand(self, *sizes, size=None, implicit: bool = False) -> Tensor:
         """See :func:`tinyattn.ops.views.expand`."""
-        return tinyattn.ops.views.expand(cast("Tensor", self), *sizes)
+        return tinyattn.ops.views.expand(cast("Tensor", self), *sizes, size=size, implicit=implicit)
 
     def expand_as(self, other: Tensor) -> Tensor:
         """See :func:`tinyattn.ops.views.expand_as`."""
@@ -204,10 +204,6 @@ class TensorShapeMethods:
         """See :func:`tinyattn.select`."""
         return tinyattn.ops.views.select(cast("Tensor", self), dim, index)
 
-    def split(self, split_size_or_sections, dim: int = 0) -> tuple[Tensor, ...]:
-        """See :func:`tinyattn.split`."""
-        return tinyattn.ops.views.split(cast("Tensor", self), split_size_or_sections, dim)
-
     def chunk(self, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
         """See :func:`tinyattn.chunk`."""
         return tinyattn.ops.views.chunk(cast("Tensor", self), chunks, dim)
@@ -218,9 +214,9 @@ class TensorShapeMethods:
 
     # -- rearrange ------------------------------------------------------------------------------
 
-    def repeat(self, *sizes) -> Tensor:
+    def repeat(self, *sizes, repeats=None) -> Tensor:
         """See :func:`tinyattn.ops.rearrange.repeat`."""
-        return tinyattn.ops.rearrange.repeat(cast("Tensor", self), *sizes)
+        return tinyattn.ops.rearrange.repeat(cast("Tensor", self), *sizes, repeats=repeats)
 
     def repeat_interleave(
         self, repeats=None, dim: int | None = None, *, output_size=None
@@ -230,9 +226,9 @@ class TensorShapeMethods:
             cast("Tensor", self), repeats, dim, output_size=output_size
         )
 
-    def flip(self, *dims) -> Tensor:
+    def flip(self, *order, dims=None) -> Tensor:
         """See :func:`tinyattn.flip`."""
-        return tinyattn.ops.rearrange.flip(cast("Tensor", self), *dims)
+        return tinyattn.ops.rearrange.flip(cast("Tensor", self), *order, dims=dims)
 
     def roll(self, shifts, dims=None) -> Tensor:
         """See :func:`tinyattn.roll`."""

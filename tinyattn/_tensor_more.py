@@ -41,6 +41,11 @@ def _sizes(args, op: str) -> tuple[int, ...]:
 class TensorMoreMethods:
     """Mixin of :class:`tinyattn.Tensor`."""
 
+    def split(self, split_size, dim: int = 0) -> tuple[Tensor, ...]:
+        """See :func:`tinyattn.split`: the method names the sizes ``split_size`` (torch's
+        ``x.split(split_size=[4, 4], dim=-1)``), the function ``split_size_or_sections``."""
+        return _ops().views.split(self, split_size, dim)
+
     __slots__ = ()
     _data: np.ndarray  # (TensorBase's fields, declared for type checkers)
     _grad_fn: Any
@@ -151,13 +156,13 @@ class TensorMoreMethods:
         return self.transpose_(dim0, dim1)
 
     # -- sums and conversions --------------------------------------------------------------
-    def sum_to_size(self, *size) -> Tensor:
+    def sum_to_size(self, *sizes, size=None) -> Tensor:
         """Sum ``self`` down to ``size``, which must broadcast to ``self.shape``.
 
         The reverse of ``expand``: leading dims are summed away and dims where ``size``
         has 1 are summed with ``keepdim``. Gradient: ``d self = g`` broadcast back.
         """
-        target = _sizes(size, "sum_to_size")
+        target = _sizes(_ops()._util.int_list(sizes, size, "sum_to_size", "size"), "sum_to_size")
         shape = tuple(self.shape)
         lead = len(shape) - len(target)
         if lead < 0 or any(t not in (1, s) for t, s in zip(target, shape[lead:])):
@@ -240,7 +245,7 @@ class TensorMoreMethods:
         if self._requires_grad:
             raise RuntimeError(f"{op}: cannot resize variables that require grad")
 
-    def resize_(self, *sizes, memory_format=None) -> Tensor:
+    def resize_(self, *sizes, size=None, memory_format=None) -> Tensor:
         """Give ``self`` the shape ``sizes`` in place (C order), keeping its first values.
 
         Fewer elements: the first ones stay (same memory). More: new memory starting
@@ -250,7 +255,7 @@ class TensorMoreMethods:
         from .autograd.tensor_base import _empty_with_strides
 
         self._refuse_resize("resize_")
-        shape = _sizes(sizes, "resize_")
+        shape = _sizes(_ops()._util.int_list(sizes, size, "resize_", "size"), "resize_")
         if any(n < 0 for n in shape):
             raise RuntimeError(f"resize_: negative dimension in {list(shape)}")
         n = math.prod(shape)
@@ -337,10 +342,10 @@ class TensorMoreMethods:
         self._bump_version()
         return self
 
-    def map_(self, tensor: Tensor, callable) -> Tensor:
-        """``self[i] = callable(self[i], tensor[i])`` (``tensor`` broadcast to ``self``)."""
+    def map_(self, other: Tensor, callable) -> Tensor:
+        """``self[i] = callable(self[i], other[i])`` (``other`` broadcast to ``self``)."""
         self._check_callable_target("map_")
-        other = np.broadcast_to(_array(tensor, self, "map_"), self._data.shape)
+        other = np.broadcast_to(_array(other, self, "map_"), self._data.shape)
         data = self._data
         for index in np.ndindex(data.shape):
             data[index] = callable(data[index].item(), other[index].item())

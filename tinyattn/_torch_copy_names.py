@@ -15,6 +15,7 @@ import numpy as np
 
 from . import _dtype
 from ._device import check_device
+from ._out import with_out
 
 if TYPE_CHECKING:
     from ._tensor import Tensor
@@ -45,8 +46,11 @@ def _fresh(t: Tensor) -> Tensor:
     return _ops().unary.Clone.apply(t, order="C")
 
 
-def view_copy(input: Tensor, size) -> Tensor:
-    """``input.view(size).clone()``. Composes: view, clone."""
+def view_copy(input: Tensor, size=None, *, dtype=None) -> Tensor:
+    """``input.view(size).clone()``. Composes: view, clone. (``dtype``: torch's
+    reinterpreting overload, not supported, as :func:`view`.)"""
+    if dtype is not None or size is None:
+        return _fresh(input.view(size=size, dtype=dtype))
     _check(input, "view_copy")
     return _fresh(input.view(size))
 
@@ -247,3 +251,6 @@ def slice_inverse(
             f"before the {first} * {src.stride(d)} elements the slice would skip"
         )
     return _ops().strided.as_strided(input, tuple(src.shape), src.stride(), offset)
+
+
+nonzero_static = with_out(nonzero_static, "nonzero_static")  # torch takes out= here too

@@ -48,9 +48,10 @@ def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
     return _ops.cross(input, other, dim)
 
 
-def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
-    """``(sum |x|^ord)^(1/ord)`` over ``dim`` (all elements when None); see :func:`tinyattn.norm`."""
-    return _norm(x, ord, dim, keepdim, dtype=dtype)
+def vector_norm(input: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    """``(sum |x|^ord)^(1/ord)`` of the entries x of ``input`` over ``dim`` (all elements when
+    None); see :func:`tinyattn.norm`."""
+    return _norm(input, ord, dim, keepdim, dtype=dtype)
 
 
 # torch's out= keyword (tinyattn/_out.py; the names are data in tinyattn/_out_names.py)

@@ -57,8 +57,9 @@ def get_rng_state():
     return default_generator.get_state()
 
 
-def set_rng_state(state) -> None:
-    default_generator.set_state(state)
+def set_rng_state(new_state) -> None:
+    """Restore the default generator from ``get_rng_state()``'s tensor."""
+    default_generator.set_state(new_state)
 
 
 def _numpy_generator(generator: Generator | None) -> np.random.Generator:

@@ -45,7 +45,7 @@ FAMILIES = {
     "creation": "new_zeros new_ones new_empty new_full new_tensor bernoulli multinomial",
     "views": (
         "view view_as reshape reshape_as flatten unflatten squeeze unsqueeze squeeze_ unsqueeze_ "
-        "transpose swapaxes permute t movedim expand expand_as narrow select split chunk unbind"
+        "transpose swapaxes permute t movedim expand expand_as narrow select chunk unbind"
     ),
     "rearrange": (
         "repeat repeat_interleave flip roll triu tril triu_ tril_ diagonal diff diag diag_embed"

@@ -41,8 +41,8 @@ def set_device(device) -> None:
     """
     from .._device import device as _device_cls
 
-    if isinstance(device, _device_cls):  # tinyattn devices are all CPU
-        raise ValueError(f"set_device(): expected a cuda device, but got: {device.type}")
+    if isinstance(device, _device_cls):
+        device = str(device)
     if isinstance(device, str):
         kind, _, idx = device.partition(":")
         if kind != "cuda":

@@ -409,6 +409,7 @@ def rrelu(
     upper: float = 1.0 / 3,
     training: bool = False,
     inplace: bool = False,
+    generator=None,
 ) -> Tensor:
     """Randomised leaky ReLU: ``y = x`` (x > 0), ``a x`` (x <= 0). Any shape.
 
@@ -423,16 +424,20 @@ def rrelu(
         )
     if not training:
         return leaky_relu(input, (lower + upper) / 2, inplace)
-    slopes = _numpy_generator(None).uniform(lower, upper, tuple(input.shape))
+    slopes = _numpy_generator(generator).uniform(lower, upper, tuple(input.shape))
     a = Tensor._make(slopes.astype(input._data.dtype))
     return _run(input, lambda x: where(x > 0, x, x * a), inplace, "rrelu")
 
 
 def rrelu_(
-    input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False
+    input: Tensor,
+    lower: float = 1.0 / 8,
+    upper: float = 1.0 / 3,
+    training: bool = False,
+    generator=None,
 ) -> Tensor:
     """In-place :func:`rrelu`. Gradient: ``d input = g`` (x > 0), ``g a`` (x <= 0)."""
-    return rrelu(input, lower, upper, training, inplace=True)
+    return rrelu(input, lower, upper, training, inplace=True, generator=generator)
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:

@@ -345,7 +345,6 @@ def scaled_dot_product_attention(
     attn_mask: Tensor | None = None,
     dropout_p: float = 0.0,
     is_causal: bool = False,
-    *,
     scale: float | None = None,
     enable_gqa: bool = False,
 ) -> Tensor:

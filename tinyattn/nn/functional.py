@@ -17,9 +17,9 @@ from .._tensor import Tensor
 from ..autograd.function import Function
 from ..autograd.xp import numpy_xp, tensor_xp
 from ..kernels import gelu_layer_norm as kernels
-from ..ops.activation import log_softmax, softmax
 from ..ops.unary import relu, sigmoid, tanh
 from ..random import _numpy_generator
+from ..torch_surface.argument_names import log_softmax, softmax
 from ._checks import require_tensor as _check_tensor
 from ._loss import (
     binary_cross_entropy_with_logits,

@@ -58,6 +58,21 @@ def shape_args(args, op: str) -> tuple[int, ...]:
         raise TypeError(f"{op}(): expected integer sizes, got {args!r}") from None
 
 
+def int_list(values: tuple, keyword, op: str, name: str) -> tuple:
+    """An int-list argument as torch's parser takes it: varargs ``view(2, 3)``, one sequence
+    ``view((2, 3))`` or torch's keyword ``view(size=(2, 3))``, never two of them.
+
+    Returns the varargs form for :func:`shape_args` to read.
+    """
+    if keyword is None:
+        return values
+    if values:
+        raise TypeError(
+            f"{op}(): got {name} both positionally {values} and as keyword {name}={keyword!r}"
+        )
+    return (keyword,)
+
+
 def to_float(x):
     """Integer/bool arrays as the default float dtype (torch's rule for exp, log, mean ...)."""
     if isinstance(x, np.ndarray) and x.dtype.kind != "f":

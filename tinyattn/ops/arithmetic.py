@@ -317,7 +317,10 @@ def sub(input, other, *, alpha=1) -> Tensor:
     return Sub.apply(a, b)  # (no keyword: the common call stays cheap)
 
 
-subtract = sub
+@gradient_doc(Sub)
+def subtract(input, other, alpha=1) -> Tensor:
+    """:func:`sub` under NumPy's name; torch takes ``alpha`` by position here too."""
+    return sub(input, other, alpha=alpha)
 
 
 @gradient_doc(Mul)
@@ -492,4 +495,8 @@ def floor_divide_(self: Tensor, other) -> Tensor:
 
 true_divide_ = divide_ = div_
 multiply_ = mul_
-subtract_ = sub_
+
+
+def subtract_(self: Tensor, other, alpha=1) -> Tensor:
+    """In-place :func:`subtract` (torch takes ``alpha`` by position here)."""
+    return sub_(self, other, alpha=alpha)

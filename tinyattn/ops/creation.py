@@ -11,7 +11,7 @@ from .. import _dtype as dt
 from .._device import check_device
 from .._tensor import Tensor
 from ..random import _numpy_generator
-from ._util import shape_args
+from ._util import int_list, shape_args
 
 __all__ = [
     "tensor",
@@ -34,12 +34,6 @@ __all__ = [
     "randn",
     "randint",
     "randperm",
-    "FloatTensor",
-    "DoubleTensor",
-    "LongTensor",
-    "IntTensor",
-    "BoolTensor",
-    "ByteTensor",
     "multinomial",
     "bernoulli",
     "normal",
@@ -183,14 +177,15 @@ def _random_float_dtype(dtype, name: str) -> np.dtype:
 
 
 def _factory(np_fn, name):
-    def fn(*size, dtype=None, device=None, requires_grad: bool = False, out=None) -> Tensor:
+    def fn(*sizes, size=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
         check_device(device)
-        shape = _sizes(size, name)
+        shape = _sizes(int_list(sizes, size, name, "size"), name)
         return _finish(np_fn(shape, dtype=_dtype_or_default(dtype)), requires_grad)
 
-    fn.__name__ = name
+    fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = (
-        f"A tensor of the given shape filled by ``numpy.{np_fn.__name__}`` (default float dtype)."
+        f"A tensor of the given shape filled by ``numpy.{np_fn.__name__}`` (default float dtype).\n\n"
+        f"The shape comes as ``{name}(2, 3)``, ``{name}((2, 3))`` or ``{name}(size=(2, 3))``."
     )
     return fn
 
@@ -317,18 +312,20 @@ def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad=
     return _finish(np.eye(n, m, dtype=_dtype_or_default(dtype)), requires_grad)
 
 
-def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """Uniform samples on [0, 1)."""
+def rand(*sizes, size=None, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """Uniform samples on [0, 1) (the shape as in :func:`zeros`)."""
     check_device(device)
-    shape = _sizes(size, "rand")
+    shape = _sizes(int_list(sizes, size, "rand", "size"), "rand")
     data = _numpy_generator(generator).random(shape).astype(_random_float_dtype(dtype, "rand"))
     return _finish(data, requires_grad)
 
 
-def randn(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """Standard normal samples."""
+def randn(
+    *sizes, size=None, generator=None, dtype=None, device=None, requires_grad=False
+) -> Tensor:
+    """Standard normal samples (the shape as in :func:`zeros`)."""
     check_device(device)
-    shape = _sizes(size, "randn")
+    shape = _sizes(int_list(sizes, size, "randn", "size"), "randn")
     np_dtype = _random_float_dtype(dtype, "randn")
     data = _numpy_generator(generator).standard_normal(shape).astype(np_dtype)
     return _finish(data, requires_grad)
@@ -360,12 +357,22 @@ def randperm(n: int, *, generator=None, dtype=None, device=None) -> Tensor:
     return Tensor._make(_numpy_generator(generator).permutation(n).astype(d))
 
 
-def rand_like(input: Tensor, *, dtype=None, device=None, requires_grad=False) -> Tensor:
-    return rand(input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
+def rand_like(
+    input: Tensor, *, generator=None, dtype=None, device=None, requires_grad=False
+) -> Tensor:
+    """``rand`` of ``input``'s shape and (unless ``dtype`` is given) dtype."""
+    check_device(device)
+    dtype = dtype or input.dtype
+    return rand(input.shape, generator=generator, dtype=dtype, requires_grad=requires_grad)
 
 
-def randn_like(input: Tensor, *, dtype=None, device=None, requires_grad=False) -> Tensor:
-    return randn(input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
+def randn_like(
+    input: Tensor, *, generator=None, dtype=None, device=None, requires_grad=False
+) -> Tensor:
+    """``randn`` of ``input``'s shape and (unless ``dtype`` is given) dtype."""
+    check_device(device)
+    dtype = dtype or input.dtype
+    return randn(input.shape, generator=generator, dtype=dtype, requires_grad=requires_grad)
 
 
 def bernoulli(input: Tensor, p=None, *, generator=None) -> Tensor:
@@ -411,28 +418,6 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None) -> Tenso
     return Tensor._make(np.asarray(data, dtype=d))
 
 
-def _legacy(d: dt.dtype, name: str):
-    def fn(*args) -> Tensor:
-        if len(args) == 1 and not isinstance(args[0], numbers.Integral):
-            data = args[0]
-            if isinstance(data, Tensor):
-                data = data._data
-            return Tensor._make(np.array(_unwrap_nested(data), dtype=d.np_dtype))
-        return Tensor._make(np.zeros(shape_args(args, name), dtype=d.np_dtype))
-
-    fn.__name__ = name
-    fn.__doc__ = f"Legacy constructor: ``{name}(data)`` or ``{name}(*sizes)`` ({d})."
-    return fn
-
-
-FloatTensor = _legacy(dt.float32, "FloatTensor")
-DoubleTensor = _legacy(dt.float64, "DoubleTensor")
-LongTensor = _legacy(dt.int64, "LongTensor")
-IntTensor = _legacy(dt.int32, "IntTensor")
-BoolTensor = _legacy(dt.bool_, "BoolTensor")
-ByteTensor = _legacy(dt.uint8, "ByteTensor")
-
-
 # -- Tensor.new_*: a new tensor with another tensor's dtype (the methods forward here) ------
 def _size_arg(sizes: tuple, size, name: str) -> tuple:
     """The size given as ints or a tuple (``new_ones(2, 3)``) or as ``size=`` (torch allows both)."""
@@ -449,7 +434,7 @@ def _new_like(input: Tensor, fill, size, dtype, requires_grad: bool, name: str) 
 
 
 def new_zeros(
-    input: Tensor, *sizes, size=None, dtype=None, device=None, requires_grad: bool = False, **_
+    input: Tensor, *sizes, size=None, dtype=None, device=None, requires_grad: bool = False
 ) -> Tensor:
     """Zeros of ``size`` with ``input``'s dtype (unless ``dtype`` is given)."""
     check_device(device)
@@ -459,7 +444,7 @@ def new_zeros(
 
 
 def new_ones(
-    input: Tensor, *sizes, size=None, dtype=None, device=None, requires_grad: bool = False, **_
+    input: Tensor, *sizes, size=None, dtype=None, device=None, requires_grad: bool = False
 ) -> Tensor:
     """Ones of ``size`` with ``input``'s dtype (unless ``dtype`` is given)."""
     check_device(device)
@@ -469,7 +454,7 @@ def new_ones(
 
 
 def new_empty(
-    input: Tensor, *sizes, size=None, dtype=None, device=None, requires_grad: bool = False, **_
+    input: Tensor, *sizes, size=None, dtype=None, device=None, requires_grad: bool = False
 ) -> Tensor:
     """An uninitialised tensor of ``size`` with ``input``'s dtype (unless ``dtype`` is given)."""
     check_device(device)
@@ -479,7 +464,7 @@ def new_empty(
 
 
 def new_full(
-    input: Tensor, size, fill_value, *, dtype=None, device=None, requires_grad: bool = False, **_
+    input: Tensor, size, fill_value, *, dtype=None, device=None, requires_grad: bool = False
 ) -> Tensor:
     """``fill_value`` in a tensor of ``size`` with ``input``'s dtype (unless ``dtype`` is given)."""
     check_device(device)
@@ -497,7 +482,7 @@ def new_full(
 
 
 def new_tensor(
-    input: Tensor, data, *, dtype=None, device=None, requires_grad: bool = False, **_
+    input: Tensor, data, *, dtype=None, device=None, requires_grad: bool = False
 ) -> Tensor:
     """``data`` copied into a new leaf tensor with ``input``'s dtype (unless ``dtype`` is given)."""
     check_device(device)

@@ -57,11 +57,12 @@ def zero_(self: Tensor) -> Tensor:
     return self._apply_inplace(Fill, 0)
 
 
-def copy_(self: Tensor, src, non_blocking: bool = False) -> Tensor:
-    """Copy ``src`` (broadcast to this shape, cast to this dtype) into this tensor."""
-    if not isinstance(src, Tensor):
-        src = Tensor._make(np.asarray(src))
-    return self._apply_inplace(Copy, src)
+def copy_(self: Tensor, other, non_blocking: bool = False) -> Tensor:
+    """Copy ``other`` (broadcast to this shape, cast to this dtype) into this tensor
+    (torch's keyword for the source is ``other``)."""
+    if not isinstance(other, Tensor):
+        other = Tensor._make(np.asarray(other))
+    return self._apply_inplace(Copy, other)
 
 
 # Random fills write data only (used under no_grad by nn.init).

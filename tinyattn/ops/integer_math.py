@@ -109,12 +109,12 @@ def nextafter(input: Tensor, other: Tensor) -> Tensor:
 
 
 def _inplace(fn, name: str):
-    def method(self: Tensor, other: Tensor) -> Tensor:
+    def method(input: Tensor, other: Tensor) -> Tensor:
         from .inplace import _write, check_inplace_allowed
 
-        check_inplace_allowed(self, name)
-        _write(self, fn(self, other)._data, name)
-        return self
+        check_inplace_allowed(input, name)
+        _write(input, fn(input, other)._data, name)
+        return input
 
     method.__name__ = method.__qualname__ = name
     method.__doc__ = f"In-place :func:`{name[:-1]}` (``self`` keeps its shape and dtype)."
@@ -150,9 +150,9 @@ def ldexp(input: Tensor, other: Tensor) -> Tensor:
     return mul(cast(a, target), pow(2.0, cast(b, target)))
 
 
-def ldexp_(self: Tensor, other: Tensor) -> Tensor:
+def ldexp_(input: Tensor, other: Tensor) -> Tensor:
     """In-place :func:`ldexp`.   Composes: pow, Tensor.mul_"""
-    return self.mul_(pow(2.0, _other_tensor(other, "ldexp_")))
+    return input.mul_(pow(2.0, _other_tensor(other, "ldexp_")))
 
 
 def frexp(input: Tensor) -> tuple[Tensor, Tensor]:
@@ -252,6 +252,6 @@ def is_neg(input: Tensor) -> bool:
     return False
 
 
-def rsub(input: Tensor, other, *, alpha=1) -> Tensor:
+def rsub(input: Tensor, other, alpha=1) -> Tensor:
     """``other - alpha * input`` (broadcast; ``other`` may be a number).   Composes: sub"""
     return sub(other, _tensor(input, "rsub"), alpha=alpha)

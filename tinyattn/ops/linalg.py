@@ -142,8 +142,9 @@ def bmm(input: Tensor, mat2: Tensor) -> Tensor:
 
 
 @gradient_doc(Matmul)
-def dot(input: Tensor, other: Tensor) -> Tensor:
-    """``sum(input * other)`` of two 1-D tensors of the same length."""
+def dot(input: Tensor, tensor: Tensor) -> Tensor:
+    """``sum(input * tensor)`` of two 1-D tensors of the same length."""
+    other = tensor  # torch's keyword is ``tensor``
     if input.ndim != 1 or other.ndim != 1:
         raise RuntimeError(
             f"dot: 1D tensors expected, but got {input.ndim}D and {other.ndim}D tensors"

@@ -130,10 +130,11 @@ def _check_ord_dim(A: Tensor, dim, op: str):
     return [d % A.ndim for d in dim]
 
 
-def matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None):
+def matrix_norm(input: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None):
     """Matrix norm over ``dim`` (two dims): 'fro', 'nuc' (sum of singular values), 2 / -2
     (largest / smallest singular value), 1 / -1 (max / min column abs-sum), inf / -inf
     (max / min row abs-sum). Composes: norm, svdvals, abs, sum, amax, amin."""
+    A = input  # torch's keyword is ``input``; the math calls the matrix A
     d0, d1 = _check_ord_dim(A, dim, "linalg.matrix_norm")
     if ord not in ("fro", "nuc", 1, -1, 2, -2, float("inf"), float("-inf")):
         raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
@@ -161,10 +162,11 @@ def matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dt
     return out
 
 
-def norm(A: Tensor, ord=None, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+def norm(input: Tensor, ord=None, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """``vector_norm`` when ``dim`` is an int (or A is 1-D), ``matrix_norm`` when ``dim``
     is a 2-tuple (or A is 2-D and ``ord`` is given); the 2-norm of all elements when both
     ``ord`` and ``dim`` are None."""
+    A = input  # torch's keyword is ``input``; the math calls the matrix A
     if not isinstance(A, Tensor):
         raise TypeError(f"linalg.norm(): argument 'A' must be a Tensor, not {type(A).__name__}")
     matrix = isinstance(ord, str)  # 'fro' / 'nuc' are matrix norms whatever dim is
@@ -221,8 +223,9 @@ def multi_dot(tensors) -> Tensor:
     return out
 
 
-def matrix_power(A: Tensor, n: int) -> Tensor:
+def matrix_power(input: Tensor, n: int) -> Tensor:
     """``A^n`` for square A (..., m, m); ``n < 0``: ``inv(A)^-n``. Composes: matmul, inv."""
+    A = input  # torch's keyword is ``input``; the math calls the matrix A
     D.check_matrix(A, "linalg.matrix_power")
     if int(n) < 0:
         return _matrix_power(inv(A), -int(n))
@@ -230,10 +233,11 @@ def matrix_power(A: Tensor, n: int) -> Tensor:
 
 
 @gradient_doc(D.Cholesky)
-def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:
+def cholesky(input: Tensor, *, upper: bool = False) -> Tensor:
     """L (lower) with ``A = L L^T`` for symmetric positive-definite A (..., n, n), read from
     A's lower triangle; ``upper``: U with ``A = U^T U``, read from A's upper triangle.
     LinAlgError when A is not positive-definite."""
+    A = input  # torch's keyword is ``input``; the math calls the matrix A
     D.check_matrix(A, "linalg.cholesky")
     if upper:  # U = L^T of the matrix read from A's upper triangle (as LAPACK's uplo='U')
         return D.Cholesky.apply(A.mT).mT
@@ -268,35 +272,48 @@ def _check_uplo(UPLO: str, op: str) -> str:
 
 
 @gradient_doc(D.EighPacked)
-def eigh(A: Tensor, UPLO: str = "L"):
+def eigh(input: Tensor, UPLO: str = "L"):
     """``(eigenvalues (..., n) ascending, eigenvectors (..., n, n))`` of symmetric A,
     read from its ``UPLO`` triangle."""
+    A = input  # torch's keyword is ``input``; the math calls the matrix A
     D.check_matrix(A, "linalg.eigh")
     packed = D.EighPacked.apply(A, _check_uplo(UPLO, "linalg.eigh"))
     return eigh_return(packed[..., 0, :], packed[..., 1:, :])
 
 
 @gradient_doc(D.Eigvalsh)
-def eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:
+def eigvalsh(input: Tensor, UPLO: str = "L") -> Tensor:
     """Eigenvalues (..., n), ascending, of symmetric A (its ``UPLO`` triangle)."""
+    A = input  # torch's keyword is ``input``; the math calls the matrix A
     D.check_matrix(A, "linalg.eigvalsh")
     return D.Eigvalsh.apply(A, _check_uplo(UPLO, "linalg.eigvalsh"))
 
 
 @gradient_doc(D.SvdPacked)
-def svd(A: Tensor, full_matrices: bool = True):
+def svd(A: Tensor, full_matrices: bool = True, *, driver=None):
     """``(U, S, Vh)`` with A = U diag(S) Vh, A (..., m, n), k = min(m, n): U (m, m) and
     Vh (n, n) when ``full_matrices``, else U (m, k), Vh (k, n); S (k,) descending.
-    U and Vh are defined up to the signs of their columns / rows."""
+    U and Vh are defined up to the signs of their columns / rows. ``driver`` must be None
+    (torch takes it for CUDA inputs only)."""
+    _check_no_driver(driver, "linalg.svd")
     D.check_matrix(A, "linalg.svd", square=False)
     m, n = A.shape[-2:]
     u, s, vh = D.svd_split(D.SvdPacked.apply(A, bool(full_matrices)), m, n, full_matrices)
     return svd_return(u, s, vh)
 
 
+def _check_no_driver(driver, op: str) -> None:
+    if driver is not None:
+        raise RuntimeError(
+            f"{op}: keyword argument `driver=` is only supported on CUDA inputs with "
+            f"cuSOLVER backend (got driver={driver!r}; tinyattn runs on the CPU only)."
+        )
+
+
 @gradient_doc(D.Svdvals)
-def svdvals(A: Tensor) -> Tensor:
+def svdvals(A: Tensor, *, driver=None) -> Tensor:
     """Singular values (..., min(m, n)), descending."""
+    _check_no_driver(driver, "linalg.svdvals")
     D.check_matrix(A, "linalg.svdvals", square=False)
     return D.Svdvals.apply(A)
 
@@ -307,22 +324,24 @@ def _tolerances(atol, rtol):
 
 
 @gradient_doc(D.Pinv)
-def pinv(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False) -> Tensor:
+def pinv(input: Tensor, *, atol=None, rtol=None, hermitian: bool = False) -> Tensor:
     """Moore-Penrose pseudo-inverse (..., n, m) of A (..., m, n); singular values
     <= max(atol, rtol * S_max) count as zero (rtol defaults to eps * max(m, n) when atol is
     not given, else to 0). ``hermitian``: A is symmetric and only its lower triangle is read
     (the gradient formula is evaluated at A as given, as torch's)."""
+    A = input  # torch's keyword is ``input``; the math calls the matrix A
     D.check_matrix(A, "linalg.pinv", square=bool(hermitian))
     return D.Pinv.apply(A, *_tolerances(atol, rtol), bool(hermitian))
 
 
 def solve_triangular(
-    A: Tensor, B: Tensor, *, upper: bool, left: bool = True, unitriangular: bool = False
+    input: Tensor, B: Tensor, *, upper: bool, left: bool = True, unitriangular: bool = False
 ) -> Tensor:
     """X with ``T X = B`` (``X T = B`` when ``left=False``), T the upper (``upper``) or lower
     triangle of A (..., n, n), with a unit diagonal when ``unitriangular``; B (..., n, k)
     ((..., k, n) when ``left=False``). Only T's entries get a gradient.
     Composes: triu / tril, solve."""
+    A = input  # torch's keyword is ``input``; the math calls the matrix A
     D.check_matrix(A, "linalg.solve_triangular")
     _check_solve_b(A, B, "linalg.solve_triangular")
     if B.ndim < 2:
@@ -337,9 +356,10 @@ def solve_triangular(
     return solve(t, B, left=left)
 
 
-def matrix_rank(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False) -> Tensor:
+def matrix_rank(input: Tensor, *, atol=None, rtol=None, hermitian: bool = False) -> Tensor:
     """Number of singular values > max(atol, rtol * S_max) (int64, (...)); not differentiable.
     ``hermitian``: A is symmetric and only its lower triangle is read."""
+    A = input  # torch's keyword is ``input``; the math calls the matrix A
     D.check_matrix(A, "linalg.matrix_rank", square=bool(hermitian))
     atol, rtol = _tolerances(atol, rtol)
     m, n = A.shape[-2:]
@@ -351,7 +371,7 @@ def matrix_rank(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False) -> 
     return _const(np.asarray((s > np.maximum(atol, rtol * smax)).sum(-1), dtype=np.int64))
 
 
-def lstsq(A: Tensor, B: Tensor, rcond=None, *, driver=None):
+def lstsq(input: Tensor, b: Tensor, rcond=None, *, driver=None):
     """Least squares ``argmin_X |A X - B|`` for A (..., m, n), B (..., m, k) or (..., m):
     the solution is ``pinv(A) @ B`` (differentiable), whatever the driver. The other
     fields follow torch's CPU drivers ('gelsy' by default): ``rank`` (...) unless 'gels';
@@ -359,6 +379,8 @@ def lstsq(A: Tensor, B: Tensor, rcond=None, *, driver=None):
     the squared column norms of A X - B, when m > n, the driver is not 'gelsy' and every
     A has full rank ('gels': always when m > n); empty otherwise.
     Composes: pinv, matmul, sum."""
+    A = input  # torch's keyword is ``input``; the math calls the matrix A
+    B = b
     D.check_matrix(A, "linalg.lstsq", square=False)
     _check_solve_b(A, B, "linalg.lstsq")
     driver = "gelsy" if driver is None else driver
@@ -394,7 +416,8 @@ def lstsq(A: Tensor, B: Tensor, rcond=None, *, driver=None):
 
 
 @gradient_doc(D.MatrixExp)
-def matrix_exp(A: Tensor) -> Tensor:
+def matrix_exp(input: Tensor) -> Tensor:
     """exp(A) = sum_k A^k / k! of square A (..., n, n) (scaling and squaring, [13/13] Padé)."""
+    A = input  # torch's keyword is ``input``; the math calls the matrix A
     D.check_matrix(A, "linalg.matrix_exp")
     return D.MatrixExp.apply(A)

@@ -48,10 +48,10 @@ def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1) -> Tensor
     return _add_scaled(input, mv(mat, vec), beta, alpha, "addmv")
 
 
-def addmv_(self: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1) -> Tensor:
-    """In-place :func:`addmv` (``self`` must already have the result's shape (n,))."""
-    check_inplace_allowed(self, "addmv_")
-    return self.copy_(addmv(self, mat, vec, beta=beta, alpha=alpha))
+def addmv_(input: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1) -> Tensor:
+    """In-place :func:`addmv` (``input`` must already have the result's shape (n,))."""
+    check_inplace_allowed(input, "addmv_")
+    return input.copy_(addmv(input, mat, vec, beta=beta, alpha=alpha))
 
 
 def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1) -> Tensor:

@@ -254,10 +254,12 @@ def _check_householder(input: Tensor, tau: Tensor, op: str) -> None:
         raise RuntimeError(f"{op}: input.shape[-1] must be greater than or equal to tau.shape[-1]")
 
 
-def orgqr(input: Tensor, tau: Tensor) -> Tensor:
-    """The first n columns (..., m, n) of Q = H_1 ... H_k from geqrf's ``(a, tau)``
-    (``linalg.householder_product``); m >= n >= k. Gradient by composition:
-    each ``H_i C = C - tau_i v_i (v_i^T C)`` is a differentiable product."""
+def orgqr(input: Tensor, input2: Tensor) -> Tensor:
+    """The first n columns (..., m, n) of Q = H_1 ... H_k from geqrf's ``(a, tau)``, tau
+    given as ``input2`` (torch's keyword) (``linalg.householder_product``); m >= n >= k.
+    Gradient by composition: each ``H_i C = C - tau_i v_i (v_i^T C)`` is a differentiable
+    product."""
+    tau = input2
     _check_householder(input, tau, "torch.linalg.householder_product")
     m, n = input.shape[-2:]
     if m < n:

@@ -137,11 +137,12 @@ class LuFactor(Function):
 
 
 @gradient_doc(LuFactor)
-def lu(A: Tensor, pivot: bool = True, get_infos: bool = False):
+def lu(A: Tensor, pivot: bool = True, get_infos: bool = False, out=None):
     """``(A_LU, pivots)`` (``(A_LU, pivots, infos)`` with ``get_infos``): the packed LU
     factors (..., m, n) of A = P L U and the 1-based row swaps (..., min(m, n)) int32;
     infos (...) int32 is the index of the first zero pivot of U (0 if none). Torch's
-    deprecated spelling of ``linalg.lu_factor`` (warns once, as torch).
+    deprecated spelling of ``linalg.lu_factor`` (warns once, as torch). ``out``: a tuple of
+    tensors the results are written into (and returned).
     """
     _warn_once(
         "lu",
@@ -162,9 +163,11 @@ def lu(A: Tensor, pivot: bool = True, get_infos: bool = False):
     lu_data, pivots, info = lu_factor_numpy(A._data)
     perm = permutation_matrix(pivots, A.shape[-2], A._data.dtype)
     packed = LuFactor.apply(A, lu_data, perm)
-    result = (packed, _const(pivots))
-    if get_infos:
-        return result + (_const(info),)
+    result = (packed, _const(pivots)) + ((_const(info),) if get_infos else ())
+    if out is not None:
+        if not isinstance(out, (tuple, list)) or len(out) != len(result):
+            raise TypeError(f"lu(): out must be a tuple of {len(result)} tensors, got {out!r}")
+        return tuple(o.resize_(r.shape).copy_(r.detach()) for o, r in zip(out, result))
     return result
 
 
@@ -210,10 +213,11 @@ def lu_unpack(
     return lu_unpack_return(perm, low, LU_data.triu()[..., :k, :])
 
 
-def lu_solve(b: Tensor, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:
-    """X with ``A X = b`` for A = P L U given by ``lu``'s output (..., n, n); b (..., n, k);
-    batch dims broadcast. Composes: matmul (P^T b), then two triangular solves, so
-    ``db = A^-T dX`` and ``d LU = tril(dL, -1) + triu(dU)`` of those solves."""
+def lu_solve(input: Tensor, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:
+    """X with ``A X = b`` for A = P L U given by ``lu``'s output (..., n, n); b = ``input``
+    (..., n, k); batch dims broadcast. Composes: matmul (P^T b), then two triangular solves,
+    so ``db = A^-T dX`` and ``d LU = tril(dL, -1) + triu(dU)`` of those solves."""
+    b = input  # torch's keyword is ``input``
     _warn_once(
         "lu_solve",
         "torch.lu_solve is deprecated in favor of torch.linalg.lu_solve and will be removed "

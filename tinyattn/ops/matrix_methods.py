@@ -11,9 +11,11 @@ import numpy as np
 
 from .._tensor import Tensor
 from . import decompositions as D
-from .linalg_api import _const, _tuple, det, inv, matrix_exp, pinv, slogdet, svdvals
+from .linalg_api import _const, _tuple, inv, matrix_exp, pinv, svdvals
 from .linalg_api import cholesky as _cholesky
+from .linalg_api import det as _det
 from .linalg_api import qr as _qr
+from .linalg_api import slogdet as _slogdet
 from .linalg_api import svd as _svd
 from .unary import log as _log
 
@@ -22,6 +24,16 @@ __all__ = [
 ]  # fmt: skip
 
 old_svd_return = _tuple("svd", "U S V")
+
+
+def det(input: Tensor) -> Tensor:
+    """``torch.det``: :func:`tinyattn.linalg.det` (whose keyword is ``A``) under ``input``."""
+    return _det(input)
+
+
+def slogdet(input: Tensor):
+    """``torch.slogdet``: :func:`tinyattn.linalg.slogdet` under the keyword ``input``."""
+    return _slogdet(input)
 
 
 def inverse(input: Tensor) -> Tensor:

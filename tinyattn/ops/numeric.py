@@ -320,7 +320,7 @@ def histogram(input: Tensor, bins=100, *, range=None, weight=None, density: bool
     return histogram_return(Tensor._make(hist), Tensor._make(np.array(edges, copy=True)))
 
 
-def histogramdd(input: Tensor, bins, *, range=None, weight=None, density: bool = False):
+def histogramdd(input: Tensor, bins, range=None, weight=None, density: bool = False):
     """A D-dimensional histogram of the points ``input`` (..., D).
 
     Parameters

@@ -10,7 +10,7 @@ from .. import _dtype as dt
 from .._tensor import Tensor
 from ..autograd.function import Function
 from ..autograd.xp import numpy_xp
-from ._util import gradient_doc, normalize_dim, normalize_dims, shape_args
+from ._util import gradient_doc, int_list, normalize_dim, normalize_dims, shape_args
 from .views import reshape
 
 __all__ = [
@@ -55,9 +55,10 @@ class Repeat(Function):
 
 
 @gradient_doc(Repeat)
-def repeat(input: Tensor, *sizes) -> Tensor:
-    """Tile ``input`` ``sizes[d]`` times along each dim ``d`` (new leading dims as needed)."""
-    reps = shape_args(sizes, "repeat")
+def repeat(input: Tensor, *sizes, repeats=None) -> Tensor:
+    """Tile ``input`` ``sizes[d]`` times along each dim ``d`` (new leading dims as needed);
+    the counts may come as torch's keyword ``repeats=``."""
+    reps = shape_args(int_list(sizes, repeats, "repeat", "repeats"), "repeat")
     if len(reps) < input.ndim:
         raise RuntimeError(
             "repeat: number of repeat dims can not be smaller than number of dimensions of "
@@ -236,8 +237,10 @@ class Flip(Function):
 
 
 @gradient_doc(Flip)
-def flip(input: Tensor, *dims) -> Tensor:
-    """Reverse the order of elements along ``dims`` (``flip(0, 1)`` or ``flip((0, 1))``)."""
+def flip(input: Tensor, *order, dims=None) -> Tensor:
+    """Reverse the order of elements along ``dims`` (``flip(0, 1)``, ``flip((0, 1))`` or
+    ``flip(dims=(0, 1))``)."""
+    dims = int_list(order, dims, "flip", "dims")
     if len(dims) == 1 and not isinstance(dims[0], (int, np.integer)):
         dims = tuple(dims[0])
     dims = normalize_dims(dims, input.ndim, "flip") or ()

@@ -13,7 +13,7 @@ import numpy as np
 from .. import _dtype as dt
 from .._tensor import Tensor
 from ..autograd.function import Function
-from ._util import gradient_doc, normalize_dim, normalize_dims, shape_args
+from ._util import gradient_doc, int_list, normalize_dim, normalize_dims, shape_args
 
 __all__ = [
     "view",
@@ -101,18 +101,24 @@ class Reshape(Function):
 
 
 @gradient_doc(Reshape)
-def view(input: Tensor, *shape) -> Tensor:
-    """A view with a new shape (one size may be -1). Fails when the memory layout forbids it."""
-    if len(shape) == 1 and isinstance(shape[0], dt.dtype):
+def view(input: Tensor, *shape, size=None, dtype=None) -> Tensor:
+    """A view with a new shape (one size may be -1). Fails when the memory layout forbids it.
+
+    The shape comes as ``view(2, 3)``, ``view((2, 3))`` or ``view(size=(2, 3))``."""
+    if dtype is not None or (len(shape) == 1 and isinstance(shape[0], dt.dtype)):
         raise NotImplementedError("view(dtype) is not supported; use .to(dtype)")
+    shape = int_list(shape, size, "view", "size")
     shape = _infer_shape(shape_args(shape, "view"), input._data.size, "view")
     return _as_view(Reshape.apply(input, shape, True), input, shares=True)
 
 
 @gradient_doc(Reshape)
-def reshape(input: Tensor, *shape) -> Tensor:
-    """A tensor with a new shape: a view when possible, else a copy."""
-    shape = _infer_shape(shape_args(shape, "reshape"), input._data.size, "reshape")
+def reshape(input: Tensor, *sizes, shape=None) -> Tensor:
+    """A tensor with a new shape: a view when possible, else a copy.
+
+    The shape comes as ``reshape(2, 3)``, ``reshape((2, 3))`` or ``reshape(shape=(2, 3))``."""
+    sizes = int_list(sizes, shape, "reshape", "shape")
+    shape = _infer_shape(shape_args(sizes, "reshape"), input._data.size, "reshape")
     # a contiguous input always gives a view (also when empty, where memory can't tell)
     return _as_view(Reshape.apply(input, shape, False), input, input._data.flags.c_contiguous)
 
@@ -203,9 +209,11 @@ class Permute(Function):
 
 
 @gradient_doc(Permute)
-def permute(input: Tensor, *dims) -> Tensor:
-    """Reorder the dims (a view): ``out.shape[i] = input.shape[dims[i]]``."""
-    dims = shape_args(dims, "permute")
+def permute(input: Tensor, *order, dims=None) -> Tensor:
+    """Reorder the dims (a view): ``out.shape[i] = input.shape[dims[i]]``.
+
+    The order comes as ``permute(1, 0)``, ``permute((1, 0))`` or ``permute(dims=(1, 0))``."""
+    dims = shape_args(int_list(order, dims, "permute", "dims"), "permute")
     if len(dims) != input.ndim:
         raise RuntimeError(
             f"permute(): number of dims don't match: the tensor has {input.ndim} dims "
@@ -229,7 +237,13 @@ def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     return _as_view(Permute.apply(input, tuple(dims)), input, shares=True)
 
 
-swapaxes = swapdims = transpose
+swapdims = transpose
+
+
+@gradient_doc(Permute)
+def swapaxes(input: Tensor, axis0: int, axis1: int) -> Tensor:
+    """NumPy's name for :func:`transpose` (torch's keywords: ``axis0``, ``axis1``)."""
+    return transpose(input, axis0, axis1)
 
 
 @gradient_doc(Permute)
@@ -284,9 +298,10 @@ class Expand(Function):
 
 
 @gradient_doc(Expand)
-def expand(input: Tensor, *sizes) -> Tensor:
-    """Broadcast to ``sizes`` (-1 keeps a dim) without copying."""
-    sizes = shape_args(sizes, "expand")
+def expand(input: Tensor, *sizes, size=None, implicit: bool = False) -> Tensor:
+    """Broadcast to ``sizes`` (-1 keeps a dim) without copying (``size=`` as in torch;
+    ``implicit`` is torch's internal flag and changes nothing)."""
+    sizes = shape_args(int_list(sizes, size, "expand", "size"), "expand")
     if len(sizes) < input.ndim:
         raise RuntimeError(
             f"expand: the number of sizes provided ({len(sizes)}) must be greater or equal to "

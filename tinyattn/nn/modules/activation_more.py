@@ -6,6 +6,8 @@ Constructor arguments, attribute names and ``extra_repr`` strings are torch's, s
 
 from __future__ import annotations
 
+import warnings
+
 from ..._tensor import Tensor
 from ...ops.creation import empty
 from .. import functional as F
@@ -158,8 +160,24 @@ class Tanhshrink(Module):
 class Hardtanh(Module):
     """``clamp(x, min_val, max_val)``; gradient 0 at and outside the bounds."""
 
-    def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> None:
+    def __init__(
+        self,
+        min_val: float = -1.0,
+        max_val: float = 1.0,
+        inplace: bool = False,
+        min_value: float | None = None,
+        max_value: float | None = None,
+    ) -> None:
         super().__init__()
+        if min_value is not None or max_value is not None:
+            warnings.warn(
+                "keyword argument `min_value`/`max_value` is deprecated and will be removed in "
+                "future releases, please use `min_val`/`max_val` instead.",
+                FutureWarning,
+                stacklevel=2,
+            )
+            min_val = min_val if min_value is None else min_value
+            max_val = max_val if max_value is None else max_value
         if min_val > max_val:
             raise ValueError(
                 f"Hardtanh: min_val ({min_val}) cannot be greater than max_val ({max_val})"

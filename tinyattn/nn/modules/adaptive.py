@@ -119,7 +119,7 @@ class AdaptiveLogSoftmaxWithLoss(Module):
                 f"in_features={self.in_features} (input shape {list(input.shape)})"
             )
 
-    def forward(self, input: Tensor, target: Tensor) -> _ASMoutput:
+    def forward(self, input_: Tensor, target_: Tensor) -> _ASMoutput:
         """``output[n] = log p(target[n] | input[n])`` (N,) and ``loss = -mean(output)``.
 
         Head rows take ``log_softmax(head(x))[target]``; a tail class adds the cluster's
@@ -129,6 +129,7 @@ class AdaptiveLogSoftmaxWithLoss(Module):
 
         Composes: F.linear, F.log_softmax, Tensor.gather, Tensor.index_select, Tensor.index_add
         """
+        input, target = input_, target_  # torch's keywords end in an underscore
         self._check(input, target)
         batched = target.ndim > 0
         x = input if batched else input.unsqueeze(0)

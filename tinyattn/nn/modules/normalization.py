@@ -104,14 +104,14 @@ class RMSNorm(Module):
         if self.elementwise_affine:
             init.ones_(self.weight)
 
-    def forward(self, input: Tensor) -> Tensor:
+    def forward(self, x: Tensor) -> Tensor:
         """RMS norm over the trailing ``normalized_shape`` dims; input (*, *normalized_shape).
 
         ``xhat = x rstd``, ``rstd = 1 / sqrt(mean(x^2) + eps)``, ``y = xhat * weight``; with
         ``g' = g * weight``: ``dx = rstd (g' - xhat mean(g' xhat))``, ``d weight = sum g xhat``.
         """
-        _check_trailing(self, input)
-        return F.rms_norm(input, self.normalized_shape, self.weight, self.eps)
+        _check_trailing(self, x)
+        return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
 
     def extra_repr(self) -> str:
         return (

@@ -21,6 +21,7 @@ import numbers
 import warnings
 
 from ... import ops
+from ..._device import check_device
 from ..._tensor import Tensor
 from ...ops.creation import empty, zeros
 from .. import functional as F
@@ -354,9 +355,16 @@ class RNN(RNNBase):
 # -- cells: one time step, parameters without the layer suffix -------------------------------
 class RNNCellBase(Module):
     def __init__(
-        self, input_size: int, hidden_size: int, bias: bool, num_chunks: int, dtype=None
+        self,
+        input_size: int,
+        hidden_size: int,
+        bias: bool,
+        num_chunks: int,
+        device=None,
+        dtype=None,
     ) -> None:
         super().__init__()
+        check_device(device)
         name = type(self).__name__
         input_size = size_arg(name, "input_size", input_size)
         hidden_size = size_arg(name, "hidden_size", hidden_size)

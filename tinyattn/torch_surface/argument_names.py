@@ -1,0 +1,38 @@
+"""torch's argument names and order where one tinyattn function serves two torch names.
+
+``torch.softmax(input, dim, dtype)`` and ``torch.nn.functional.softmax(input, dim,
+_stacklevel, dtype)`` put ``dtype`` at different positions; ``torch.norm`` takes ``out``
+by position before ``dtype``. The forms here only reorder arguments and call the one
+implementation, so ``F.softmax(x, 1, 3, torch.float64)`` means what it means in torch.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+
+from .._tensor import Tensor
+from ..ops import activation
+
+
+def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
+    """:func:`tinyattn.softmax` in ``torch.nn.functional``'s argument order."""
+    return activation.softmax(input, dim, dtype, _stacklevel=_stacklevel)
+
+
+def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
+    """:func:`tinyattn.log_softmax` in ``torch.nn.functional``'s argument order."""
+    return activation.log_softmax(input, dim, dtype, _stacklevel=_stacklevel)
+
+
+def norm_with_positional_out(norm_with_out):
+    """``torch.norm(input, p, dim, keepdim, out, dtype)`` over tinyattn's ``norm`` (whose
+    ``out`` is keyword-only, added by ``_out.with_out``)."""
+
+    def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, out=None, dtype=None):
+        return norm_with_out(input, p, dim, keepdim, dtype, out=out)
+
+    signature = inspect.signature(norm)
+    norm = functools.wraps(norm_with_out)(norm)  # its name, docstring and out= marks
+    norm.__signature__ = signature
+    return norm
