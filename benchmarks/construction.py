@@ -5,7 +5,7 @@
 The model is ``tinyattn/bench/_cases.py``'s ``gpt2_model`` (nanoGPT's layout: default
 layer construction, then N(0, 0.02^2) weights, zero biases, tied head). The cases file is
 loaded by path, so a torch run never imports tinyattn. Prints one line per build:
-seconds and the parameter count. For whole-process figures, time this command from
+wall and CPU seconds (CPU: all threads of the process) and the parameter count. For whole-process figures, time this command from
 outside in fresh processes, alternating with ``--lib torch``.
 """
 
@@ -36,11 +36,16 @@ def main(argv: list[str] | None = None) -> list[float]:
     lib.manual_seed(args.seed)
     seconds = []
     for _ in range(args.builds):
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         model = cases.gpt2_model(lib, **cases.GPT2_SMALL)
         seconds.append(time.perf_counter() - start)
+        cpu = time.process_time() - cpu
         n = sum(p.numel() for p in model.parameters())
-        print(f"{args.lib} build {seconds[-1]:.3f} s, {n / 1e6:.1f}M parameters", flush=True)
+        print(
+            f"{args.lib} build {seconds[-1]:.3f} s wall, {cpu:.3f} s cpu (all threads), "
+            f"{n / 1e6:.1f}M parameters",
+            flush=True,
+        )
         del model
     return seconds
 
