@@ -15,7 +15,7 @@ from tinyattn.bench import _cases, _harness
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-@pytest.mark.parametrize("suite", ["kernels", "layers", "train", "overhead"])
+@pytest.mark.parametrize("suite", ["kernels", "layers", "train", "overhead", "construction"])
 def test_every_quick_case_runs_on_each_library(suite):
     libs = [tinyattn]
     try:
