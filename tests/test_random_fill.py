@@ -96,7 +96,7 @@ def test_fills_write_through_non_contiguous_views_and_integer_tensors():
     column.uniform_(2.0, 3.0)
     assert np.all((column.numpy() >= 2.0) & (column.numpy() <= 3.0))
     ints = tinyattn.zeros(4, dtype=tinyattn.int64)
-    init.uniform_(ints, 5.0, 6.0)  # float64 draws assigned (truncated), as before
+    init.uniform_(ints, 5.0, 6.0)  # float64 draws, assigned (truncated)
     np.testing.assert_array_equal(ints.numpy(), [5, 5, 5, 5])
 
 

@@ -5,11 +5,11 @@ Used by ``nn.init`` (``normal_``, ``uniform_`` and the initialisers built on the
 
 - float32 and float64 arrays are drawn in their dtype (NumPy's ``dtype=`` and ``out=``):
   no float64 array made and cast, no second buffer. float16 draws float32 and casts once;
-  integer, bool and complex arrays draw float64 and are assigned (as before).
+  integer, bool and complex arrays draw float64 and are assigned.
 - Normal fills of float32 arrays use the Box-Muller transform on float32 uniforms
   (``z = sqrt(-2 ln(1 - u1)) cos(2 pi u2)``, and ``sin`` for the second half of each
   chunk), in cache-sized chunks: NumPy's float32 ziggurat costs about 18 ns per number on
-  the benchmark machine, this about 9 (torch's ``normal_``: 6). As torch's CPU sampler,
+  the benchmark machine, this about 7 (torch's ``normal_``: 6). As torch's CPU sampler,
   it reaches at most ``sqrt(-2 ln 2^-24) = 5.77`` standard deviations.
 - Arrays larger than ``BLOCK`` elements are cut into blocks, each drawn from its own
   stream: the caller's generator draws one 63-bit seed, and block ``k`` uses
