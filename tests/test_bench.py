@@ -15,7 +15,7 @@ from tinyattn.bench import _cases, _harness
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-@pytest.mark.parametrize("suite", ["kernels", "layers", "train", "overhead"])
+@pytest.mark.parametrize("suite", ["kernels", "layers", "train", "overhead", "construction"])
 def test_every_quick_case_runs_on_each_library(suite):
     libs = [tinyattn]
     try:
@@ -54,8 +54,12 @@ def test_quick_run_end_to_end(tmp_path):
     lines = result.stdout.splitlines()
     assert lines[0] == "command: python -m tinyattn.bench " + " ".join(args + ["--json", str(path)])
     assert lines[1].startswith("machine: date=")
-    assert "tile_blas=" in lines[1]
+    assert "tile_blas=" in lines[1] and "blas_kernel=detected" in lines[1]
+    assert lines[2].startswith("BLAS in the benchmark processes (detected:")
+    assert lines[3].startswith("- tinyattn: ")
     report = json.loads(path.read_text())
+    assert set(report["suite_blas"]) == {"overhead", "interference"}
+    assert "tinyattn" in report["blas"] and "BLAS of these figures:" in result.stdout
     assert set(report["suites"]) == {"overhead", "interference"}
     overhead = report["suites"]["overhead"]
     assert set(overhead) == set(_cases.suites(quick=True)["overhead"])

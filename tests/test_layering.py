@@ -21,6 +21,7 @@ LAYERS = {
     "_device": 0,
     "_size": 0,
     "random": 0,
+    "_random_fill": 0,
     "_version": 0,
     "distributed": 0,  # a shim with no dependencies (nn.parallel reads its message)
     "autograd": 1,

@@ -27,6 +27,7 @@ def selfcheck() -> int:
     print(f"python   {platform.python_version()} ({platform.machine()})")
     print(f"numpy    {np.__version__}")
     print(f"numba    {numba_version}")
+    print_blas()
 
     rng = np.random.default_rng(0)
 
@@ -47,6 +48,25 @@ def selfcheck() -> int:
         status = f"FAIL\n  {err}"
     print(f"gradcheck softmax(q k^T / sqrt(d)) v, float64, {n} input elements: {status}")
     return 0 if status == "PASS" else 1
+
+
+def print_blas(libraries: list[dict] | None = None, cpu: int | None = None, env=None) -> None:
+    """Print NumPy's BLAS (library, core type, threads) and warn when its kernels are older
+    than the processor supports (e.g. OPENBLAS_CORETYPE=Haswell on an AVX-512 processor).
+
+    By default this process's libraries, processor and environment are read."""
+    import os
+
+    from tinyattn.bench._blas_report import cpu_tier, numpy_blas_report, numpy_blas_summary
+
+    line, warning = numpy_blas_summary(
+        numpy_blas_report() if libraries is None else libraries,
+        cpu_tier() if cpu is None else cpu,
+        os.environ if env is None else env,
+    )
+    print(f"blas     {line} (NumPy's matrix products)")
+    if warning:
+        print(f"WARNING: {warning}")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -144,6 +144,52 @@ def gpt_step(n_layer: int, d: int, n_head: int, T: int, B: int, vocab: int) -> C
     return setup
 
 
+# --------------------------------------------------------------------------- construction
+
+GPT2_SMALL = dict(n_layer=12, d=768, n_head=12, n_ctx=1024, vocab=50257)
+
+
+def gpt2_model(lib, n_layer: int, d: int, n_head: int, n_ctx: int, vocab: int):
+    """A GPT-2-shaped model written as a torch user writes it (nanoGPT's layout): default
+    layer construction, then ``apply`` re-initialises every weight with N(0, 0.02^2),
+    biases with zeros, and the head shares the token embedding's weight."""
+    nn = lib.nn
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ln_1, self.ln_2 = nn.LayerNorm(d), nn.LayerNorm(d)
+            self.c_attn, self.c_proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
+            self.c_fc, self.mlp_proj = nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
+
+    class GPT(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.wte, self.wpe = nn.Embedding(vocab, d), nn.Embedding(n_ctx, d)
+            self.h = nn.ModuleList([Block() for _ in range(n_layer)])
+            self.ln_f, self.lm_head = nn.LayerNorm(d), nn.Linear(d, vocab, bias=False)
+            self.lm_head.weight = self.wte.weight
+            self.apply(self._init_weights)
+
+        def _init_weights(self, module):
+            if isinstance(module, (nn.Linear, nn.Embedding)):
+                nn.init.normal_(module.weight, mean=0.0, std=0.02)
+            if isinstance(module, nn.Linear) and module.bias is not None:
+                nn.init.zeros_(module.bias)
+
+    return GPT()
+
+
+def construction(config: dict) -> Case:
+    """Build (and drop) a GPT-2-shaped model: weight allocation and initialisation."""
+
+    def setup(lib):
+        lib.manual_seed(0)
+        return lambda: gpt2_model(lib, **config)
+
+    return setup
+
+
 # --------------------------------------------------------------------------- overhead
 
 
@@ -222,7 +268,13 @@ def suites(quick: bool) -> dict[str, dict[str, Case]]:
         f"op chain {100 if quick else 1000} ops fwd+bwd": op_chain(100 if quick else 1000),
         f"matmul+softmax ({rows}x{n}x{n}) fwd+bwd": matmul_softmax(rows, n),
     }
-    return dict(kernels=kernels, layers=layers, train=train, overhead=overhead)
+    small = dict(GPT2_SMALL, n_layer=1, d=32, n_head=2, n_ctx=16, vocab=64) if quick else GPT2_SMALL
+    builds = {
+        "GPT-2 small (124M) construction" if not quick else "GPT-2 tiny construction": construction(
+            small
+        )
+    }
+    return dict(kernels=kernels, layers=layers, train=train, overhead=overhead, construction=builds)
 
 
 # --------------------------------------------------------------------------- interference

@@ -6,8 +6,9 @@ malloc thresholds), and a torch-only process must run as torch's users run it. T
 cases module is then imported from this directory, on its own.
 
 spec: {"suite", "frameworks": [...], "quick", "repeats", "threads"}. Prints one JSON
-line: {case: {framework: median ms}}. With two frameworks the timed calls
-alternate (tinyattn, torch, tinyattn, ...): the "same process" measurement.
+line: {"cases": {case: {framework: median ms}}, "blas": {framework: the BLAS it ran in}}.
+With two frameworks the timed calls alternate (tinyattn, torch, tinyattn, ...): the
+"same process" measurement.
 Suite ``interference``, frameworks ``["fresh"]`` or ``["after tinyattn"]``: each probe
 (a torch or NumPy product) timed after a 10 ms pause, or right after a tinyattn call.
 """
@@ -33,15 +34,30 @@ def _load(framework: str, threads: int):
     return tinyattn
 
 
-def _cases_module():
-    """``_cases``: from the package when imported as part of it, else from this directory."""
-    if __package__:
-        from . import _cases
-
-        return _cases
+def _sibling(name: str):
+    """Module ``name`` of this directory: from the package when imported as part of it,
+    else from this directory (which is ``sys.path[0]`` when run as a script)."""
     import importlib
 
-    return importlib.import_module("_cases")  # (this file's directory is sys.path[0])
+    if __package__:
+        return importlib.import_module(f"{__package__}.{name}")
+    return importlib.import_module(name)
+
+
+def _cases_module():
+    return _sibling("_cases")
+
+
+def blas_in_use(frameworks: list[str]) -> dict:
+    """The BLAS each loaded framework's products run in, as this process sees it:
+    {"tinyattn": [NumPy's BLAS libraries], "torch": {blas, version, cpu_capability, ...}}."""
+    report = _sibling("_blas_report")
+    out: dict = {}
+    if frameworks != ["torch"]:  # NumPy's BLAS: tinyattn's products, the NumPy probes
+        out["tinyattn"] = report.numpy_blas_report()
+    if "torch" in sys.modules:
+        out["torch"] = report.torch_blas_report()
+    return out
 
 
 def _median_ms(samples: list[float]) -> float:
@@ -103,11 +119,15 @@ def run_interference(spec: dict) -> dict:
 
 def main(argv: list[str]) -> None:
     spec = json.loads(argv[0])
-    if spec["suite"] == "interference":
+    if spec["suite"] == "blas":  # only the report: load the frameworks, time nothing
+        for name in spec["frameworks"]:
+            _load(name, spec["threads"])
+        results: dict = {}
+    elif spec["suite"] == "interference":
         results = run_interference(spec)
     else:
         results = run_suite(spec)
-    print(json.dumps(results))
+    print(json.dumps(dict(cases=results, blas=blas_in_use(spec["frameworks"]))))
 
 
 if __name__ == "__main__":

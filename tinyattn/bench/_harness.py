@@ -23,16 +23,28 @@ import subprocess
 import sys
 from pathlib import Path
 
-SUITES = ("kernels", "layers", "train", "overhead", "interference")
+SUITES = ("kernels", "layers", "train", "overhead", "interference", "construction")
+DEFAULT_SUITES = SUITES[:5]  # construction builds 124M-parameter models: asked for by name
 SAME = "same process"
 
 
-def _child(spec: dict) -> dict:
+def child_env(base: dict, coretype: str | None = None) -> dict:
+    """The benchmark processes' environment: ``base`` without ``OPENBLAS_CORETYPE`` and
+    ``OPENBLAS_L2_SIZE``, so that OpenBLAS runs the kernels it detects for this processor,
+    as on a user's machine; or with ``OPENBLAS_CORETYPE=coretype`` to force that core type.
+    Only these child processes change: the parent, tests and CI keep their environment."""
+    env = {k: v for k, v in base.items() if k not in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")}
+    if coretype:
+        env["OPENBLAS_CORETYPE"] = coretype
+    return env
+
+
+def _child(spec: dict, coretype: str | None = None) -> dict:
     # A script, so that a torch-only process never imports the tinyattn package (see
     # _child's docstring); PYTHONPATH lets a tinyattn process import this same tree.
     script = Path(__file__).with_name("_child.py")
     root = str(Path(__file__).resolve().parents[2])
-    env = dict(os.environ)
+    env = child_env(dict(os.environ), coretype)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
     proc = subprocess.run(
         [sys.executable, str(script), json.dumps(spec)],
@@ -51,8 +63,11 @@ def _torch_available() -> bool:
     return importlib.util.find_spec("torch") is not None
 
 
-def run_suite(suite: str, rounds: int, repeats: int, quick: bool, threads: int) -> dict:
-    """{case: {column: median ms over rounds}} with columns tinyattn, torch, same process."""
+def run_suite(
+    suite: str, rounds: int, repeats: int, quick: bool, threads: int, coretype: str | None = None
+) -> tuple[dict, dict]:
+    """({case: {column: median ms over rounds}} with columns tinyattn, torch, same process;
+    {framework: the BLAS its separate processes ran in}), under ``child_env(coretype)``."""
     spec = dict(suite=suite, quick=quick, repeats=repeats, threads=threads)
     if suite == "interference":
         alone = [["fresh"], ["after tinyattn"]]
@@ -61,20 +76,41 @@ def run_suite(suite: str, rounds: int, repeats: int, quick: bool, threads: int) 
         alone = [["tinyattn"], ["torch"]] if _torch_available() else [["tinyattn"]]
         together = ["tinyattn", "torch"] if _torch_available() else None
     samples: dict = {}
+    blas: dict = {}
     for round_ in range(rounds):
         order = alone if round_ % 2 == 0 else alone[::-1]
-        runs = [(fw, _child(dict(spec, frameworks=fw))) for fw in order]
+        runs = [(fw, _child(dict(spec, frameworks=fw), coretype)) for fw in order]
         if together:
-            runs.append((together, _child(dict(spec, frameworks=together))))
+            runs.append((together, _child(dict(spec, frameworks=together), coretype)))
         for frameworks, result in runs:
-            for case, times in result.items():
+            if len(frameworks) == 1:
+                blas.update(result["blas"])
+            for case, times in result["cases"].items():
                 for name, ms in times.items():
                     column = f"{SAME} {name}" if len(frameworks) > 1 else name
                     samples.setdefault(case, {}).setdefault(column, []).append(ms)
-    return {
+    table = {
         case: {column: statistics.median(ms) for column, ms in columns.items()}
         for case, columns in samples.items()
     }
+    return table, blas
+
+
+def format_blas(blas: dict) -> str:
+    """One line per framework: the BLAS library, core type or CPU capability, threads."""
+    from ._blas_report import describe
+
+    lines = []
+    for framework, info in blas.items():
+        if isinstance(info, dict):  # torch
+            text = (
+                f"{info.get('blas')} ({info.get('version') or 'version unknown'}), CPU "
+                f"capability {info.get('cpu_capability')}, {info.get('num_threads')} threads"
+            )
+        else:
+            text = "; ".join(describe(lib) for lib in info) or "no BLAS library found"
+        lines.append(f"- {framework}: {text}")
+    return "\n".join(lines)
 
 
 def ratios(row: dict) -> dict:
@@ -160,7 +196,7 @@ def machine_info(threads: int) -> dict:
     return info
 
 
-def main(argv: list[str] | None = None) -> dict:
+def _parser():
     import argparse
 
     parser = argparse.ArgumentParser(
@@ -168,8 +204,8 @@ def main(argv: list[str] | None = None) -> dict:
     )
     parser.add_argument(
         "--suite",
-        default=",".join(SUITES),
-        help=f"comma-separated, from {', '.join(SUITES)} (default: all)",
+        default=",".join(DEFAULT_SUITES),
+        help=f"comma-separated, from {', '.join(SUITES)} (default: all but construction)",
     )
     parser.add_argument("--rounds", type=int, default=5, help="fresh processes per framework")
     parser.add_argument("--repeats", type=int, default=7, help="timed calls per case per process")
@@ -177,10 +213,39 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--quick", action="store_true", help="tiny shapes: checks the harness")
     parser.add_argument("--json", metavar="PATH", help="also write the numbers as JSON")
     parser.add_argument(
+        "--openblas-coretype",
+        metavar="NAME",
+        help="run the benchmark processes under OPENBLAS_CORETYPE=NAME (e.g. Haswell) instead "
+        "of the kernel OpenBLAS detects, to show the difference",
+    )
+    parser.add_argument(
+        "--blas",
+        action="store_true",
+        help="only print the BLAS each framework's benchmark processes run in",
+    )
+    parser.add_argument(
         "--legacy",
         action="store_true",
         help="the older in-process report (raw kernels, peak memory, cold start)",
     )
+    return parser
+
+
+def kernel_note(coretype: str | None, parent_env: dict) -> str:
+    """How the benchmark processes choose NumPy's OpenBLAS kernels, for the report."""
+    inherited = ", ".join(
+        f"{k}={parent_env[k]}" for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE") if k in parent_env
+    )
+    note = (
+        f"forced: OPENBLAS_CORETYPE={coretype}"
+        if coretype
+        else "detected: OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset"
+    )
+    return note + (f" (this shell has {inherited})" if inherited else "")
+
+
+def main(argv: list[str] | None = None) -> dict:
+    parser = _parser()
     args = parser.parse_args(argv)
     if args.legacy:
         from ._legacy import main as legacy_main
@@ -192,15 +257,37 @@ def main(argv: list[str] | None = None) -> dict:
         parser.error(f"--suite: unknown {unknown}; expected some of {list(SUITES)}")
     command = "python -m tinyattn.bench " + shlex.join(argv if argv is not None else sys.argv[1:])
     info = machine_info(args.threads)
+    info["blas_kernel"] = kernel_note(args.openblas_coretype, dict(os.environ))
     print(f"command: {command.strip()}")
     print("machine: " + ", ".join(f"{k}={v}" for k, v in info.items()))
+    blas = blas_in_children(args.threads, args.openblas_coretype)
+    print(f"BLAS in the benchmark processes ({info['blas_kernel']}):\n{format_blas(blas)}")
+    report = dict(command=command.strip(), machine=info, blas=blas, suites={})
+    if args.blas:
+        return _write_json(report, args.json)
     print(f"medians over {args.rounds} rounds of fresh processes, {args.repeats} calls each")
-    report = dict(command=command.strip(), machine=info, suites={})
     for suite in suites:
-        table = run_suite(suite, args.rounds, args.repeats, args.quick, args.threads)
+        table, used = run_suite(
+            suite, args.rounds, args.repeats, args.quick, args.threads, args.openblas_coretype
+        )
         report["suites"][suite] = {case: dict(row, **ratios(row)) for case, row in table.items()}
+        report.setdefault("suite_blas", {})[suite] = used
         print(f"\n### {suite}\n\n{format_table(suite, table)}", flush=True)
-    if args.json:
-        with open(args.json, "w") as f:
+        print(f"\nBLAS of these figures:\n{format_blas(used)}", flush=True)
+    return _write_json(report, args.json)
+
+
+def _write_json(report: dict, path: str | None) -> dict:
+    if path:
+        with open(path, "w") as f:
             json.dump(report, f, indent=2)
     return report
+
+
+def blas_in_children(threads: int, coretype: str | None) -> dict:
+    """{framework: its BLAS} as a fresh benchmark process of each framework reports it."""
+    blas: dict = {}
+    for frameworks in (["tinyattn"], ["torch"]) if _torch_available() else (["tinyattn"],):
+        spec = dict(suite="blas", quick=True, repeats=0, threads=threads, frameworks=frameworks)
+        blas.update(_child(spec, coretype)["blas"])
+    return blas

@@ -15,6 +15,7 @@ import warnings
 
 import numpy as np
 
+from .._random_fill import draw_dtype, fill_normal_, fill_uniform_
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 from ..random import _numpy_generator
@@ -75,6 +76,20 @@ def _fill(tensor: Tensor, values) -> Tensor:
         tensor._data[...] = values
         tensor._bump_version()
     return tensor
+
+
+def _fill_with(tensor: Tensor, fill, p: float, q: float, generator) -> Tensor:
+    """``fill(tensor's array, p, q, rng)`` under ``no_grad``, then bump the tensor's version."""
+    with no_grad():
+        fill(tensor._data, p, q, _numpy_generator(generator))
+        tensor._bump_version()
+    return tensor
+
+
+def _check_finite(name: str, **values) -> None:
+    for arg, value in values.items():
+        if not isinstance(value, numbers.Real) or not math.isfinite(value):
+            raise ValueError(f"{name}: {arg} must be a finite real number, got {value!r}")
 
 
 def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
@@ -144,14 +159,18 @@ def _kaiming_std(tensor: Tensor, a: float, mode: str, nonlinearity: str) -> floa
 
 @_initializer
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> Tensor:
-    """Fill with U(a, b)."""
-    return _fill(tensor, _numpy_generator(generator).uniform(a, b, tuple(tensor.shape)))
+    """Fill with U(a, b), drawn in the tensor's dtype, in place (one draw per tensor)."""
+    _check_finite("uniform_", a=a, b=b)
+    return _fill_with(tensor, fill_uniform_, a, b, generator)
 
 
 @_initializer
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator=None) -> Tensor:
-    """Fill with N(mean, std^2)."""
-    return _fill(tensor, _numpy_generator(generator).normal(mean, std, tuple(tensor.shape)))
+    """Fill with N(mean, std^2), drawn in the tensor's dtype, in place (one draw per tensor)."""
+    _check_finite("normal_", mean=mean, std=std)
+    if std < 0:
+        raise ValueError(f"normal_: std must be non-negative, got {std}")
+    return _fill_with(tensor, fill_normal_, mean, std, generator)
 
 
 @_initializer
@@ -166,12 +185,14 @@ def trunc_normal_(
     """Fill with N(mean, std^2) restricted to [a, b] (redrawing the values that fall outside)."""
     rng = _numpy_generator(generator)
     n = int(np.prod(tensor.shape))
-    values = np.empty(0)
+    dtype = draw_dtype(tensor._data.dtype)
+    values = np.empty(0, dtype=dtype)
     lo, hi = (a - mean) / std if std else -np.inf, (b - mean) / std if std else np.inf
     # acceptance rate of the standard-normal draw, bounded below so the loop stays short
     rate = max(0.5 * (math.erf(hi / math.sqrt(2)) - math.erf(lo / math.sqrt(2))), 1e-3)
     while values.size < n:
-        draw = mean + std * rng.standard_normal(int((n - values.size) / rate) + 16)
+        draw = rng.standard_normal(int((n - values.size) / rate) + 16, dtype=dtype)
+        draw = mean + std * draw
         values = np.concatenate([values, draw[(draw >= a) & (draw <= b)]])
     return _fill(tensor, values[:n].reshape(tuple(tensor.shape)))
 

@@ -9,6 +9,7 @@ import numpy as np
 
 from .. import _dtype as dt
 from .._device import check_device
+from .._random_fill import standard_normal, uniform01
 from .._tensor import Tensor
 from ..random import _numpy_generator
 from ._util import int_list, shape_args
@@ -316,7 +317,7 @@ def rand(*sizes, size=None, generator=None, dtype=None, device=None, requires_gr
     """Uniform samples on [0, 1) (the shape as in :func:`zeros`)."""
     check_device(device)
     shape = _sizes(int_list(sizes, size, "rand", "size"), "rand")
-    data = _numpy_generator(generator).random(shape).astype(_random_float_dtype(dtype, "rand"))
+    data = uniform01(_numpy_generator(generator), shape, _random_float_dtype(dtype, "rand"))
     return _finish(data, requires_grad)
 
 
@@ -327,7 +328,7 @@ def randn(
     check_device(device)
     shape = _sizes(int_list(sizes, size, "randn", "size"), "randn")
     np_dtype = _random_float_dtype(dtype, "randn")
-    data = _numpy_generator(generator).standard_normal(shape).astype(np_dtype)
+    data = standard_normal(_numpy_generator(generator), shape, np_dtype)
     return _finish(data, requires_grad)
 
 

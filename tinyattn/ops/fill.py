@@ -78,17 +78,27 @@ def _random_fill(self: Tensor, values: np.ndarray, op: str) -> Tensor:
 
 
 def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, *, generator=None) -> Tensor:
+    from .._random_fill import fill_uniform_
     from ..random import _numpy_generator
+    from .inplace import check_inplace_allowed
 
-    rng = _numpy_generator(generator)
-    return _random_fill(self, rng.uniform(a, b, self.shape), "uniform_")
+    check_inplace_allowed(self, "uniform_")
+    fill_uniform_(self._data, a, b, _numpy_generator(generator))
+    self._bump_version()
+    return self
 
 
 def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator=None) -> Tensor:
+    from .._random_fill import fill_normal_
     from ..random import _numpy_generator
+    from .inplace import check_inplace_allowed
 
-    rng = _numpy_generator(generator)
-    return _random_fill(self, rng.normal(mean, std, self.shape), "normal_")
+    if std < 0:
+        raise RuntimeError(f"normal_ expects std >= 0.0, but found std {std}")
+    check_inplace_allowed(self, "normal_")
+    fill_normal_(self._data, mean, std, _numpy_generator(generator))
+    self._bump_version()
+    return self
 
 
 def bernoulli_(self: Tensor, p: float = 0.5, *, generator=None) -> Tensor:
