@@ -41,6 +41,10 @@ from ._dtype import (
     bool_ as bool,
 )
 from ._dtype import (
+    cdouble,
+    cfloat,
+    complex64,
+    complex128,
     double,
     dtype,
     float16,
@@ -516,6 +520,7 @@ from ._torch_copy_names import *  # noqa: F403
 from ._torch_native_names import *  # noqa: F403
 from ._dlpack import from_dlpack, to_dlpack
 from .ops.igamma import igamma, igammac
+from .ops.complex import complex, imag, polar, real, view_as_complex, view_as_real
 
 # -- end of round 4 breadth --
 
@@ -537,6 +542,7 @@ _LAZY_SUBMODULES = frozenset(
         "backends",
         "cuda",
         "distributed",
+        "fft",
         "func",
         "linalg",
         "multiprocessing",  # the stdlib module: ``import tinyattn`` does not import it

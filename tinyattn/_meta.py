@@ -114,7 +114,7 @@ def result_type(tensor1, tensor2) -> dt.dtype:
     for name, x in (("tensor1", tensor1), ("tensor2", tensor2)):
         if isinstance(x, Tensor):
             operands.append(x._data)
-        elif isinstance(x, (numbers.Number, np.generic)) and not isinstance(x, complex):
+        elif isinstance(x, (numbers.Number, np.generic)):
             operands.append(x)
         else:
             raise TypeError(
@@ -131,8 +131,10 @@ def can_cast(from_, to) -> bool:
 
 
 def is_complex(input) -> bool:
-    """False: tinyattn has no complex dtypes."""
-    return False
+    """Whether ``input``'s dtype is complex64 or complex128."""
+    from .ops.complex import is_complex as tensor_is_complex
+
+    return tensor_is_complex(input)
 
 
 def is_signed(input) -> bool:

@@ -105,9 +105,9 @@ class Tensor(
                     "differentiation use var_no_grad = var.detach()."
                 )
             return self
-        if requires_grad and self._data.dtype.kind != "f":
+        if requires_grad and self._data.dtype.kind not in "fc":
             raise RuntimeError(
-                f"only Tensors of floating point dtype can require gradients; this tensor "
+                f"only Tensors of floating point and complex dtype can require gradients; this tensor "
                 f"is {self.dtype} (convert with .float() first)"
             )
         self._requires_grad = bool(requires_grad)
@@ -322,6 +322,8 @@ class Tensor(
         """With no argument, the type name (``'tinyattn.FloatTensor'``); else ``to(dtype)``."""
         if dtype is None:
             names = {
+                "complex64": "ComplexFloat",
+                "complex128": "ComplexDouble",
                 "float32": "Float",
                 "float64": "Double",
                 "float16": "Half",

@@ -60,7 +60,7 @@ def shape_args(args, op: str) -> tuple[int, ...]:
 
 def to_float(x):
     """Integer/bool arrays as the default float dtype (torch's rule for exp, log, mean ...)."""
-    if isinstance(x, np.ndarray) and x.dtype.kind != "f":
+    if isinstance(x, np.ndarray) and x.dtype.kind not in "fc":
         return x.astype(dt.get_default_dtype().np_dtype)
     return x
 

@@ -65,7 +65,7 @@ def _wrapped_int(x, rt: np.dtype):
 def _operand(x, op: str):
     if type(x) in _PASS_THROUGH or isinstance(x, Tensor):  # (exact types first: the common case)
         return x
-    if isinstance(x, (int, float, bool, np.number, np.bool_)):
+    if isinstance(x, (int, float, bool, complex, np.number, np.bool_)):
         return x
     if isinstance(x, np.ndarray):
         return Tensor._make(x)
@@ -101,6 +101,7 @@ class Add(Function):
     """out = a + alpha * b.   da = g,  db = alpha * g"""
 
     supports_create_graph = True
+    supports_complex = True
 
     @staticmethod
     def forward(ctx, a, b, alpha=1):
@@ -121,6 +122,7 @@ class Sub(Function):
     """out = a - alpha * b.   da = g,  db = -alpha * g"""
 
     supports_create_graph = True
+    supports_complex = True
 
     @staticmethod
     def forward(ctx, a, b, alpha=1):
@@ -143,9 +145,10 @@ class Sub(Function):
 
 
 class Mul(Function):
-    """out = a * b.   da = g * b,  db = g * a"""
+    """out = a * b.   da = g * conj(b),  db = g * conj(a)  (conj: complex operands only)"""
 
     supports_create_graph = True
+    supports_complex = True
 
     @staticmethod
     def forward(ctx, a, b):
@@ -158,16 +161,19 @@ class Mul(Function):
     @staticmethod
     def backward(ctx, g):
         b, a = ctx.saved_tensors
-        return (g * b if b is not None else None), (g * a if a is not None else None)
+        conj = ctx.xp.conj  # (the identity on real operands)
+        return (g * conj(b) if b is not None else None), (g * conj(a) if a is not None else None)
 
 
 class Div(Function):
     """out = a / b (true division).   da = g / b,  db = -g * a / b**2
+    (complex operands: da = g / conj(b),  db = -g * conj(a / b**2))
 
     (``number / tensor`` is ``reciprocal(b) * number``, as in torch: see :func:`div`.)
     """
 
     supports_create_graph = True
+    supports_complex = True
 
     @staticmethod
     def forward(ctx, a, b, rounding_mode=None):
@@ -194,8 +200,9 @@ class Div(Function):
         if ctx.rounding:  # piecewise constant
             return xp.zeros_like(g), xp.zeros_like(g)
         b, a = ctx.saved_tensors  # b = 0 gives inf/nan, as torch
+        b = xp.conj(b)  # (the identity on real operands)
         da = g / b if ctx.needs_input_grad[0] else None
-        db = -g * a / (b * b) if ctx.needs_input_grad[1] else None
+        db = -g * xp.conj(a) / (b * b) if ctx.needs_input_grad[1] else None
         return da, db
 
 
@@ -377,6 +384,7 @@ class Where(Function):
     """out = a where cond else b.   da = g * cond,  db = g * ~cond"""
 
     supports_create_graph = True
+    supports_complex = True
 
     @staticmethod
     def forward(ctx, cond, a, b):

@@ -114,6 +114,8 @@ def _infer_np_dtype(data, op: str = "tensor") -> np.dtype:
         return np.dtype(np.int64)
     if arr.dtype.kind == "b":
         return np.dtype(np.bool_)
+    if arr.dtype.kind == "c":  # Python complex numbers: the default complex dtype (torch)
+        return dt.default_complex_np_dtype()
     raise TypeError(
         f"{op}(): could not infer a dtype from data of type {type(data).__name__} "
         f"(expected numbers, bools, nested lists of them, arrays or tensors)"

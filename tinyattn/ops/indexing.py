@@ -105,6 +105,7 @@ class Index(Function):
     """out = x[index].   dx = zeros like x with g added at index (repeats accumulate)"""
 
     supports_create_graph = True
+    supports_complex = True
 
     @staticmethod
     def forward(ctx, x, index):
@@ -174,6 +175,7 @@ class IndexPut(Function):
     """
 
     supports_create_graph = True
+    supports_complex = True
 
     @staticmethod
     def forward(ctx, x, value, index, accumulate=False):
@@ -273,6 +275,7 @@ class MaskedFill(Function):
     dx = g where ~mask (summed over broadcast dims),  dvalue = sum(g[mask])"""
 
     supports_create_graph = True
+    supports_complex = True
 
     @staticmethod
     def forward(ctx, x, mask, value):
@@ -376,6 +379,7 @@ class Gather(Function):
     """out[i][j] = x[index[i][j]][j] (for dim 0).   dx = scatter-add of g at index"""
 
     supports_create_graph = True
+    supports_complex = True
 
     @staticmethod
     def forward(ctx, x, dim, index):

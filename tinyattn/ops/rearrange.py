@@ -38,6 +38,7 @@ class Repeat(Function):
     """out = x tiled ``reps`` times per dim.   dx = sum of g over the tiles"""
 
     supports_create_graph = True
+    supports_complex = True
 
     @staticmethod
     def forward(ctx, x, reps):
@@ -134,6 +135,7 @@ class Cat(Function):
     """out = inputs joined along ``dim``.   d input_i = the matching slice of g"""
 
     supports_create_graph = True
+    supports_complex = True
 
     @staticmethod
     def forward(ctx, *xs, dim):
@@ -193,6 +195,7 @@ class Stack(Function):
     """out = inputs stacked along a new ``dim``.   d input_i = g selected at i along dim"""
 
     supports_create_graph = True
+    supports_complex = True
 
     @staticmethod
     def forward(ctx, *xs, dim):
@@ -224,6 +227,7 @@ class Flip(Function):
     """out = x reversed along ``dims``.   dx = g reversed along ``dims``"""
 
     supports_create_graph = True
+    supports_complex = True
 
     @staticmethod
     def forward(ctx, x, dims):
@@ -248,6 +252,7 @@ class Roll(Function):
     """out = x shifted cyclically.   dx = g shifted back"""
 
     supports_create_graph = True
+    supports_complex = True
 
     @staticmethod
     def forward(ctx, x, shifts, dims):

@@ -54,6 +54,7 @@ class Sum(Function):
     """out = sum of x over ``dim``.   dx = g broadcast over the summed dims"""
 
     supports_create_graph = True
+    supports_complex = True
 
     @staticmethod
     def forward(ctx, x, axes, keepdim, np_dtype):
@@ -82,6 +83,7 @@ class Mean(Function):
     """out = mean of x over ``dim``.   dx = g / n broadcast over the reduced dims"""
 
     supports_create_graph = True
+    supports_complex = True
 
     @staticmethod
     def forward(ctx, x, axes, keepdim):
@@ -102,7 +104,7 @@ def mean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tenso
     """Mean over ``dim``; the input must be floating (as in torch)."""
     if dtype is not None:
         input = input.to(dtype)
-    if input._data.dtype.kind != "f":
+    if input._data.dtype.kind not in "fc":
         raise RuntimeError(
             "mean(): could not infer output dtype. Input dtype must be either a floating point "
             f"or complex dtype. Got: {input.dtype}"
