@@ -48,8 +48,10 @@ def _np_expand(g, axes, shape):
 
 
 def _np_conj(x):
-    """The complex conjugate; a real array (or None) as it is, without NumPy's copy."""
-    return np.conj(x) if x is not None and x.dtype.kind == "c" else x
+    """The complex conjugate; a real array, a real number or None as it is (no copy)."""
+    if isinstance(x, (np.ndarray, np.generic)):
+        return np.conj(x) if x.dtype.kind == "c" else x
+    return x.conjugate() if type(x) is complex else x
 
 
 def _np_view_as_real(z):
@@ -447,8 +449,10 @@ def add_at(shape, index, values):
 
 
 def conj(x):
-    """The complex conjugate (a real tensor, or None, as it is)."""
-    return x if x is None or x._data.dtype.kind != "c" else _t().conj(x)
+    """The complex conjugate (a real tensor, a real number or None as it is)."""
+    if isinstance(x, _t().Tensor):
+        return _t().conj(x) if x._data.dtype.kind == "c" else x
+    return _np_conj(x)
 
 
 def real(x):

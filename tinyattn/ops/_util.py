@@ -58,6 +58,17 @@ def shape_args(args, op: str) -> tuple[int, ...]:
         raise TypeError(f"{op}(): expected integer sizes, got {args!r}") from None
 
 
+def refuse_complex_order(op: str, *operands) -> None:
+    """Complex numbers have no order: ``<``, max, sort ... refuse them, as torch does."""
+    for x in operands:
+        data = getattr(x, "_data", x)
+        if isinstance(data, (np.ndarray, np.generic, complex)) and np.iscomplexobj(data):
+            raise RuntimeError(
+                f"{op}(): does not support complex input: complex numbers have no order "
+                "(compare .abs(), .real or .imag instead)"
+            )
+
+
 def to_float(x):
     """Integer/bool arrays as the default float dtype (torch's rule for exp, log, mean ...)."""
     if isinstance(x, np.ndarray) and x.dtype.kind not in "fc":

@@ -14,7 +14,7 @@ import numpy as np
 from .. import _dtype as dt
 from .._tensor import Tensor
 from ..autograd.function import Function
-from ._util import broadcast_error, gradient_doc
+from ._util import broadcast_error, gradient_doc, refuse_complex_order
 
 # -- operand handling ------------------------------------------------------------------
 
@@ -412,6 +412,7 @@ class Maximum(Function):
 
     @staticmethod
     def forward(ctx, a, b, pick_max=True):
+        refuse_complex_order("maximum" if pick_max else "minimum", a, b)
         ctx.save_for_backward(a, b)  # as they came (a cast copy would be cut from the graph)
         a, b, _ = _promote(a, b, "maximum" if pick_max else "minimum")
         fn = np.maximum if pick_max else np.minimum

@@ -61,7 +61,9 @@ def real_pairs(z: np.ndarray) -> np.ndarray:
 def _check_complex(z: Tensor, op: str) -> Tensor:
     _tensor(z, op)
     if z._data.dtype.kind != "c":
-        raise RuntimeError(f"{op}(): expected a complex tensor (complex64 or complex128), got {z.dtype}")
+        raise RuntimeError(
+            f"{op}(): expected a complex tensor (complex64 or complex128), got {z.dtype}"
+        )
     return z
 
 

@@ -15,7 +15,7 @@ import numpy as np
 from .. import _dtype as dt
 from .._tensor import Tensor
 from ..autograd.function import Function
-from ._util import gradient_doc, normalize_dim, normalize_dims
+from ._util import gradient_doc, normalize_dim, normalize_dims, refuse_complex_order
 from .cumulative import cumsum
 
 __all__ = [
@@ -276,6 +276,7 @@ def _check_nonempty(input, axes, op):
 @gradient_doc(Amax)
 def amax(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
     """The max over ``dim`` (all dims when empty), values only."""
+    refuse_complex_order("amax", input)
     axes = normalize_dims(dim if dim != () else None, input.ndim, "amax")
     _check_nonempty(input, axes, "amax")
     return Amax.apply(input, axes, keepdim, True, False)
@@ -284,6 +285,7 @@ def amax(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
 @gradient_doc(Amax)
 def amin(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
     """The min over ``dim`` (all dims when empty), values only."""
+    refuse_complex_order("amin", input)
     axes = normalize_dims(dim if dim != () else None, input.ndim, "amin")
     _check_nonempty(input, axes, "amin")
     return Amax.apply(input, axes, keepdim, False, False)
@@ -314,6 +316,7 @@ class MaxDim(Function):
 
 def _max_min(input, dim, keepdim, other, pick_max: bool):
     name = "max" if pick_max else "min"
+    refuse_complex_order(name, input)
     if isinstance(dim, Tensor):  # torch.max(a, b): elementwise
         other, dim = dim, None
     if other is not None:
@@ -360,6 +363,7 @@ def min(input: Tensor, dim=None, keepdim: bool = False, *, other=None):
 
 def _arg_reduction_dim(input: Tensor, dim, op: str) -> int | None:
     """``dim`` normalised (None: flattened); an empty reduction has no argmax/argmin."""
+    refuse_complex_order(op, input)
     if dim is None:
         if input.numel() == 0:
             raise IndexError(

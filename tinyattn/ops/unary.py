@@ -11,7 +11,7 @@ import numpy as np
 from .. import _dtype as dt
 from .._tensor import Tensor
 from ..autograd.function import Function
-from ._util import broadcast_error, gradient_doc, sgn, to_float
+from ._util import broadcast_error, gradient_doc, refuse_complex_order, sgn, to_float
 from .arithmetic import _tensor
 
 # -- unary math ----------------------------------------------------------------------------
@@ -227,6 +227,7 @@ class Clamp(Function):
 
     @staticmethod
     def forward(ctx, x, lo, hi):
+        refuse_complex_order("clamp", x, lo, hi)
         out = x
         try:
             if lo is not None:
