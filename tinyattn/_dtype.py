@@ -180,10 +180,10 @@ def _promote_same_rank(dtypes) -> np.dtype | None:
     for d in dtypes:
         if result is None:
             result = d
+        elif _category(d) == _category(result) or min(_category(d), _category(result)) == 2:
+            result = np.promote_types(result, d)  # (float with complex: the wider precision)
         elif _category(d) > _category(result):
             result = d
-        elif _category(d) == _category(result):
-            result = np.promote_types(result, d)
     return result
 
 

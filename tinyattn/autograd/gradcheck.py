@@ -166,7 +166,7 @@ def _random_like(rng, t) -> np.ndarray:
     values = rng.uniform(-1, 1, t._data.shape)
     if t._data.dtype.kind == "c":
         values = values + 1j * rng.uniform(-1, 1, t._data.shape)
-    return values.astype(t._data.dtype)
+    return np.asarray(values).astype(t._data.dtype)
 
 
 def _check_backward_extras(fn, inputs, diff, nondet_tol, check_grad_dtypes) -> str | None:
@@ -520,7 +520,7 @@ def _random_grad_outputs(outs, seed: int, non_contiguous: bool) -> list:
         values = rng.standard_normal(o._data.shape)
         if o._data.dtype.kind == "c":
             values = values + 1j * rng.standard_normal(o._data.shape)
-        values = values.astype(o._data.dtype)
+        values = np.asarray(values).astype(o._data.dtype)  # (0-d: an array, not a scalar)
         if non_contiguous:
             wide = np.zeros(o._data.shape + (2,), dtype=o._data.dtype)
             wide[..., 0] = values

@@ -191,7 +191,7 @@ cos = _elementwise("cos")
 tanh = _elementwise("tanh")
 abs = _elementwise("abs")
 sign = _elementwise("sign")
-sgn = _elementwise("sgn", "sign")  # tinyattn.sign is already 0 at NaN
+sgn = _elementwise("sgn")  # tinyattn.sgn is 0 at NaN, z / |z| for complex z
 square = _elementwise("square")
 isnan = _elementwise("isnan")
 isfinite = _elementwise("isfinite")
@@ -453,6 +453,11 @@ def conj(x):
     if isinstance(x, _t().Tensor):
         return _t().conj(x) if x._data.dtype.kind == "c" else x
     return _np_conj(x)
+
+
+def iscomplexobj(x) -> bool:
+    """Whether ``x`` (a Tensor or a number) is complex."""
+    return x._data.dtype.kind == "c" if isinstance(x, _t().Tensor) else np.iscomplexobj(x)
 
 
 def real(x):

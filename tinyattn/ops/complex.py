@@ -306,6 +306,18 @@ def conj_complex(z: Tensor) -> Tensor:
     return Conj.apply(z)
 
 
+def sgn_complex(z: Tensor) -> Tensor:
+    """``z / |z|`` (0 where ``z = 0``): torch's ``sgn`` of a complex tensor.
+
+    Composes: tinyattn.abs, tinyattn.where, tinyattn.div
+    """
+    from .arithmetic import where
+
+    magnitude = z.abs()
+    at_zero = magnitude == 0
+    return where(at_zero, 0, z / where(at_zero, 1, magnitude))
+
+
 def is_complex(input: Tensor) -> bool:
     """Whether ``input``'s dtype is complex64 or complex128."""
     return _tensor(input, "is_complex")._data.dtype.kind == "c"

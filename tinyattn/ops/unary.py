@@ -54,7 +54,7 @@ def _unary(
     def bwd(ctx, g):
         x, out = ctx.saved_tensors
         xp = ctx.xp
-        if holomorphic and g.dtype.kind == "c" and (x if x is not None else out).dtype.kind == "c":
+        if holomorphic and xp.iscomplexobj(x if x is not None else out):
             return xp.conj(backward(xp, xp.conj(g), x, out))
         return backward(xp, g, x, out)
 
@@ -379,6 +379,11 @@ def _rounding(input: Tensor, fn, op: str) -> Tensor:
 @gradient_doc(_ZeroGrad)
 def sign(input: Tensor) -> Tensor:
     """-1, 0 or 1 by the sign of each element (0 for NaN, as torch). dx = 0."""
+    if _tensor(input, "sign")._data.dtype.kind == "c":
+        raise RuntimeError(
+            "sign(): Unlike NumPy, torch.sign is not intended to support complex numbers. "
+            "Please use torch.sgn instead."
+        )
     return _ZeroGrad.apply(_tensor(input, "sign"), sgn)
 
 
