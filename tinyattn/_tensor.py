@@ -402,6 +402,9 @@ class Tensor(
     def __float__(self) -> builtins.float:
         return float(self.item())
 
+    def __complex__(self) -> builtins.complex:
+        return builtins.complex(self.item())
+
     def __int__(self) -> builtins.int:
         return int(self.item())
 

@@ -425,3 +425,37 @@ def test_printing_matches_torch(values, dtype):
 
 def test_gradcheck_alone_runs_without_torch():
     run_gradcheck(lambda T, z: (z * z).abs(), rand(3, complex=True))
+
+
+# -- creation with complex dtypes, state dicts and checkpoints ------------------------------
+def test_factories_with_complex_dtypes():
+    assert tinyattn.zeros(2, dtype=tinyattn.cfloat).tolist() == [0j, 0j]
+    assert tinyattn.full((2,), 1 + 1j).dtype is tinyattn.complex64
+    assert complex(tinyattn.tensor(1 + 2j)) == 1 + 2j
+    tinyattn.manual_seed(0)
+    z = tinyattn.randn(20000, dtype=tinyattn.cdouble)
+    # torch's complex normal: real and imaginary parts independent with variance 1/2
+    assert abs(z.real.var().item() - 0.5) < 0.03 and abs(z.imag.var().item() - 0.5) < 0.03
+    u = tinyattn.rand(1000, dtype=tinyattn.cfloat)
+    assert u.dtype is tinyattn.complex64 and 0 <= u.imag.min().item() and u.imag.max() < 1
+
+
+def test_complex_buffers_load_and_save(tmp_path):
+    def build():
+        module = tinyattn.nn.Module()
+        module.register_buffer("freqs_cis", tinyattn.polar(tinyattn.ones(3), tinyattn.arange(3.0)))
+        return module
+
+    state = build().state_dict()
+    assert state["freqs_cis"].dtype is tinyattn.complex64
+    target = build()
+    target.freqs_cis.zero_()
+    target.load_state_dict(state)
+    assert target.freqs_cis.tolist() == state["freqs_cis"].tolist()
+    tinyattn.save(state, tmp_path / "rope.pt")
+    loaded = tinyattn.load(tmp_path / "rope.pt")["freqs_cis"]
+    assert loaded.dtype is tinyattn.complex64 and loaded.tolist() == state["freqs_cis"].tolist()
+    real_target = tinyattn.nn.Module()
+    real_target.register_buffer("freqs_cis", tinyattn.zeros(3))
+    with pytest.raises(RuntimeError, match="imaginary part"):
+        real_target.load_state_dict(state)

@@ -179,7 +179,7 @@ def _sizes(size, name: str) -> tuple[int, ...]:
 
 def _random_float_dtype(dtype, name: str) -> np.dtype:
     np_dtype = _dtype_or_default(dtype)
-    if np_dtype.kind != "f":
+    if np_dtype.kind not in "fc":
         raise TypeError(f"{name}(): expected a floating point dtype, got {dt.to_dtype(dtype)}")
     return np_dtype
 
@@ -323,8 +323,19 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) ->
     """Uniform samples on [0, 1)."""
     check_device(device)
     shape = _sizes(size, "rand")
-    data = _numpy_generator(generator).random(shape).astype(_random_float_dtype(dtype, "rand"))
+    np_dtype = _random_float_dtype(dtype, "rand")
+    data = _random_parts(_numpy_generator(generator).random, shape, np_dtype, 1.0)
     return _finish(data, requires_grad)
+
+
+def _random_parts(draw, shape: tuple, np_dtype: np.dtype, complex_scale: float) -> np.ndarray:
+    """``draw(shape)`` as ``np_dtype``; for a complex dtype, real and imaginary parts drawn
+    independently and scaled by ``complex_scale`` (torch: randn's parts have variance 1/2,
+    so that E|z|^2 = 1; rand's are uniform on [0, 1) each)."""
+    if np_dtype.kind != "c":
+        return draw(shape).astype(np_dtype)
+    parts = draw(shape + (2,)) * complex_scale
+    return (parts[..., 0] + 1j * parts[..., 1]).astype(np_dtype)
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -332,7 +343,7 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False) -
     check_device(device)
     shape = _sizes(size, "randn")
     np_dtype = _random_float_dtype(dtype, "randn")
-    data = _numpy_generator(generator).standard_normal(shape).astype(np_dtype)
+    data = _random_parts(_numpy_generator(generator).standard_normal, shape, np_dtype, 0.5**0.5)
     return _finish(data, requires_grad)
 
 
