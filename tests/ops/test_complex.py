@@ -459,3 +459,33 @@ def test_complex_buffers_load_and_save(tmp_path):
     real_target.register_buffer("freqs_cis", tinyattn.zeros(3))
     with pytest.raises(RuntimeError, match="imaginary part"):
         real_target.load_state_dict(state)
+
+
+@pytest.mark.parametrize(
+    "f",
+    [
+        lambda T, z: z.masked_fill(T.tensor([True, False, True]), 0.5),
+        lambda T, z: T.gather(z, 0, T.tensor([2, 0, 0])),
+        lambda T, z: T.flip(z, [0]) * z,
+        lambda T, z: T.roll(z, 1) - z,
+        lambda T, z: z.repeat(2),
+        lambda T, z: z.sgn(),
+        lambda T, z: z.narrow(0, 1, 2).select(0, 1),
+    ],
+)
+def test_more_ops_that_differentiate_complex(f):
+    check_op(f, rand(3, complex=True))
+
+
+@pytest.mark.parametrize("name", ["median", "kthvalue", "argsort"])
+def test_more_ordering_ops_refuse_complex(name):
+    z = tinyattn.tensor([1 + 2j, 3 - 4j])
+    with pytest.raises(RuntimeError, match="does not support complex input"):
+        getattr(tinyattn, name)(z, 1) if name == "kthvalue" else getattr(tinyattn, name)(z)
+
+
+def test_complex_result_into_a_real_tensor_is_refused():
+    with pytest.raises(RuntimeError, match="can't be cast"):
+        tinyattn.ones(2).add_(tinyattn.tensor([1j, 2j]))
+    with pytest.raises(RuntimeError, match="sgn"):
+        tinyattn.sign(tinyattn.tensor([1j]))
