@@ -360,18 +360,7 @@ def gradcheck(
     diff = [i for i, x in enumerate(inputs) if isinstance(x, TensorBase) and x._requires_grad]
     if not diff:
         raise ValueError("gradcheck: no input requires grad; nothing to check")
-    for i in diff:
-        if inputs[i]._data.dtype not in (np.float64, np.complex128):
-            warnings.warn(
-                f"gradcheck: input {i} is {inputs[i].dtype}, not float64 or complex128: expect "
-                "false alarms",
-                stacklevel=2,
-            )
-    if check_forward_ad and any(inputs[i]._data.dtype.kind == "c" for i in diff):
-        raise NotImplementedError(
-            "gradcheck: check_forward_ad=True with complex inputs is not supported (tinyattn's "
-            "forward AD is real-only); check complex inputs with check_backward_ad"
-        )
+    _check_input_dtypes(inputs, diff, check_forward_ad)
     tol = (eps, atol, rtol)
     checks = []
     if check_backward_ad:
@@ -405,6 +394,22 @@ def gradcheck(
                 raise GradcheckError(msg)
             return False
     return True
+
+
+def _check_input_dtypes(inputs, diff, check_forward_ad: bool) -> None:
+    """Warn of inputs below double precision; refuse forward AD of complex inputs."""
+    for i in diff:
+        if inputs[i]._data.dtype not in (np.float64, np.complex128):
+            warnings.warn(
+                f"gradcheck: input {i} is {inputs[i].dtype}, not float64 or complex128: expect "
+                "false alarms",
+                stacklevel=3,
+            )
+    if check_forward_ad and any(inputs[i]._data.dtype.kind == "c" for i in diff):
+        raise NotImplementedError(
+            "gradcheck: check_forward_ad=True with complex inputs is not supported (tinyattn's "
+            "forward AD is real-only); check complex inputs with check_backward_ad"
+        )
 
 
 def _report(worst, inputs, atol, rtol, mode: str = "analytic") -> str | None:

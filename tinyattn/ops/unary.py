@@ -25,6 +25,7 @@ def _unary(
     saves: str = "input",
     keep_int=False,
     holomorphic=False,
+    complex_as_written=False,
 ):
     """Build a one-input ``Function`` from its forward and backward formulas.
 
@@ -34,7 +35,10 @@ def _unary(
     they are computed in the default float dtype, as torch does for exp, log ...
     ``holomorphic``: the formula ``g * f'(x)`` also holds for complex ``x``; torch's
     convention then wants ``g * conj(f'(x))``, computed as ``conj(backward(conj(g)))``.
+    ``complex_as_written``: the formula already follows that convention (abs).
     """
+    if holomorphic:
+        doc += "\n    (complex x: dx = g * conj(f'(x)), torch's convention, docs/complex.md)"
 
     save_input, save_output = "input" in saves, "output" in saves
 
@@ -66,7 +70,7 @@ def _unary(
             "backward": staticmethod(bwd),
             "__doc__": doc,
             "supports_create_graph": True,
-            "supports_complex": holomorphic or name == "Abs",
+            "supports_complex": holomorphic or complex_as_written,
         },
     )
     return cls
@@ -79,6 +83,7 @@ Abs = _unary(  # sgn(NaN) = 0, as torch: a NaN element gets gradient 0
     lambda xp, g, x, y: g * xp.sgn(x),
     "out = |x|.   dx = g * sgn(x)  (sgn(z) = z / |z| for complex z)",
     keep_int=True,
+    complex_as_written=True,
 )
 Exp = _unary(
     "Exp",
