@@ -1,5 +1,5 @@
 """torch's functions about dtypes, devices and threads: finfo / iinfo, promote_types,
-result_type, can_cast, is_complex, is_nonzero, is_same_size, get/set_num_threads,
+result_type, can_cast, is_nonzero, is_same_size, get/set_num_threads,
 get/set_default_device, detach.
 """
 
@@ -18,7 +18,6 @@ __all__ = [
     "promote_types",
     "result_type",
     "can_cast",
-    "is_complex",
     "is_signed",
     "is_nonzero",
     "is_same_size",
@@ -128,13 +127,6 @@ def can_cast(from_, to) -> bool:
     lower the category (float -> int, int -> bool, float -> bool are refused)."""
     a, b = _as_dtype(from_, "can_cast"), _as_dtype(to, "can_cast")
     return dt._category(a.np_dtype) <= dt._category(b.np_dtype)
-
-
-def is_complex(input) -> bool:
-    """Whether ``input``'s dtype is complex64 or complex128."""
-    from .ops.complex import is_complex as tensor_is_complex
-
-    return tensor_is_complex(input)
 
 
 def is_signed(input) -> bool:

@@ -464,8 +464,6 @@ def test_complex_buffers_load_and_save(tmp_path):
 @pytest.mark.parametrize(
     "f",
     [
-        lambda T, z: z.masked_fill(T.tensor([True, False, True]), 0.5),
-        lambda T, z: T.gather(z, 0, T.tensor([2, 0, 0])),
         lambda T, z: T.flip(z, [0]) * z,
         lambda T, z: T.roll(z, 1) - z,
         lambda T, z: z.repeat(2),

@@ -275,7 +275,6 @@ class MaskedFill(Function):
     dx = g where ~mask (summed over broadcast dims),  dvalue = sum(g[mask])"""
 
     supports_create_graph = True
-    supports_complex = True
 
     @staticmethod
     def forward(ctx, x, mask, value):
@@ -379,7 +378,6 @@ class Gather(Function):
     """out[i][j] = x[index[i][j]][j] (for dim 0).   dx = scatter-add of g at index"""
 
     supports_create_graph = True
-    supports_complex = True
 
     @staticmethod
     def forward(ctx, x, dim, index):
