@@ -8,6 +8,8 @@ import warnings
 import numpy as np
 import pytest
 from harness import check_op, rand, run_gradcheck, run_parity, torch
+from hypothesis import given, settings
+from hypothesis.extra import numpy as hnp
 
 import tinyattn
 
@@ -208,6 +210,19 @@ def test_abs_and_angle_at_zero_have_zero_gradient():
 )
 def test_arithmetic_complex_with_complex(f):
     check_op(f, rand(2, 3, complex=True), rand(3, complex=True, seed=2))
+
+
+@settings(max_examples=10)
+@given(
+    shapes=hnp.mutually_broadcastable_shapes(
+        num_shapes=2, min_dims=0, max_dims=3, min_side=0, max_side=3
+    )
+)
+@pytest.mark.parametrize("real_other", [False, True])
+def test_mul_and_div_broadcast_with_size_one_and_empty_dims(shapes, real_other):
+    (sa, sb), _ = shapes
+    other = rand(*sb, low=0.5, high=2, seed=1, complex=not real_other)
+    check_op(lambda T, a, b: a * b - a / b, rand(*sa, low=0.5, high=2, complex=True), other)
 
 
 @pytest.mark.parametrize(
