@@ -15,6 +15,12 @@ tinyattn and (when installed) torch:
 
 Every ``Function`` class seen in the graphs it checks is recorded, so
 ``test_registry.py`` can fail when an op has no gradcheck or no parity test.
+
+Complex arrays (``rand(..., complex=True)``) become complex128 tensors for the
+gradchecks (each complex element checked as its real and imaginary parts) and
+complex128/complex64 for parity in float64/float32; a complex output's upstream
+gradient is complex, and a loss from it is the real number ``Re(sum(conj(seed) * out))``,
+whose gradients torch reports by its convention (docs/complex.md).
 """
 
 from __future__ import annotations
@@ -69,16 +75,33 @@ def _as_list(out):
 
 
 def _float_outputs(out, lib):
-    return [o for o in _as_list(out) if isinstance(o, lib.Tensor) and o.dtype.is_floating_point]
+    """The outputs that carry gradients: floating and complex tensors."""
+    return [
+        o
+        for o in _as_list(out)
+        if isinstance(o, lib.Tensor) and (o.dtype.is_floating_point or o.dtype.is_complex)
+    ]
+
+
+_COMPLEX_OF = {np.float64: np.complex128, np.float32: np.complex64}
+
+
+def _differentiable(a) -> bool:
+    return isinstance(a, np.ndarray) and a.dtype.kind in "fc"
 
 
 def _to_lib(lib, arrays, dtype, grad_mask):
     tensors = []
     for a, g in zip(arrays, grad_mask):
         if isinstance(a, np.ndarray):
-            arr = a.astype(dtype) if a.dtype.kind == "f" else a
+            if a.dtype.kind == "f":
+                arr = a.astype(dtype)
+            elif a.dtype.kind == "c":  # the complex dtype of that precision
+                arr = a.astype(_COMPLEX_OF[dtype])
+            else:
+                arr = a
             t = lib.tensor(arr.copy()) if lib is not tinyattn else tinyattn.tensor(arr.copy())
-            if g and arr.dtype.kind == "f":
+            if g and arr.dtype.kind in "fc":
                 t.requires_grad_(True)
             tensors.append(t)
         else:
@@ -86,9 +109,25 @@ def _to_lib(lib, arrays, dtype, grad_mask):
     return tensors
 
 
+def _random_like(rng, shape, dtype, is_complex: bool) -> np.ndarray:
+    """Standard normal values of ``shape``: complex (of ``dtype``'s precision) if asked."""
+    values = rng.standard_normal(shape)
+    if is_complex:
+        return np.asarray(values + 1j * rng.standard_normal(shape)).astype(_COMPLEX_OF[dtype])
+    return values.astype(dtype)
+
+
+def _real_dot(lib, t, seed: np.ndarray):
+    """``sum(t * seed)``, for complex ``t`` ``Re(sum(conj(seed) * t))``: the real loss whose
+    gradient for ``t`` is ``seed`` under torch's convention."""
+    if seed.dtype.kind == "c":
+        return (t * lib.tensor(np.conj(seed))).real.sum()
+    return (t * lib.tensor(seed)).sum()
+
+
 def run_gradcheck(f, *arrays, grad=None, atol=1e-6, rtol=1e-5, eps=1e-6):
     """float64 finite-difference gradcheck of ``f(tinyattn, ...)`` over every element."""
-    grad = grad or [isinstance(a, np.ndarray) and a.dtype.kind == "f" for a in arrays]
+    grad = grad or [_differentiable(a) for a in arrays]
     xs = _to_lib(tinyattn, arrays, np.float64, grad)
     assert any(isinstance(x, tinyattn.Tensor) and x.requires_grad for x in xs), "nothing to check"
     out = f(tinyattn, *xs)
@@ -102,7 +141,7 @@ def run_parity(
     """Forward values and input gradients of tinyattn vs torch, per dtype."""
     if torch is None:
         return
-    grad = grad or [isinstance(a, np.ndarray) and a.dtype.kind == "f" for a in arrays]
+    grad = grad or [_differentiable(a) for a in arrays]
     for dtype in dtypes:
         a_tol, r_tol = TOL[dtype]
         a_tol, r_tol = atol or a_tol, rtol or r_tol
@@ -125,11 +164,13 @@ def run_parity(
         if not pairs:
             continue
         rng = np.random.default_rng(seed)
-        seeds = [rng.standard_normal(tuple(t.shape)).astype(dtype) for _, t in pairs]
-        loss_o = sum((o * tinyattn.tensor(s)).sum() for (o, _), s in zip(pairs, seeds))
-        loss_t = sum((t * torch.tensor(s)).sum() for (_, t), s in zip(pairs, seeds))
-        loss_o.backward()
-        loss_t.backward()
+        seeds = [_random_like(rng, tuple(t.shape), dtype, t.is_complex()) for _, t in pairs]
+        if any(t.is_complex() for _, t in pairs):  # complex upstream gradients, as given
+            tinyattn.autograd.backward([o for o, _ in pairs], [tinyattn.tensor(s) for s in seeds])
+            torch.autograd.backward([t for _, t in pairs], [torch.tensor(s) for s in seeds])
+        else:
+            sum((o * tinyattn.tensor(s)).sum() for (o, _), s in zip(pairs, seeds)).backward()
+            sum((t * torch.tensor(s)).sum() for (_, t), s in zip(pairs, seeds)).backward()
         for i, (xo, xt) in enumerate(zip(ours, theirs)):
             if isinstance(xt, torch.Tensor) and xt.requires_grad:
                 assert (xo.grad is None) == (xt.grad is None), f"input {i}: grad presence differs"
@@ -145,7 +186,7 @@ def run_parity(
 
 def supports_second_order(f, *arrays, grad=None) -> bool:
     """Whether every op in the graph of ``f`` supports ``create_graph=True``."""
-    grad = grad or [isinstance(a, np.ndarray) and a.dtype.kind == "f" for a in arrays]
+    grad = grad or [_differentiable(a) for a in arrays]
     xs = _to_lib(tinyattn, arrays, np.float64, grad)
     classes = _function_classes(_as_list(f(tinyattn, *xs)))
     return bool(classes) and all(getattr(c, "supports_create_graph", False) for c in classes)
@@ -153,7 +194,7 @@ def supports_second_order(f, *arrays, grad=None) -> bool:
 
 def run_gradgradcheck(f, *arrays, grad=None, atol=1e-6, rtol=1e-5, eps=1e-6):
     """float64 finite-difference check of second derivatives of ``f(tinyattn, ...)``."""
-    grad = grad or [isinstance(a, np.ndarray) and a.dtype.kind == "f" for a in arrays]
+    grad = grad or [_differentiable(a) for a in arrays]
     xs = _to_lib(tinyattn, arrays, np.float64, grad)
     GRADGRADCHECKED.update(_functions_in_graph(_as_list(f(tinyattn, *xs))))
     assert gradgradcheck(lambda *ys: f(tinyattn, *ys), xs, eps=eps, atol=atol, rtol=rtol)
@@ -164,14 +205,16 @@ def _dense(t, x):
     if t is None:
         return np.zeros(tuple(x.shape))
     if torch is not None and isinstance(t, torch.Tensor):
-        return t.detach().numpy(force=True).astype(np.float64)  # (may be a ZeroTensor)
-    return t.detach().numpy().astype(np.float64)
+        values = t.detach().numpy(force=True)  # (may be a ZeroTensor)
+    else:
+        values = t.detach().numpy()
+    return values.astype(np.complex128 if values.dtype.kind == "c" else np.float64)
 
 
 def _first_grads(lib, out, xs, seeds, via_backward: bool):
     """d(sum(out * seed))/dx with a graph: by ``autograd.grad`` or by ``backward``'s ``.grad``."""
     outs = [o for o in _float_outputs(out, lib) if o.requires_grad]
-    loss = sum((o * lib.tensor(s)).sum() for o, s in zip(outs, seeds))
+    loss = sum(_real_dot(lib, o, s) for o, s in zip(outs, seeds))
     if via_backward:
         with warnings.catch_warnings():  # torch warns of the .grad -> graph reference cycle
             warnings.simplefilter("ignore", UserWarning)
@@ -183,7 +226,7 @@ def _first_grads(lib, out, xs, seeds, via_backward: bool):
 def _second_grads(lib, out, xs, seeds, ws, double_backward: bool):
     """Second derivatives d(sum(grad * w))/dx, by two routes (see ``run_parity2``)."""
     grads = _first_grads(lib, out, xs, seeds, via_backward=not double_backward)
-    terms = [(g * lib.tensor(w)).sum() for g, w in zip(grads, ws) if g is not None]
+    terms = [_real_dot(lib, g, w) for g, w in zip(grads, ws) if g is not None]
     terms = [t for t in terms if t.requires_grad]
     if not terms:
         return [None] * len(xs)
@@ -204,7 +247,7 @@ def run_parity2(
     """
     if torch is None:
         return
-    grad = grad or [isinstance(a, np.ndarray) and a.dtype.kind == "f" for a in arrays]
+    grad = grad or [_differentiable(a) for a in arrays]
     for dtype in dtypes:
         a_tol, r_tol = TOL[dtype]
         a_tol, r_tol = (atol or a_tol) * 10, (rtol or r_tol) * 10
@@ -220,8 +263,8 @@ def run_parity2(
                     PARITY2.update(_functions_in_graph(_as_list(out)))
                 rng = np.random.default_rng(seed + 1)
                 outs = [o for o in _float_outputs(out, lib) if o.requires_grad]
-                seeds = [rng.standard_normal(tuple(o.shape)).astype(dtype) for o in outs]
-                ws = [rng.standard_normal(tuple(x.shape)).astype(dtype) for x in diff]
+                seeds = [_random_like(rng, tuple(o.shape), dtype, o.is_complex()) for o in outs]
+                ws = [_random_like(rng, tuple(x.shape), dtype, x.is_complex()) for x in diff]
                 got = _second_grads(lib, out, diff, seeds, ws, double_backward)
                 results.append([_dense(g, x) for g, x in zip(got, diff)])
             for i, (o, t) in enumerate(zip(*results)):
@@ -248,6 +291,10 @@ def check_op(f, *arrays, grad=None, gradcheck_kw=None, parity_kw=None, parity2_k
         run_parity2(f, *arrays, grad=grad, **(parity_kw or {}), **(parity2_kw or {}))
 
 
-def rand(*shape, low=-1.0, high=1.0, seed=None):
+def rand(*shape, low=-1.0, high=1.0, seed=None, complex=False):
+    """Uniform values in [low, high); ``complex=True``: real and imaginary parts each so."""
     rng = np.random.default_rng(seed if seed is not None else abs(hash(shape)) % 2**32)
-    return rng.uniform(low, high, shape)
+    values = rng.uniform(low, high, shape)
+    if complex:
+        return np.asarray(values + 1j * rng.uniform(low, high, shape))
+    return values

@@ -40,6 +40,7 @@ LAYERS = {
     "_tensor_round4": 3,
     "ops": 4,
     "linalg": 4,
+    "fft": 4,
     "_out": 4,  # the out= wrapper linalg/special/nn.functional apply to their names
     "_out_names": 0,  # data
     "nn": 5,

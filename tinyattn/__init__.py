@@ -280,8 +280,8 @@ def is_floating_point(input: Tensor) -> bool:
 
 # -- CPU shims for GPU-era scripts, data loading and einops (see tinyattn/amp, backends,
 # distributed, _compile, _einops): torch's names, documented as what they do here.
-from . import _einops
-from ._dtype import bfloat16
+from . import _einops, fft
+from ._dtype import bfloat16, cdouble, cfloat, complex64, complex128
 
 _einops.install()  # einops finds tinyattn tensors once einops is imported (costs nothing now)
 
@@ -417,7 +417,6 @@ from ._meta import (
     get_default_device,
     get_num_threads,
     iinfo,
-    is_complex,
     is_nonzero,
     is_same_size,
     is_signed,
@@ -508,6 +507,7 @@ from ._torch_copy_names import *  # noqa: F403
 from ._torch_native_names import *  # noqa: F403
 from ._dlpack import from_dlpack, to_dlpack
 from .ops.igamma import igamma, igammac
+from .ops.complex import complex, imag, is_complex, polar, real, view_as_complex, view_as_real
 
 # -- end of round 4 breadth --
 

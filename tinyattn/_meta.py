@@ -1,5 +1,5 @@
 """torch's functions about dtypes, devices and threads: finfo / iinfo, promote_types,
-result_type, can_cast, is_complex, is_nonzero, is_same_size, get/set_num_threads,
+result_type, can_cast, is_nonzero, is_same_size, get/set_num_threads,
 get/set_default_device, detach.
 """
 
@@ -19,7 +19,6 @@ __all__ = [
     "promote_types",
     "result_type",
     "can_cast",
-    "is_complex",
     "is_signed",
     "is_nonzero",
     "is_same_size",
@@ -115,7 +114,7 @@ def result_type(tensor1, tensor2) -> dt.dtype:
     for name, x in (("tensor1", tensor1), ("tensor2", tensor2)):
         if isinstance(x, Tensor):
             operands.append(x._data)
-        elif isinstance(x, (numbers.Number, np.generic)) and not isinstance(x, complex):
+        elif isinstance(x, (numbers.Number, np.generic)):
             operands.append(x)
         else:
             raise TypeError(
@@ -129,11 +128,6 @@ def can_cast(from_, to) -> bool:
     lower the category (float -> int, int -> bool, float -> bool are refused)."""
     a, b = _as_dtype(from_, "can_cast"), _as_dtype(to, "can_cast")
     return dt._category(a.np_dtype) <= dt._category(b.np_dtype)
-
-
-def is_complex(input) -> bool:
-    """False: tinyattn has no complex dtypes."""
-    return False
 
 
 def is_signed(input) -> bool:

@@ -47,6 +47,8 @@ _TORCH_NAME = {
     "float32": ("Float", "float"), "float64": ("Double", "double"),
     "int8": ("Char", "signed char"), "int16": ("Short", "short int"), "int32": ("Int", "int"),
     "int64": ("Long", "long int"), "uint8": ("Byte", "unsigned char"), "bool": ("Bool", "bool"),
+    "complex64": ("ComplexFloat", "c10::complex<float>"),
+    "complex128": ("ComplexDouble", "c10::complex<double>"),
 }  # fmt: skip
 
 # Creation functions: with ``out`` their dtype is ``out``'s (torch.zeros(2, out=c)).

@@ -110,6 +110,25 @@ class _Formatter:
         return (self.max_width - len(s)) * " " + s
 
 
+class _ComplexFormatter:
+    """Complex numbers as torch prints them: the real parts with one ``_Formatter``, the
+    imaginary parts with another, joined as ``1.5000-2.0000j``."""
+
+    def __init__(self, values: np.ndarray) -> None:
+        self.real = _Formatter(np.ascontiguousarray(values.real))
+        self.imag = _Formatter(np.ascontiguousarray(values.imag))
+        self.max_width = self.real.max_width + self.imag.max_width + 1  # (+ the "j")
+
+    def format(self, v) -> str:
+        re = self.real.format(v.real)
+        im = (self.imag.format(v.imag) + "j").lstrip()
+        return re + im if im[0] in "+-" else re + "+" + im
+
+
+def _formatter(values: np.ndarray):
+    return _ComplexFormatter(values) if values.dtype.kind == "c" else _Formatter(values)
+
+
 def _summarized(arr: np.ndarray) -> np.ndarray:
     """Only the edge items of every dim (what a summarised print shows), for the formatter."""
     for axis in range(arr.ndim):
@@ -182,9 +201,10 @@ def tensor_repr(t) -> str:
             suffixes.append(f"dtype={t.dtype!r}")
     else:
         summarize = arr.size > THRESHOLD
-        fmt = _Formatter(_summarized(arr) if summarize else arr)
+        fmt = _formatter(_summarized(arr) if summarize else arr)
         body = _array_str(arr, indent, summarize, fmt)
-        if arr.dtype not in (default_float, np.dtype(np.int64), np.dtype(np.bool_)):
+        usual = (default_float, dt.default_complex_np_dtype(), np.dtype(np.int64), np.dtype(bool))
+        if arr.dtype not in usual:
             suffixes.append(f"dtype={t.dtype!r}")
     if t._grad_fn is not None:
         suffixes.append(f"grad_fn=<{t._grad_fn.name()}>")

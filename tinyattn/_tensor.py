@@ -105,9 +105,9 @@ class Tensor(
                     "differentiation use var_no_grad = var.detach()."
                 )
             return self
-        if requires_grad and self._data.dtype.kind != "f":
+        if requires_grad and self._data.dtype.kind not in "fc":
             raise RuntimeError(
-                f"only Tensors of floating point dtype can require gradients; this tensor "
+                f"only Tensors of floating point and complex dtype can require gradients; this tensor "
                 f"is {self.dtype} (convert with .float() first)"
             )
         self._requires_grad = bool(requires_grad)
@@ -400,6 +400,9 @@ class Tensor(
 
     def __float__(self) -> builtins.float:
         return float(self.item())
+
+    def __complex__(self) -> builtins.complex:
+        return builtins.complex(self.item())
 
     def __int__(self) -> builtins.int:
         return int(self.item())

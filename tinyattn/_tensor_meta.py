@@ -34,8 +34,8 @@ class TensorMetaMethods:
         return self._data.itemsize
 
     def is_complex(self) -> builtins.bool:
-        """False: tinyattn has no complex dtypes."""
-        return False
+        """Whether the dtype is complex64 or complex128."""
+        return self._data.dtype.kind == "c"
 
     def is_signed(self) -> builtins.bool:
         """Whether the dtype holds negative numbers (floats and signed ints)."""

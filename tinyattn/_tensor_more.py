@@ -372,13 +372,21 @@ class TensorMoreMethods:
 
     @property
     def real(self) -> Tensor:
-        """``self``: every tinyattn dtype is real."""
-        return self
+        """The real part, a view (writes change ``self``); ``self`` for a real dtype."""
+        return _ops().complex.real(self)
+
+    @real.setter
+    def real(self, value) -> None:
+        _ops().complex.set_part(self, "real", value)
 
     @property
     def imag(self) -> Tensor:
-        """Raises, as torch does for a real dtype."""
-        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+        """The imaginary part, a view (writes change ``self``); raises for a real dtype."""
+        return _ops().complex.imag(self)
+
+    @imag.setter
+    def imag(self, value) -> None:
+        _ops().complex.set_part(self, "imag", value)
 
     @property
     def H(self) -> Tensor:

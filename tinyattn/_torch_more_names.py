@@ -25,7 +25,6 @@ __all__ = [
     "resolve_neg",
     "is_conj",
     "is_neg",
-    "real",
     "narrow_copy",
     "unsafe_chunk",
     "unsafe_split",
@@ -59,12 +58,12 @@ def adjoint(input: Tensor) -> Tensor:
 
 
 def conj(input: Tensor) -> Tensor:
-    """``input``: the conjugate of a real tensor."""
+    """``input.conj()``: the tensor itself if real (see ``ops.integer_math.conj``)."""
     return input.conj()
 
 
 def conj_physical(input: Tensor) -> Tensor:
-    """``input``: the conjugate of a real tensor."""
+    """``input.conj()``: the tensor itself if real (see ``ops.integer_math.conj``)."""
     return input.conj()
 
 
@@ -86,11 +85,6 @@ def is_conj(input: Tensor) -> bool:
 def is_neg(input: Tensor) -> bool:
     """False: no lazy negation."""
     return False
-
-
-def real(input: Tensor) -> Tensor:
-    """``input``: every tinyattn dtype is real."""
-    return input
 
 
 # -- copies and splits ------------------------------------------------------------------------

@@ -62,6 +62,12 @@ def _root_grads(outputs, grad_outputs, op: str, as_tensors: bool = False) -> lis
                     f"{op}: grad can be implicitly created only for scalar outputs; this output "
                     f"has shape {list(out._data.shape)}. Pass gradient= (a tensor of that shape)."
                 )
+            if out._data.dtype.kind == "c":
+                raise RuntimeError(
+                    f"{op}: grad can be implicitly created only for real scalar outputs; this "
+                    f"output is {out.dtype}. Take a real loss (e.g. .abs(), .real) or pass "
+                    "gradient= (as torch)."
+                )
             grads.append(np.ones(out._data.shape, dtype=out._data.dtype))
         else:
             g = g._data if isinstance(g, TensorBase) else np.asarray(g, dtype=out._data.dtype)

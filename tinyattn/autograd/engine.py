@@ -385,6 +385,8 @@ def _fit_to_input(grad, meta: tuple) -> Any:
     if grad.shape != shape:
         grad = unbroadcast(grad, shape)
     if grad.dtype != dtype:
+        if grad.dtype.kind == "c" and dtype.kind != "c":
+            grad = grad.real  # a real input's gradient is dL/dx: the real part (torch)
         grad = grad.astype(dtype)
     return grad
 
@@ -424,6 +426,8 @@ def _fit_tensor(grad, shape: tuple, dtype) -> TensorBase:
             if extra:
                 grad = grad.reshape(shape)
     if grad._data.dtype != dtype:
+        if grad._data.dtype.kind == "c" and dtype.kind != "c":
+            grad = grad.real  # a real input's gradient is dL/dx: the real part (torch)
         grad = grad.to(_dtype.from_numpy_dtype(dtype))
     return grad
 

@@ -387,6 +387,11 @@ class Function:
     """
 
     supports_create_graph: bool = False
+    # True once ``backward`` follows torch's convention for complex tensors (the gradient
+    # of a real loss L w.r.t. z = a + ib is dL/da + i dL/db: a holomorphic f' enters
+    # conjugated, ``g * conj(f'(z))``). An op without it refuses to record a graph through
+    # complex tensors, rather than return a silently wrong gradient (see docs/complex.md).
+    supports_complex: bool = False
 
     @staticmethod
     def forward(ctx, *args, **kwargs):
@@ -406,6 +411,7 @@ class Function:
         constants = 0  # bit i set: input i is a float tensor that wants no gradient
         next_nodes = input_meta = None
         record = _grad_mode.enabled  # (is_grad_enabled(), without the call)
+        complex_input = False
         for i, a in enumerate(args):
             if isinstance(a, TensorBase):
                 data = arrays[i] = a._data
@@ -414,6 +420,7 @@ class Function:
                         next_nodes = [None] * len(args)
                         input_meta = [None] * len(args)
                     wants |= 1 << i
+                    complex_input = complex_input or data.dtype.kind == "c"
                     node = a._grad_fn  # (views and leaves take the method)
                     next_nodes[i] = node if node is not None and a._base is None else a._grad_node()
                     input_meta[i] = (data.shape, data.dtype)
@@ -433,6 +440,8 @@ class Function:
             _fp_leave(token)
         if type(out) is not np.ndarray:  # a NumPy scalar (0-d result) or an array-like
             out = _as_output_array(ctx, out)
+        if (complex_input or out.dtype.kind == "c") and not cls.supports_complex:
+            _refuse_complex(cls)
         ctx.next_nodes = tuple(next_nodes)
         ctx._constant_inputs = constants
         ctx.input_meta = tuple(input_meta)
@@ -457,6 +466,16 @@ class Function:
             if kept:
                 _record_versions(ctx, args, result, kept)
         return result
+
+
+def _refuse_complex(cls: type) -> None:
+    name = getattr(cls, "node_name", None) or cls.__name__
+    raise NotImplementedError(
+        f"{name}: the derivative of this op for complex tensors is not implemented in "
+        "tinyattn (it would not follow torch's conjugate-Wirtinger convention); compute it "
+        "without gradients (torch.no_grad()) or on real tensors (view_as_real / .real, .imag); "
+        "docs/complex.md lists the ops that differentiate complex tensors"
+    )
 
 
 def _needs_input_grad(wants: int, n_inputs: int) -> tuple[bool, ...]:

@@ -11,6 +11,12 @@ derivative of every output element; the analytic gradients from ``backward``
 element) and holds it to the same finite differences; ``fast_mode`` compares
 ``v^T J u`` for random ``u`` and ``v`` instead of whole Jacobians. The other torch
 keywords are listed in :func:`gradcheck`.
+
+Complex inputs and outputs are checked as torch's gradcheck checks them: each complex
+element is two real numbers (its real and imaginary parts), perturbed separately, and a
+complex output is two real outputs. The analytic column for ``Re(out_j)`` is the gradient
+for the upstream gradient 1 at j, the one for ``Im(out_j)`` the gradient for ``1j``;
+under torch's convention each gradient is ``dL/da + i dL/db`` (``docs/complex.md``).
 """
 
 from __future__ import annotations
@@ -41,7 +47,29 @@ def _outputs(fn, inputs) -> list:
                 f"gradcheck: output {i} of the function is a {type(o).__name__}, not a Tensor: "
                 "gradcheck compares the gradients of Tensor outputs"
             )
-    return [o for o in outs if o._data.dtype.kind == "f"]
+    return [o for o in outs if o._data.dtype.kind in "fc"]
+
+
+def _real_flat(a: np.ndarray) -> np.ndarray:
+    """The values as real float64 numbers in a row: a complex element gives two (real part,
+    then imaginary part), as gradcheck sees it."""
+    if a.dtype.kind == "c":
+        a = np.stack([a.real, a.imag], axis=-1)
+    return a.astype(np.float64).reshape(-1)
+
+
+def _real_size(a: np.ndarray) -> int:
+    return a.size * (2 if a.dtype.kind == "c" else 1)
+
+
+def _unit_seed(out: np.ndarray, j: int) -> np.ndarray:
+    """The upstream gradient that picks real number ``j`` of ``out`` (see ``_real_flat``)."""
+    seed = np.zeros(out.shape, dtype=out.dtype)
+    if out.dtype.kind == "c":
+        seed.reshape(-1)[j // 2] = 1 if j % 2 == 0 else 1j
+    else:
+        seed.reshape(-1)[j] = 1
+    return seed
 
 
 def _jacobians_numeric(fn, inputs, eps):
@@ -54,19 +82,19 @@ def _jacobians_numeric(fn, inputs, eps):
         if not getattr(x, "requires_grad", False):
             continue
         data = x._data
-        flat = data.reshape(-1) if data.flags.c_contiguous else None
+        parts = (1, 1j) if data.dtype.kind == "c" else (1,)  # real, then imaginary part
         cols = []
         for k in range(data.size):
             idx = np.unravel_index(k, data.shape)
             orig = data[idx].copy()
-            with no_grad():
-                data[idx] = orig + eps
-                plus = [o._data.astype(np.float64).copy() for o in _outputs(fn, inputs)]
-                data[idx] = orig - eps
-                minus = [o._data.astype(np.float64).copy() for o in _outputs(fn, inputs)]
-                data[idx] = orig
-            cols.append([(p - m).reshape(-1) / (2 * eps) for p, m in zip(plus, minus)])
-        del flat
+            for step in parts:
+                with no_grad():
+                    data[idx] = orig + eps * step
+                    plus = [_real_flat(o._data) for o in _outputs(fn, inputs)]
+                    data[idx] = orig - eps * step
+                    minus = [_real_flat(o._data) for o in _outputs(fn, inputs)]
+                    data[idx] = orig
+                cols.append([(p - m) / (2 * eps) for p, m in zip(plus, minus)])
         jac[i] = cols
     return base, jac
 
@@ -79,26 +107,26 @@ def _worst_mismatch(fn, inputs, diff, jacobians, atol, rtol) -> str | None:
     worst: tuple | None = None
     for o_idx, out_ref in enumerate(base):
         # numeric Jacobian of this output, per input: (input elements, output elements)
+        out_size = _real_size(out_ref._data)
         num_jac = {
             i: np.reshape(
-                [col[o_idx] for col in numeric[i]], (inputs[i]._data.size, out_ref._data.size)
+                [col[o_idx] for col in numeric[i]], (_real_size(inputs[i]._data), out_size)
             )
             for i in diff
         }
-        for j in range(out_ref._data.size):
+        for j in range(out_size):
             outs = _outputs(fn, inputs)
             out = outs[o_idx]
             analytic: Any
             if not out.requires_grad:
                 analytic = [None for _ in diff]
             else:
-                seed = np.zeros(out._data.shape, dtype=out._data.dtype)
-                seed.reshape(-1)[j] = 1
+                seed = _unit_seed(out._data, j)
                 analytic = autograd_grad(out, [inputs[i] for i in diff], seed, allow_unused=True)
             for a_tensor, i in zip(analytic, diff):
                 num = num_jac[i][:, j]
-                ana = np.zeros(num.size) if a_tensor is None else a_tensor._data.reshape(-1)
-                found = _worst_in_row(ana.astype(np.float64), num, atol, rtol)
+                ana = np.zeros(num.size) if a_tensor is None else _real_flat(a_tensor._data)
+                found = _worst_in_row(ana, num, atol, rtol)
                 if found is not None and (worst is None or found[0] > worst[0]):
                     excess, k = found
                     worst = (excess, i, k, o_idx, j, float(ana[k]), float(num[k]))
@@ -135,7 +163,10 @@ def _worst_forward_mismatch(fn, inputs, diff, jacobians, atol, rtol) -> str | No
 
 
 def _random_like(rng, t) -> np.ndarray:
-    return rng.uniform(-1, 1, t._data.shape).astype(t._data.dtype)
+    values = rng.uniform(-1, 1, t._data.shape)
+    if t._data.dtype.kind == "c":
+        values = values + 1j * rng.uniform(-1, 1, t._data.shape)
+    return np.asarray(values).astype(t._data.dtype)
 
 
 def _check_backward_extras(fn, inputs, diff, nondet_tol, check_grad_dtypes) -> str | None:
@@ -203,16 +234,16 @@ def _fast_mismatch(fn, inputs, diff, tol, backward: bool, forward: bool) -> str 
     rng = np.random.default_rng(0)
     with no_grad():
         base = _outputs(fn, inputs)
-    vs = [_random_like(rng, o).astype(np.float64) for o in base]
+    vs = [_real_flat(_random_like(rng, o)) for o in base]  # (real dots: Re(conj(v) . d))
     us = {i: _random_like(rng, inputs[i]) for i in diff}
     for i in diff:
         data, u = inputs[i]._data, us[i]
         orig = data.copy()
         with no_grad():
             data[...] = orig + eps * u
-            plus = [o._data.astype(np.float64).copy() for o in _outputs(fn, inputs)]
+            plus = [_real_flat(o._data) for o in _outputs(fn, inputs)]
             data[...] = orig - eps * u
-            minus = [o._data.astype(np.float64).copy() for o in _outputs(fn, inputs)]
+            minus = [_real_flat(o._data) for o in _outputs(fn, inputs)]
             data[...] = orig
         numeric = [float(np.sum(v * (p - m))) / (2 * eps) for v, p, m in zip(vs, plus, minus)]
         found: dict[str, list[float]] = {}
@@ -221,7 +252,7 @@ def _fast_mismatch(fn, inputs, diff, tol, backward: bool, forward: bool) -> str 
             found["analytic"] = [
                 0.0
                 if not o.requires_grad or (g := _one_grad(autograd_grad, o, inputs[i], v)) is None
-                else float(np.sum(g._data * u))
+                else float(np.sum(_real_flat(g._data) * _real_flat(u)))
                 for o, v in zip(outs, vs)
             ]
         if forward:
@@ -230,7 +261,8 @@ def _fast_mismatch(fn, inputs, diff, tol, backward: bool, forward: bool) -> str 
                 args[i] = forward_ad.make_dual(args[i], TensorBase._make(u.copy()))
                 tangents = [forward_ad.unpack_dual(o).tangent for o in _outputs(fn, args)]
             found["forward AD"] = [
-                0.0 if t is None else float(np.sum(v * t._data)) for t, v in zip(tangents, vs)
+                0.0 if t is None else float(np.sum(v * _real_flat(t._data)))
+                for t, v in zip(tangents, vs)
             ]
         for mode, values in found.items():
             for o_idx, (ana, num) in enumerate(zip(values, numeric)):
@@ -244,7 +276,11 @@ def _fast_mismatch(fn, inputs, diff, tol, backward: bool, forward: bool) -> str 
 
 
 def _one_grad(autograd_grad, out, x, v):
-    return autograd_grad(out, [x], v.astype(out._data.dtype), allow_unused=True)[0]
+    """The gradient of ``x`` for the upstream gradient ``v`` (real numbers, ``_real_flat``)."""
+    seed = v.reshape(out._data.shape + ((2,) if out._data.dtype.kind == "c" else ()))
+    if out._data.dtype.kind == "c":
+        seed = seed[..., 0] + 1j * seed[..., 1]
+    return autograd_grad(out, [x], seed.astype(out._data.dtype), allow_unused=True)[0]
 
 
 def _worst_in_row(ana: np.ndarray, num: np.ndarray, atol: float, rtol: float):
@@ -324,12 +360,7 @@ def gradcheck(
     diff = [i for i, x in enumerate(inputs) if isinstance(x, TensorBase) and x._requires_grad]
     if not diff:
         raise ValueError("gradcheck: no input requires grad; nothing to check")
-    for i in diff:
-        if inputs[i]._data.dtype != np.float64:
-            warnings.warn(
-                f"gradcheck: input {i} is {inputs[i].dtype}, not float64: expect false alarms",
-                stacklevel=2,
-            )
+    _check_input_dtypes(inputs, diff, check_forward_ad)
     tol = (eps, atol, rtol)
     checks = []
     if check_backward_ad:
@@ -365,13 +396,33 @@ def gradcheck(
     return True
 
 
+def _check_input_dtypes(inputs, diff, check_forward_ad: bool) -> None:
+    """Warn of inputs below double precision; refuse forward AD of complex inputs."""
+    for i in diff:
+        if inputs[i]._data.dtype not in (np.float64, np.complex128):
+            warnings.warn(
+                f"gradcheck: input {i} is {inputs[i].dtype}, not float64 or complex128: expect "
+                "false alarms",
+                stacklevel=3,
+            )
+    if check_forward_ad and any(inputs[i]._data.dtype.kind == "c" for i in diff):
+        raise NotImplementedError(
+            "gradcheck: check_forward_ad=True with complex inputs is not supported (tinyattn's "
+            "forward AD is real-only); check complex inputs with check_backward_ad"
+        )
+
+
 def _report(worst, inputs, atol, rtol, mode: str = "analytic") -> str | None:
     if worst is None:
         return None
     _, i, k, o_idx, j, ana, num, err = worst
-    idx = np.unravel_index(k, inputs[i]._data.shape)
+    data = inputs[i]._data
+    part = ""
+    if data.dtype.kind == "c":  # k counts real numbers: two per complex element
+        k, part = k // 2, (".real", ".imag")[k % 2]
+    idx = np.unravel_index(k, data.shape)
     return (
-        f"gradcheck failed: d output[{o_idx}][flat {j}] / d input[{i}][{tuple(int(v) for v in idx)}]: "
+        f"gradcheck failed: d output[{o_idx}][flat {j}] / d input[{i}][{tuple(int(v) for v in idx)}]{part}: "
         f"{mode} {ana:.8g}, numeric {num:.8g}, error {err:.3g} "
         f"(allowed {atol} + {rtol} * |numeric|)"
     )
@@ -471,7 +522,10 @@ def _random_grad_outputs(outs, seed: int, non_contiguous: bool) -> list:
     rng = np.random.default_rng(seed)
     grad_outputs = []
     for o in outs:
-        values = rng.standard_normal(o._data.shape).astype(o._data.dtype)
+        values = rng.standard_normal(o._data.shape)
+        if o._data.dtype.kind == "c":
+            values = values + 1j * rng.standard_normal(o._data.shape)
+        values = np.asarray(values).astype(o._data.dtype)  # (0-d: an array, not a scalar)
         if non_contiguous:
             wide = np.zeros(o._data.shape + (2,), dtype=o._data.dtype)
             wide[..., 0] = values

@@ -47,10 +47,31 @@ def _np_expand(g, axes, shape):
     return np.broadcast_to(g, shape)
 
 
+def _np_conj(x):
+    """The complex conjugate; a real array, a real number or None as it is (no copy)."""
+    if isinstance(x, (np.ndarray, np.generic)):
+        return np.conj(x) if x.dtype.kind == "c" else x
+    return x.conjugate() if type(x) is complex else x
+
+
+def _np_view_as_real(z):
+    """``z``'s real and imaginary parts as a last dim of 2 (a view: the adjoint of
+    ``view_as_complex``)."""
+    from ..ops.complex import real_pairs
+
+    return real_pairs(z)
+
+
+def _np_view_as_complex(x):
+    """The complex numbers ``x[..., 0] + i x[..., 1]`` (the adjoint of ``view_as_real``)."""
+    return x[..., 0] + 1j * x[..., 1]
+
+
 # NumPy, plus the helpers formulas share (same names in both namespaces).
 numpy_xp = types.ModuleType("tinyattn.autograd.xp.numpy_xp")
 numpy_xp.__dict__.update({k: v for k, v in vars(np).items() if not k.startswith("__")})
-numpy_xp.__dict__.update(sgn=_np_sgn, expand=_np_expand)
+numpy_xp.__dict__.update(sgn=_np_sgn, expand=_np_expand, conj=_np_conj)
+numpy_xp.__dict__.update(view_as_real=_np_view_as_real, view_as_complex=_np_view_as_complex)
 
 # -- added for the nn ops (losses, norms, embedding, pads, attention) ---------------------
 
@@ -170,7 +191,7 @@ cos = _elementwise("cos")
 tanh = _elementwise("tanh")
 abs = _elementwise("abs")
 sign = _elementwise("sign")
-sgn = _elementwise("sgn", "sign")  # tinyattn.sign is already 0 at NaN
+sgn = _elementwise("sgn")  # tinyattn.sgn is 0 at NaN, z / |z| for complex z
 square = _elementwise("square")
 isnan = _elementwise("isnan")
 isfinite = _elementwise("isfinite")
@@ -425,6 +446,34 @@ def add_at(shape, index, values):
 
     zeros = _t().Tensor._make(np.zeros(shape, dtype=values._data.dtype))
     return IndexPut.apply(zeros, values, index if isinstance(index, tuple) else (index,), True)
+
+
+def conj(x):
+    """The complex conjugate (a real tensor, a real number or None as it is)."""
+    if isinstance(x, _t().Tensor):
+        return _t().conj(x) if x._data.dtype.kind == "c" else x
+    return _np_conj(x)
+
+
+def iscomplexobj(x) -> bool:
+    """Whether ``x`` (a Tensor or a number) is complex."""
+    return x._data.dtype.kind == "c" if isinstance(x, _t().Tensor) else np.iscomplexobj(x)
+
+
+def real(x):
+    return _t().real(x)
+
+
+def imag(x):
+    return _t().imag(x)
+
+
+def view_as_real(z):
+    return _t().view_as_real(z)
+
+
+def view_as_complex(x):
+    return _t().ops.complex.pairs_to_complex(x)
 
 
 tensor_xp = types.ModuleType("tinyattn.autograd.xp.tensor_xp")

@@ -42,15 +42,15 @@ _VERSION = 2  # 2 added objects, globals, refs, sets, defaultdicts, dtypes and d
 _MAX_DEPTH = 200  # containers nested deeper are refused by save and by load
 
 # Native little/big-endian dtype strings ("<f4" on most machines). Tensors hold one of
-# tinyattn's nine dtypes; NumPy arrays may also be unsigned or complex. Strings, dates,
-# objects and foreign byte orders are refused by save and by load.
+# tinyattn's eleven dtypes; NumPy arrays may also be unsigned. Strings, dates, objects and
+# foreign byte orders are refused by save and by load.
 _TENSOR_DTYPES = frozenset(
     np.dtype(d).str
     for d in (np.float16, np.float32, np.float64, np.int8, np.int16, np.int32, np.int64)
-    + (np.uint8, np.bool_)
+    + (np.uint8, np.bool_, np.complex64, np.complex128)
 )
 _ARRAY_DTYPES = _TENSOR_DTYPES | frozenset(
-    np.dtype(d).str for d in (np.uint16, np.uint32, np.uint64, np.complex64, np.complex128)
+    np.dtype(d).str for d in (np.uint16, np.uint32, np.uint64)
 )
 
 

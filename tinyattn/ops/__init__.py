@@ -21,6 +21,7 @@ from . import (
     views,
 )
 from . import (  # math ops breadth
+    complex,
     creation_more,
     index_more,
     integer_math,

@@ -73,9 +73,20 @@ def int_list(values: tuple, keyword, op: str, name: str) -> tuple:
     return (keyword,)
 
 
+def refuse_complex_order(op: str, *operands) -> None:
+    """Complex numbers have no order: ``<``, max, sort ... refuse them, as torch does."""
+    for x in operands:
+        data = getattr(x, "_data", x)
+        if isinstance(data, (np.ndarray, np.generic, complex)) and np.iscomplexobj(data):
+            raise RuntimeError(
+                f"{op}(): does not support complex input: complex numbers have no order "
+                "(compare .abs(), .real or .imag instead)"
+            )
+
+
 def to_float(x):
     """Integer/bool arrays as the default float dtype (torch's rule for exp, log, mean ...)."""
-    if isinstance(x, np.ndarray) and x.dtype.kind != "f":
+    if isinstance(x, np.ndarray) and x.dtype.kind not in "fc":
         return x.astype(dt.get_default_dtype().np_dtype)
     return x
 

@@ -14,7 +14,7 @@ import numpy as np
 from .. import _dtype as dt
 from .._tensor import Tensor
 from ..autograd.function import Function
-from ._util import broadcast_error, gradient_doc
+from ._util import broadcast_error, gradient_doc, refuse_complex_order
 
 # -- operand handling ------------------------------------------------------------------
 
@@ -65,7 +65,7 @@ def _wrapped_int(x, rt: np.dtype):
 def _operand(x, op: str):
     if type(x) in _PASS_THROUGH or isinstance(x, Tensor):  # (exact types first: the common case)
         return x
-    if isinstance(x, (int, float, bool, np.number, np.bool_)):
+    if isinstance(x, (int, float, bool, complex, np.number, np.bool_)):
         return x
     if isinstance(x, np.ndarray):
         return Tensor._make(x)
@@ -101,6 +101,7 @@ class Add(Function):
     """out = a + alpha * b.   da = g,  db = alpha * g"""
 
     supports_create_graph = True
+    supports_complex = True
 
     @staticmethod
     def forward(ctx, a, b, alpha=1):
@@ -121,6 +122,7 @@ class Sub(Function):
     """out = a - alpha * b.   da = g,  db = -alpha * g"""
 
     supports_create_graph = True
+    supports_complex = True
 
     @staticmethod
     def forward(ctx, a, b, alpha=1):
@@ -143,9 +145,10 @@ class Sub(Function):
 
 
 class Mul(Function):
-    """out = a * b.   da = g * b,  db = g * a"""
+    """out = a * b.   da = g * conj(b),  db = g * conj(a)  (conj: complex operands only)"""
 
     supports_create_graph = True
+    supports_complex = True
 
     @staticmethod
     def forward(ctx, a, b):
@@ -158,11 +161,13 @@ class Mul(Function):
     @staticmethod
     def backward(ctx, g):
         b, a = ctx.saved_tensors
-        return (g * b if b is not None else None), (g * a if a is not None else None)
+        conj = ctx.xp.conj  # (the identity on real operands)
+        return (g * conj(b) if b is not None else None), (g * conj(a) if a is not None else None)
 
 
 class Div(Function):
     """out = a / b (true division).   da = g / b,  db = -g * (a / b) / b
+    (complex operands: da = g / conj(b),  db = -g * conj(a / b) / conj(b))
 
     (db divides twice rather than by b**2: in float16, b**2 overflows from b = 256.)
 
@@ -170,6 +175,7 @@ class Div(Function):
     """
 
     supports_create_graph = True
+    supports_complex = True
 
     @staticmethod
     def forward(ctx, a, b, rounding_mode=None):
@@ -196,8 +202,9 @@ class Div(Function):
         if ctx.rounding:  # piecewise constant
             return xp.zeros_like(g), xp.zeros_like(g)
         b, a = ctx.saved_tensors  # b = 0 gives inf/nan, as torch
+        b = xp.conj(b)  # (the identity on real operands)
         da = g / b if ctx.needs_input_grad[0] else None
-        db = -g * ((a / b) / b) if ctx.needs_input_grad[1] else None
+        db = -g * ((xp.conj(a) / b) / b) if ctx.needs_input_grad[1] else None
         return da, db
 
 
@@ -382,6 +389,7 @@ class Where(Function):
     """out = a where cond else b.   da = g * cond,  db = g * ~cond"""
 
     supports_create_graph = True
+    supports_complex = True
 
     @staticmethod
     def forward(ctx, cond, a, b):
@@ -409,6 +417,7 @@ class Maximum(Function):
 
     @staticmethod
     def forward(ctx, a, b, pick_max=True):
+        refuse_complex_order("maximum" if pick_max else "minimum", a, b)
         ctx.save_for_backward(a, b)  # as they came (a cast copy would be cut from the graph)
         a, b, _ = _promote(a, b, "maximum" if pick_max else "minimum")
         fn = np.maximum if pick_max else np.minimum

@@ -8,8 +8,10 @@ from __future__ import annotations
 import numpy as np
 
 from .._tensor import Tensor
-from ._util import broadcast_error
+from ._util import broadcast_error, refuse_complex_order
 from .arithmetic import _checked, _promote
+
+_ORDERED = frozenset(("lt", "le", "gt", "ge"))
 
 
 def _compare(np_fn, name):
@@ -18,6 +20,8 @@ def _compare(np_fn, name):
         b = other._data if isinstance(other, Tensor) else other
         if isinstance(b, (list, tuple)):
             b = np.asarray(b)
+        if name in _ORDERED:
+            refuse_complex_order(name, a, b)
         a, b, _ = _promote(a, b, name)
         return Tensor._make(np.asarray(_checked(name, a, b, np_fn)))
 

@@ -109,6 +109,8 @@ def _infer_np_dtype(data, op: str = "tensor") -> np.dtype:
         return np.dtype(np.int64)
     if arr.dtype.kind == "b":
         return np.dtype(np.bool_)
+    if arr.dtype.kind == "c":  # Python complex numbers: the default complex dtype (torch)
+        return dt.default_complex_np_dtype()
     raise TypeError(
         f"{op}(): could not infer a dtype from data of type {type(data).__name__} "
         f"(expected numbers, bools, nested lists of them, arrays or tensors)"
@@ -172,7 +174,7 @@ def _sizes(size, name: str) -> tuple[int, ...]:
 
 def _random_float_dtype(dtype, name: str) -> np.dtype:
     np_dtype = _dtype_or_default(dtype)
-    if np_dtype.kind != "f":
+    if np_dtype.kind not in "fc":
         raise TypeError(f"{name}(): expected a floating point dtype, got {dt.to_dtype(dtype)}")
     return np_dtype
 
@@ -317,8 +319,20 @@ def rand(*sizes, size=None, generator=None, dtype=None, device=None, requires_gr
     """Uniform samples on [0, 1) (the shape as in :func:`zeros`)."""
     check_device(device)
     shape = _sizes(int_list(sizes, size, "rand", "size"), "rand")
-    data = uniform01(_numpy_generator(generator), shape, _random_float_dtype(dtype, "rand"))
+    np_dtype = _random_float_dtype(dtype, "rand")
+    data = _random_parts(uniform01, _numpy_generator(generator), shape, np_dtype, 1.0)
     return _finish(data, requires_grad)
+
+
+def _random_parts(draw, rng, shape: tuple, np_dtype: np.dtype, complex_scale: float) -> np.ndarray:
+    """``draw(rng, shape, np_dtype)``; for a complex dtype, real and imaginary parts drawn
+    independently in the matching real dtype and scaled by ``complex_scale`` (torch: randn's
+    parts have variance 1/2, so that E|z|^2 = 1; rand's are uniform on [0, 1) each)."""
+    if np_dtype.kind != "c":
+        return draw(rng, shape, np_dtype)
+    part_dtype = np.dtype(np.float32 if np_dtype == np.complex64 else np.float64)
+    parts = draw(rng, shape + (2,), part_dtype) * part_dtype.type(complex_scale)
+    return (parts[..., 0] + 1j * parts[..., 1]).astype(np_dtype)
 
 
 def randn(
@@ -328,7 +342,7 @@ def randn(
     check_device(device)
     shape = _sizes(int_list(sizes, size, "randn", "size"), "randn")
     np_dtype = _random_float_dtype(dtype, "randn")
-    data = standard_normal(_numpy_generator(generator), shape, np_dtype)
+    data = _random_parts(standard_normal, _numpy_generator(generator), shape, np_dtype, 0.5**0.5)
     return _finish(data, requires_grad)
 
 

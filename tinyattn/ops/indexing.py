@@ -105,6 +105,7 @@ class Index(Function):
     """out = x[index].   dx = zeros like x with g added at index (repeats accumulate)"""
 
     supports_create_graph = True
+    supports_complex = True
 
     @staticmethod
     def forward(ctx, x, index):
@@ -174,6 +175,7 @@ class IndexPut(Function):
     """
 
     supports_create_graph = True
+    supports_complex = True
 
     @staticmethod
     def forward(ctx, x, value, index, accumulate=False):

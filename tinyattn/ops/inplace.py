@@ -60,8 +60,10 @@ def check_inplace_allowed(t: Tensor, op: str) -> None:
 def _can_cast(src: np.dtype, dst: np.dtype) -> bool:
     """torch's rule for writing a result into a tensor: never float into an integer or bool,
     never a number into bool; integers of any sign and width convert (uint8 += int64 wraps)."""
+    if src.kind == "c":  # (torch: a complex result into a real tensor is refused)
+        return dst.kind == "c"
     if src.kind == "f":
-        return dst.kind == "f"
+        return dst.kind in "fc"
     return dst.kind != "b" or src.kind == "b"
 
 
@@ -142,9 +144,16 @@ def apply_inplace(t: Tensor, fn: type[Function], *args, **kwargs) -> Tensor:
         _write(t, _as_array(fn.forward(NoGradContext(), t._data, *arrays, **kwargs)), op)
         return t
 
-    if t._data.dtype.kind != "f":
+    if t._data.dtype.kind not in "fc":
         raise RuntimeError(
             f"{op}: cannot write a result that requires grad into a {t.dtype} tensor"
+        )
+    if t._base is not None and t._base._data.dtype != t._data.dtype:
+        raise NotImplementedError(
+            f"{op}: an in-place write that requires grad through a view of another dtype "
+            f"(.real, .imag, view_as_real, view_as_complex: a {t.dtype} view of a "
+            f"{t._base.dtype} tensor) is not supported by tinyattn's autograd; write into "
+            "the base tensor, or use out-of-place ops (e.g. torch.complex(re, im))"
         )
     result = fn.apply(t, *args, **kwargs)
     node = result._grad_fn
@@ -190,6 +199,13 @@ def refresh_view(view: Tensor) -> None:
     view._view_version = view._version.value
     if not base._requires_grad or not np.may_share_memory(view._data, base._data):
         return
+    if base._data.dtype != view._data.dtype:
+        raise NotImplementedError(
+            f"the base of this {view.dtype} view (.real, .imag, view_as_real or "
+            f"view_as_complex of a {base.dtype} tensor) was written in place after the view "
+            "was made; tinyattn's autograd cannot re-derive such a view's gradient: take the "
+            "view again after the write"
+        )
     view._grad_fn = _as_strided_node(view, base)
     view._requires_grad = True
 

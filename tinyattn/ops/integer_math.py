@@ -4,8 +4,9 @@ isposinf/isneginf/isreal, angle, the conjugate/negative-bit no-ops, rsub, heavis
 Operands broadcast and promote as in ``arithmetic.py``. gcd, lcm, frexp and nextafter are
 piecewise constant or bit manipulations: their results are outside the graph (torch has
 no derivative for them either). ``angle`` of a real tensor is 0 or pi, with gradient 0.
-There is no complex dtype here, so ``conj``/``resolve_conj``/``resolve_neg`` return their
-input and ``is_conj``/``is_neg`` are False.
+``conj`` of a real tensor is the tensor itself; of a complex one, a new tensor
+(``ops/complex.py``); there is no lazy conjugate or negative bit, so ``resolve_conj``/
+``resolve_neg`` return their input and ``is_conj``/``is_neg`` are False.
 """
 
 from __future__ import annotations
@@ -184,26 +185,40 @@ def isneginf(input: Tensor) -> Tensor:
 
 
 def isreal(input: Tensor) -> Tensor:
-    """True everywhere: there are no complex dtypes here (bool, same shape)."""
-    return Tensor._make(np.ones(_tensor(input, "isreal")._data.shape, dtype=bool))
+    """True where the imaginary part is 0 (everywhere for a real tensor; bool, same shape)."""
+    data = _tensor(input, "isreal")._data
+    if data.dtype.kind == "c":
+        return Tensor._make(data.imag == 0)
+    return Tensor._make(np.ones(data.shape, dtype=bool))
 
 
 class Angle(Function):
-    """out = angle(x) for real x: pi where x < 0, 0 where x >= 0, NaN at NaN.
+    """out = angle(x): for real x, pi where x < 0, 0 where x >= 0, NaN at NaN; for complex
+    z = a + ib, atan2(b, a).
 
-    dx = 0 (piecewise constant; torch's gradient for real inputs is 0 too)
+    dx = 0 for real x (piecewise constant; torch's gradient for real inputs is 0 too);
+    dz = g * i z / |z|**2 for complex z (0 at z = 0, as torch)
     """
 
     supports_create_graph = True
+    supports_complex = True
 
     @staticmethod
     def forward(ctx, x):
+        if x.dtype.kind == "c":
+            ctx.save_for_backward(x)
+            return np.angle(x)
         out = np.where(x < 0, math.pi, 0.0).astype(x.dtype)
         return np.where(np.isnan(x), x, out)
 
     @staticmethod
     def backward(ctx, g):
-        return ctx.xp.zeros_like(g)
+        xp = ctx.xp
+        if not ctx.saved_tensors:
+            return xp.zeros_like(g)
+        (z,) = ctx.saved_tensors
+        squared = xp.real(z * xp.conj(z))
+        return xp.where(squared == 0, 0, g * 1j * z / xp.where(squared == 0, 1, squared))
 
 
 @gradient_doc(Angle)
@@ -213,7 +228,7 @@ def angle(input: Tensor) -> Tensor:
     Integer and bool tensors give the default float dtype; the shape is kept.
     """
     x = _tensor(input, "angle")
-    if x._data.dtype.kind != "f":
+    if x._data.dtype.kind not in "fc":
         from .unary import cast
 
         x = cast(x, dt.get_default_dtype())
@@ -221,13 +236,22 @@ def angle(input: Tensor) -> Tensor:
 
 
 def conj(input: Tensor) -> Tensor:
-    """The complex conjugate: ``input`` itself (real dtypes only here, as torch returns self)."""
-    return _tensor(input, "conj")
+    """The complex conjugate ``a - ib``; a real tensor itself (as torch returns self).
+
+    dz = conj(g)  (``ops.complex.Conj``)
+    """
+    x = _tensor(input, "conj")
+    if x._data.dtype.kind == "c":
+        from .complex import conj_complex
+
+        return conj_complex(x)
+    return x
 
 
 def conj_physical(input: Tensor) -> Tensor:
-    """The materialised conjugate: ``input`` itself for real dtypes (as torch)."""
-    return _tensor(input, "conj_physical")
+    """The materialised conjugate: ``conj`` (a new tensor for complex dtypes, ``input``
+    itself for real ones, as torch)."""
+    return conj(_tensor(input, "conj_physical"))
 
 
 def resolve_conj(input: Tensor) -> Tensor:

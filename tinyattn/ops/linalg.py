@@ -41,9 +41,11 @@ def _same_dtype(a: np.ndarray, b: np.ndarray, op: str):
 
 
 class Matmul(Function):
-    """C = A @ B.   dA = dC @ B^T,  dB = A^T @ dC  (1-D operands are treated as row/column vectors)"""
+    """C = A @ B.   dA = dC @ B^H,  dB = A^H @ dC  (1-D operands are treated as row/column vectors;
+    ^H is the conjugate transpose, the transpose for real operands)"""
 
     supports_create_graph = True
+    supports_complex = True
 
     @staticmethod
     def forward(ctx, a, b):
@@ -57,6 +59,7 @@ class Matmul(Function):
     def backward(ctx, g):
         xp = ctx.xp
         a, b = ctx.saved_tensors  # an unsaved operand wants a gradient: its shape is in meta
+        a, b = xp.conj(a), xp.conj(b)  # (the identity on real operands and on None)
         a_ndim = a.ndim if a is not None else len(ctx.input_meta[0][0])
         b_ndim = b.ndim if b is not None else len(ctx.input_meta[1][0])
         need_a, need_b = ctx.needs_input_grad
@@ -517,12 +520,13 @@ class Einsum(Function):
     """out = einsum(subscripts, *operands).
 
     The gradient of operand i is itself an einsum: contract the output gradient
-    with every other operand, producing operand i's subscripts. Letters that only
+    with every other operand (conjugated, if complex), producing operand i's subscripts. Letters that only
     operand i has (summed away in forward) are broadcast back; repeated letters
     (a diagonal/trace) put the gradient on that diagonal.
     """
 
     supports_create_graph = True
+    supports_complex = True
 
     @staticmethod
     def forward(ctx, *operands, terms, out, sizes):
@@ -532,7 +536,7 @@ class Einsum(Function):
 
     @staticmethod
     def backward(ctx, g):
-        operands = ctx.saved_tensors
+        operands = tuple(ctx.xp.conj(x) for x in ctx.saved_tensors)  # (real: the identity)
         grads = []
         for i, need in enumerate(ctx.needs_input_grad):
             grads.append(_einsum_grad(ctx.xp, g, ctx, operands, i) if need else None)

@@ -38,6 +38,7 @@ class Repeat(Function):
     """out = x tiled ``reps`` times per dim.   dx = sum of g over the tiles"""
 
     supports_create_graph = True
+    supports_complex = True
 
     @staticmethod
     def forward(ctx, x, reps):
@@ -135,6 +136,7 @@ class Cat(Function):
     """out = inputs joined along ``dim``.   d input_i = the matching slice of g"""
 
     supports_create_graph = True
+    supports_complex = True
 
     @staticmethod
     def forward(ctx, *xs, dim):
@@ -194,6 +196,7 @@ class Stack(Function):
     """out = inputs stacked along a new ``dim``.   d input_i = g selected at i along dim"""
 
     supports_create_graph = True
+    supports_complex = True
 
     @staticmethod
     def forward(ctx, *xs, dim):
@@ -225,6 +228,7 @@ class Flip(Function):
     """out = x reversed along ``dims``.   dx = g reversed along ``dims``"""
 
     supports_create_graph = True
+    supports_complex = True
 
     @staticmethod
     def forward(ctx, x, dims):
@@ -251,6 +255,7 @@ class Roll(Function):
     """out = x shifted cyclically.   dx = g shifted back"""
 
     supports_create_graph = True
+    supports_complex = True
 
     @staticmethod
     def forward(ctx, x, shifts, dims):

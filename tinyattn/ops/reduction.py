@@ -16,7 +16,7 @@ from .. import _dtype as dt
 from .._tensor import Tensor
 from ..autograd.function import Function
 from ._accumulation import accumulates_in_float32
-from ._util import gradient_doc, normalize_dim, normalize_dims
+from ._util import gradient_doc, normalize_dim, normalize_dims, refuse_complex_order
 from .cumulative import cumsum
 
 __all__ = [
@@ -55,6 +55,7 @@ class Sum(Function):
     """out = sum of x over ``dim``.   dx = g broadcast over the summed dims"""
 
     supports_create_graph = True
+    supports_complex = True
 
     @staticmethod
     def forward(ctx, x, axes, keepdim, np_dtype):
@@ -84,6 +85,7 @@ class Mean(Function):
     """out = mean of x over ``dim``.   dx = g / n broadcast over the reduced dims"""
 
     supports_create_graph = True
+    supports_complex = True
 
     @staticmethod
     def forward(ctx, x, axes, keepdim):
@@ -105,7 +107,7 @@ def mean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tenso
     """Mean over ``dim``; the input must be floating (as in torch)."""
     if dtype is not None:
         input = input.to(dtype)
-    if input._data.dtype.kind != "f":
+    if input._data.dtype.kind not in "fc":
         raise RuntimeError(
             "mean(): could not infer output dtype. Input dtype must be either a floating point "
             f"or complex dtype. Got: {input.dtype}"
@@ -281,6 +283,7 @@ def _check_nonempty(input, axes, op):
 @gradient_doc(Amax)
 def amax(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
     """The max over ``dim`` (all dims when empty), values only."""
+    refuse_complex_order("amax", input)
     axes = normalize_dims(dim if dim != () else None, input.ndim, "amax")
     _check_nonempty(input, axes, "amax")
     return Amax.apply(input, axes, keepdim, True, False)
@@ -289,6 +292,7 @@ def amax(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
 @gradient_doc(Amax)
 def amin(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
     """The min over ``dim`` (all dims when empty), values only."""
+    refuse_complex_order("amin", input)
     axes = normalize_dims(dim if dim != () else None, input.ndim, "amin")
     _check_nonempty(input, axes, "amin")
     return Amax.apply(input, axes, keepdim, False, False)
@@ -319,6 +323,7 @@ class MaxDim(Function):
 
 def _max_min(input, dim, keepdim, other, pick_max: bool):
     name = "max" if pick_max else "min"
+    refuse_complex_order(name, input)
     if isinstance(dim, Tensor):  # torch.max(a, b): elementwise
         other, dim = dim, None
     if other is not None:
@@ -365,6 +370,7 @@ def min(input: Tensor, dim=None, keepdim: bool = False, *, other=None):
 
 def _arg_reduction_dim(input: Tensor, dim, op: str) -> int | None:
     """``dim`` normalised (None: flattened); an empty reduction has no argmax/argmin."""
+    refuse_complex_order(op, input)
     if dim is None:
         if input.numel() == 0:
             raise IndexError(

@@ -27,7 +27,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from ..autograd.function import Function
-from ._util import gradient_doc, normalize_dim
+from ._util import gradient_doc, normalize_dim, refuse_complex_order
 from .indexing import Gather
 
 __all__ = [
@@ -64,6 +64,7 @@ mode_return = _values_indices("mode")
 def _check_input(input, op: str) -> Tensor:
     if not isinstance(input, Tensor):
         raise TypeError(f"{op}(): argument 'input' must be a Tensor, not {type(input).__name__}")
+    refuse_complex_order(op, input)
     return input
 
 

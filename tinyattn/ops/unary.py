@@ -11,20 +11,34 @@ import numpy as np
 from .. import _dtype as dt
 from .._tensor import Tensor
 from ..autograd.function import Function
-from ._util import broadcast_error, gradient_doc, sgn, to_float
+from ._util import broadcast_error, gradient_doc, refuse_complex_order, sgn, to_float
 from .arithmetic import _tensor
 
 # -- unary math ----------------------------------------------------------------------------
 
 
-def _unary(name: str, forward, backward, doc: str, saves: str = "input", keep_int=False):
+def _unary(
+    name: str,
+    forward,
+    backward,
+    doc: str,
+    saves: str = "input",
+    keep_int=False,
+    holomorphic=False,
+    complex_as_written=False,
+):
     """Build a one-input ``Function`` from its forward and backward formulas.
 
     ``backward(xp, g, x, out)`` gets the namespace to compute with (``ctx.xp``: NumPy,
     or Tensors under ``create_graph``) and the saved input and/or output (None if unsaved).
     ``keep_int``: integer inputs keep their dtype (neg, abs, square); otherwise
     they are computed in the default float dtype, as torch does for exp, log ...
+    ``holomorphic``: the formula ``g * f'(x)`` also holds for complex ``x``; torch's
+    convention then wants ``g * conj(f'(x))``, computed as ``conj(backward(conj(g)))``.
+    ``complex_as_written``: the formula already follows that convention (abs).
     """
+    if holomorphic:
+        doc += "\n    (complex x: dx = g * conj(f'(x)), torch's convention, docs/complex.md)"
 
     save_input, save_output = "input" in saves, "output" in saves
 
@@ -44,7 +58,10 @@ def _unary(name: str, forward, backward, doc: str, saves: str = "input", keep_in
 
     def bwd(ctx, g):
         x, out = ctx.saved_tensors
-        return backward(ctx.xp, g, x, out)
+        xp = ctx.xp
+        if holomorphic and xp.iscomplexobj(x if x is not None else out):
+            return xp.conj(backward(xp, xp.conj(g), x, out))
+        return backward(xp, g, x, out)
 
     cls = type(
         name,
@@ -54,24 +71,40 @@ def _unary(name: str, forward, backward, doc: str, saves: str = "input", keep_in
             "backward": staticmethod(bwd),
             "__doc__": doc,
             "supports_create_graph": True,
+            "supports_complex": holomorphic or complex_as_written,
         },
     )
     return cls
 
 
-Neg = _unary("Neg", np.negative, lambda xp, g, x, y: -g, "out = -x.   dx = -g", "", keep_int=True)
+Neg = _unary("Neg", np.negative, lambda xp, g, x, y: -g, "out = -x.   dx = -g", "", True, True)
 Abs = _unary(  # sgn(NaN) = 0, as torch: a NaN element gets gradient 0
-    "Abs", np.abs, lambda xp, g, x, y: g * xp.sgn(x), "out = |x|.   dx = g * sign(x)", keep_int=True
+    "Abs",
+    np.abs,
+    lambda xp, g, x, y: g * xp.sgn(x),
+    "out = |x|.   dx = g * sgn(x)  (sgn(z) = z / |z| for complex z)",
+    keep_int=True,
+    complex_as_written=True,
 )
-Exp = _unary("Exp", np.exp, lambda xp, g, x, y: g * y, "out = exp(x).   dx = g * out", "output")
+Exp = _unary(
+    "Exp",
+    np.exp,
+    lambda xp, g, x, y: g * y,
+    "out = exp(x).   dx = g * out",
+    "output",
+    holomorphic=True,
+)
 Expm1 = _unary(
     "Expm1",
     np.expm1,
     lambda xp, g, x, y: g * (y + 1),
     "out = exp(x) - 1.   dx = g * (out + 1)",
     "output",
+    holomorphic=True,
 )
-Log = _unary("Log", np.log, lambda xp, g, x, y: g / x, "out = log(x).   dx = g / x")
+Log = _unary(
+    "Log", np.log, lambda xp, g, x, y: g / x, "out = log(x).   dx = g / x", holomorphic=True
+)
 Log2 = _unary(
     "Log2",
     np.log2,
@@ -79,10 +112,19 @@ Log2 = _unary(
     "out = log2(x).   dx = g / (x ln 2)",
 )
 Log1p = _unary(
-    "Log1p", np.log1p, lambda xp, g, x, y: g / (1 + x), "out = log(1 + x).   dx = g / (1 + x)"
+    "Log1p",
+    np.log1p,
+    lambda xp, g, x, y: g / (1 + x),
+    "out = log(1 + x).   dx = g / (1 + x)",
+    holomorphic=True,
 )
 Sqrt = _unary(
-    "Sqrt", np.sqrt, lambda xp, g, x, y: g / (2 * y), "out = sqrt(x).   dx = g / (2 out)", "output"
+    "Sqrt",
+    np.sqrt,
+    lambda xp, g, x, y: g / (2 * y),
+    "out = sqrt(x).   dx = g / (2 out)",
+    "output",
+    holomorphic=True,
 )
 Rsqrt = _unary(
     "Rsqrt",
@@ -90,15 +132,29 @@ Rsqrt = _unary(
     lambda xp, g, x, y: -0.5 * g * y * y * y,
     "out = 1/sqrt(x).   dx = -g * out**3 / 2",
     "output",
+    holomorphic=True,
 )
-Sin = _unary("Sin", np.sin, lambda xp, g, x, y: g * xp.cos(x), "out = sin(x).   dx = g * cos(x)")
-Cos = _unary("Cos", np.cos, lambda xp, g, x, y: -g * xp.sin(x), "out = cos(x).   dx = -g * sin(x)")
+Sin = _unary(
+    "Sin",
+    np.sin,
+    lambda xp, g, x, y: g * xp.cos(x),
+    "out = sin(x).   dx = g * cos(x)",
+    holomorphic=True,
+)
+Cos = _unary(
+    "Cos",
+    np.cos,
+    lambda xp, g, x, y: -g * xp.sin(x),
+    "out = cos(x).   dx = -g * sin(x)",
+    holomorphic=True,
+)
 Tanh = _unary(
     "Tanh",
     np.tanh,
     lambda xp, g, x, y: g * (1 - y * y),
     "out = tanh(x).   dx = g * (1 - out**2)",
     "output",
+    holomorphic=True,
 )
 Reciprocal = _unary(
     "Reciprocal",
@@ -106,6 +162,7 @@ Reciprocal = _unary(
     lambda xp, g, x, y: -g * y * y,
     "out = 1/x.   dx = -g * out**2",
     "output",
+    holomorphic=True,
 )
 Square = _unary(  # bool squares to int64, as torch
     "Square",
@@ -113,6 +170,7 @@ Square = _unary(  # bool squares to int64, as torch
     lambda xp, g, x, y: 2 * g * x,
     "out = x**2.   dx = 2 g x",
     keep_int=True,
+    holomorphic=True,
 )
 
 
@@ -175,6 +233,7 @@ class Clamp(Function):
 
     @staticmethod
     def forward(ctx, x, lo, hi):
+        refuse_complex_order("clamp", x, lo, hi)
         out = x
         try:
             if lo is not None:
@@ -260,9 +319,12 @@ class Cast(Function):
     """out = x converted to another dtype.   dx = g (cast back to x's dtype by the engine)"""
 
     supports_create_graph = True
+    supports_complex = True
 
     @staticmethod
     def forward(ctx, x, np_dtype, copy=False):
+        if x.dtype.kind == "c" and np_dtype.kind != "c":  # the real part (torch warns, once)
+            return x.real.astype(np_dtype)
         return x.astype(np_dtype, copy=copy)
 
     @staticmethod
@@ -274,6 +336,7 @@ class Clone(Function):
     """out = a copy of x.   dx = g"""
 
     supports_create_graph = True
+    supports_complex = True
 
     @staticmethod
     def forward(ctx, x, order="K"):
@@ -322,6 +385,11 @@ def _rounding(input: Tensor, fn, op: str) -> Tensor:
 @gradient_doc(_ZeroGrad)
 def sign(input: Tensor) -> Tensor:
     """-1, 0 or 1 by the sign of each element (0 for NaN, as torch). dx = 0."""
+    if _tensor(input, "sign")._data.dtype.kind == "c":
+        raise RuntimeError(
+            "sign(): Unlike NumPy, torch.sign is not intended to support complex numbers. "
+            "Please use torch.sgn instead."
+        )
     return _ZeroGrad.apply(_tensor(input, "sign"), sgn)
 
 
@@ -375,7 +443,13 @@ def cast(input: Tensor, target: dt.dtype, copy: bool = False) -> Tensor:
     """``input`` converted to ``target``; the same tensor when nothing changes."""
     if input._data.dtype == target.np_dtype and not copy:
         return input
-    if not target.is_floating_point:  # integer results are outside the graph, as in torch
+    if input._data.dtype.kind == "c" and not target.is_complex:
+        from .complex import warn_discarding_imaginary
+
+        warn_discarding_imaginary()
+        if not target.is_floating_point:
+            return Tensor._make(input._data.real.astype(target.np_dtype))
+    if not (target.is_floating_point or target.is_complex):  # outside the graph, as in torch
         return Tensor._make(input._data.astype(target.np_dtype))
     return Cast.apply(input, target.np_dtype, copy=copy)
 

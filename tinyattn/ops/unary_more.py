@@ -87,8 +87,12 @@ def frac(input: Tensor) -> Tensor:
 
 @gradient_doc(_ZeroGrad)
 def sgn(input: Tensor) -> Tensor:
-    """``sign(x)`` (for real tensors torch's ``sgn`` is ``sign``). dx = 0."""
+    """``sign(x)`` for real tensors (dx = 0); ``z / |z|`` (0 at 0) for complex ones, as torch."""
     x = _tensor(input, "sgn")
+    if x._data.dtype.kind == "c":
+        from .complex import sgn_complex
+
+        return sgn_complex(x)
     if x._data.dtype == np.bool_:
         return Tensor._make(x._data.copy())
     return _ZeroGrad.apply(x, _sign_nan_zero)

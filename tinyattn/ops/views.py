@@ -76,6 +76,7 @@ class Reshape(Function):
     """out = x with a new shape (same elements, row-major order).   dx = g.reshape(x.shape)"""
 
     supports_create_graph = True
+    supports_complex = True
 
     @staticmethod
     def forward(ctx, x, shape, must_view):
@@ -197,6 +198,7 @@ class Permute(Function):
     """out = x with its axes reordered.   dx = g with the inverse order"""
 
     supports_create_graph = True
+    supports_complex = True
 
     @staticmethod
     def forward(ctx, x, dims):
@@ -287,6 +289,7 @@ class Expand(Function):
     """out = x broadcast to a larger shape (a read-only view).   dx = g summed over the copies"""
 
     supports_create_graph = True
+    supports_complex = True
 
     @staticmethod
     def forward(ctx, x, shape):
@@ -336,6 +339,7 @@ class Narrow(Function):
     """out = x[..., start:start+length, ...] along ``dim`` (a view).   dx = g placed there, 0 elsewhere"""
 
     supports_create_graph = True
+    supports_complex = True
 
     @staticmethod
     def forward(ctx, x, dim, start, length):
@@ -369,6 +373,7 @@ class Select(Function):
     """out = x[..., index, ...] along ``dim``, dropping that dim (a view).   dx = g placed at index"""
 
     supports_create_graph = True
+    supports_complex = True
 
     @staticmethod
     def forward(ctx, x, dim, index):

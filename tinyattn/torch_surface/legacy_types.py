@@ -32,7 +32,7 @@ from .layouts import strided
 _PREFIX = {
     "float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
     "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-    "bool": "Bool",
+    "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble",
 }  # fmt: skip
 
 

@@ -74,11 +74,17 @@ def _prepare(key, owner, name, is_param, value, assign: bool):
             f'While copying the {what} named "{key}", expected a tensor or a numeric '
             f"array-like from checkpoint but {err}"
         ) from None
-    if arr.dtype.kind not in "biuf":
+    if arr.dtype.kind not in "biufc":
         raise ValueError(
             f'While copying the {what} named "{key}", expected numbers from checkpoint but '
-            f"received an array of dtype {arr.dtype} (object, string, complex and date "
-            "arrays cannot be loaded into a tensor)"
+            f"received an array of dtype {arr.dtype} (object, string and date arrays cannot "
+            "be loaded into a tensor)"
+        )
+    if arr.dtype.kind == "c" and not assign and target._data.dtype.kind != "c":
+        raise ValueError(
+            f'While copying the {what} named "{key}": a complex value from checkpoint cannot '
+            f"be copied into a real {what} of dtype {target._data.dtype} without losing its "
+            "imaginary part"
         )
     lazy = isinstance(target, (UninitializedParameter, UninitializedBuffer))
     if not lazy and target._data.ndim == 0 and arr.shape == (1,):
