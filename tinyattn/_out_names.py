@@ -52,6 +52,11 @@ OUT_SPECIAL = (
     "ndtr", "ndtri", "polygamma", "psi", "round", "sinc", "xlog1py", "xlogy", "zeta",
 )  # fmt: skip
 
+OUT_FFT = (
+    "fft", "fft2", "fftfreq", "fftn", "ifft", "ifft2", "ifftn", "irfft", "irfft2", "irfftn",
+    "rfft", "rfft2", "rfftfreq", "rfftn",
+)  # fmt: skip
+
 OUT_NN_FUNCTIONAL = (
     "avg_pool2d", "avg_pool3d", "gelu", "hardshrink", "linear", "logsigmoid", "normalize",
     "softplus", "softshrink",
@@ -68,7 +73,7 @@ ALLOWS_GRAD = (
     "nonzero", "not_equal", "nuclear_norm", "quantile", "searchsorted", "signbit",
     "slice_copy", "slice_scatter", "softmax", "squeeze_copy", "t_copy", "tensordot",
     "unbind_copy", "unsqueeze_copy", "linalg_matrix_norm", "linalg_matrix_power",
-    "linalg_matrix_rank", "linalg_norm", "special_ndtr",
+    "linalg_matrix_rank", "linalg_norm", "special_ndtr", "fft_ifft",
 )  # fmt: skip
 
 # The name torch's autograd refusal gives where it is not the function's own
@@ -136,6 +141,17 @@ AUTOGRAD_ERROR_NAME = {
     "special_round": "round",
     "special_sinc": "sinc",
     "special_xlogy": "xlogy",
+    "fft_fft": "_fft_r2c",
+    "fft_fft2": "_fft_c2c",
+    "fft_fftn": "_fft_c2c",
+    "fft_ifft2": "_fft_c2c",
+    "fft_ifftn": "_fft_c2c",
+    "fft_irfft": "_fft_c2r",
+    "fft_irfft2": "_fft_c2r",
+    "fft_irfftn": "_fft_c2r",
+    "fft_rfft": "_fft_r2c",
+    "fft_rfft2": "_fft_r2c",
+    "fft_rfftn": "_fft_r2c",
     "logsigmoid": "log_sigmoid_forward",
     "normalize": "div",
 }

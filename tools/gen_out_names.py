@@ -20,6 +20,7 @@ import torch
 import torch.nn.functional
 
 import tinyattn
+import tinyattn.fft
 import tinyattn.linalg
 import tinyattn.nn.functional
 import tinyattn.special  # noqa: F401 (loads the namespace names() reads)
@@ -29,6 +30,7 @@ NAMESPACES = {
     "tinyattn": torch,
     "tinyattn.linalg": torch.linalg,
     "tinyattn.special": torch.special,
+    "tinyattn.fft": torch.fft,
     "tinyattn.nn.functional": torch.nn.functional,
 }
 _DOC_OUT = re.compile(r"\bout \((Tensor|tuple)[^)]*optional\)")
@@ -150,7 +152,9 @@ def main() -> None:
         found = names(__import__(module, fromlist=["_"]), theirs)
         _print_tuple(var, found)
         print()
-        prefix = {"linalg": "linalg_", "special": "special_"}.get(module.rsplit(".", 1)[-1], "")
+        prefix = {"linalg": "linalg_", "special": "special_", "fft": "fft_"}.get(
+            module.rsplit(".", 1)[-1], ""
+        )
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             for n in found:

@@ -64,7 +64,6 @@ NOT_HERE = {
     "torch.nn.backends": _DEVICE,
     "torch.utils.hipify": _DEVICE,
     "torch.utils.mkldnn": _DEVICE,
-    "torch.fft": "complex tensors and torch.fft: " + _MISSING,
     "torch.sparse": "sparse tensors: " + _MISSING,
     "torch.masked": "masked tensors: " + _MISSING,
     "torch.distributions": "probability distributions: " + _MISSING,

@@ -260,3 +260,14 @@ def ifftshift(input: Tensor, dim=None) -> Tensor:
     """The inverse of :func:`fftshift`.   Composes: tinyattn.roll"""
     dims = _shift_dims(input, dim)
     return roll(input, tuple(-(input.shape[d] // 2) for d in dims), dims)
+
+
+# torch's keyword arguments: pin_memory= on the frequency factories, out= on every function
+# (tinyattn/_out.py; the names are data in tinyattn/_out_names.py)
+from .._out import install as _install_out  # noqa: E402
+from .._out_names import OUT_FFT as _OUT_NAMES  # noqa: E402
+from ..torch_surface.factory_options import with_factory_options as _factory  # noqa: E402
+
+fftfreq = _factory(fftfreq, "fftfreq", ("pin_memory",))
+rfftfreq = _factory(rfftfreq, "rfftfreq", ("pin_memory",))
+_install_out(globals(), _OUT_NAMES, "fft_")
