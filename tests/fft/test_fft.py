@@ -135,3 +135,16 @@ def test_bad_input_that_torch_refuses_too():
             call(torch)
         with pytest.raises((RuntimeError, ValueError)):
             call(tinyattn)
+
+
+@pytest.mark.parametrize("factory", [tinyattn.fft.fftfreq, tinyattn.fft.rfftfreq])
+def test_frequency_factories_refuse_what_a_cpu_tensor_cannot_be(factory):
+    assert factory(4, layout=tinyattn.strided, device="cpu", pin_memory=False).shape[0] >= 3
+    with pytest.raises(RuntimeError, match="not available"):
+        factory(4, device="cuda")
+    with pytest.raises(RuntimeError, match="pin_memory"):
+        factory(4, pin_memory=True)
+    with pytest.raises(NotImplementedError, match="sparse_coo"):
+        factory(4, layout=tinyattn.sparse_coo)
+    with pytest.raises(TypeError, match="'layout' must be a layout"):
+        factory(4, layout=3)

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .. import _dtype as dt
+from .._device import check_device
 from .._tensor import Tensor
 from ..ops._util import gradient_doc, normalize_dim
 from ..ops.rearrange import roll
@@ -214,6 +215,19 @@ def irfft2(input: Tensor, s=None, dim=(-2, -1), norm: str | None = None) -> Tens
     return irfftn(input, s, dim, norm)
 
 
+def _check_factory_options(op: str, layout, device, pin_memory: bool) -> None:
+    """A dense CPU tensor is all tinyattn makes: refuse any other layout, device or pinning."""
+    check_device(device)
+    if layout is not None and type(layout).__name__ != "layout":
+        raise TypeError(f"{op}(): argument 'layout' must be a layout, not {type(layout).__name__}")
+    if layout is not None and str(layout).rpartition(".")[2] != "strided":
+        raise NotImplementedError(f"{op}(): layout={layout} is not supported: tensors are dense")
+    if pin_memory:
+        raise RuntimeError(
+            f"{op}(): pin_memory=True needs an accelerator; tinyattn runs on the CPU"
+        )
+
+
 def _frequencies(values: np.ndarray, d: float, dtype, requires_grad: bool) -> Tensor:
     target = dt.to_dtype(dtype) if dtype is not None else dt.get_default_dtype()
     if not target.is_floating_point:
@@ -223,19 +237,35 @@ def _frequencies(values: np.ndarray, d: float, dtype, requires_grad: bool) -> Te
 
 
 def fftfreq(
-    n: int, d: float = 1.0, *, dtype=None, layout=None, device=None, requires_grad: bool = False
+    n: int,
+    d: float = 1.0,
+    *,
+    dtype=None,
+    layout=None,
+    device=None,
+    pin_memory: bool = False,
+    requires_grad: bool = False,
 ) -> Tensor:
     """The sample frequencies of :func:`fft` of length ``n`` and spacing ``d``:
     ``[0, 1, ..., n//2 - 1 (or n//2), -(n//2), ..., -1] / (d n)``."""
+    _check_factory_options("fftfreq", layout, device, pin_memory)
     n = _length(n, 0, "fftfreq")
     k = np.concatenate([np.arange(0, (n - 1) // 2 + 1), np.arange(-(n // 2), 0)])
     return _frequencies(k / n, d, dtype, requires_grad)
 
 
 def rfftfreq(
-    n: int, d: float = 1.0, *, dtype=None, layout=None, device=None, requires_grad: bool = False
+    n: int,
+    d: float = 1.0,
+    *,
+    dtype=None,
+    layout=None,
+    device=None,
+    pin_memory: bool = False,
+    requires_grad: bool = False,
 ) -> Tensor:
     """The sample frequencies of :func:`rfft` of length ``n``: ``[0, 1, ..., n//2] / (d n)``."""
+    _check_factory_options("rfftfreq", layout, device, pin_memory)
     n = _length(n, 0, "rfftfreq")
     return _frequencies(np.arange(n // 2 + 1) / n, d, dtype, requires_grad)
 
@@ -262,12 +292,9 @@ def ifftshift(input: Tensor, dim=None) -> Tensor:
     return roll(input, tuple(-(input.shape[d] // 2) for d in dims), dims)
 
 
-# torch's keyword arguments: pin_memory= on the frequency factories, out= on every function
-# (tinyattn/_out.py; the names are data in tinyattn/_out_names.py)
-from .._out import install as _install_out  # noqa: E402
-from .._out_names import OUT_FFT as _OUT_NAMES  # noqa: E402
-from ..torch_surface.factory_options import with_factory_options as _factory  # noqa: E402
+# torch's out= keyword on every function (tinyattn/_out.py; the names are data in
+# tinyattn/_out_names.py)
+from .._out import install as _install_out
+from .._out_names import OUT_FFT as _OUT_NAMES
 
-fftfreq = _factory(fftfreq, "fftfreq", ("pin_memory",))
-rfftfreq = _factory(rfftfreq, "rfftfreq", ("pin_memory",))
 _install_out(globals(), _OUT_NAMES, "fft_")
