@@ -15,7 +15,8 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "tinyattn"
 
-# Layer of each top-level module or subpackage of tinyattn (docs/architecture.md).
+# Layer of each module or package of tinyattn (docs/architecture.md), by dotted path below
+# ``tinyattn``: the longest listed prefix of a module's path gives its layer.
 LAYERS = {
     "_dtype": 0,
     "_device": 0,
@@ -35,12 +36,12 @@ LAYERS = {
     "_tensor_methods_elementwise": 3,
     "_tensor_methods_binary": 3,
     "_tensor_meta": 3,
-    "_tensor_more": 3,
-    "_tensor_round4": 3,
+    "torch_surface.tensor_inplace": 3,
+    "torch_surface.tensor_longtail": 3,
     "ops": 4,
     "linalg": 4,
-    "_out": 4,  # the out= wrapper linalg/special/nn.functional apply to their names
-    "_out_names": 0,  # data
+    "torch_surface.out": 4,  # the out= wrapper linalg/special/nn.functional apply to their names
+    "torch_surface.out_table": 0,  # data
     "nn": 5,
 }
 TOP = 6  # everything else: optim, utils, serialization, viz, amp, bench, demo, ...
@@ -54,10 +55,12 @@ ALLOWED_UPWARD = {
     ("_tensor_methods_elementwise", "tinyattn"),
     ("_tensor_methods_binary", "tinyattn"),
     ("_tensor", "ops"),
-    ("_tensor_more", "ops"),  # in-place composite forms (addmm_ ...) call the ops at call time
-    ("_tensor_more", "tinyattn"),
-    ("_tensor_round4", "ops"),  # older matrix functions, *_copy ... call the ops at call time
-    ("_tensor_round4", "tinyattn"),  # Tensor.hardshrink / prelu call the functional form
+    # in-place composite forms (addmm_ ...) call the ops at call time
+    ("torch_surface.tensor_inplace", "ops"),
+    ("torch_surface.tensor_inplace", "tinyattn"),
+    # older matrix functions, *_copy ... call the ops at call time
+    ("torch_surface.tensor_longtail", "ops"),
+    ("torch_surface.tensor_longtail", "tinyattn"),  # Tensor.hardshrink / prelu: the functional form
     # The einops layers (nn.Rearrange ...) share the einops backend's registration.
     ("nn", "_einops"),
     # ``nn.attention.sdpa_kernel`` sets torch's SDPA switches in ``backends.cuda`` (as torch's).
@@ -74,8 +77,18 @@ ALLOWED_FILES = {
 }
 
 
-def _layer(top: str) -> int:
-    return LAYERS.get(top, TOP)
+def _within(name: str, prefix: str) -> bool:
+    return name == prefix or name.startswith(prefix + ".")
+
+
+def _layer(name: str) -> int:
+    """The layer of the module ``name`` (dotted, below ``tinyattn``): its longest listed prefix."""
+    keys = [k for k in LAYERS if _within(name, k)]
+    return LAYERS[max(keys, key=len)] if keys else TOP
+
+
+def _allowed(own: str, name: str) -> bool:
+    return any(_within(own, a) and (b == name or _within(name, b)) for a, b in ALLOWED_UPWARD)
 
 
 def _module_parts(path: Path) -> list[str]:
@@ -83,8 +96,13 @@ def _module_parts(path: Path) -> list[str]:
     return parts[:-1] if parts[-1] == "__init__" else parts
 
 
+def _is_module(parts: list[str]) -> bool:
+    base = PACKAGE.parent.joinpath(*parts)
+    return base.with_suffix(".py").is_file() or (base / "__init__.py").is_file()
+
+
 def _imports(path: Path):
-    """(line, imported tinyattn top-level name) for every import in ``path``."""
+    """(line, imported tinyattn module, dotted below ``tinyattn``) for every import in ``path``."""
     parts = _module_parts(path)
     package = parts if path.name == "__init__.py" else parts[:-1]
     for node in ast.walk(ast.parse(path.read_text())):
@@ -92,7 +110,7 @@ def _imports(path: Path):
             for alias in node.names:
                 names = alias.name.split(".")
                 if names[0] == "tinyattn":
-                    yield node.lineno, names[1] if len(names) > 1 else "tinyattn"
+                    yield node.lineno, ".".join(names[1:]) or "tinyattn"
         elif isinstance(node, ast.ImportFrom):
             if node.level:
                 base = package[: len(package) - (node.level - 1)]
@@ -101,11 +119,10 @@ def _imports(path: Path):
                 target = (node.module or "").split(".")
             if not target or target[0] != "tinyattn":
                 continue
-            if len(target) > 1:
-                yield node.lineno, target[1]
-            else:  # ``from .. import x``: each name is a module of the package
-                for alias in node.names:
-                    yield node.lineno, alias.name
+            for alias in node.names:  # ``from .. import x``: x may be a module of the package
+                full = [*target, alias.name]
+                chosen = full if _is_module(full) else target
+                yield node.lineno, ".".join(chosen[1:]) or "tinyattn"
 
 
 FILES = sorted(p for p in PACKAGE.rglob("*.py"))
@@ -113,13 +130,13 @@ FILES = sorted(p for p in PACKAGE.rglob("*.py"))
 
 def test_the_scan_sees_the_package():
     assert len(FILES) > 50
-    found = {name for f in FILES for _, name in _imports(f)}
+    found = {name.split(".")[0] for f in FILES for _, name in _imports(f)}
     assert {"autograd", "ops", "_tensor", "kernels"} <= found
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(PACKAGE.parent)))
 def test_imports_point_down(path):
-    own = _module_parts(path)[1] if len(_module_parts(path)) > 1 else "tinyattn"
+    own = ".".join(_module_parts(path)[1:]) or "tinyattn"
     if str(path.relative_to(PACKAGE).as_posix()) in ALLOWED_FILES:
         return
     if own == "tinyattn" or _layer(own) == TOP:
@@ -127,8 +144,8 @@ def test_imports_point_down(path):
     upward = [
         f"line {line}: {own} (layer {_layer(own)}) imports {name} (layer {_layer(name)})"
         for line, name in _imports(path)
-        if name != own
-        and (own, name) not in ALLOWED_UPWARD
+        if not _within(name, own.split(".")[0])
+        and not _allowed(own, name)
         and (name == "tinyattn" or _layer(name) > _layer(own))
     ]
     assert not upward, "imports that reach up a layer:\n" + "\n".join(upward)

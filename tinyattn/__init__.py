@@ -294,8 +294,8 @@ _einops.install()  # einops finds tinyattn tensors once einops is imported (cost
 from .ops.rearrange import meshgrid
 
 # -- elementwise breadth --
-from .ops import binary_more, logic, trig, unary_more
-from .ops.binary_more import (
+from .ops import binary, logic, trig, unary_inplace
+from .ops.binary import (
     addcdiv,
     addcmul,
     arctan2,
@@ -332,7 +332,7 @@ from .ops.trig import (
     sinh,
     tan,
 )
-from .ops.unary_more import (
+from .ops.unary_inplace import (
     clamp_max,
     clamp_min,
     exp2,
@@ -359,7 +359,7 @@ from .ops.scatter import (
     select_scatter,
     slice_scatter,
 )
-from .ops.shape_more import (
+from .ops.shape_composites import (
     atleast_1d,
     atleast_2d,
     atleast_3d,
@@ -461,13 +461,13 @@ from .ops.special import digamma, erfc, erfinv, i0, lgamma, mvlgamma, polygamma
 # -- torch's top-level forms of functional ops and in-place methods (no new ops) --
 # (each module lists its names in ``__all__``: ``dropout``, ``layer_norm``, ``embedding``,
 # ``conv2d`` ... with torch's top-level signatures; ``exp_``, ``fill`` ... in place)
-from ._torch_functional_aliases import *  # noqa: F403
-from ._torch_functional_more import *  # noqa: F403
-from ._torch_inplace_aliases import *  # noqa: F403
-from ._torch_more_names import *  # noqa: F403
+from .torch_surface.functional_forms import *  # noqa: F403
+from .torch_surface.functional_forms_nn import *  # noqa: F403
+from .torch_surface.inplace import *  # noqa: F403
+from .torch_surface.aliases import *  # noqa: F403
 
 # -- global switches and small queries (_switches.py) --
-from ._switches import (
+from .torch_surface.switches import (
     are_deterministic_algorithms_enabled,
     compiled_with_cxx11_abi,
     get_deterministic_debug_mode,
@@ -496,9 +496,9 @@ autograd.inference_mode = inference_mode
 # (the math ops below replace the alias modules' forms of the same names: addmv, addr,
 # rsub, the conj family, logspace, the windows ... have their own ops and tests)
 # -- math ops breadth (ops/integer_math.py, linalg_helpers.py ...) --
-from .ops.creation_more import asarray, binomial, empty_strided, frombuffer, poisson
-from .ops.creation_more import randint_like, scalar_tensor
-from .ops.index_more import index_reduce, put
+from .ops.factories import asarray, binomial, empty_strided, frombuffer, poisson
+from .ops.factories import randint_like, scalar_tensor
+from .ops.index_writes import index_reduce, put
 from .ops.integer_math import angle, conj, conj_physical, frexp, gcd, gcd_, is_conj, is_neg
 from .ops.integer_math import isneginf, isposinf, isreal, lcm, lcm_, ldexp, ldexp_, nextafter
 from .ops.integer_math import resolve_conj, resolve_neg, rsub
@@ -510,17 +510,17 @@ from .ops.windows import kaiser_window, logspace, vander
 
 # -- end of math ops breadth --
 # -- round 4 breadth (ops/linalg_more.py, ops/lu.py, _torch_round4_names.py) --
-from .ops.linalg_more import *  # noqa: F403
+from .ops.linalg_legacy import *  # noqa: F403
 from .ops.lu import lu, lu_solve, lu_unpack
-from ._torch_copy_names import *  # noqa: F403
-from ._torch_native_names import *  # noqa: F403
-from ._dlpack import from_dlpack, to_dlpack
+from .torch_surface.copies import *  # noqa: F403
+from .torch_surface.native import *  # noqa: F403
+from .torch_surface.dlpack import from_dlpack, to_dlpack
 from .ops.igamma import igamma, igammac
 
 # -- end of round 4 breadth --
 
 # -- torch's out= keyword on the listed functions (data: _out_names.py; wrapper: _out.py) --
-from ._out import install as _install_out
+from .torch_surface.out import install as _install_out
 
 _install_out(globals())
 

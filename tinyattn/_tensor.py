@@ -10,8 +10,9 @@ forwards to it. The class is assembled from:
   ``TensorElementwiseMethods`` and ``TensorBinaryMethods`` (``_tensor_methods_*.py``,
   written by ``tools/gen_tensor_methods.py``): one method per op, with the op's
   signature;
-- ``TensorMetaMethods`` (``_tensor_meta.py``: memory, dtype predicates, size checks) and
-  ``TensorMoreMethods`` (``_tensor_more.py``: torch's less common plumbing);
+- ``TensorMetaMethods`` (``_tensor_meta.py``: memory, dtype predicates, size checks),
+  ``TensorInplaceMethods`` and ``TensorLongTailMethods`` (``torch_surface/tensor_*.py``:
+  torch's less common methods and plumbing);
 - this file: construction, metadata, conversions, Python protocols, operators.
 """
 
@@ -32,11 +33,11 @@ from ._tensor_methods_elementwise import TensorElementwiseMethods
 from ._tensor_methods_math import TensorMathMethods
 from ._tensor_methods_select import TensorSelectMethods
 from ._tensor_methods_shape import TensorShapeMethods
-from ._tensor_more import TensorMoreMethods
-from ._tensor_round4 import TensorRound4Methods
 from .autograd import _forward_only as forward_only
 from .autograd.function import Function, Node, leaf_node
 from .autograd.tensor_base import TensorBase
+from .torch_surface.tensor_inplace import TensorInplaceMethods
+from .torch_surface.tensor_longtail import TensorLongTailMethods
 
 # What ``==`` and ``!=`` compare elementwise; anything else (None, a string, a list) is
 # compared by identity, as in torch.
@@ -50,8 +51,8 @@ class Tensor(
     TensorElementwiseMethods,
     TensorBinaryMethods,
     TensorMetaMethods,
-    TensorMoreMethods,
-    TensorRound4Methods,
+    TensorInplaceMethods,
+    TensorLongTailMethods,
     TensorBase,
     op_outputs=True,
 ):

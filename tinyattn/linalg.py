@@ -53,8 +53,8 @@ def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype=None
     return _norm(x, ord, dim, keepdim, dtype=dtype)
 
 
-# torch's out= keyword (tinyattn/_out.py; the names are data in tinyattn/_out_names.py)
-from ._out import install as _install_out  # noqa: E402
-from ._out_names import OUT_LINALG as _OUT_NAMES  # noqa: E402
+# torch's out= keyword (tinyattn/torch_surface/out.py; the names are data in tinyattn/torch_surface/out_table.py)
+from .torch_surface.out import install as _install_out  # noqa: E402
+from .torch_surface.out_table import OUT_LINALG as _OUT_NAMES  # noqa: E402
 
 _install_out(globals(), _OUT_NAMES, "linalg_")

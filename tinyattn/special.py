@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ._tensor import Tensor
 from .ops.activation import log_softmax, softmax
-from .ops.binary_more import xlogy
+from .ops.binary import xlogy
 from .ops.reduction import logsumexp
 from .ops.special import (
     digamma,
@@ -33,7 +33,7 @@ from .ops.special import (
 )
 from .ops.trig import sinc
 from .ops.unary import erf, expm1, log1p, round, sigmoid
-from .ops.unary_more import exp2, logit
+from .ops.unary_inplace import exp2, logit
 
 expit = sigmoid
 gammaln = lgamma
@@ -52,8 +52,8 @@ __all__ = [
     "xlog1py", "xlogy", "zeta",
 ]  # fmt: skip
 
-# torch's out= keyword (tinyattn/_out.py; the names are data in tinyattn/_out_names.py)
-from ._out import install as _install_out  # noqa: E402
-from ._out_names import OUT_SPECIAL as _OUT_NAMES  # noqa: E402
+# torch's out= keyword (tinyattn/torch_surface/out.py; the names are data in tinyattn/torch_surface/out_table.py)
+from .torch_surface.out import install as _install_out  # noqa: E402
+from .torch_surface.out_table import OUT_SPECIAL as _OUT_NAMES  # noqa: E402
 
 _install_out(globals(), _OUT_NAMES, "special_")

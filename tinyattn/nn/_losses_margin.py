@@ -17,7 +17,7 @@ from ..ops.unary import clamp
 from ._activations import logsigmoid
 from ._distance import pairwise_distance
 from ._loss import _as_array, _check_broadcastable, _check_reduction, _reduce
-from ._losses_more import _legacy, _same_shape, _tensors, _weighted
+from ._losses_elementwise import _legacy, _same_shape, _tensors, _weighted
 
 __all__ = [
     "soft_margin_loss",

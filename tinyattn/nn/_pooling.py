@@ -10,7 +10,7 @@ Max, average and adaptive pooling (1-D, 2-D and 3-D) are each one pair of Functi
   the zero padding, or ``divisor_override``): ``dx[i] = sum over windows w holding i of
   g[w] / div[w]``;
 - adaptive pooling pools window ``[floor(i n / m), ceil((i + 1) n / m))`` along each dim;
-- ``lp_pool`` and ``max_unpool`` are in ``_pooling_more`` (re-exported here).
+- ``lp_pool`` and ``max_unpool`` are in ``_pooling_lp_unpool`` (re-exported here).
 
 Unbatched ``(C, *)`` input pools as it is: the Functions pool the last 1-3 dims.
 """
@@ -470,8 +470,8 @@ def adaptive_max_pool1d_with_indices(input: Tensor, output_size, return_indices:
     return adaptive_max_pool1d(input, output_size, return_indices)
 
 
-# (power-average pooling and unpooling: ``_pooling_more``, which builds on the pools above)
-from ._pooling_more import (  # noqa: E402
+# (power-average pooling and unpooling: ``_pooling_lp_unpool``, which builds on the pools above)
+from ._pooling_lp_unpool import (  # noqa: E402
     lp_pool1d,
     lp_pool2d,
     max_unpool1d,

@@ -471,26 +471,60 @@ __all__ += [
     "max_unpool2d",
 ]
 
-# -- activations / losses breadth --
-from . import _breadth  # noqa: E402
-from ._breadth import *  # noqa: E402, F403
+# -- activations, distances, channel/alpha dropout, CTC and the further losses --
+from . import (  # noqa: E402
+    _activations,
+    _ctc,
+    _distance,
+    _dropout_channel,
+    _legacy_forms,
+    _losses_elementwise,
+    _losses_margin,
+)
+from ._activations import *  # noqa: E402, F403
+from ._bilinear import bilinear  # noqa: E402
+from ._conv import conv3d  # noqa: E402
+from ._conv_transpose import conv_transpose3d  # noqa: E402
+from ._ctc import *  # noqa: E402, F403
+from ._distance import *  # noqa: E402, F403
+from ._dropout_channel import *  # noqa: E402, F403
+from ._embedding_bag import embedding_bag  # noqa: E402
+from ._grid_sample import affine_grid, grid_sample  # noqa: E402
+from ._legacy_forms import *  # noqa: E402, F403
+from ._linear_cross_entropy import linear_cross_entropy  # noqa: E402
+from ._losses_elementwise import *  # noqa: E402, F403
+from ._losses_margin import *  # noqa: E402, F403
+from ._pdist import pdist  # noqa: E402
+from ._pooling_fractional import (  # noqa: E402
+    fractional_max_pool2d,
+    fractional_max_pool2d_with_indices,
+    fractional_max_pool3d,
+    fractional_max_pool3d_with_indices,
+)
+from ._pooling_lp_unpool import lp_pool3d, max_unpool3d  # noqa: E402
 
-__all__ += [n for n in _breadth.__all__ if n not in __all__]  # (relu: torch's inplace= added)
+_MODULES = (_activations, _distance, _dropout_channel, _losses_elementwise, _losses_margin, _ctc)
+__all__ += [n for m in _MODULES for n in m.__all__ if n not in __all__]  # (relu: inplace= added)
+__all__ += [
+    "bilinear",
+    "embedding_bag",
+    "affine_grid",
+    "grid_sample",
+    "conv3d",
+    "conv_transpose3d",
+    "pdist",
+    *_legacy_forms.__all__,
+    "fractional_max_pool2d",
+    "fractional_max_pool2d_with_indices",
+    "fractional_max_pool3d",
+    "fractional_max_pool3d_with_indices",
+    "lp_pool3d",
+    "max_unpool3d",
+    "linear_cross_entropy",
+]
 
-# -- breadth3: bilinear, embedding_bag, grid_sample, 3-D convolution --
-from . import _breadth3  # noqa: E402
-from ._breadth3 import *  # noqa: E402, F403
-
-__all__ += [n for n in _breadth3.__all__ if n not in __all__]
-
-# -- the last torch names: fractional / 3-D pooling, conv_tbc, linear_cross_entropy --
-from . import _breadth4  # noqa: E402
-from ._breadth4 import *  # noqa: E402, F403
-
-__all__ += [n for n in _breadth4.__all__ if n not in __all__]
-
-# torch's out= keyword (tinyattn/_out.py; the names are data in tinyattn/_out_names.py)
-from .._out import install as _install_out  # noqa: E402
-from .._out_names import OUT_NN_FUNCTIONAL as _OUT_NAMES  # noqa: E402
+# torch's out= keyword (torch_surface/out.py; the names are data in torch_surface/out_table.py)
+from ..torch_surface.out import install as _install_out  # noqa: E402
+from ..torch_surface.out_table import OUT_NN_FUNCTIONAL as _OUT_NAMES  # noqa: E402
 
 _install_out(globals(), _OUT_NAMES, "")

@@ -14,15 +14,15 @@ from . import (
     rearrange,
     reduction,
     scatter,
-    shape_more,
+    shape_composites,
     sorting,
     stats,
     unary,
     views,
 )
-from . import (  # math ops breadth
-    creation_more,
-    index_more,
+from . import (
+    factories,
+    index_writes,
     integer_math,
     linalg_helpers,
     numeric,

@@ -355,9 +355,9 @@ def floor_divide(input, other) -> Tensor:
 def remainder(input, other) -> Tensor:
     """Python-style modulo ``input - floor(input / other) * other`` (the sign of ``other``).
 
-    d input = g,  d other = -g * floor(input / other)   (``binary_more.Remainder``)
+    d input = g,  d other = -g * floor(input / other)   (``binary.Remainder``)
     """
-    from .binary_more import Remainder
+    from .binary import Remainder
 
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
         raise TypeError("remainder(): expected at least one Tensor argument, got two numbers")
@@ -479,7 +479,7 @@ def pow_(self: Tensor, exponent) -> Tensor:
 
 
 def remainder_(self: Tensor, other) -> Tensor:
-    from .binary_more import Remainder
+    from .binary import Remainder
 
     return self._apply_inplace(Remainder, _operand(other, "remainder_"), floor=True)
 

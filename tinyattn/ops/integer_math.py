@@ -20,7 +20,7 @@ from .._tensor import Tensor
 from ..autograd.function import Function
 from ._util import gradient_doc
 from .arithmetic import _checked, _promote, _tensor, mul, pow, sub
-from .binary_more import heaviside
+from .binary import heaviside
 
 __all__ = [
     "gcd",

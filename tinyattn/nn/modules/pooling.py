@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..._tensor import Tensor
 from .. import _pooling as P
 from .._pooling_fractional import fractional_max_pool2d, fractional_max_pool3d
-from .._pooling_more import lp_pool3d, max_unpool3d
+from .._pooling_lp_unpool import lp_pool3d, max_unpool3d
 from .module import Module
 
 __all__ = [
