@@ -41,6 +41,7 @@ from ._dtype import (
     bool_ as bool,
 )
 from ._dtype import (
+    bfloat16,
     double,
     dtype,
     float16,
@@ -67,6 +68,38 @@ from .autograd.grad_mode import (
     set_grad_enabled,
 )
 from .ops.activation import log_softmax, softmax
+
+# -- the tensor, device, size, random state; legacy constructors -----------------------
+from .random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
+from ._device import device
+from ._size import Size
+from ._tensor import Tensor
+from . import autograd
+from ._legacy import CharTensor, HalfTensor, ShortTensor
+from ._legacy import Variable as _Variable
+
+autograd.Variable = _Variable  # torch.autograd.Variable: kept for pre-0.4 tutorials (_legacy.py)
+
+inf = _math.inf
+nan = _math.nan
+pi = _math.pi
+e = _math.e
+
+
+def is_tensor(obj) -> bool:
+    """True if ``obj`` is a tinyattn Tensor."""
+    return isinstance(obj, Tensor)
+
+
+def numel(input: Tensor) -> int:
+    return input.numel()
+
+
+def is_floating_point(input: Tensor) -> bool:
+    return input.is_floating_point()
+
+
+# -- creation: factories, samplers, signal windows -------------------------------------
 from .ops.creation import (
     BoolTensor,
     ByteTensor,
@@ -98,6 +131,12 @@ from .ops.creation import (
     zeros,
     zeros_like,
 )
+from .ops.factories import asarray, binomial, empty_strided, frombuffer, poisson
+from .ops.factories import randint_like, scalar_tensor
+from .ops.windows import bartlett_window, blackman_window, hamming_window, hann_window
+from .ops.windows import kaiser_window, logspace, vander
+
+# -- elementwise: arithmetic, unary, comparisons, trigonometry, integer and special functions ---
 from .ops.arithmetic import (
     add,
     div,
@@ -113,33 +152,6 @@ from .ops.arithmetic import (
     subtract,
     true_divide,
     where,
-)
-from .ops.compare import (
-    allclose,
-    bitwise_and,
-    bitwise_not,
-    bitwise_or,
-    bitwise_xor,
-    eq,
-    equal,
-    ge,
-    greater,
-    greater_equal,
-    gt,
-    isclose,
-    isfinite,
-    isinf,
-    isnan,
-    le,
-    less,
-    less_equal,
-    logical_and,
-    logical_not,
-    logical_or,
-    logical_xor,
-    lt,
-    ne,
-    not_equal,
 )
 from .ops.unary import (
     abs,
@@ -169,147 +181,33 @@ from .ops.unary import (
     square,
     tanh,
 )
-from .ops.indexing import (
-    argwhere,
-    gather,
-    index_fill,
-    index_select,
-    masked_fill,
-    masked_select,
-    nonzero,
-    scatter,
-    scatter_add,
-)
-from .ops.linalg import bmm, dot, einsum, inner, matmul, mm, outer
-from .ops.reduction import (
-    all,
-    amax,
-    amin,
-    any,
-    argmax,
-    argmin,
-    count_nonzero,
-    cumsum,
-    logsumexp,
-    max,
-    mean,
-    min,
-    norm,
-    prod,
-    std,
-    std_mean,
-    sum,
-    var,
-    var_mean,
-)
-from .ops.rearrange import (
-    cat,
-    concat,
-    concatenate,
-    diagonal,
-    flip,
-    repeat_interleave,
-    roll,
-    stack,
-    tril,
-    triu,
-)
-from .ops.views import (
-    chunk,
-    flatten,
-    movedim,
-    narrow,
-    permute,
-    reshape,
-    select,
-    split,
-    squeeze,
-    swapaxes,
-    t,
-    transpose,
-    unbind,
-    unflatten,
-    unsqueeze,
-)
-
-# -- issue 8: sorting and breadth ops (sorting.py, and additions to the modules above) --
-from .ops.sorting import (
-    argsort,
-    bincount,
-    bucketize,
-    kthvalue,
-    median,
-    mode,
-    msort,
-    nanmedian,
-    searchsorted,
-    sort,
-    topk,
-    unique,
-    unique_consecutive,
-)
-
-from .ops.cumulative import cummax, cummin, cumprod
-from .ops.linalg import addbmm, addmm, baddbmm, cross
-from .ops.rearrange import diag, diag_embed, diff, tril_indices, triu_indices
 from .ops.unary import lerp
-
-# -- end of issue 8 block --
-from .random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
-from ._device import device
-from ._size import Size
-from ._tensor import Tensor
-from . import autograd
-from ._legacy import CharTensor, HalfTensor, ShortTensor
-from ._legacy import Variable as _Variable
-
-autograd.Variable = _Variable  # torch.autograd.Variable: kept for pre-0.4 tutorials (_legacy.py)
-
-inf = _math.inf
-nan = _math.nan
-pi = _math.pi
-e = _math.e
-
-
-def is_tensor(obj) -> bool:
-    """True if ``obj`` is a tinyattn Tensor."""
-    return isinstance(obj, Tensor)
-
-
-def numel(input: Tensor) -> int:
-    return input.numel()
-
-
-def is_floating_point(input: Tensor) -> bool:
-    return input.is_floating_point()
-
-
-# -- CPU shims for GPU-era scripts, data loading and einops (see tinyattn/amp, backends,
-# distributed, _compile, _einops): torch's names, documented as what they do here.
-from . import _einops
-from ._dtype import bfloat16
-
-_einops.install()  # einops finds tinyattn tensors once einops is imported (costs nothing now)
-
-from .ops.rearrange import meshgrid
-
-# -- elementwise breadth --
-from .ops import binary, logic, trig, unary_inplace
-from .ops.binary import (
-    addcdiv,
-    addcmul,
-    arctan2,
-    atan2,
-    copysign,
-    float_power,
-    fmax,
-    fmin,
-    fmod,
-    heaviside,
-    hypot,
-    logaddexp,
-    logaddexp2,
-    xlogy,
+from .ops.compare import (
+    allclose,
+    bitwise_and,
+    bitwise_not,
+    bitwise_or,
+    bitwise_xor,
+    eq,
+    equal,
+    ge,
+    greater,
+    greater_equal,
+    gt,
+    isclose,
+    isfinite,
+    isinf,
+    isnan,
+    le,
+    less,
+    less_equal,
+    logical_and,
+    logical_not,
+    logical_or,
+    logical_xor,
+    lt,
+    ne,
+    not_equal,
 )
 from .ops.compare import bitwise_left_shift, bitwise_right_shift
 from .ops.trig import (
@@ -332,6 +230,22 @@ from .ops.trig import (
     sinh,
     tan,
 )
+from .ops.binary import (
+    addcdiv,
+    addcmul,
+    arctan2,
+    atan2,
+    copysign,
+    float_power,
+    fmax,
+    fmin,
+    fmod,
+    heaviside,
+    hypot,
+    logaddexp,
+    logaddexp2,
+    xlogy,
+)
 from .ops.unary_inplace import (
     clamp_max,
     clamp_min,
@@ -346,18 +260,81 @@ from .ops.unary_inplace import (
     signbit,
     trunc,
 )
+from .ops.integer_math import angle, conj, conj_physical, frexp, gcd, gcd_, is_conj, is_neg
+from .ops.integer_math import isneginf, isposinf, isreal, lcm, lcm_, ldexp, ldexp_, nextafter
+from .ops.integer_math import resolve_conj, resolve_neg, rsub
+from .ops.special import digamma, erfc, erfinv, i0, lgamma, mvlgamma, polygamma
+from .ops.igamma import igamma, igammac
 
-# -- end of elementwise breadth --
-# -- shape/linalg/meta breadth --
-from .ops.indexing import index_add
-from .ops.scatter import (
-    diagonal_scatter,
-    index_copy,
-    index_put,
-    masked_scatter,
-    scatter_reduce,
-    select_scatter,
-    slice_scatter,
+# -- reductions, scans, statistics, numerical integration ------------------------------
+from .ops.reduction import (
+    all,
+    amax,
+    amin,
+    any,
+    argmax,
+    argmin,
+    count_nonzero,
+    cumsum,
+    logsumexp,
+    max,
+    mean,
+    min,
+    norm,
+    prod,
+    std,
+    std_mean,
+    sum,
+    var,
+    var_mean,
+)
+from .ops.cumulative import cummax, cummin, cumprod
+from .ops.stats import (
+    aminmax,
+    cumulative_trapezoid,
+    histc,
+    isin,
+    logcumsumexp,
+    nanmean,
+    nanquantile,
+    nansum,
+    quantile,
+    trapezoid,
+    unravel_index,
+)
+from .ops.numeric import gradient, histogram, histogramdd, trapz
+
+# -- shape: views, rearrangements, joins and splits, strides ---------------------------
+from .ops.rearrange import (
+    cat,
+    concat,
+    concatenate,
+    diagonal,
+    flip,
+    repeat_interleave,
+    roll,
+    stack,
+    tril,
+    triu,
+)
+from .ops.rearrange import diag, diag_embed, diff, tril_indices, triu_indices
+from .ops.rearrange import meshgrid
+from .ops.views import (
+    chunk,
+    flatten,
+    movedim,
+    narrow,
+    permute,
+    reshape,
+    select,
+    split,
+    squeeze,
+    swapaxes,
+    t,
+    transpose,
+    unbind,
+    unflatten,
+    unsqueeze,
 )
 from .ops.shape_composites import (
     atleast_1d,
@@ -386,6 +363,35 @@ from .ops.shape_composites import (
     vsplit,
     vstack,
 )
+from .ops.strided import as_strided
+
+# -- indexing: gather, scatter, masked and index writes --------------------------------
+from .ops.indexing import (
+    argwhere,
+    gather,
+    index_fill,
+    index_select,
+    masked_fill,
+    masked_select,
+    nonzero,
+    scatter,
+    scatter_add,
+)
+from .ops.indexing import index_add
+from .ops.scatter import (
+    diagonal_scatter,
+    index_copy,
+    index_put,
+    masked_scatter,
+    scatter_reduce,
+    select_scatter,
+    slice_scatter,
+)
+from .ops.index_writes import index_reduce, put
+
+# -- linear algebra: products, matrix functions, decompositions ------------------------
+from .ops.linalg import bmm, dot, einsum, inner, matmul, mm, outer
+from .ops.linalg import addbmm, addmm, baddbmm, cross
 from .ops.products import (
     block_diag,
     cartesian_prod,
@@ -404,19 +410,39 @@ from .ops.products import (
     trace,
     vdot,
 )
-from .ops.stats import (
-    aminmax,
-    cumulative_trapezoid,
-    histc,
-    isin,
-    logcumsumexp,
-    nanmean,
-    nanquantile,
-    nansum,
-    quantile,
-    trapezoid,
-    unravel_index,
+from .ops.matrix_methods import (
+    cholesky,
+    det,
+    inverse,
+    logdet,
+    matrix_exp,
+    pinverse,
+    qr,
+    slogdet,
+    svd,
 )
+from .ops.linalg_helpers import addmv, addmv_, addr, renorm
+from .ops.linalg_legacy import *  # noqa: F403
+from .ops.lu import lu, lu_solve, lu_unpack
+
+# -- sorting and selection -------------------------------------------------------------
+from .ops.sorting import (
+    argsort,
+    bincount,
+    bucketize,
+    kthvalue,
+    median,
+    mode,
+    msort,
+    nanmedian,
+    searchsorted,
+    sort,
+    topk,
+    unique,
+    unique_consecutive,
+)
+
+# -- queries, dtype promotion, printing ------------------------------------------------
 from ._meta import (
     can_cast,
     detach,
@@ -435,38 +461,22 @@ from ._meta import (
 )
 from ._printing import set_printoptions
 
-# -- end of shape/linalg/meta breadth block --
+# -- einops finds tinyattn tensors once einops is imported (costs nothing now) ---------
+from . import _einops
 
-# -- linalg breadth --
-from .ops.matrix_methods import (
-    cholesky,
-    det,
-    inverse,
-    logdet,
-    matrix_exp,
-    pinverse,
-    qr,
-    slogdet,
-    svd,
-)
+_einops.install()  # einops finds tinyattn tensors once einops is imported (costs nothing now)
 
-# -- end of linalg breadth --
-
-# -- special functions --
-from .ops.special import digamma, erfc, erfinv, i0, lgamma, mvlgamma, polygamma
-
-# -- end of special functions --
-
-
-# -- torch's top-level forms of functional ops and in-place methods (no new ops) --
-# (each module lists its names in ``__all__``: ``dropout``, ``layer_norm``, ``embedding``,
-# ``conv2d`` ... with torch's top-level signatures; ``exp_``, ``fill`` ... in place)
+# -- torch's top-level forms of functional ops, in-place forms, *_copy, native_*, dlpack ---
+# (each module lists its names in ``__all__``; see tinyattn/torch_surface/)
 from .torch_surface.functional_forms import *  # noqa: F403
 from .torch_surface.functional_forms_nn import *  # noqa: F403
 from .torch_surface.inplace import *  # noqa: F403
 from .torch_surface.aliases import *  # noqa: F403
+from .torch_surface.copies import *  # noqa: F403
+from .torch_surface.native import *  # noqa: F403
+from .torch_surface.dlpack import from_dlpack, to_dlpack
 
-# -- global switches and small queries (_switches.py) --
+# -- global switches and small queries (torch_surface/switches.py) ---------------------
 from .torch_surface.switches import (
     are_deterministic_algorithms_enabled,
     compiled_with_cxx11_abi,
@@ -491,35 +501,7 @@ from .torch_surface.switches import (
 
 autograd.inference_mode = inference_mode
 
-# -- end of top-level aliases --
-
-# (the math ops below replace the alias modules' forms of the same names: addmv, addr,
-# rsub, the conj family, logspace, the windows ... have their own ops and tests)
-# -- math ops breadth (ops/integer_math.py, linalg_helpers.py ...) --
-from .ops.factories import asarray, binomial, empty_strided, frombuffer, poisson
-from .ops.factories import randint_like, scalar_tensor
-from .ops.index_writes import index_reduce, put
-from .ops.integer_math import angle, conj, conj_physical, frexp, gcd, gcd_, is_conj, is_neg
-from .ops.integer_math import isneginf, isposinf, isreal, lcm, lcm_, ldexp, ldexp_, nextafter
-from .ops.integer_math import resolve_conj, resolve_neg, rsub
-from .ops.linalg_helpers import addmv, addmv_, addr, renorm
-from .ops.numeric import gradient, histogram, histogramdd, trapz
-from .ops.strided import as_strided
-from .ops.windows import bartlett_window, blackman_window, hamming_window, hann_window
-from .ops.windows import kaiser_window, logspace, vander
-
-# -- end of math ops breadth --
-# -- round 4 breadth (ops/linalg_more.py, ops/lu.py, _torch_round4_names.py) --
-from .ops.linalg_legacy import *  # noqa: F403
-from .ops.lu import lu, lu_solve, lu_unpack
-from .torch_surface.copies import *  # noqa: F403
-from .torch_surface.native import *  # noqa: F403
-from .torch_surface.dlpack import from_dlpack, to_dlpack
-from .ops.igamma import igamma, igammac
-
-# -- end of round 4 breadth --
-
-# -- torch's out= keyword on the listed functions (data: _out_names.py; wrapper: _out.py) --
+# -- torch's out= keyword on the listed functions (torch_surface/out.py, out_table.py) ---
 from .torch_surface.out import install as _install_out
 
 _install_out(globals())

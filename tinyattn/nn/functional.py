@@ -18,7 +18,7 @@ from ..autograd.function import Function
 from ..autograd.xp import numpy_xp, tensor_xp
 from ..kernels import gelu_layer_norm as kernels
 from ..ops.activation import log_softmax, softmax
-from ..ops.unary import relu, sigmoid, tanh
+from ..ops.unary import sigmoid, tanh
 from ..random import _numpy_generator
 from ._checks import require_tensor as _check_tensor
 from ._loss import (
@@ -34,7 +34,6 @@ __all__ = [
     "softmax",
     "log_softmax",
     "dropout",
-    "relu",
     "gelu",
     "tanh",
     "sigmoid",
@@ -396,7 +395,7 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
 # Attention lives in its own modules (they use the functions above).
 from ._attention import scaled_dot_product_attention  # noqa: E402
 from ._mha import multi_head_attention_forward  # noqa: E402
-from ._spatial import ConstantPad, fold, interpolate, pad, unfold  # noqa: E402, F401
+from ._spatial import ConstantPad, fold, pad, unfold  # noqa: E402, F401
 
 __all__ += ["scaled_dot_product_attention", "multi_head_attention_forward"]
 from ._batchnorm import batch_norm  # noqa: E402
@@ -432,7 +431,7 @@ from ._pooling import (  # noqa: E402
     max_unpool1d,
     max_unpool2d,
 )
-from ._upsample import interpolate, upsample, upsample_bilinear, upsample_nearest  # noqa: E402, F811
+from ._upsample import interpolate, upsample, upsample_bilinear, upsample_nearest  # noqa: E402
 
 __all__ += [
     "group_norm",
@@ -504,7 +503,7 @@ from ._pooling_fractional import (  # noqa: E402
 from ._pooling_lp_unpool import lp_pool3d, max_unpool3d  # noqa: E402
 
 _MODULES = (_activations, _distance, _dropout_channel, _losses_elementwise, _losses_margin, _ctc)
-__all__ += [n for m in _MODULES for n in m.__all__ if n not in __all__]  # (relu: inplace= added)
+__all__ += [n for m in _MODULES for n in m.__all__ if n not in __all__]
 __all__ += [
     "bilinear",
     "embedding_bag",

@@ -3,6 +3,7 @@
 from . import (
     activation,
     arithmetic,
+    binary,
     compare,
     creation,
     cumulative,
@@ -10,6 +11,7 @@ from . import (
     indexing,
     inplace,
     linalg,
+    logic,
     products,
     rearrange,
     reduction,
@@ -17,7 +19,9 @@ from . import (
     shape_composites,
     sorting,
     stats,
+    trig,
     unary,
+    unary_inplace,
     views,
 )
 from . import (

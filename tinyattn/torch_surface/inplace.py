@@ -16,9 +16,6 @@ __all__ = [
     "get_device",
     "is_inference",
     "resize_as_",
-    "isposinf",
-    "isneginf",
-    "isreal",
     "abs_",
     "acos_",
     "acosh_",
@@ -381,18 +378,3 @@ def is_inference(input: Tensor) -> bool:
 def resize_as_(input: Tensor, the_template: Tensor, *, memory_format=None) -> Tensor:
     """``input.resize_as_(the_template)``."""
     return input.resize_as_(the_template)
-
-
-def isposinf(input: Tensor) -> Tensor:
-    """Where ``input`` is +inf (bool)."""
-    return input.isposinf()
-
-
-def isneginf(input: Tensor) -> Tensor:
-    """Where ``input`` is -inf (bool)."""
-    return input.isneginf()
-
-
-def isreal(input: Tensor) -> Tensor:
-    """All True: every element of a real tensor is real."""
-    return input.isreal()
