@@ -23,7 +23,7 @@ LAYERS = {
     "_size": 0,
     "random": 0,
     "_version": 0,
-    "distributed": 0,  # a shim with no dependencies (nn.parallel reads its message)
+    "shims.distributed": 0,  # a shim with no dependencies (nn.parallel reads its message)
     "autograd": 1,
     "kernels": 2,
     "_softmax_math": 2,
@@ -64,7 +64,7 @@ ALLOWED_UPWARD = {
     # The einops layers (nn.Rearrange ...) share the einops backend's registration.
     ("nn", "_einops"),
     # ``nn.attention.sdpa_kernel`` sets torch's SDPA switches in ``backends.cuda`` (as torch's).
-    ("nn", "backends"),
+    ("nn", "shims.backends"),
     # ``_printing`` formats a tensor through the public package namespace at call time.
     ("_printing", "tinyattn"),
 }

@@ -34,6 +34,12 @@ from . import _malloc
 
 _malloc.tune()
 
+# torch's paths of the CPU shims (``tinyattn.cuda``, ``tinyattn.backends.cudnn`` ...) import
+# the modules in tinyattn/shims/ (the same module objects); see tinyattn/shims/__init__.py.
+from . import shims as _shims
+
+_shims.install()
+
 import math as _math
 
 from . import _dtype
@@ -536,7 +542,7 @@ _LAZY_SUBMODULES = frozenset(
 _LAZY_NAMES = {  # name -> the module that defines it
     "load": "serialization",
     "save": "serialization",
-    "compile": "_compile",
+    "compile": "shims.compile",
     "vmap": "func",
     "range": "_legacy",  # deprecated torch.range (end inclusive); lazy, so builtin range stays
     "autocast": "amp",

@@ -38,9 +38,9 @@ from .. import kernels
 from .._tensor import Tensor
 from ..autograd.function import Function
 from ..autograd.xp import numpy_xp, tensor_xp
-from ..backends import cuda as sdp_switches
 from ..kernels import reference
 from ..random import _numpy_generator
+from ..shims.backends import cuda as sdp_switches
 from . import _checks as checks
 
 

@@ -41,7 +41,7 @@ class DistributedSampler(Sampler):
         seed: int = 0,
         drop_last: bool = False,
     ) -> None:
-        from ... import distributed
+        from ...shims import distributed
 
         if num_replicas is None:
             num_replicas = distributed.get_world_size()  # raises: no process group
