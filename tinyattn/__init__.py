@@ -73,7 +73,7 @@ from .autograd.grad_mode import (
     no_grad,
     set_grad_enabled,
 )
-from .ops.activation import log_softmax, softmax
+from .ops.reduce.softmax import log_softmax, softmax
 
 # -- the tensor, device, size, random state; legacy constructors -----------------------
 from .random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
@@ -106,7 +106,7 @@ def is_floating_point(input: Tensor) -> bool:
 
 
 # -- creation: factories, samplers, signal windows -------------------------------------
-from .ops.creation import (
+from .ops.creation.factories import (
     BoolTensor,
     ByteTensor,
     DoubleTensor,
@@ -137,13 +137,13 @@ from .ops.creation import (
     zeros,
     zeros_like,
 )
-from .ops.factories import asarray, binomial, empty_strided, frombuffer, poisson
-from .ops.factories import randint_like, scalar_tensor
+from .ops.creation.from_buffers import asarray, binomial, empty_strided, frombuffer, poisson
+from .ops.creation.from_buffers import randint_like, scalar_tensor
 from .ops.windows import bartlett_window, blackman_window, hamming_window, hann_window
 from .ops.windows import kaiser_window, logspace, vander
 
 # -- elementwise: arithmetic, unary, comparisons, trigonometry, integer and special functions ---
-from .ops.arithmetic import (
+from .ops.elementwise.arithmetic import (
     add,
     div,
     divide,
@@ -159,7 +159,7 @@ from .ops.arithmetic import (
     true_divide,
     where,
 )
-from .ops.unary import (
+from .ops.elementwise.unary import (
     abs,
     absolute,
     ceil,
@@ -187,8 +187,8 @@ from .ops.unary import (
     square,
     tanh,
 )
-from .ops.unary import lerp
-from .ops.compare import (
+from .ops.elementwise.unary import lerp
+from .ops.elementwise.compare import (
     allclose,
     bitwise_and,
     bitwise_not,
@@ -215,8 +215,8 @@ from .ops.compare import (
     ne,
     not_equal,
 )
-from .ops.compare import bitwise_left_shift, bitwise_right_shift
-from .ops.trig import (
+from .ops.elementwise.compare import bitwise_left_shift, bitwise_right_shift
+from .ops.elementwise.trig import (
     acos,
     acosh,
     arccos,
@@ -236,7 +236,7 @@ from .ops.trig import (
     sinh,
     tan,
 )
-from .ops.binary import (
+from .ops.elementwise.binary import (
     addcdiv,
     addcmul,
     arctan2,
@@ -252,7 +252,7 @@ from .ops.binary import (
     logaddexp2,
     xlogy,
 )
-from .ops.unary_inplace import (
+from .ops.elementwise.unary_inplace import (
     clamp_max,
     clamp_min,
     exp2,
@@ -266,14 +266,32 @@ from .ops.unary_inplace import (
     signbit,
     trunc,
 )
-from .ops.integer_math import angle, conj, conj_physical, frexp, gcd, gcd_, is_conj, is_neg
-from .ops.integer_math import isneginf, isposinf, isreal, lcm, lcm_, ldexp, ldexp_, nextafter
-from .ops.integer_math import resolve_conj, resolve_neg, rsub
-from .ops.special import digamma, erfc, erfinv, i0, lgamma, mvlgamma, polygamma
-from .ops.igamma import igamma, igammac
+from .ops.elementwise.integer_math import (
+    angle,
+    conj,
+    conj_physical,
+    frexp,
+    gcd,
+    gcd_,
+    is_conj,
+    is_neg,
+)
+from .ops.elementwise.integer_math import (
+    isneginf,
+    isposinf,
+    isreal,
+    lcm,
+    lcm_,
+    ldexp,
+    ldexp_,
+    nextafter,
+)
+from .ops.elementwise.integer_math import resolve_conj, resolve_neg, rsub
+from .ops.special.functions import digamma, erfc, erfinv, i0, lgamma, mvlgamma, polygamma
+from .ops.special.igamma import igamma, igammac
 
 # -- reductions, scans, statistics, numerical integration ------------------------------
-from .ops.reduction import (
+from .ops.reduce.reduction import (
     all,
     amax,
     amin,
@@ -294,8 +312,8 @@ from .ops.reduction import (
     var,
     var_mean,
 )
-from .ops.cumulative import cummax, cummin, cumprod
-from .ops.stats import (
+from .ops.reduce.cumulative import cummax, cummin, cumprod
+from .ops.reduce.stats import (
     aminmax,
     cumulative_trapezoid,
     histc,
@@ -308,10 +326,10 @@ from .ops.stats import (
     trapezoid,
     unravel_index,
 )
-from .ops.numeric import gradient, histogram, histogramdd, trapz
+from .ops.reduce.numeric import gradient, histogram, histogramdd, trapz
 
 # -- shape: views, rearrangements, joins and splits, strides ---------------------------
-from .ops.rearrange import (
+from .ops.shape.rearrange import (
     cat,
     concat,
     concatenate,
@@ -323,9 +341,9 @@ from .ops.rearrange import (
     tril,
     triu,
 )
-from .ops.rearrange import diag, diag_embed, diff, tril_indices, triu_indices
-from .ops.rearrange import meshgrid
-from .ops.views import (
+from .ops.shape.rearrange import diag, diag_embed, diff, tril_indices, triu_indices
+from .ops.shape.rearrange import meshgrid
+from .ops.shape.views import (
     chunk,
     flatten,
     movedim,
@@ -342,7 +360,7 @@ from .ops.views import (
     unflatten,
     unsqueeze,
 )
-from .ops.shape_composites import (
+from .ops.shape.composites import (
     atleast_1d,
     atleast_2d,
     atleast_3d,
@@ -369,10 +387,10 @@ from .ops.shape_composites import (
     vsplit,
     vstack,
 )
-from .ops.strided import as_strided
+from .ops.shape.strided import as_strided
 
 # -- indexing: gather, scatter, masked and index writes --------------------------------
-from .ops.indexing import (
+from .ops.index.indexing import (
     argwhere,
     gather,
     index_fill,
@@ -383,8 +401,8 @@ from .ops.indexing import (
     scatter,
     scatter_add,
 )
-from .ops.indexing import index_add
-from .ops.scatter import (
+from .ops.index.indexing import index_add
+from .ops.index.scatter import (
     diagonal_scatter,
     index_copy,
     index_put,
@@ -393,12 +411,12 @@ from .ops.scatter import (
     select_scatter,
     slice_scatter,
 )
-from .ops.index_writes import index_reduce, put
+from .ops.index.writes import index_reduce, put
 
 # -- linear algebra: products, matrix functions, decompositions ------------------------
-from .ops.linalg import bmm, dot, einsum, inner, matmul, mm, outer
-from .ops.linalg import addbmm, addmm, baddbmm, cross
-from .ops.products import (
+from .ops.linalg.matmul import bmm, dot, einsum, inner, matmul, mm, outer
+from .ops.linalg.matmul import addbmm, addmm, baddbmm, cross
+from .ops.linalg.products import (
     block_diag,
     cartesian_prod,
     cdist,
@@ -416,7 +434,7 @@ from .ops.products import (
     trace,
     vdot,
 )
-from .ops.matrix_methods import (
+from .ops.linalg.matrix_methods import (
     cholesky,
     det,
     inverse,
@@ -427,9 +445,9 @@ from .ops.matrix_methods import (
     slogdet,
     svd,
 )
-from .ops.linalg_helpers import addmv, addmv_, addr, renorm
-from .ops.linalg_legacy import *  # noqa: F403
-from .ops.lu import lu, lu_solve, lu_unpack
+from .ops.linalg.helpers import addmv, addmv_, addr, renorm
+from .ops.linalg.legacy import *  # noqa: F403
+from .ops.linalg.lu import lu, lu_solve, lu_unpack
 
 # -- sorting and selection -------------------------------------------------------------
 from .ops.sorting import (

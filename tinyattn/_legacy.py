@@ -18,9 +18,9 @@ from . import _dtype
 from ._device import check_device
 from ._dtype import get_default_dtype
 from ._tensor import Tensor
-from .ops.creation import _legacy, tensor
+from .ops.creation.factories import _legacy, tensor
 
-# Legacy constructors for the dtypes ``ops/creation.py`` leaves out (same rules:
+# Legacy constructors for the dtypes ``ops/creation/factories.py`` leaves out (same rules:
 # ``HalfTensor(data)`` or ``HalfTensor(*sizes)``, zeros for sizes).
 HalfTensor = _legacy(_dtype.float16, "HalfTensor")
 CharTensor = _legacy(_dtype.int8, "CharTensor")

@@ -74,7 +74,7 @@ class Tensor(
         check_device(device)
         d = dt.to_dtype(dtype) if dtype is not None else dt.get_default_dtype()
         if len(args) == 1 and not isinstance(args[0], (int, np.integer)):
-            data = np.array(ops.creation._unwrap_nested(args[0]), dtype=d.np_dtype)
+            data = np.array(ops.creation.factories._unwrap_nested(args[0]), dtype=d.np_dtype)
         elif all(isinstance(a, (int, np.integer)) for a in args):
             data = np.empty(tuple(int(a) for a in args), dtype=d.np_dtype)
         else:
@@ -529,10 +529,10 @@ class Tensor(
         return ops.arithmetic.pow(other, self)
 
     def __matmul__(self, other):
-        return ops.linalg.matmul(self, other)
+        return ops.linalg.matmul.matmul(self, other)
 
     def __rmatmul__(self, other):
-        return ops.linalg.matmul(other, self)
+        return ops.linalg.matmul.matmul(other, self)
 
     def __neg__(self):
         return ops.unary.neg(self)

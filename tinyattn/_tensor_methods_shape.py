@@ -56,13 +56,13 @@ class TensorShapeMethods:
         """See :func:`tinyattn.ops.fill.random_`."""
         return tinyattn.ops.fill.random_(cast("Tensor", self), low, high, generator=generator)
 
-    # -- creation -------------------------------------------------------------------------------
+    # -- creation.factories ---------------------------------------------------------------------
 
     def new_zeros(
         self, *sizes, size=None, dtype=None, device=None, requires_grad: bool = False
     ) -> Tensor:
-        """See :func:`tinyattn.ops.creation.new_zeros`."""
-        return tinyattn.ops.creation.new_zeros(
+        """See :func:`tinyattn.ops.creation.factories.new_zeros`."""
+        return tinyattn.ops.creation.factories.new_zeros(
             cast("Tensor", self),
             *sizes,
             size=size,
@@ -74,8 +74,8 @@ class TensorShapeMethods:
     def new_ones(
         self, *sizes, size=None, dtype=None, device=None, requires_grad: bool = False
     ) -> Tensor:
-        """See :func:`tinyattn.ops.creation.new_ones`."""
-        return tinyattn.ops.creation.new_ones(
+        """See :func:`tinyattn.ops.creation.factories.new_ones`."""
+        return tinyattn.ops.creation.factories.new_ones(
             cast("Tensor", self),
             *sizes,
             size=size,
@@ -87,8 +87,8 @@ class TensorShapeMethods:
     def new_empty(
         self, *sizes, size=None, dtype=None, device=None, requires_grad: bool = False
     ) -> Tensor:
-        """See :func:`tinyattn.ops.creation.new_empty`."""
-        return tinyattn.ops.creation.new_empty(
+        """See :func:`tinyattn.ops.creation.factories.new_empty`."""
+        return tinyattn.ops.creation.factories.new_empty(
             cast("Tensor", self),
             *sizes,
             size=size,
@@ -100,8 +100,8 @@ class TensorShapeMethods:
     def new_full(
         self, size, fill_value, *, dtype=None, device=None, requires_grad: bool = False
     ) -> Tensor:
-        """See :func:`tinyattn.ops.creation.new_full`."""
-        return tinyattn.ops.creation.new_full(
+        """See :func:`tinyattn.ops.creation.factories.new_full`."""
+        return tinyattn.ops.creation.factories.new_full(
             cast("Tensor", self),
             size,
             fill_value,
@@ -111,18 +111,20 @@ class TensorShapeMethods:
         )
 
     def new_tensor(self, data, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-        """See :func:`tinyattn.ops.creation.new_tensor`."""
-        return tinyattn.ops.creation.new_tensor(
+        """See :func:`tinyattn.ops.creation.factories.new_tensor`."""
+        return tinyattn.ops.creation.factories.new_tensor(
             cast("Tensor", self), data, dtype=dtype, device=device, requires_grad=requires_grad
         )
 
     def bernoulli(self, p=None, *, generator=None) -> Tensor:
         """See :func:`tinyattn.bernoulli`."""
-        return tinyattn.ops.creation.bernoulli(cast("Tensor", self), p, generator=generator)
+        return tinyattn.ops.creation.factories.bernoulli(
+            cast("Tensor", self), p, generator=generator
+        )
 
     def multinomial(self, num_samples: int, replacement: bool = False, *, generator=None) -> Tensor:
         """See :func:`tinyattn.multinomial`."""
-        return tinyattn.ops.creation.multinomial(
+        return tinyattn.ops.creation.factories.multinomial(
             cast("Tensor", self), num_samples, replacement, generator=generator
         )
 

@@ -12,6 +12,7 @@ that ``help(Tensor)``, go-to-definition and type checkers see every method.
 from __future__ import annotations
 
 import inspect
+import operator
 import sys
 from pathlib import Path
 
@@ -35,14 +36,14 @@ FAMILIES = {
     "reduction": (
         "sum mean var std max min amax amin argmax argmin logsumexp norm prod any all count_nonzero"
     ),
-    "linalg": "matmul mm bmm dot outer addmm baddbmm addbmm cross",
+    "linalg.matmul": "matmul mm bmm dot outer addmm baddbmm addbmm cross",
     "sorting": (
         "sort argsort msort topk kthvalue median nanmedian mode unique unique_consecutive bincount"
     ),
     "cumulative": "cumsum cumprod cummax cummin",
     "activation": "softmax log_softmax",
     "fill": "fill_ zero_ copy_ uniform_ normal_ bernoulli_ exponential_ random_",
-    "creation": "new_zeros new_ones new_empty new_full new_tensor bernoulli multinomial",
+    "creation.factories": "new_zeros new_ones new_empty new_full new_tensor bernoulli multinomial",
     "views": (
         "view view_as reshape reshape_as flatten unflatten squeeze unsqueeze squeeze_ unsqueeze_ "
         "transpose swapaxes permute t movedim expand expand_as narrow select split chunk unbind"
@@ -93,7 +94,7 @@ FAMILIES = {
     # -- matrix functions --
     "matrix_methods": "det logdet slogdet inverse cholesky qr svd pinverse matrix_exp",
     # -- special functions --
-    "special": "erfc erfinv lgamma digamma mvlgamma i0 erfc_ erfinv_ lgamma_ digamma_ mvlgamma_ i0_",
+    "special.functions": "erfc erfinv lgamma digamma mvlgamma i0 erfc_ erfinv_ lgamma_ digamma_ mvlgamma_ i0_",
     # -- integer/bit-level elementwise, matrix-vector updates --
     "integer_math": (
         "gcd gcd_ lcm lcm_ ldexp ldexp_ frexp nextafter nextafter_ isposinf isneginf isreal "
@@ -115,7 +116,7 @@ SPECIAL = {
     ],
 }
 
-SPECIAL["logic"] = [  # operators torch has and the Tensor class lacked (elementwise breadth)
+SPECIAL["logic"] = [  # operators torch has and the Tensor class lacked (elementwise)
     f'''    def __{dunder}__(self, other) -> Tensor:
         """``{expr}``. See :func:`tinyattn.{op}`."""
         return tinyattn.ops.{module}.{op}({args})
@@ -173,10 +174,10 @@ SPECIAL["logic"] = [  # operators torch has and the Tensor class lacked (element
     )
 ]
 
-SPECIAL["special"] = [  # polygamma(n, input): the tensor is the second argument
+SPECIAL["special.functions"] = [  # polygamma(n, input): the tensor is the second argument
     f'''    def {name}(self, n: int) -> Tensor:
         """{doc}"""
-        return tinyattn.ops.special.{target}
+        return tinyattn.ops.special.functions.{target}
 '''
     for name, doc, target in (
         ("polygamma", "See :func:`tinyattn.polygamma`.", 'polygamma(n, cast("Tensor", self))'),
@@ -194,7 +195,7 @@ MODULES = {
             "unary",
             "compare",
             "reduction",
-            "linalg",
+            "linalg.matmul",
             "activation",
             "products",
             "linalg_helpers",
@@ -205,7 +206,7 @@ MODULES = {
         "fills, views, rearrangements, indexing",
         (
             "fill",
-            "creation",
+            "creation.factories",
             "views",
             "rearrange",
             "indexing",
@@ -228,7 +229,7 @@ MODULES = {
     "tinyattn/_tensor_methods_select.py": (
         "TensorSelectMethods",
         "sorting, selection, scans; matrix functions (det, inverse ...); special functions",
-        ("sorting", "cumulative", "stats", "matrix_methods", "special", "numeric"),
+        ("sorting", "cumulative", "stats", "matrix_methods", "special.functions", "numeric"),
     ),
 }
 
@@ -290,7 +291,7 @@ def _wrapped(head: str, items: list[str], tail: str, indent: str) -> str:
 def _method(family: str, name: str) -> str:
     import tinyattn
 
-    op = getattr(getattr(tinyattn.ops, family), name)
+    op = getattr(operator.attrgetter(family)(tinyattn.ops), name)
     params = [
         p for p in list(inspect.signature(op).parameters.values())[1:] if not p.name.startswith("_")
     ]

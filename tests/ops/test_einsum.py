@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import tinyattn
-from tinyattn.ops.linalg import _einsum_as_matmul
+from tinyattn.ops.linalg.matmul import _einsum_as_matmul
 
 needs_torch = pytest.mark.skipif(
     torch is None, reason="compares with torch directly; torch is not installed"

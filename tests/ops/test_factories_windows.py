@@ -1,4 +1,4 @@
-"""ops/windows.py and ops/factories.py: windows, logspace, vander, asarray, frombuffer,
+"""ops/windows.py and ops/creation/from_buffers.py: windows, logspace, vander, asarray, frombuffer,
 scalar_tensor, empty_strided, randint_like, poisson, binomial, and the Tensor methods
 multinomial / bernoulli / argwhere. Torch parity of values where installed; plain
 assertions that run without it; bad input."""

@@ -1,4 +1,4 @@
-"""ops/index_writes.py: put / put_ and index_reduce / index_reduce_ (gradchecks, torch parity of
+"""ops/index/writes.py: put / put_ and index_reduce / index_reduce_ (gradchecks, torch parity of
 values and gradients, plain assertions, bad input)."""
 
 import warnings

@@ -1,4 +1,4 @@
-"""Indexing ops: gradcheck + torch parity for ``ops/indexing.py``, tutorial patterns, errors."""
+"""Indexing ops: gradcheck + torch parity for ``ops/index/indexing.py``, tutorial patterns, errors."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""ops/integer_math.py and ops/linalg_helpers.py: gcd, lcm, ldexp, frexp, nextafter,
+"""ops/elementwise/integer_math.py and ops/linalg/helpers.py: gcd, lcm, ldexp, frexp, nextafter,
 isposinf/isneginf/isreal, angle, the conj/neg no-ops, rsub, heaviside_; addmv, addr, renorm.
 
 Values against torch where installed, plain assertions that run without it, gradchecks

@@ -226,7 +226,7 @@ def test_bad_inputs():
 
 
 def test_deprecation_warnings_once():
-    from tinyattn.ops import lu as lu_module
+    from tinyattn.ops.linalg import lu as lu_module
 
     lu_module._WARNED.discard("lu")
     with warnings.catch_warnings(record=True) as seen:

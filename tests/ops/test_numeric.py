@@ -1,4 +1,4 @@
-"""ops/numeric.py: gradient (gradcheck + torch parity), trapz, histogram and histogramdd
+"""ops/reduce/numeric.py: gradient (gradcheck + torch parity), trapz, histogram and histogramdd
 (bit-exact edges and counts against torch), bad input."""
 
 import numpy as np

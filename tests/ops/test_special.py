@@ -1,4 +1,4 @@
-"""Special functions (ops/special.py, the tinyattn.special namespace) against torch.
+"""Special functions (ops/special/functions.py, the tinyattn.special namespace) against torch.
 
 The sweeps compare values with torch over wide ranges with the relative bounds stated in
 the op docstrings (the gradchecks, which run without torch too, are in

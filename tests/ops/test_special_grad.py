@@ -1,4 +1,4 @@
-"""Special functions (ops/special.py, tinyattn.special): float64 gradchecks over every
+"""Special functions (ops/special/functions.py, tinyattn.special): float64 gradchecks over every
 element, second order, and torch parity of values and gradients via ``check_op`` (the
 parity part skips without torch; the gradchecks always run). The sweeps against torch
 are in test_special.py.

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import tinyattn
-from tinyattn.ops import _special_math as sm
+from tinyattn.ops.special import _math as sm
 
 SPECIALS = [0.0, -0.0, np.inf, -np.inf, np.nan, 0.5, 1.0, 2.0, -1.0, -2.0, -2.5, 1e-300, 5e-324]
 SPECIALS += [10.0, 9.999999999, 2.0000001, -1.9999, 1.4616321449683622, 0.49999999, 1e300]

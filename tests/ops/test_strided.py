@@ -1,4 +1,4 @@
-"""ops/strided.py: as_strided (gradcheck and torch parity including overlapping views,
+"""ops/shape/strided.py: as_strided (gradcheck and torch parity including overlapping views,
 memory sharing, in-place writes through the view, refusals)."""
 
 import numpy as np

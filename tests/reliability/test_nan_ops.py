@@ -505,7 +505,7 @@ KNOWN_DIFFERENCES.update(
 )
 # batch_norm with an infinite weight element: tinyattn's composite gives ±inf outputs and
 # NaN input gradients where torch's fused kernel (x * w * invstd + (b - mean * w * invstd))
-# gives NaN outputs and ±inf gradients; documented in tinyattn/nn/_batchnorm.py.
+# gives NaN outputs and ±inf gradients; documented in tinyattn/nn/functional/norm_batch.py.
 KNOWN_DIFFERENCES.update(
     {
         ("batch_norm-train", f"input1-{v}@{at}"): "batch_norm: infinite weight (see above)"

@@ -57,7 +57,7 @@ numpy_xp.__dict__.update(sgn=_np_sgn, expand=_np_expand)
 
 def _np_erf(x):
     """Elementwise erf (NumPy has none: the numba ufunc of ``nn.functional``)."""
-    from ..ops.unary import _erf
+    from ..ops.elementwise.unary import _erf
 
     return _erf(x).astype(np.result_type(x, np.float32), copy=False)
 
@@ -312,7 +312,7 @@ def log1p(x):
 
 def erf(x):
     """erf as a differentiable op (``ops.unary.Erf``)."""
-    from ..ops.unary import Erf
+    from ..ops.elementwise.unary import Erf
 
     return Erf.apply(x)
 
@@ -413,7 +413,7 @@ def zero_at(x, index):
 
 def getitem(x, index):
     """``x[index]`` with NumPy's indexing rules (differentiable: backward is ``add_at``)."""
-    from ..ops.indexing import Index
+    from ..ops.index.indexing import Index
 
     return Index.apply(x, index if isinstance(index, tuple) else (index,))
 
@@ -421,7 +421,7 @@ def getitem(x, index):
 def add_at(shape, index, values):
     """Zeros of ``shape`` with ``values`` added at ``index`` (differentiable: index_put with
     accumulate; its backward is ``getitem``)."""
-    from ..ops.indexing import IndexPut
+    from ..ops.index.indexing import IndexPut
 
     zeros = _t().Tensor._make(np.zeros(shape, dtype=values._data.dtype))
     return IndexPut.apply(zeros, values, index if isinstance(index, tuple) else (index,), True)

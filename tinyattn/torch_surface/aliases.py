@@ -1,6 +1,6 @@
 """``torch.*`` names public programs call, built from existing ops (no new ``Function``):
 real-dtype answers to complex-number functions (``real``, ``adjoint``; ``conj`` and the
-rest of that family are in ``ops/integer_math.py``) and the unsafe split forms.
+rest of that family are in ``ops/elementwise/integer_math.py``) and the unsafe split forms.
 """
 
 from __future__ import annotations

@@ -205,7 +205,7 @@ def empty_permuted(
         )
     d = _dtype.to_dtype(dtype) if dtype is not None else _dtype.get_default_dtype()
     physical = np.empty(tuple(size[p] for p in order), dtype=d.np_dtype)
-    out = _ops().creation.from_numpy(physical.transpose(np.argsort(order)))
+    out = _ops().creation.factories.from_numpy(physical.transpose(np.argsort(order)))
     return out.requires_grad_(True) if requires_grad else out
 
 
@@ -218,7 +218,7 @@ def nonzero_static(input: Tensor, *, size: int, fill_value: int = -1) -> Tensor:
     found = np.argwhere(input._data)[: int(size)]
     out = np.full((int(size), input.ndim), int(fill_value), dtype=np.int64)
     out[: found.shape[0]] = found
-    return _ops().creation.from_numpy(out)
+    return _ops().creation.factories.from_numpy(out)
 
 
 def slice_inverse(

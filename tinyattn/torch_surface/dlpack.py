@@ -48,7 +48,7 @@ def from_dlpack(ext_tensor: Any, *, device=None, copy: bool | None = None) -> Te
     """A tensor sharing the memory of ``ext_tensor``: any object with ``__dlpack__`` (a
     NumPy array, a torch CPU tensor, ...) or a DLPack capsule (consumed: usable once).
     ``copy=True`` copies, ``copy=False`` refuses to. CPU memory only."""
-    from ..ops.creation import from_numpy
+    from ..ops.creation.factories import from_numpy
 
     check_device(device)
     source = ext_tensor

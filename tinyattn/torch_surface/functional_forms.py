@@ -112,9 +112,9 @@ def _feature_mask(input: Tensor, p: float, op: str):
         raise ValueError(f"{op}: dropout probability has to be between 0 and 1, but got {p}")
     shape = tuple(input.shape[:2]) + (1,) * (input.ndim - 2)
     if p == 1.0:
-        return ops.creation.zeros(shape, dtype=input.dtype)
-    keep = ops.creation.full(shape, 1.0 - p, dtype=input.dtype)
-    return ops.creation.bernoulli(keep) / (1.0 - p)
+        return ops.creation.factories.zeros(shape, dtype=input.dtype)
+    keep = ops.creation.factories.full(shape, 1.0 - p, dtype=input.dtype)
+    return ops.creation.factories.bernoulli(keep) / (1.0 - p)
 
 
 def feature_dropout(input: Tensor, p: float, train: bool) -> Tensor:
@@ -275,7 +275,7 @@ def embedding_bag(
                 max_indices[b] = members[np.argmax(table[members], axis=0)]
     else:
         max_indices = bag_size.copy()
-    make = ops.creation.tensor
+    make = ops.creation.factories.tensor
     return output, make(offset2bag), make(bag_size), make(max_indices)
 
 

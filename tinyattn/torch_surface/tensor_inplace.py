@@ -57,19 +57,19 @@ class TensorInplaceMethods:
 
     def addmm_(self, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:
         """In-place :func:`tinyattn.addmm`: ``self = beta * self + alpha * mat1 @ mat2``."""
-        addmm = _ops().linalg.addmm
+        addmm = _ops().linalg.matmul.addmm
         return self._write_result(lambda x: addmm(x, mat1, mat2, beta=beta, alpha=alpha), "addmm_")
 
     def baddbmm_(self, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
         """In-place :func:`tinyattn.baddbmm`."""
-        baddbmm = _ops().linalg.baddbmm
+        baddbmm = _ops().linalg.matmul.baddbmm
         return self._write_result(
             lambda x: baddbmm(x, batch1, batch2, beta=beta, alpha=alpha), "baddbmm_"
         )
 
     def addbmm_(self, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
         """In-place :func:`tinyattn.addbmm`."""
-        addbmm = _ops().linalg.addbmm
+        addbmm = _ops().linalg.matmul.addbmm
         return self._write_result(
             lambda x: addbmm(x, batch1, batch2, beta=beta, alpha=alpha), "addbmm_"
         )
@@ -117,7 +117,7 @@ class TensorInplaceMethods:
             stop = numel
         mask = np.zeros(numel, dtype=bool)
         mask[0:stop:step] = True
-        return self.masked_fill_(_ops().creation.tensor(mask.reshape(shape)), fill_value)
+        return self.masked_fill_(_ops().creation.factories.tensor(mask.reshape(shape)), fill_value)
 
     # -- in-place view changes -------------------------------------------------------------
     def _become_view(self, view: Tensor, op: str) -> Tensor:
@@ -192,7 +192,7 @@ class TensorInplaceMethods:
         ops = _ops()
         dtype = self.dtype
         if not args:
-            return ops.creation.empty(0, dtype=dtype)
+            return ops.creation.factories.empty(0, dtype=dtype)
         if len(args) == 1 and isinstance(args[0], type(self)):
             src = args[0]
             if src.dtype != dtype:
@@ -201,11 +201,13 @@ class TensorInplaceMethods:
                 )
             return type(self)._make(src._data)
         if len(args) == 1 and isinstance(args[0], Size):
-            return ops.creation.empty(tuple(args[0]), dtype=dtype)
+            return ops.creation.factories.empty(tuple(args[0]), dtype=dtype)
         if all(isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in args):
-            return ops.creation.empty(tuple(int(a) for a in args), dtype=dtype)
+            return ops.creation.factories.empty(tuple(int(a) for a in args), dtype=dtype)
         if len(args) == 1:
-            return ops.creation.tensor(np.asarray(args[0]).astype(dtype.np_dtype), dtype=dtype)
+            return ops.creation.factories.tensor(
+                np.asarray(args[0]).astype(dtype.np_dtype), dtype=dtype
+            )
         raise TypeError(f"new(): expected sizes, a Size, data or a tensor, got {args!r}")
 
     def new_empty_strided(

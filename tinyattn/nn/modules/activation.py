@@ -8,7 +8,7 @@ Constructor arguments, attribute names and ``extra_repr`` strings are torch's, s
 from __future__ import annotations
 
 from ..._tensor import Tensor
-from ...ops.creation import empty
+from ...ops.creation.factories import empty
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter

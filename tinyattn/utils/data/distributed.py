@@ -72,7 +72,7 @@ class DistributedSampler(Sampler):
         self.seed = _int_arg("seed", seed)
 
     def __iter__(self):
-        from ...ops.creation import randperm
+        from ...ops.creation.factories import randperm
 
         n = len(self.dataset)
         if self.shuffle:
