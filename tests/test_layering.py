@@ -1,4 +1,4 @@
-"""The layers of docs/architecture.md import only downwards.
+"""The layers of tinyattn/_layers.py (shown in docs/architecture.md) import only downwards.
 
 Every ``import`` in ``tinyattn/`` (module level and inside functions) is resolved to
 the layer it names; a module may import its own layer and the ones below it. This
@@ -13,78 +13,24 @@ from pathlib import Path
 
 import pytest
 
+from tinyattn import _layers
+
 PACKAGE = Path(__file__).resolve().parent.parent / "tinyattn"
 
-# Layer of each module or package of tinyattn (docs/architecture.md), by dotted path below
-# ``tinyattn``: the longest listed prefix of a module's path gives its layer.
-LAYERS = {
-    "_dtype": 0,
-    "_device": 0,
-    "_size": 0,
-    "random": 0,
-    "_version": 0,
-    "shims.distributed": 0,  # a shim with no dependencies (nn.parallel reads its message)
-    "autograd": 1,
-    "kernels": 2,
-    "_softmax_math": 2,
-    "_matmul": 2,
-    "_tensor": 3,
-    "_printing": 3,
-    "_tensor_methods_math": 3,
-    "_tensor_methods_shape": 3,
-    "_tensor_methods_select": 3,
-    "_tensor_methods_elementwise": 3,
-    "_tensor_methods_binary": 3,
-    "_tensor_meta": 3,
-    "torch_surface.tensor_inplace": 3,
-    "torch_surface.tensor_longtail": 3,
-    "ops": 4,
-    "linalg": 4,
-    "torch_surface.out": 4,  # the out= wrapper linalg/special/nn.functional apply to their names
-    "torch_surface.out_table": 0,  # data
-    "nn": 5,
-}
-TOP = 6  # everything else: optim, utils, serialization, viz, amp, bench, demo, ...
-
-# Imports that reach up on purpose, each with its reason.
-ALLOWED_UPWARD = {
-    # The generated Tensor methods forward to ``tinyattn.ops.<family>`` at call time.
-    ("_tensor_methods_math", "tinyattn"),
-    ("_tensor_methods_shape", "tinyattn"),
-    ("_tensor_methods_select", "tinyattn"),
-    ("_tensor_methods_elementwise", "tinyattn"),
-    ("_tensor_methods_binary", "tinyattn"),
-    ("_tensor", "ops"),
-    # in-place composite forms (addmm_ ...) call the ops at call time
-    ("torch_surface.tensor_inplace", "ops"),
-    ("torch_surface.tensor_inplace", "tinyattn"),
-    # older matrix functions, *_copy ... call the ops at call time
-    ("torch_surface.tensor_longtail", "ops"),
-    ("torch_surface.tensor_longtail", "tinyattn"),  # Tensor.hardshrink / prelu: the functional form
-    # The einops layers (nn.Rearrange ...) share the einops backend's registration.
-    ("nn", "_einops"),
-    # ``nn.attention.sdpa_kernel`` sets torch's SDPA switches in ``backends.cuda`` (as torch's).
-    ("nn", "shims.backends"),
-    # ``_printing`` formats a tensor through the public package namespace at call time.
-    ("_printing", "tinyattn"),
-}
-
-# Files that sit above the ops by nature, though they live in the autograd package (as
-# torch.autograd.functional does): they differentiate through ops at call time.
-ALLOWED_FILES = {
-    "autograd/xp.py": "tensor_xp builds create_graph formulas from differentiable ops",
-    "autograd/functional.py": "jacobian/hessian/... run the user's function on ops",
-}
+# The table lives in tinyattn/_layers.py (docs/architecture.md shows it).
+LAYERS, TOP, ALLOWED_UPWARD, ALLOWED_FILES = (
+    _layers.LAYERS,
+    _layers.TOP,
+    _layers.ALLOWED_UPWARD,
+    _layers.ALLOWED_FILES,
+)
 
 
 def _within(name: str, prefix: str) -> bool:
     return name == prefix or name.startswith(prefix + ".")
 
 
-def _layer(name: str) -> int:
-    """The layer of the module ``name`` (dotted, below ``tinyattn``): its longest listed prefix."""
-    keys = [k for k in LAYERS if _within(name, k)]
-    return LAYERS[max(keys, key=len)] if keys else TOP
+_layer = _layers.layer
 
 
 def _allowed(own: str, name: str) -> bool:
@@ -149,3 +95,22 @@ def test_imports_point_down(path):
         and (name == "tinyattn" or _layer(name) > _layer(own))
     ]
     assert not upward, "imports that reach up a layer:\n" + "\n".join(upward)
+
+
+def test_the_architecture_document_shows_the_table():
+    """docs/architecture.md holds the table of tinyattn/_layers.py, as it prints it."""
+    doc = (PACKAGE.parent / "docs" / "architecture.md").read_text()
+    assert _layers.markdown_table() in doc, (
+        "docs/architecture.md's layer table differs from tinyattn/_layers.py: "
+        "paste the output of python -m tinyattn._layers"
+    )
+
+
+def test_every_listed_module_exists():
+    missing = [m for m in LAYERS if not _is_module(["tinyattn", *m.split(".")])]
+    assert not missing, missing
+
+
+def test_the_layer_lookup_takes_the_longest_prefix():
+    assert _layer("torch_surface.out") == 4 and _layer("torch_surface.aliases") == TOP
+    assert _layer("ops.elementwise.unary") == 4 and _layer("no_such_module") == TOP
