@@ -81,7 +81,7 @@ def test_cummax_ties_and_nan_indices_match_torch():
     run_parity(lambda T, x: T.cummax(x, 0), ties)
 
 
-# -- degenerate points: var / std / norm at zero spread (issue 11) ----------------------------
+# -- degenerate points: var / std / norm at zero spread -------------------------------------
 
 
 @pytest.mark.parametrize(

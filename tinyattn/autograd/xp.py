@@ -103,7 +103,7 @@ numpy_xp.__dict__.update(
 # -- end of the nn block ------------------------------------------------------------------
 
 
-# -- additions for views, rearrange, indexing, linalg, scans (branch higher_ops) -------------
+# -- views, rearrange, indexing, linalg, scans ----------------------------------------------
 def _np_zero_pad(x, pad_width):
     """``x`` padded with zeros: ``pad_width`` is one ``(before, after)`` per axis (as np.pad)."""
     out = np.zeros(tuple(n + a + b for n, (a, b) in zip(x.shape, pad_width)), dtype=x.dtype)
@@ -350,7 +350,7 @@ def _as_operand(x):
     return x
 
 
-# -- additions for views, rearrange, indexing, linalg, scans (branch higher_ops) -------------
+# -- views, rearrange, indexing, linalg, scans ----------------------------------------------
 def cumsum(x, axis):
     return _t().cumsum(x, axis)
 

@@ -7,7 +7,7 @@ bool inputs become the default float dtype, as in torch). Gradients are written 
 ``ctx.xp``; where a derivative is another special function it is that Function applied
 again (``xp.apply(Digamma, x)``), so every order of derivative is available.
 
-Accuracy against torch 2.13 (float64, measured by ``tests/ops/test_special.py``): see each
+Accuracy against torch 2.13 (float64, measured by ``tests/ops/special/test_special.py``): see each
 op's docstring. In float32 the float64 result is rounded once.
 """
 

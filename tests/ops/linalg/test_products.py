@@ -1,4 +1,4 @@
-"""Products breadth (ops/linalg/products.py): gradchecks and torch parity via the harness, bad input."""
+"""Matrix products (ops/linalg/products.py): gradchecks and torch parity via the harness, bad input."""
 
 import numpy as np
 import pytest

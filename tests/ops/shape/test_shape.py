@@ -1,4 +1,4 @@
-"""Shape ops: gradcheck + torch parity for every Function in ``ops/shape.py``, views, errors."""
+"""Shape ops: gradcheck + torch parity for every Function in ``ops/shape/``, views, errors."""
 
 import numpy as np
 import pytest

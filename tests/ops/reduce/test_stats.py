@@ -1,4 +1,4 @@
-"""Reductions breadth (ops/reduce/stats.py): gradchecks and torch parity via the harness, bad input."""
+"""Reductions and statistics (ops/reduce/stats.py): gradchecks and torch parity via the harness, bad input."""
 
 import numpy as np
 import pytest
