@@ -50,7 +50,7 @@ def test_lazy_attributes_resolve_and_are_listed():
         from tinyattn import optim                   # from-import of a lazy subpackage
         opt = optim.SGD(layer.parameters(), lr=0.1)
         assert tinyattn.save.__module__ == "tinyattn.io.serialization"
-        assert tinyattn.compile.__module__ == "tinyattn._compile"
+        assert tinyattn.compile.__module__ == "tinyattn.shims.compile"
         assert tinyattn.autocast is tinyattn.amp.autocast
         assert tinyattn.nn.functional.softmax is not None
         try:

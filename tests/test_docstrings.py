@@ -64,7 +64,9 @@ NOT_COMPOSING = {"Module"}
 
 def _refers_to_a_function(fn, depth: int = 2) -> bool:
     """Whether ``fn`` names a Function subclass, itself or through its private helpers."""
-    refs = inspect.getclosurevars(inspect.unwrap(fn))  # (through the out= wrapper, _out.py)
+    refs = inspect.getclosurevars(
+        inspect.unwrap(fn)
+    )  # (through the out= wrapper, torch_surface/out.py)
     values = [*refs.globals.values(), *refs.nonlocals.values()]
     if any(isinstance(v, type) and issubclass(v, Function) for v in values):
         return True

@@ -34,6 +34,12 @@ from . import _malloc
 
 _malloc.tune()
 
+# torch's paths of the CPU shims (``tinyattn.cuda``, ``tinyattn.backends.cudnn`` ...) import
+# the modules in tinyattn/shims/ (the same module objects); see tinyattn/shims/__init__.py.
+from . import shims as _shims
+
+_shims.install()
+
 import math as _math
 
 from . import _dtype
@@ -41,6 +47,11 @@ from ._dtype import (
     bool_ as bool,
 )
 from ._dtype import (
+    bfloat16,
+    cdouble,
+    cfloat,
+    complex64,
+    complex128,
     double,
     dtype,
     float16,
@@ -66,189 +77,9 @@ from .autograd.grad_mode import (
     no_grad,
     set_grad_enabled,
 )
-from .ops.activation import log_softmax, softmax
-from .ops.creation import (
-    arange,
-    as_tensor,
-    bernoulli,
-    empty,
-    empty_like,
-    eye,
-    from_numpy,
-    full,
-    full_like,
-    linspace,
-    multinomial,
-    normal,
-    ones,
-    ones_like,
-    rand,
-    rand_like,
-    randint,
-    randn,
-    randn_like,
-    randperm,
-    tensor,
-    zeros,
-    zeros_like,
-)
-from .ops.arithmetic import (
-    add,
-    div,
-    divide,
-    floor_divide,
-    maximum,
-    minimum,
-    mul,
-    multiply,
-    pow,
-    remainder,
-    sub,
-    subtract,
-    true_divide,
-    where,
-)
-from .ops.compare import (
-    allclose,
-    bitwise_and,
-    bitwise_not,
-    bitwise_or,
-    bitwise_xor,
-    eq,
-    equal,
-    ge,
-    greater,
-    greater_equal,
-    gt,
-    isclose,
-    isfinite,
-    isinf,
-    isnan,
-    le,
-    less,
-    less_equal,
-    logical_and,
-    logical_not,
-    logical_or,
-    logical_xor,
-    lt,
-    ne,
-    not_equal,
-)
-from .ops.unary import (
-    abs,
-    absolute,
-    ceil,
-    clamp,
-    clip,
-    clone,
-    cos,
-    erf,
-    exp,
-    expm1,
-    floor,
-    log,
-    log1p,
-    log2,
-    neg,
-    negative,
-    reciprocal,
-    relu,
-    round,
-    rsqrt,
-    sigmoid,
-    sign,
-    sin,
-    sqrt,
-    square,
-    tanh,
-)
-from .ops.indexing import (
-    argwhere,
-    gather,
-    index_fill,
-    index_select,
-    masked_fill,
-    masked_select,
-    nonzero,
-    scatter,
-    scatter_add,
-)
-from .ops.linalg import bmm, dot, einsum, inner, matmul, mm, outer
-from .ops.reduction import (
-    all,
-    amax,
-    amin,
-    any,
-    argmax,
-    argmin,
-    count_nonzero,
-    cumsum,
-    logsumexp,
-    max,
-    mean,
-    min,
-    norm,
-    prod,
-    std,
-    std_mean,
-    sum,
-    var,
-    var_mean,
-)
-from .ops.rearrange import (
-    cat,
-    concat,
-    concatenate,
-    diagonal,
-    flip,
-    repeat_interleave,
-    roll,
-    stack,
-    tril,
-    triu,
-)
-from .ops.views import (
-    chunk,
-    flatten,
-    movedim,
-    narrow,
-    permute,
-    reshape,
-    select,
-    split,
-    squeeze,
-    swapaxes,
-    t,
-    transpose,
-    unbind,
-    unflatten,
-    unsqueeze,
-)
+from .ops.reduce.softmax import log_softmax, softmax
 
-# -- issue 8: sorting and breadth ops (sorting.py, and additions to the modules above) --
-from .ops.sorting import (
-    argsort,
-    bincount,
-    bucketize,
-    kthvalue,
-    median,
-    mode,
-    msort,
-    nanmedian,
-    searchsorted,
-    sort,
-    topk,
-    unique,
-    unique_consecutive,
-)
-
-from .ops.cumulative import cummax, cummin, cumprod
-from .ops.linalg import addbmm, addmm, baddbmm, cross
-from .ops.rearrange import diag, diag_embed, diff, tril_indices, triu_indices
-from .ops.unary import lerp
-
-# -- end of issue 8 block --
+# -- the tensor, device, size, random state; legacy constructors -----------------------
 from .random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 from ._device import device
 from ._size import Size
@@ -278,35 +109,112 @@ def is_floating_point(input: Tensor) -> bool:
     return input.is_floating_point()
 
 
-# -- CPU shims for GPU-era scripts, data loading and einops (see tinyattn/amp, backends,
-# distributed, _compile, _einops): torch's names, documented as what they do here.
-from . import _einops, fft
-from ._dtype import bfloat16, cdouble, cfloat, complex64, complex128
-
-_einops.install()  # einops finds tinyattn tensors once einops is imported (costs nothing now)
-
-from .ops.rearrange import meshgrid
-
-# -- elementwise breadth --
-from .ops import binary_more, logic, trig, unary_more
-from .ops.binary_more import (
-    addcdiv,
-    addcmul,
-    arctan2,
-    atan2,
-    copysign,
-    float_power,
-    fmax,
-    fmin,
-    fmod,
-    heaviside,
-    hypot,
-    logaddexp,
-    logaddexp2,
-    xlogy,
+# -- creation: factories, samplers, signal windows -------------------------------------
+from .ops.creation.factories import (
+    arange,
+    as_tensor,
+    bernoulli,
+    empty,
+    empty_like,
+    eye,
+    from_numpy,
+    full,
+    full_like,
+    linspace,
+    multinomial,
+    normal,
+    ones,
+    ones_like,
+    rand,
+    rand_like,
+    randint,
+    randn,
+    randn_like,
+    randperm,
+    tensor,
+    zeros,
+    zeros_like,
 )
-from .ops.compare import bitwise_left_shift, bitwise_right_shift
-from .ops.trig import (
+from .ops.creation.from_buffers import asarray, binomial, empty_strided, frombuffer, poisson
+from .ops.creation.from_buffers import randint_like, scalar_tensor
+from .ops.windows import bartlett_window, blackman_window, hamming_window, hann_window
+from .ops.windows import kaiser_window, logspace, vander
+
+# -- elementwise: arithmetic, unary, comparisons, trigonometry, integer and special functions ---
+from .ops.elementwise.arithmetic import (
+    add,
+    div,
+    divide,
+    floor_divide,
+    maximum,
+    minimum,
+    mul,
+    multiply,
+    pow,
+    remainder,
+    sub,
+    subtract,
+    true_divide,
+    where,
+)
+from .ops.elementwise.unary import (
+    abs,
+    absolute,
+    ceil,
+    clamp,
+    clip,
+    clone,
+    cos,
+    erf,
+    exp,
+    expm1,
+    floor,
+    log,
+    log1p,
+    log2,
+    neg,
+    negative,
+    reciprocal,
+    relu,
+    round,
+    rsqrt,
+    sigmoid,
+    sign,
+    sin,
+    sqrt,
+    square,
+    tanh,
+)
+from .ops.elementwise.unary import lerp
+from .ops.elementwise.compare import (
+    allclose,
+    bitwise_and,
+    bitwise_not,
+    bitwise_or,
+    bitwise_xor,
+    eq,
+    equal,
+    ge,
+    greater,
+    greater_equal,
+    gt,
+    isclose,
+    isfinite,
+    isinf,
+    isnan,
+    le,
+    less,
+    less_equal,
+    logical_and,
+    logical_not,
+    logical_or,
+    logical_xor,
+    lt,
+    ne,
+    not_equal,
+)
+from .ops.elementwise.compare import bitwise_left_shift, bitwise_right_shift
+from .ops.elementwise.trig import (
     acos,
     acosh,
     arccos,
@@ -326,7 +234,23 @@ from .ops.trig import (
     sinh,
     tan,
 )
-from .ops.unary_more import (
+from .ops.elementwise.binary import (
+    addcdiv,
+    addcmul,
+    arctan2,
+    atan2,
+    copysign,
+    float_power,
+    fmax,
+    fmin,
+    fmod,
+    heaviside,
+    hypot,
+    logaddexp,
+    logaddexp2,
+    xlogy,
+)
+from .ops.elementwise.unary_inplace import (
     clamp_max,
     clamp_min,
     exp2,
@@ -340,19 +264,100 @@ from .ops.unary_more import (
     signbit,
     trunc,
 )
-
-# -- end of elementwise breadth; shape/linalg/meta breadth --
-from .ops.indexing import index_add
-from .ops.scatter import (
-    diagonal_scatter,
-    index_copy,
-    index_put,
-    masked_scatter,
-    scatter_reduce,
-    select_scatter,
-    slice_scatter,
+from .ops.elementwise.integer_math import (
+    angle,
+    conj,
+    conj_physical,
+    frexp,
+    gcd,
+    gcd_,
+    is_conj,
+    is_neg,
 )
-from .ops.shape_more import (
+from .ops.elementwise.integer_math import (
+    isneginf,
+    isposinf,
+    isreal,
+    lcm,
+    lcm_,
+    ldexp,
+    ldexp_,
+    nextafter,
+)
+from .ops.elementwise.integer_math import resolve_conj, resolve_neg, rsub
+from .ops.special.functions import digamma, erfc, erfinv, i0, lgamma, mvlgamma, polygamma
+from .ops.special.igamma import igamma, igammac
+
+# -- reductions, scans, statistics, numerical integration ------------------------------
+from .ops.reduce.reduction import (
+    all,
+    amax,
+    amin,
+    any,
+    argmax,
+    argmin,
+    count_nonzero,
+    cumsum,
+    logsumexp,
+    max,
+    mean,
+    min,
+    prod,
+    std,
+    std_mean,
+    sum,
+    var,
+    var_mean,
+)
+from .ops.reduce.cumulative import cummax, cummin, cumprod
+from .ops.reduce.stats import (
+    aminmax,
+    cumulative_trapezoid,
+    histc,
+    isin,
+    logcumsumexp,
+    nanmean,
+    nanquantile,
+    nansum,
+    quantile,
+    trapezoid,
+    unravel_index,
+)
+from .ops.reduce.numeric import gradient, histogram, histogramdd, trapz
+
+# -- shape: views, rearrangements, joins and splits, strides ---------------------------
+from .ops.shape.rearrange import (
+    cat,
+    concat,
+    concatenate,
+    diagonal,
+    flip,
+    repeat_interleave,
+    roll,
+    stack,
+    tril,
+    triu,
+)
+from .ops.shape.rearrange import diag, diag_embed, diff, tril_indices, triu_indices
+from .ops.shape.rearrange import meshgrid
+from .ops.shape.views import (
+    chunk,
+    flatten,
+    movedim,
+    narrow,
+    permute,
+    reshape,
+    select,
+    split,
+    squeeze,
+    swapaxes,
+    t,
+    transpose,
+    unbind,
+    unflatten,
+    unsqueeze,
+)
+from .ops.shape.composites import (
     atleast_1d,
     atleast_2d,
     atleast_3d,
@@ -379,7 +384,36 @@ from .ops.shape_more import (
     vsplit,
     vstack,
 )
-from .ops.products import (
+from .ops.shape.strided import as_strided
+
+# -- indexing: gather, scatter, masked and index writes --------------------------------
+from .ops.index.indexing import (
+    argwhere,
+    gather,
+    index_fill,
+    index_select,
+    masked_fill,
+    masked_select,
+    nonzero,
+    scatter,
+    scatter_add,
+)
+from .ops.index.indexing import index_add
+from .ops.index.scatter import (
+    diagonal_scatter,
+    index_copy,
+    index_put,
+    masked_scatter,
+    scatter_reduce,
+    select_scatter,
+    slice_scatter,
+)
+from .ops.index.writes import index_reduce, put
+
+# -- linear algebra: products, matrix functions, decompositions ------------------------
+from .ops.linalg.matmul import bmm, dot, einsum, inner, matmul, mm, outer
+from .ops.linalg.matmul import addbmm, addmm, baddbmm, cross
+from .ops.linalg.products import (
     block_diag,
     cartesian_prod,
     cdist,
@@ -397,19 +431,39 @@ from .ops.products import (
     trace,
     vdot,
 )
-from .ops.stats import (
-    aminmax,
-    cumulative_trapezoid,
-    histc,
-    isin,
-    logcumsumexp,
-    nanmean,
-    nanquantile,
-    nansum,
-    quantile,
-    trapezoid,
-    unravel_index,
+from .ops.linalg.matrix_methods import (
+    cholesky,
+    det,
+    inverse,
+    logdet,
+    matrix_exp,
+    pinverse,
+    qr,
+    slogdet,
+    svd,
 )
+from .ops.linalg.helpers import addmv, addmv_, addr, renorm
+from .ops.linalg.legacy import *  # noqa: F403
+from .ops.linalg.lu import lu, lu_solve, lu_unpack
+
+# -- sorting and selection -------------------------------------------------------------
+from .ops.sorting import (
+    argsort,
+    bincount,
+    bucketize,
+    kthvalue,
+    median,
+    mode,
+    msort,
+    nanmedian,
+    searchsorted,
+    sort,
+    topk,
+    unique,
+    unique_consecutive,
+)
+
+# -- queries, dtype promotion, printing ------------------------------------------------
 from ._meta import (
     can_cast,
     detach,
@@ -427,38 +481,23 @@ from ._meta import (
 )
 from ._printing import set_printoptions
 
-# -- end of shape/linalg/meta breadth block --
+# -- einops finds tinyattn tensors once einops is imported (costs nothing now) ---------
+from . import _einops, fft
 
-# -- linalg breadth --
-from .ops.matrix_methods import (
-    cholesky,
-    det,
-    inverse,
-    logdet,
-    matrix_exp,
-    pinverse,
-    qr,
-    slogdet,
-    svd,
-)
+_einops.install()  # einops finds tinyattn tensors once einops is imported (costs nothing now)
 
-# -- end of linalg breadth --
+# -- torch's top-level forms of functional ops, in-place forms, *_copy, native_*, dlpack ---
+# (each module lists its names in ``__all__``; see tinyattn/torch_surface/)
+from .torch_surface.functional_forms import *  # noqa: F403
+from .torch_surface.functional_forms_nn import *  # noqa: F403
+from .torch_surface.inplace import *  # noqa: F403
+from .torch_surface.aliases import *  # noqa: F403
+from .torch_surface.copies import *  # noqa: F403
+from .torch_surface.native import *  # noqa: F403
+from .torch_surface.dlpack import from_dlpack, to_dlpack
 
-# -- special functions --
-from .ops.special import digamma, erfc, erfinv, i0, lgamma, mvlgamma, polygamma
-
-# -- end of special functions --
-
-# -- torch's top-level forms of functional ops and in-place methods (no new ops) --
-# (each module lists its names in ``__all__``: ``dropout``, ``layer_norm``, ``embedding``,
-# ``conv2d`` ... with torch's top-level signatures; ``exp_``, ``fill`` ... in place)
-from ._torch_functional_aliases import *  # noqa: F403
-from ._torch_functional_more import *  # noqa: F403
-from ._torch_inplace_aliases import *  # noqa: F403
-from ._torch_more_names import *  # noqa: F403
-
-# -- global switches and small queries (_switches.py) --
-from ._switches import (
+# -- global switches and small queries (torch_surface/switches.py) ---------------------
+from .torch_surface.switches import (
     are_deterministic_algorithms_enabled,
     compiled_with_cxx11_abi,
     get_deterministic_debug_mode,
@@ -482,44 +521,15 @@ from ._switches import (
 
 autograd.inference_mode = inference_mode
 
-# -- end of top-level aliases --
-
-# (the math ops below replace the alias modules' forms of the same names: addmv, addr,
-# rsub, the conj family, logspace, the windows ... have their own ops and tests)
-# -- math ops breadth (ops/integer_math.py, linalg_helpers.py ...) --
-from .ops.creation_more import asarray, binomial, empty_strided, frombuffer, poisson
-from .ops.creation_more import randint_like, scalar_tensor
-from .ops.index_more import index_reduce, put
-from .ops.integer_math import angle, conj, conj_physical, frexp, gcd, gcd_, is_conj, is_neg
-from .ops.integer_math import isneginf, isposinf, isreal, lcm, lcm_, ldexp, ldexp_, nextafter
-from .ops.integer_math import resolve_conj, resolve_neg, rsub
-from .ops.linalg_helpers import addmv, addmv_, addr, renorm
-from .ops.numeric import gradient, histogram, histogramdd, trapz
-from .ops.strided import as_strided
-from .ops.windows import bartlett_window, blackman_window, hamming_window, hann_window
-from .ops.windows import kaiser_window, logspace, vander
-
-# -- end of math ops breadth --
-# -- round 4 breadth (ops/linalg_more.py, ops/lu.py, _torch_round4_names.py) --
-from .ops.linalg_more import *  # noqa: F403
-from .ops.lu import lu, lu_solve, lu_unpack
-from ._torch_copy_names import *  # noqa: F403
-from ._torch_native_names import *  # noqa: F403
-from ._dlpack import from_dlpack, to_dlpack
-from .ops.igamma import igamma, igammac
+# -- torch's out= keyword on the listed functions (torch_surface/out.py, out_table.py) ---
 from .ops.complex import complex, imag, is_complex, polar, real, view_as_complex, view_as_real
-
-# -- end of round 4 breadth --
-
-# -- torch's factory options (torch_surface) and out= keyword (data: _out_names.py; _out.py) --
-from ._out import install as _install_out
 from .torch_surface import factory_options as _factory_options
-from .torch_surface.argument_names import norm_with_positional_out as _positional_out
+from .torch_surface.argument_names import norm  # torch.norm's positional out=
 from .torch_surface.layouts import *  # noqa: F403 (strided, contiguous_format ...)
+from .torch_surface.out import install as _install_out
 
 _factory_options.install(globals(), Tensor)  # layout=, pin_memory= ... (before out=)
 _install_out(globals())
-norm = _positional_out(norm)  # torch.norm(x, 2, 0, False, out_tensor)
 from .io import public_paths as _public_paths  # import tinyattn.serialization, .safetensors
 
 # -- lazy imports: subpackages and names loaded on first access (PEP 562) ------------------
@@ -554,7 +564,7 @@ _LAZY_SUBMODULES = frozenset(
 _LAZY_NAMES = {  # name -> the module that defines it
     "load": "serialization",
     "save": "serialization",
-    "compile": "_compile",
+    "compile": "shims.compile",
     "vmap": "func",
     "range": "_legacy",  # deprecated torch.range (end inclusive); lazy, so builtin range stays
     "autocast": "amp",

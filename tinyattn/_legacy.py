@@ -16,9 +16,9 @@ import numpy as np
 
 from ._device import check_device
 from ._dtype import get_default_dtype
-from ._out import with_out
 from ._tensor import Tensor
-from .ops.creation import tensor
+from .ops.creation.factories import tensor
+from .torch_surface.out import with_out
 
 
 class _VariableMeta(type):

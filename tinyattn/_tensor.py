@@ -10,8 +10,9 @@ forwards to it. The class is assembled from:
   ``TensorElementwiseMethods`` and ``TensorBinaryMethods`` (``_tensor_methods_*.py``,
   written by ``tools/gen_tensor_methods.py``): one method per op, with the op's
   signature;
-- ``TensorMetaMethods`` (``_tensor_meta.py``: memory, dtype predicates, size checks) and
-  ``TensorMoreMethods`` (``_tensor_more.py``: torch's less common plumbing);
+- ``TensorMetaMethods`` (``_tensor_meta.py``: memory, dtype predicates, size checks),
+  ``TensorInplaceMethods`` and ``TensorLongTailMethods`` (``torch_surface/tensor_*.py``:
+  torch's less common methods and plumbing);
 - this file: construction, metadata, conversions, Python protocols, operators.
 """
 
@@ -32,11 +33,11 @@ from ._tensor_methods_elementwise import TensorElementwiseMethods
 from ._tensor_methods_math import TensorMathMethods
 from ._tensor_methods_select import TensorSelectMethods
 from ._tensor_methods_shape import TensorShapeMethods
-from ._tensor_more import TensorMoreMethods
-from ._tensor_round4 import TensorRound4Methods
 from .autograd import _forward_only as forward_only
 from .autograd.function import Function, Node, leaf_node
 from .autograd.tensor_base import TensorBase
+from .torch_surface.tensor_inplace import TensorInplaceMethods
+from .torch_surface.tensor_longtail import TensorLongTailMethods
 
 # What ``==`` and ``!=`` compare elementwise; anything else (None, a string, a list) is
 # compared by identity, as in torch.
@@ -50,8 +51,8 @@ class Tensor(
     TensorElementwiseMethods,
     TensorBinaryMethods,
     TensorMetaMethods,
-    TensorMoreMethods,
-    TensorRound4Methods,
+    TensorInplaceMethods,
+    TensorLongTailMethods,
     TensorBase,
     op_outputs=True,
 ):
@@ -73,7 +74,7 @@ class Tensor(
         check_device(device)
         d = dt.to_dtype(dtype) if dtype is not None else dt.get_default_dtype()
         if len(args) == 1 and not isinstance(args[0], (int, np.integer)):
-            data = np.array(ops.creation._unwrap_nested(args[0]), dtype=d.np_dtype)
+            data = np.array(ops.creation.factories._unwrap_nested(args[0]), dtype=d.np_dtype)
         elif all(isinstance(a, (int, np.integer)) for a in args):
             data = np.empty(tuple(int(a) for a in args), dtype=d.np_dtype)
         else:
@@ -532,10 +533,10 @@ class Tensor(
         return ops.arithmetic.pow(other, self)
 
     def __matmul__(self, other):
-        return ops.linalg.matmul(self, other)
+        return ops.linalg.matmul.matmul(self, other)
 
     def __rmatmul__(self, other):
-        return ops.linalg.matmul(other, self)
+        return ops.linalg.matmul.matmul(other, self)
 
     def __neg__(self):
         return ops.unary.neg(self)

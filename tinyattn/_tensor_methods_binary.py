@@ -22,131 +22,125 @@ class TensorBinaryMethods:
 
     __slots__ = ()
 
-    # -- binary_more ----------------------------------------------------------------------------
+    # -- binary ---------------------------------------------------------------------------------
 
     def atan2(self, other: Tensor) -> Tensor:
         """See :func:`tinyattn.atan2`."""
-        return tinyattn.ops.binary_more.atan2(cast("Tensor", self), other)
+        return tinyattn.ops.binary.atan2(cast("Tensor", self), other)
 
     def arctan2(self, other: Tensor) -> Tensor:
         """See :func:`tinyattn.arctan2`."""
-        return tinyattn.ops.binary_more.arctan2(cast("Tensor", self), other)
+        return tinyattn.ops.binary.arctan2(cast("Tensor", self), other)
 
     def hypot(self, other: Tensor) -> Tensor:
         """See :func:`tinyattn.hypot`."""
-        return tinyattn.ops.binary_more.hypot(cast("Tensor", self), other)
+        return tinyattn.ops.binary.hypot(cast("Tensor", self), other)
 
     def logaddexp(self, other: Tensor) -> Tensor:
         """See :func:`tinyattn.logaddexp`."""
-        return tinyattn.ops.binary_more.logaddexp(cast("Tensor", self), other)
+        return tinyattn.ops.binary.logaddexp(cast("Tensor", self), other)
 
     def logaddexp2(self, other: Tensor) -> Tensor:
         """See :func:`tinyattn.logaddexp2`."""
-        return tinyattn.ops.binary_more.logaddexp2(cast("Tensor", self), other)
+        return tinyattn.ops.binary.logaddexp2(cast("Tensor", self), other)
 
     def xlogy(self, other) -> Tensor:
         """See :func:`tinyattn.xlogy`."""
-        return tinyattn.ops.binary_more.xlogy(cast("Tensor", self), other)
+        return tinyattn.ops.binary.xlogy(cast("Tensor", self), other)
 
     def fmod(self, other) -> Tensor:
         """See :func:`tinyattn.fmod`."""
-        return tinyattn.ops.binary_more.fmod(cast("Tensor", self), other)
+        return tinyattn.ops.binary.fmod(cast("Tensor", self), other)
 
     def copysign(self, other) -> Tensor:
         """See :func:`tinyattn.copysign`."""
-        return tinyattn.ops.binary_more.copysign(cast("Tensor", self), other)
+        return tinyattn.ops.binary.copysign(cast("Tensor", self), other)
 
     def fmax(self, other: Tensor) -> Tensor:
         """See :func:`tinyattn.fmax`."""
-        return tinyattn.ops.binary_more.fmax(cast("Tensor", self), other)
+        return tinyattn.ops.binary.fmax(cast("Tensor", self), other)
 
     def fmin(self, other: Tensor) -> Tensor:
         """See :func:`tinyattn.fmin`."""
-        return tinyattn.ops.binary_more.fmin(cast("Tensor", self), other)
+        return tinyattn.ops.binary.fmin(cast("Tensor", self), other)
 
     def heaviside(self, values: Tensor) -> Tensor:
         """See :func:`tinyattn.heaviside`."""
-        return tinyattn.ops.binary_more.heaviside(cast("Tensor", self), values)
+        return tinyattn.ops.binary.heaviside(cast("Tensor", self), values)
 
     def float_power(self, exponent) -> Tensor:
         """See :func:`tinyattn.float_power`."""
-        return tinyattn.ops.binary_more.float_power(cast("Tensor", self), exponent)
+        return tinyattn.ops.binary.float_power(cast("Tensor", self), exponent)
 
     def addcmul(self, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
         """See :func:`tinyattn.addcmul`."""
-        return tinyattn.ops.binary_more.addcmul(cast("Tensor", self), tensor1, tensor2, value=value)
+        return tinyattn.ops.binary.addcmul(cast("Tensor", self), tensor1, tensor2, value=value)
 
     def addcdiv(self, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
         """See :func:`tinyattn.addcdiv`."""
-        return tinyattn.ops.binary_more.addcdiv(cast("Tensor", self), tensor1, tensor2, value=value)
+        return tinyattn.ops.binary.addcdiv(cast("Tensor", self), tensor1, tensor2, value=value)
 
     def atan2_(self, other: Tensor) -> Tensor:
-        """See :func:`tinyattn.ops.binary_more.atan2_`."""
-        return tinyattn.ops.binary_more.atan2_(cast("Tensor", self), other)
+        """See :func:`tinyattn.ops.binary.atan2_`."""
+        return tinyattn.ops.binary.atan2_(cast("Tensor", self), other)
 
     def arctan2_(self, other: Tensor) -> Tensor:
-        """See :func:`tinyattn.ops.binary_more.arctan2_`."""
-        return tinyattn.ops.binary_more.arctan2_(cast("Tensor", self), other)
+        """See :func:`tinyattn.ops.binary.arctan2_`."""
+        return tinyattn.ops.binary.arctan2_(cast("Tensor", self), other)
 
     def hypot_(self, other: Tensor) -> Tensor:
-        """See :func:`tinyattn.ops.binary_more.hypot_`."""
-        return tinyattn.ops.binary_more.hypot_(cast("Tensor", self), other)
+        """See :func:`tinyattn.ops.binary.hypot_`."""
+        return tinyattn.ops.binary.hypot_(cast("Tensor", self), other)
 
     def xlogy_(self, other) -> Tensor:
-        """See :func:`tinyattn.ops.binary_more.xlogy_`."""
-        return tinyattn.ops.binary_more.xlogy_(cast("Tensor", self), other)
+        """See :func:`tinyattn.ops.binary.xlogy_`."""
+        return tinyattn.ops.binary.xlogy_(cast("Tensor", self), other)
 
     def fmod_(self, other) -> Tensor:
-        """See :func:`tinyattn.ops.binary_more.fmod_`."""
-        return tinyattn.ops.binary_more.fmod_(cast("Tensor", self), other)
+        """See :func:`tinyattn.ops.binary.fmod_`."""
+        return tinyattn.ops.binary.fmod_(cast("Tensor", self), other)
 
     def copysign_(self, other) -> Tensor:
-        """See :func:`tinyattn.ops.binary_more.copysign_`."""
-        return tinyattn.ops.binary_more.copysign_(cast("Tensor", self), other)
+        """See :func:`tinyattn.ops.binary.copysign_`."""
+        return tinyattn.ops.binary.copysign_(cast("Tensor", self), other)
 
     def float_power_(self, exponent) -> Tensor:
-        """See :func:`tinyattn.ops.binary_more.float_power_`."""
-        return tinyattn.ops.binary_more.float_power_(cast("Tensor", self), exponent)
+        """See :func:`tinyattn.ops.binary.float_power_`."""
+        return tinyattn.ops.binary.float_power_(cast("Tensor", self), exponent)
 
     def addcmul_(self, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
-        """See :func:`tinyattn.ops.binary_more.addcmul_`."""
-        return tinyattn.ops.binary_more.addcmul_(
-            cast("Tensor", self), tensor1, tensor2, value=value
-        )
+        """See :func:`tinyattn.ops.binary.addcmul_`."""
+        return tinyattn.ops.binary.addcmul_(cast("Tensor", self), tensor1, tensor2, value=value)
 
     def addcdiv_(self, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
-        """See :func:`tinyattn.ops.binary_more.addcdiv_`."""
-        return tinyattn.ops.binary_more.addcdiv_(
-            cast("Tensor", self), tensor1, tensor2, value=value
-        )
+        """See :func:`tinyattn.ops.binary.addcdiv_`."""
+        return tinyattn.ops.binary.addcdiv_(cast("Tensor", self), tensor1, tensor2, value=value)
 
     def remainder_(self, other) -> Tensor:
-        """See :func:`tinyattn.ops.binary_more.remainder_`."""
-        return tinyattn.ops.binary_more.remainder_(cast("Tensor", self), other)
+        """See :func:`tinyattn.ops.binary.remainder_`."""
+        return tinyattn.ops.binary.remainder_(cast("Tensor", self), other)
 
     def floor_divide_(self, other) -> Tensor:
-        """See :func:`tinyattn.ops.binary_more.floor_divide_`."""
-        return tinyattn.ops.binary_more.floor_divide_(cast("Tensor", self), other)
+        """See :func:`tinyattn.ops.binary.floor_divide_`."""
+        return tinyattn.ops.binary.floor_divide_(cast("Tensor", self), other)
 
     def true_divide_(self, other, *, rounding_mode=None) -> Tensor:
-        """See :func:`tinyattn.ops.binary_more.true_divide_`."""
-        return tinyattn.ops.binary_more.true_divide_(
+        """See :func:`tinyattn.ops.binary.true_divide_`."""
+        return tinyattn.ops.binary.true_divide_(
             cast("Tensor", self), other, rounding_mode=rounding_mode
         )
 
     def divide_(self, other, *, rounding_mode=None) -> Tensor:
-        """See :func:`tinyattn.ops.binary_more.divide_`."""
-        return tinyattn.ops.binary_more.divide_(
-            cast("Tensor", self), other, rounding_mode=rounding_mode
-        )
+        """See :func:`tinyattn.ops.binary.divide_`."""
+        return tinyattn.ops.binary.divide_(cast("Tensor", self), other, rounding_mode=rounding_mode)
 
     def multiply_(self, other) -> Tensor:
-        """See :func:`tinyattn.ops.binary_more.multiply_`."""
-        return tinyattn.ops.binary_more.multiply_(cast("Tensor", self), other)
+        """See :func:`tinyattn.ops.binary.multiply_`."""
+        return tinyattn.ops.binary.multiply_(cast("Tensor", self), other)
 
     def subtract_(self, other, alpha=1) -> Tensor:
-        """See :func:`tinyattn.ops.binary_more.subtract_`."""
-        return tinyattn.ops.binary_more.subtract_(cast("Tensor", self), other, alpha)
+        """See :func:`tinyattn.ops.binary.subtract_`."""
+        return tinyattn.ops.binary.subtract_(cast("Tensor", self), other, alpha)
 
     # -- logic ----------------------------------------------------------------------------------
 

@@ -168,156 +168,156 @@ class TensorElementwiseMethods:
         """See :func:`tinyattn.ops.trig.sinc_`."""
         return tinyattn.ops.trig.sinc_(cast("Tensor", self))
 
-    # -- unary_more -----------------------------------------------------------------------------
+    # -- unary_inplace --------------------------------------------------------------------------
 
     def log10(self) -> Tensor:
         """See :func:`tinyattn.log10`."""
-        return tinyattn.ops.unary_more.log10(cast("Tensor", self))
+        return tinyattn.ops.unary_inplace.log10(cast("Tensor", self))
 
     def exp2(self) -> Tensor:
         """See :func:`tinyattn.exp2`."""
-        return tinyattn.ops.unary_more.exp2(cast("Tensor", self))
+        return tinyattn.ops.unary_inplace.exp2(cast("Tensor", self))
 
     def trunc(self) -> Tensor:
         """See :func:`tinyattn.trunc`."""
-        return tinyattn.ops.unary_more.trunc(cast("Tensor", self))
+        return tinyattn.ops.unary_inplace.trunc(cast("Tensor", self))
 
     def fix(self) -> Tensor:
         """See :func:`tinyattn.fix`."""
-        return tinyattn.ops.unary_more.fix(cast("Tensor", self))
+        return tinyattn.ops.unary_inplace.fix(cast("Tensor", self))
 
     def frac(self) -> Tensor:
         """See :func:`tinyattn.frac`."""
-        return tinyattn.ops.unary_more.frac(cast("Tensor", self))
+        return tinyattn.ops.unary_inplace.frac(cast("Tensor", self))
 
     def sgn(self) -> Tensor:
         """See :func:`tinyattn.sgn`."""
-        return tinyattn.ops.unary_more.sgn(cast("Tensor", self))
+        return tinyattn.ops.unary_inplace.sgn(cast("Tensor", self))
 
     def signbit(self) -> Tensor:
         """See :func:`tinyattn.signbit`."""
-        return tinyattn.ops.unary_more.signbit(cast("Tensor", self))
+        return tinyattn.ops.unary_inplace.signbit(cast("Tensor", self))
 
     def logit(self, eps: float | None = None) -> Tensor:
         """See :func:`tinyattn.logit`."""
-        return tinyattn.ops.unary_more.logit(cast("Tensor", self), eps)
+        return tinyattn.ops.unary_inplace.logit(cast("Tensor", self), eps)
 
     def nan_to_num(self, nan: float = 0.0, posinf=None, neginf=None) -> Tensor:
         """See :func:`tinyattn.nan_to_num`."""
-        return tinyattn.ops.unary_more.nan_to_num(cast("Tensor", self), nan, posinf, neginf)
+        return tinyattn.ops.unary_inplace.nan_to_num(cast("Tensor", self), nan, posinf, neginf)
 
     def positive(self) -> Tensor:
         """See :func:`tinyattn.positive`."""
-        return tinyattn.ops.unary_more.positive(cast("Tensor", self))
+        return tinyattn.ops.unary_inplace.positive(cast("Tensor", self))
 
     def clamp_min(self, min) -> Tensor:
         """See :func:`tinyattn.clamp_min`."""
-        return tinyattn.ops.unary_more.clamp_min(cast("Tensor", self), min)
+        return tinyattn.ops.unary_inplace.clamp_min(cast("Tensor", self), min)
 
     def clamp_max(self, max) -> Tensor:
         """See :func:`tinyattn.clamp_max`."""
-        return tinyattn.ops.unary_more.clamp_max(cast("Tensor", self), max)
+        return tinyattn.ops.unary_inplace.clamp_max(cast("Tensor", self), max)
 
     def nan_to_num_(self, nan: float = 0.0, posinf=None, neginf=None) -> Tensor:
-        """See :func:`tinyattn.ops.unary_more.nan_to_num_`."""
-        return tinyattn.ops.unary_more.nan_to_num_(cast("Tensor", self), nan, posinf, neginf)
+        """See :func:`tinyattn.ops.unary_inplace.nan_to_num_`."""
+        return tinyattn.ops.unary_inplace.nan_to_num_(cast("Tensor", self), nan, posinf, neginf)
 
     def clamp_min_(self, min) -> Tensor:
-        """See :func:`tinyattn.ops.unary_more.clamp_min_`."""
-        return tinyattn.ops.unary_more.clamp_min_(cast("Tensor", self), min)
+        """See :func:`tinyattn.ops.unary_inplace.clamp_min_`."""
+        return tinyattn.ops.unary_inplace.clamp_min_(cast("Tensor", self), min)
 
     def clamp_max_(self, max) -> Tensor:
-        """See :func:`tinyattn.ops.unary_more.clamp_max_`."""
-        return tinyattn.ops.unary_more.clamp_max_(cast("Tensor", self), max)
+        """See :func:`tinyattn.ops.unary_inplace.clamp_max_`."""
+        return tinyattn.ops.unary_inplace.clamp_max_(cast("Tensor", self), max)
 
     def trunc_(self) -> Tensor:
-        """See :func:`tinyattn.ops.unary_more.trunc_`."""
-        return tinyattn.ops.unary_more.trunc_(cast("Tensor", self))
+        """See :func:`tinyattn.ops.unary_inplace.trunc_`."""
+        return tinyattn.ops.unary_inplace.trunc_(cast("Tensor", self))
 
     def fix_(self) -> Tensor:
-        """See :func:`tinyattn.ops.unary_more.fix_`."""
-        return tinyattn.ops.unary_more.fix_(cast("Tensor", self))
+        """See :func:`tinyattn.ops.unary_inplace.fix_`."""
+        return tinyattn.ops.unary_inplace.fix_(cast("Tensor", self))
 
     def floor_(self) -> Tensor:
-        """See :func:`tinyattn.ops.unary_more.floor_`."""
-        return tinyattn.ops.unary_more.floor_(cast("Tensor", self))
+        """See :func:`tinyattn.ops.unary_inplace.floor_`."""
+        return tinyattn.ops.unary_inplace.floor_(cast("Tensor", self))
 
     def ceil_(self) -> Tensor:
-        """See :func:`tinyattn.ops.unary_more.ceil_`."""
-        return tinyattn.ops.unary_more.ceil_(cast("Tensor", self))
+        """See :func:`tinyattn.ops.unary_inplace.ceil_`."""
+        return tinyattn.ops.unary_inplace.ceil_(cast("Tensor", self))
 
     def round_(self, decimals: int = 0) -> Tensor:
-        """See :func:`tinyattn.ops.unary_more.round_`."""
-        return tinyattn.ops.unary_more.round_(cast("Tensor", self), decimals)
+        """See :func:`tinyattn.ops.unary_inplace.round_`."""
+        return tinyattn.ops.unary_inplace.round_(cast("Tensor", self), decimals)
 
     def sign_(self) -> Tensor:
-        """See :func:`tinyattn.ops.unary_more.sign_`."""
-        return tinyattn.ops.unary_more.sign_(cast("Tensor", self))
+        """See :func:`tinyattn.ops.unary_inplace.sign_`."""
+        return tinyattn.ops.unary_inplace.sign_(cast("Tensor", self))
 
     def sgn_(self) -> Tensor:
-        """See :func:`tinyattn.ops.unary_more.sgn_`."""
-        return tinyattn.ops.unary_more.sgn_(cast("Tensor", self))
+        """See :func:`tinyattn.ops.unary_inplace.sgn_`."""
+        return tinyattn.ops.unary_inplace.sgn_(cast("Tensor", self))
 
     def frac_(self) -> Tensor:
-        """See :func:`tinyattn.ops.unary_more.frac_`."""
-        return tinyattn.ops.unary_more.frac_(cast("Tensor", self))
+        """See :func:`tinyattn.ops.unary_inplace.frac_`."""
+        return tinyattn.ops.unary_inplace.frac_(cast("Tensor", self))
 
     def logit_(self, eps: float | None = None) -> Tensor:
-        """See :func:`tinyattn.ops.unary_more.logit_`."""
-        return tinyattn.ops.unary_more.logit_(cast("Tensor", self), eps)
+        """See :func:`tinyattn.ops.unary_inplace.logit_`."""
+        return tinyattn.ops.unary_inplace.logit_(cast("Tensor", self), eps)
 
     def sin_(self) -> Tensor:
-        """See :func:`tinyattn.ops.unary_more.sin_`."""
-        return tinyattn.ops.unary_more.sin_(cast("Tensor", self))
+        """See :func:`tinyattn.ops.unary_inplace.sin_`."""
+        return tinyattn.ops.unary_inplace.sin_(cast("Tensor", self))
 
     def cos_(self) -> Tensor:
-        """See :func:`tinyattn.ops.unary_more.cos_`."""
-        return tinyattn.ops.unary_more.cos_(cast("Tensor", self))
+        """See :func:`tinyattn.ops.unary_inplace.cos_`."""
+        return tinyattn.ops.unary_inplace.cos_(cast("Tensor", self))
 
     def log2_(self) -> Tensor:
-        """See :func:`tinyattn.ops.unary_more.log2_`."""
-        return tinyattn.ops.unary_more.log2_(cast("Tensor", self))
+        """See :func:`tinyattn.ops.unary_inplace.log2_`."""
+        return tinyattn.ops.unary_inplace.log2_(cast("Tensor", self))
 
     def log10_(self) -> Tensor:
-        """See :func:`tinyattn.ops.unary_more.log10_`."""
-        return tinyattn.ops.unary_more.log10_(cast("Tensor", self))
+        """See :func:`tinyattn.ops.unary_inplace.log10_`."""
+        return tinyattn.ops.unary_inplace.log10_(cast("Tensor", self))
 
     def log1p_(self) -> Tensor:
-        """See :func:`tinyattn.ops.unary_more.log1p_`."""
-        return tinyattn.ops.unary_more.log1p_(cast("Tensor", self))
+        """See :func:`tinyattn.ops.unary_inplace.log1p_`."""
+        return tinyattn.ops.unary_inplace.log1p_(cast("Tensor", self))
 
     def expm1_(self) -> Tensor:
-        """See :func:`tinyattn.ops.unary_more.expm1_`."""
-        return tinyattn.ops.unary_more.expm1_(cast("Tensor", self))
+        """See :func:`tinyattn.ops.unary_inplace.expm1_`."""
+        return tinyattn.ops.unary_inplace.expm1_(cast("Tensor", self))
 
     def exp2_(self) -> Tensor:
-        """See :func:`tinyattn.ops.unary_more.exp2_`."""
-        return tinyattn.ops.unary_more.exp2_(cast("Tensor", self))
+        """See :func:`tinyattn.ops.unary_inplace.exp2_`."""
+        return tinyattn.ops.unary_inplace.exp2_(cast("Tensor", self))
 
     def rsqrt_(self) -> Tensor:
-        """See :func:`tinyattn.ops.unary_more.rsqrt_`."""
-        return tinyattn.ops.unary_more.rsqrt_(cast("Tensor", self))
+        """See :func:`tinyattn.ops.unary_inplace.rsqrt_`."""
+        return tinyattn.ops.unary_inplace.rsqrt_(cast("Tensor", self))
 
     def reciprocal_(self) -> Tensor:
-        """See :func:`tinyattn.ops.unary_more.reciprocal_`."""
-        return tinyattn.ops.unary_more.reciprocal_(cast("Tensor", self))
+        """See :func:`tinyattn.ops.unary_inplace.reciprocal_`."""
+        return tinyattn.ops.unary_inplace.reciprocal_(cast("Tensor", self))
 
     def square_(self) -> Tensor:
-        """See :func:`tinyattn.ops.unary_more.square_`."""
-        return tinyattn.ops.unary_more.square_(cast("Tensor", self))
+        """See :func:`tinyattn.ops.unary_inplace.square_`."""
+        return tinyattn.ops.unary_inplace.square_(cast("Tensor", self))
 
     def erf_(self) -> Tensor:
-        """See :func:`tinyattn.ops.unary_more.erf_`."""
-        return tinyattn.ops.unary_more.erf_(cast("Tensor", self))
+        """See :func:`tinyattn.ops.unary_inplace.erf_`."""
+        return tinyattn.ops.unary_inplace.erf_(cast("Tensor", self))
 
     def negative_(self) -> Tensor:
-        """See :func:`tinyattn.ops.unary_more.negative_`."""
-        return tinyattn.ops.unary_more.negative_(cast("Tensor", self))
+        """See :func:`tinyattn.ops.unary_inplace.negative_`."""
+        return tinyattn.ops.unary_inplace.negative_(cast("Tensor", self))
 
     def negative(self) -> Tensor:
         """See :func:`tinyattn.negative`."""
-        return tinyattn.ops.unary_more.negative(cast("Tensor", self))
+        return tinyattn.ops.unary_inplace.negative(cast("Tensor", self))
 
     def absolute(self) -> Tensor:
         """See :func:`tinyattn.absolute`."""
-        return tinyattn.ops.unary_more.absolute(cast("Tensor", self))
+        return tinyattn.ops.unary_inplace.absolute(cast("Tensor", self))

@@ -396,47 +396,49 @@ class TensorMathMethods:
         """See :func:`tinyattn.count_nonzero`."""
         return tinyattn.ops.reduction.count_nonzero(cast("Tensor", self), dim)
 
-    # -- linalg ---------------------------------------------------------------------------------
+    # -- linalg.matmul --------------------------------------------------------------------------
 
     def matmul(self, other: Tensor) -> Tensor:
         """See :func:`tinyattn.matmul`."""
-        return tinyattn.ops.linalg.matmul(cast("Tensor", self), other)
+        return tinyattn.ops.linalg.matmul.matmul(cast("Tensor", self), other)
 
     def mm(self, mat2: Tensor) -> Tensor:
         """See :func:`tinyattn.mm`."""
-        return tinyattn.ops.linalg.mm(cast("Tensor", self), mat2)
+        return tinyattn.ops.linalg.matmul.mm(cast("Tensor", self), mat2)
 
     def bmm(self, mat2: Tensor) -> Tensor:
         """See :func:`tinyattn.bmm`."""
-        return tinyattn.ops.linalg.bmm(cast("Tensor", self), mat2)
+        return tinyattn.ops.linalg.matmul.bmm(cast("Tensor", self), mat2)
 
     def dot(self, tensor: Tensor) -> Tensor:
         """See :func:`tinyattn.dot`."""
-        return tinyattn.ops.linalg.dot(cast("Tensor", self), tensor)
+        return tinyattn.ops.linalg.matmul.dot(cast("Tensor", self), tensor)
 
     def outer(self, vec2: Tensor) -> Tensor:
         """See :func:`tinyattn.outer`."""
-        return tinyattn.ops.linalg.outer(cast("Tensor", self), vec2)
+        return tinyattn.ops.linalg.matmul.outer(cast("Tensor", self), vec2)
 
     def addmm(self, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:
         """See :func:`tinyattn.addmm`."""
-        return tinyattn.ops.linalg.addmm(cast("Tensor", self), mat1, mat2, beta=beta, alpha=alpha)
+        return tinyattn.ops.linalg.matmul.addmm(
+            cast("Tensor", self), mat1, mat2, beta=beta, alpha=alpha
+        )
 
     def baddbmm(self, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
         """See :func:`tinyattn.baddbmm`."""
-        return tinyattn.ops.linalg.baddbmm(
+        return tinyattn.ops.linalg.matmul.baddbmm(
             cast("Tensor", self), batch1, batch2, beta=beta, alpha=alpha
         )
 
     def addbmm(self, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
         """See :func:`tinyattn.addbmm`."""
-        return tinyattn.ops.linalg.addbmm(
+        return tinyattn.ops.linalg.matmul.addbmm(
             cast("Tensor", self), batch1, batch2, beta=beta, alpha=alpha
         )
 
     def cross(self, other: Tensor, dim: int | None = None) -> Tensor:
         """See :func:`tinyattn.cross`."""
-        return tinyattn.ops.linalg.cross(cast("Tensor", self), other, dim)
+        return tinyattn.ops.linalg.matmul.cross(cast("Tensor", self), other, dim)
 
     # -- activation -----------------------------------------------------------------------------
 

@@ -178,63 +178,63 @@ class TensorSelectMethods:
         """See :func:`tinyattn.matrix_exp`."""
         return tinyattn.ops.matrix_methods.matrix_exp(cast("Tensor", self))
 
-    # -- special --------------------------------------------------------------------------------
+    # -- special.functions ----------------------------------------------------------------------
 
     def erfc(self) -> Tensor:
         """See :func:`tinyattn.erfc`."""
-        return tinyattn.ops.special.erfc(cast("Tensor", self))
+        return tinyattn.ops.special.functions.erfc(cast("Tensor", self))
 
     def erfinv(self) -> Tensor:
         """See :func:`tinyattn.erfinv`."""
-        return tinyattn.ops.special.erfinv(cast("Tensor", self))
+        return tinyattn.ops.special.functions.erfinv(cast("Tensor", self))
 
     def lgamma(self) -> Tensor:
         """See :func:`tinyattn.lgamma`."""
-        return tinyattn.ops.special.lgamma(cast("Tensor", self))
+        return tinyattn.ops.special.functions.lgamma(cast("Tensor", self))
 
     def digamma(self) -> Tensor:
         """See :func:`tinyattn.digamma`."""
-        return tinyattn.ops.special.digamma(cast("Tensor", self))
+        return tinyattn.ops.special.functions.digamma(cast("Tensor", self))
 
     def mvlgamma(self, p: int) -> Tensor:
         """See :func:`tinyattn.mvlgamma`."""
-        return tinyattn.ops.special.mvlgamma(cast("Tensor", self), p)
+        return tinyattn.ops.special.functions.mvlgamma(cast("Tensor", self), p)
 
     def i0(self) -> Tensor:
         """See :func:`tinyattn.i0`."""
-        return tinyattn.ops.special.i0(cast("Tensor", self))
+        return tinyattn.ops.special.functions.i0(cast("Tensor", self))
 
     def erfc_(self) -> Tensor:
-        """See :func:`tinyattn.ops.special.erfc_`."""
-        return tinyattn.ops.special.erfc_(cast("Tensor", self))
+        """See :func:`tinyattn.ops.special.functions.erfc_`."""
+        return tinyattn.ops.special.functions.erfc_(cast("Tensor", self))
 
     def erfinv_(self) -> Tensor:
-        """See :func:`tinyattn.ops.special.erfinv_`."""
-        return tinyattn.ops.special.erfinv_(cast("Tensor", self))
+        """See :func:`tinyattn.ops.special.functions.erfinv_`."""
+        return tinyattn.ops.special.functions.erfinv_(cast("Tensor", self))
 
     def lgamma_(self) -> Tensor:
-        """See :func:`tinyattn.ops.special.lgamma_`."""
-        return tinyattn.ops.special.lgamma_(cast("Tensor", self))
+        """See :func:`tinyattn.ops.special.functions.lgamma_`."""
+        return tinyattn.ops.special.functions.lgamma_(cast("Tensor", self))
 
     def digamma_(self) -> Tensor:
-        """See :func:`tinyattn.ops.special.digamma_`."""
-        return tinyattn.ops.special.digamma_(cast("Tensor", self))
+        """See :func:`tinyattn.ops.special.functions.digamma_`."""
+        return tinyattn.ops.special.functions.digamma_(cast("Tensor", self))
 
     def mvlgamma_(self, p: int) -> Tensor:
-        """See :func:`tinyattn.ops.special.mvlgamma_`."""
-        return tinyattn.ops.special.mvlgamma_(cast("Tensor", self), p)
+        """See :func:`tinyattn.ops.special.functions.mvlgamma_`."""
+        return tinyattn.ops.special.functions.mvlgamma_(cast("Tensor", self), p)
 
     def i0_(self) -> Tensor:
-        """See :func:`tinyattn.ops.special.i0_`."""
-        return tinyattn.ops.special.i0_(cast("Tensor", self))
+        """See :func:`tinyattn.ops.special.functions.i0_`."""
+        return tinyattn.ops.special.functions.i0_(cast("Tensor", self))
 
     def polygamma(self, n: int) -> Tensor:
         """See :func:`tinyattn.polygamma`."""
-        return tinyattn.ops.special.polygamma(n, cast("Tensor", self))
+        return tinyattn.ops.special.functions.polygamma(n, cast("Tensor", self))
 
     def polygamma_(self, n: int) -> Tensor:
         """In-place ``polygamma(n, self)``."""
-        return tinyattn.ops.special.polygamma_(cast("Tensor", self), n)
+        return tinyattn.ops.special.functions.polygamma_(cast("Tensor", self), n)
 
     # -- numeric --------------------------------------------------------------------------------
 

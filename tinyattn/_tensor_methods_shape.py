@@ -56,13 +56,13 @@ class TensorShapeMethods:
         """See :func:`tinyattn.ops.fill.random_`."""
         return tinyattn.ops.fill.random_(cast("Tensor", self), low, high, generator=generator)
 
-    # -- creation -------------------------------------------------------------------------------
+    # -- creation.factories ---------------------------------------------------------------------
 
     def new_zeros(
         self, *sizes, size=None, dtype=None, device=None, requires_grad: bool = False
     ) -> Tensor:
-        """See :func:`tinyattn.ops.creation.new_zeros`."""
-        return tinyattn.ops.creation.new_zeros(
+        """See :func:`tinyattn.ops.creation.factories.new_zeros`."""
+        return tinyattn.ops.creation.factories.new_zeros(
             cast("Tensor", self),
             *sizes,
             size=size,
@@ -74,8 +74,8 @@ class TensorShapeMethods:
     def new_ones(
         self, *sizes, size=None, dtype=None, device=None, requires_grad: bool = False
     ) -> Tensor:
-        """See :func:`tinyattn.ops.creation.new_ones`."""
-        return tinyattn.ops.creation.new_ones(
+        """See :func:`tinyattn.ops.creation.factories.new_ones`."""
+        return tinyattn.ops.creation.factories.new_ones(
             cast("Tensor", self),
             *sizes,
             size=size,
@@ -87,8 +87,8 @@ class TensorShapeMethods:
     def new_empty(
         self, *sizes, size=None, dtype=None, device=None, requires_grad: bool = False
     ) -> Tensor:
-        """See :func:`tinyattn.ops.creation.new_empty`."""
-        return tinyattn.ops.creation.new_empty(
+        """See :func:`tinyattn.ops.creation.factories.new_empty`."""
+        return tinyattn.ops.creation.factories.new_empty(
             cast("Tensor", self),
             *sizes,
             size=size,
@@ -100,8 +100,8 @@ class TensorShapeMethods:
     def new_full(
         self, size, fill_value, *, dtype=None, device=None, requires_grad: bool = False
     ) -> Tensor:
-        """See :func:`tinyattn.ops.creation.new_full`."""
-        return tinyattn.ops.creation.new_full(
+        """See :func:`tinyattn.ops.creation.factories.new_full`."""
+        return tinyattn.ops.creation.factories.new_full(
             cast("Tensor", self),
             size,
             fill_value,
@@ -111,18 +111,20 @@ class TensorShapeMethods:
         )
 
     def new_tensor(self, data, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-        """See :func:`tinyattn.ops.creation.new_tensor`."""
-        return tinyattn.ops.creation.new_tensor(
+        """See :func:`tinyattn.ops.creation.factories.new_tensor`."""
+        return tinyattn.ops.creation.factories.new_tensor(
             cast("Tensor", self), data, dtype=dtype, device=device, requires_grad=requires_grad
         )
 
     def bernoulli(self, p=None, *, generator=None) -> Tensor:
         """See :func:`tinyattn.bernoulli`."""
-        return tinyattn.ops.creation.bernoulli(cast("Tensor", self), p, generator=generator)
+        return tinyattn.ops.creation.factories.bernoulli(
+            cast("Tensor", self), p, generator=generator
+        )
 
     def multinomial(self, num_samples: int, replacement: bool = False, *, generator=None) -> Tensor:
         """See :func:`tinyattn.multinomial`."""
-        return tinyattn.ops.creation.multinomial(
+        return tinyattn.ops.creation.factories.multinomial(
             cast("Tensor", self), num_samples, replacement, generator=generator
         )
 
@@ -346,75 +348,77 @@ class TensorShapeMethods:
         """See :func:`tinyattn.argwhere`."""
         return tinyattn.ops.indexing.argwhere(cast("Tensor", self))
 
-    # -- shape_more -----------------------------------------------------------------------------
+    # -- shape_composites -----------------------------------------------------------------------
 
     def broadcast_to(self, *sizes, size=None) -> Tensor:
         """See :func:`tinyattn.broadcast_to`."""
-        return tinyattn.ops.shape_more.broadcast_to(cast("Tensor", self), *sizes, size=size)
+        return tinyattn.ops.shape_composites.broadcast_to(cast("Tensor", self), *sizes, size=size)
 
     def moveaxis(self, source, destination) -> Tensor:
         """See :func:`tinyattn.moveaxis`."""
-        return tinyattn.ops.shape_more.moveaxis(cast("Tensor", self), source, destination)
+        return tinyattn.ops.shape_composites.moveaxis(cast("Tensor", self), source, destination)
 
     def swapdims(self, dim0: int, dim1: int) -> Tensor:
         """See :func:`tinyattn.swapdims`."""
-        return tinyattn.ops.shape_more.swapdims(cast("Tensor", self), dim0, dim1)
+        return tinyattn.ops.shape_composites.swapdims(cast("Tensor", self), dim0, dim1)
 
     def ravel(self) -> Tensor:
         """See :func:`tinyattn.ravel`."""
-        return tinyattn.ops.shape_more.ravel(cast("Tensor", self))
+        return tinyattn.ops.shape_composites.ravel(cast("Tensor", self))
 
     def tile(self, *reps, dims=None) -> Tensor:
         """See :func:`tinyattn.tile`."""
-        return tinyattn.ops.shape_more.tile(cast("Tensor", self), *reps, dims=dims)
+        return tinyattn.ops.shape_composites.tile(cast("Tensor", self), *reps, dims=dims)
 
     def tensor_split(
         self, indices_or_sections=None, dim: int = 0, *, sections=None, indices=None
     ) -> tuple[Tensor, ...]:
         """See :func:`tinyattn.tensor_split`."""
-        return tinyattn.ops.shape_more.tensor_split(
+        return tinyattn.ops.shape_composites.tensor_split(
             cast("Tensor", self), indices_or_sections, dim, sections=sections, indices=indices
         )
 
     def hsplit(self, sections=None, *, indices=None) -> tuple[Tensor, ...]:
         """See :func:`tinyattn.hsplit`."""
-        return tinyattn.ops.shape_more.hsplit(cast("Tensor", self), sections, indices=indices)
+        return tinyattn.ops.shape_composites.hsplit(cast("Tensor", self), sections, indices=indices)
 
     def vsplit(self, sections=None, *, indices=None) -> tuple[Tensor, ...]:
         """See :func:`tinyattn.vsplit`."""
-        return tinyattn.ops.shape_more.vsplit(cast("Tensor", self), sections, indices=indices)
+        return tinyattn.ops.shape_composites.vsplit(cast("Tensor", self), sections, indices=indices)
 
     def dsplit(self, sections=None, *, indices=None) -> tuple[Tensor, ...]:
         """See :func:`tinyattn.dsplit`."""
-        return tinyattn.ops.shape_more.dsplit(cast("Tensor", self), sections, indices=indices)
+        return tinyattn.ops.shape_composites.dsplit(cast("Tensor", self), sections, indices=indices)
 
     def split_with_sizes(self, split_sizes, dim: int = 0) -> tuple[Tensor, ...]:
         """See :func:`tinyattn.split_with_sizes`."""
-        return tinyattn.ops.shape_more.split_with_sizes(cast("Tensor", self), split_sizes, dim)
+        return tinyattn.ops.shape_composites.split_with_sizes(
+            cast("Tensor", self), split_sizes, dim
+        )
 
     def flipud(self) -> Tensor:
         """See :func:`tinyattn.flipud`."""
-        return tinyattn.ops.shape_more.flipud(cast("Tensor", self))
+        return tinyattn.ops.shape_composites.flipud(cast("Tensor", self))
 
     def fliplr(self) -> Tensor:
         """See :func:`tinyattn.fliplr`."""
-        return tinyattn.ops.shape_more.fliplr(cast("Tensor", self))
+        return tinyattn.ops.shape_composites.fliplr(cast("Tensor", self))
 
     def rot90(self, k: int = 1, dims=(0, 1)) -> Tensor:
         """See :func:`tinyattn.rot90`."""
-        return tinyattn.ops.shape_more.rot90(cast("Tensor", self), k, dims)
+        return tinyattn.ops.shape_composites.rot90(cast("Tensor", self), k, dims)
 
     def unfold(self, dimension: int, size: int, step: int) -> Tensor:
-        """See :func:`tinyattn.ops.shape_more.unfold`."""
-        return tinyattn.ops.shape_more.unfold(cast("Tensor", self), dimension, size, step)
+        """See :func:`tinyattn.ops.shape_composites.unfold`."""
+        return tinyattn.ops.shape_composites.unfold(cast("Tensor", self), dimension, size, step)
 
     def take(self, index) -> Tensor:
         """See :func:`tinyattn.take`."""
-        return tinyattn.ops.shape_more.take(cast("Tensor", self), index)
+        return tinyattn.ops.shape_composites.take(cast("Tensor", self), index)
 
     def take_along_dim(self, indices, dim: int | None = None) -> Tensor:
         """See :func:`tinyattn.take_along_dim`."""
-        return tinyattn.ops.shape_more.take_along_dim(cast("Tensor", self), indices, dim)
+        return tinyattn.ops.shape_composites.take_along_dim(cast("Tensor", self), indices, dim)
 
     # -- scatter --------------------------------------------------------------------------------
 
@@ -466,29 +470,29 @@ class TensorShapeMethods:
         """See :func:`tinyattn.masked_scatter`."""
         return tinyattn.ops.scatter.masked_scatter(cast("Tensor", self), mask, source)
 
-    # -- index_more -----------------------------------------------------------------------------
+    # -- index_writes ---------------------------------------------------------------------------
 
     def put(self, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
         """See :func:`tinyattn.put`."""
-        return tinyattn.ops.index_more.put(cast("Tensor", self), index, source, accumulate)
+        return tinyattn.ops.index_writes.put(cast("Tensor", self), index, source, accumulate)
 
     def put_(self, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
-        """See :func:`tinyattn.ops.index_more.put_`."""
-        return tinyattn.ops.index_more.put_(cast("Tensor", self), index, source, accumulate)
+        """See :func:`tinyattn.ops.index_writes.put_`."""
+        return tinyattn.ops.index_writes.put_(cast("Tensor", self), index, source, accumulate)
 
     def index_reduce(
         self, dim: int, index: Tensor, source: Tensor, reduce: str, *, include_self=True
     ) -> Tensor:
         """See :func:`tinyattn.index_reduce`."""
-        return tinyattn.ops.index_more.index_reduce(
+        return tinyattn.ops.index_writes.index_reduce(
             cast("Tensor", self), dim, index, source, reduce, include_self=include_self
         )
 
     def index_reduce_(
         self, dim: int, index: Tensor, source: Tensor, reduce: str, *, include_self=True
     ) -> Tensor:
-        """See :func:`tinyattn.ops.index_more.index_reduce_`."""
-        return tinyattn.ops.index_more.index_reduce_(
+        """See :func:`tinyattn.ops.index_writes.index_reduce_`."""
+        return tinyattn.ops.index_writes.index_reduce_(
             cast("Tensor", self), dim, index, source, reduce, include_self=include_self
         )
 

@@ -1,14 +1,14 @@
 """``tinyattn.linalg``: the subset of ``torch.linalg`` tinyattn provides.
 
-Matrix functions take batches ``(..., m, n)``; see ``ops/linalg_api.py`` (checks and
-compositions) and ``ops/decompositions.py`` (the Functions and their gradients).
+Matrix functions take batches ``(..., m, n)``; see ``ops/linalg/api.py`` (checks and
+compositions) and ``ops/linalg/decompositions.py`` (the Functions and their gradients).
 """
 
 from __future__ import annotations
 
 from ._tensor import Tensor
-from .ops import linalg as _ops
-from .ops.linalg_api import (
+from .ops.linalg import matmul as _ops
+from .ops.linalg.api import (
     LinAlgError,
     cholesky,
     det,
@@ -31,7 +31,7 @@ from .ops.linalg_api import (
     svdvals,
     vecdot,
 )
-from .ops.reduction import norm as _norm
+from .ops.reduce.reduction import norm as _norm
 
 __all__ = [
     "cross", "vector_norm", "LinAlgError", "cholesky", "det", "eigh", "eigvalsh", "inv",
@@ -54,8 +54,8 @@ def vector_norm(input: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype=
     return _norm(input, ord, dim, keepdim, dtype=dtype)
 
 
-# torch's out= keyword (tinyattn/_out.py; the names are data in tinyattn/_out_names.py)
-from ._out import install as _install_out  # noqa: E402
-from ._out_names import OUT_LINALG as _OUT_NAMES  # noqa: E402
+# torch's out= keyword (tinyattn/torch_surface/out.py; the names are data in tinyattn/torch_surface/out_table.py)
+from .torch_surface.out import install as _install_out  # noqa: E402
+from .torch_surface.out_table import OUT_LINALG as _OUT_NAMES  # noqa: E402
 
 _install_out(globals(), _OUT_NAMES, "linalg_")

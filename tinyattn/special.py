@@ -3,16 +3,19 @@
 Names that torch.special shares with the main namespace are the same ops (``expit`` is
 ``sigmoid``, ``gammaln`` is ``lgamma``, ``psi`` is ``digamma`` ...); the others
 (``erfcx``, ``ndtr``, ``ndtri``, ``log_ndtr``, ``entr``, Bessel ``i0e``, ``i1``, ``i1e``,
-``xlog1py``, ``zeta``) are in ``ops/special.py``, their math in ``ops/_special_math.py``.
+``xlog1py``, ``zeta``) are in ``ops/special/functions.py``, their math in ``ops/special/_math.py``.
 """
 
 from __future__ import annotations
 
 from ._tensor import Tensor
-from .ops.activation import log_softmax, softmax
-from .ops.binary_more import xlogy
-from .ops.reduction import logsumexp
-from .ops.special import (
+from .ops.elementwise.binary import xlogy
+from .ops.elementwise.trig import sinc
+from .ops.elementwise.unary import erf, expm1, log1p, round, sigmoid
+from .ops.elementwise.unary_inplace import exp2, logit
+from .ops.reduce.reduction import logsumexp
+from .ops.reduce.softmax import log_softmax, softmax
+from .ops.special.functions import (
     digamma,
     entr,
     erfc,
@@ -31,9 +34,6 @@ from .ops.special import (
     xlog1py,
     zeta,
 )
-from .ops.trig import sinc
-from .ops.unary import erf, expm1, log1p, round, sigmoid
-from .ops.unary_more import exp2, logit
 
 expit = sigmoid
 gammaln = lgamma
@@ -52,8 +52,8 @@ __all__ = [
     "xlog1py", "xlogy", "zeta",
 ]  # fmt: skip
 
-# torch's out= keyword (tinyattn/_out.py; the names are data in tinyattn/_out_names.py)
-from ._out import install as _install_out  # noqa: E402
-from ._out_names import OUT_SPECIAL as _OUT_NAMES  # noqa: E402
+# torch's out= keyword (tinyattn/torch_surface/out.py; the names are data in tinyattn/torch_surface/out_table.py)
+from .torch_surface.out import install as _install_out  # noqa: E402
+from .torch_surface.out_table import OUT_SPECIAL as _OUT_NAMES  # noqa: E402
 
 _install_out(globals(), _OUT_NAMES, "special_")

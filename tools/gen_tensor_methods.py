@@ -12,6 +12,7 @@ that ``help(Tensor)``, go-to-definition and type checkers see every method.
 from __future__ import annotations
 
 import inspect
+import operator
 import sys
 from pathlib import Path
 
@@ -35,14 +36,14 @@ FAMILIES = {
     "reduction": (
         "sum mean var std max min amax amin argmax argmin logsumexp norm prod any all count_nonzero"
     ),
-    "linalg": "matmul mm bmm dot outer addmm baddbmm addbmm cross",
+    "linalg.matmul": "matmul mm bmm dot outer addmm baddbmm addbmm cross",
     "sorting": (
         "sort argsort msort topk kthvalue median nanmedian mode unique unique_consecutive bincount"
     ),
     "cumulative": "cumsum cumprod cummax cummin",
     "activation": "softmax log_softmax",
     "fill": "fill_ zero_ copy_ uniform_ normal_ bernoulli_ exponential_ random_",
-    "creation": "new_zeros new_ones new_empty new_full new_tensor bernoulli multinomial",
+    "creation.factories": "new_zeros new_ones new_empty new_full new_tensor bernoulli multinomial",
     "views": (
         "view view_as reshape reshape_as flatten unflatten squeeze unsqueeze squeeze_ unsqueeze_ "
         "transpose swapaxes permute t movedim expand expand_as narrow select chunk unbind"
@@ -55,19 +56,19 @@ FAMILIES = {
         "masked_fill masked_fill_ masked_select nonzero index_put_ index_add index_add_ "
         "masked_scatter_ argwhere"
     ),
-    # -- elementwise breadth --
+    # -- elementwise: trigonometry, rounding, two-input math, comparisons --
     "trig": (
         "tan asin acos atan sinh cosh asinh acosh atanh arcsin arccos arctan arcsinh arccosh "
         "arctanh deg2rad rad2deg sinc tan_ asin_ acos_ atan_ sinh_ cosh_ asinh_ acosh_ atanh_ "
         "arcsin_ arccos_ arctan_ arcsinh_ arccosh_ arctanh_ deg2rad_ rad2deg_ sinc_"
     ),
-    "unary_more": (
+    "unary_inplace": (
         "log10 exp2 trunc fix frac sgn signbit logit nan_to_num positive clamp_min clamp_max "
         "nan_to_num_ clamp_min_ clamp_max_ trunc_ fix_ floor_ ceil_ round_ sign_ sgn_ frac_ "
         "logit_ sin_ cos_ log2_ log10_ log1p_ expm1_ exp2_ rsqrt_ reciprocal_ square_ erf_ "
         "negative_ negative absolute"
     ),
-    "binary_more": (
+    "binary": (
         "atan2 arctan2 hypot logaddexp logaddexp2 xlogy fmod copysign fmax fmin heaviside "
         "float_power addcmul addcdiv atan2_ arctan2_ hypot_ xlogy_ fmod_ copysign_ "
         "float_power_ addcmul_ addcdiv_ remainder_ floor_divide_ true_divide_ divide_ "
@@ -80,7 +81,7 @@ FAMILIES = {
         "logical_not_ bitwise_and_ bitwise_or_ bitwise_xor_ bitwise_not_ bitwise_left_shift_ "
         "bitwise_right_shift_"
     ),
-    "shape_more": (
+    "shape_composites": (
         "broadcast_to moveaxis swapdims ravel tile tensor_split hsplit vsplit dsplit "
         "split_with_sizes flipud fliplr rot90 unfold take take_along_dim"
     ),
@@ -90,17 +91,17 @@ FAMILIES = {
     ),
     "products": "trace diagflat kron mv ger vdot matrix_power dist cov corrcoef inner",
     "stats": "nansum nanmean aminmax quantile nanquantile histc logcumsumexp",
-    # -- linalg breadth --
+    # -- matrix functions --
     "matrix_methods": "det logdet slogdet inverse cholesky qr svd pinverse matrix_exp",
     # -- special functions --
-    "special": "erfc erfinv lgamma digamma mvlgamma i0 erfc_ erfinv_ lgamma_ digamma_ mvlgamma_ i0_",
-    # -- math ops breadth (integer/bit-level elementwise, matrix-vector updates) --
+    "special.functions": "erfc erfinv lgamma digamma mvlgamma i0 erfc_ erfinv_ lgamma_ digamma_ mvlgamma_ i0_",
+    # -- integer/bit-level elementwise, matrix-vector updates --
     "integer_math": (
         "gcd gcd_ lcm lcm_ ldexp ldexp_ frexp nextafter nextafter_ isposinf isneginf isreal "
         "angle conj conj_physical resolve_conj resolve_neg is_conj is_neg heaviside_"
     ),
     "linalg_helpers": "addmv addmv_ addr addr_ renorm renorm_",
-    "index_more": "put put_ index_reduce index_reduce_",
+    "index_writes": "put put_ index_reduce index_reduce_",
     "numeric": "histogram",
     "strided": "as_strided",
 }
@@ -115,7 +116,7 @@ SPECIAL = {
     ],
 }
 
-SPECIAL["logic"] = [  # operators torch has and the Tensor class lacked (elementwise breadth)
+SPECIAL["logic"] = [  # operators torch has and the Tensor class lacked (elementwise)
     f'''    def __{dunder}__(self, other) -> Tensor:
         """``{expr}``. See :func:`tinyattn.{op}`."""
         return tinyattn.ops.{module}.{op}({args})
@@ -173,10 +174,10 @@ SPECIAL["logic"] = [  # operators torch has and the Tensor class lacked (element
     )
 ]
 
-SPECIAL["special"] = [  # polygamma(n, input): the tensor is the second argument
+SPECIAL["special.functions"] = [  # polygamma(n, input): the tensor is the second argument
     f'''    def {name}(self, n: int) -> Tensor:
         """{doc}"""
-        return tinyattn.ops.special.{target}
+        return tinyattn.ops.special.functions.{target}
 '''
     for name, doc, target in (
         ("polygamma", "See :func:`tinyattn.polygamma`.", 'polygamma(n, cast("Tensor", self))'),
@@ -194,7 +195,7 @@ MODULES = {
             "unary",
             "compare",
             "reduction",
-            "linalg",
+            "linalg.matmul",
             "activation",
             "products",
             "linalg_helpers",
@@ -205,30 +206,30 @@ MODULES = {
         "fills, views, rearrangements, indexing",
         (
             "fill",
-            "creation",
+            "creation.factories",
             "views",
             "rearrange",
             "indexing",
-            "shape_more",
+            "shape_composites",
             "scatter",
-            "index_more",
+            "index_writes",
             "strided",
         ),
     ),
     "tinyattn/_tensor_methods_elementwise.py": (
         "TensorElementwiseMethods",
         "more one-input elementwise math: trigonometry, special values, in-place forms",
-        ("trig", "unary_more"),
+        ("trig", "unary_inplace"),
     ),
     "tinyattn/_tensor_methods_binary.py": (
         "TensorBinaryMethods",
         "more two-input elementwise ops, in-place comparisons, bitwise ops and operators",
-        ("binary_more", "logic", "integer_math"),
+        ("binary", "logic", "integer_math"),
     ),
     "tinyattn/_tensor_methods_select.py": (
         "TensorSelectMethods",
         "sorting, selection, scans; matrix functions (det, inverse ...); special functions",
-        ("sorting", "cumulative", "stats", "matrix_methods", "special", "numeric"),
+        ("sorting", "cumulative", "stats", "matrix_methods", "special.functions", "numeric"),
     ),
 }
 
@@ -290,7 +291,7 @@ def _wrapped(head: str, items: list[str], tail: str, indent: str) -> str:
 def _method(family: str, name: str) -> str:
     import tinyattn
 
-    op = getattr(getattr(tinyattn.ops, family), name)
+    op = getattr(operator.attrgetter(family)(tinyattn.ops), name)
     params = [
         p for p in list(inspect.signature(op).parameters.values())[1:] if not p.name.startswith("_")
     ]
@@ -309,7 +310,9 @@ def _method(family: str, name: str) -> str:
             args.append(p.name)
     ret = inspect.signature(op).return_annotation
     tail = ":" if ret is inspect.Signature.empty else f" -> {ret}:"
-    public_fn = getattr(tinyattn, name, None)  # (the out= wrapper of it, see tinyattn/_out.py)
+    public_fn = getattr(
+        tinyattn, name, None
+    )  # (the out= wrapper of it, see tinyattn/torch_surface/out.py)
     public = getattr(public_fn, "__wrapped_for_out__", public_fn) is op
     target = f"tinyattn.{name}" if public else f"tinyattn.ops.{family}.{name}"
     return (

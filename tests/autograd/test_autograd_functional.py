@@ -80,7 +80,7 @@ def test_results_are_detached_unless_create_graph(name):
 
 
 def test_hessian_create_graph_differentiable_like_torch():
-    from tinyattn.ops.views import Expand, Reshape
+    from tinyattn.ops.shape.views import Expand, Reshape
 
     if not (Expand.supports_create_graph and Reshape.supports_create_graph):
         pytest.skip("third order through the reductions' backward needs Reshape/Expand converted")

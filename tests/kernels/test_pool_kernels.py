@@ -10,7 +10,7 @@ from harness import check_op
 
 import tinyattn
 from tinyattn.kernels import pool
-from tinyattn.nn._pooling_fn import adaptive_windows, avg_windows, max_windows
+from tinyattn.nn.functional.pool_windows import adaptive_windows, avg_windows, max_windows
 
 # (spatial, outs, kernel, stride, padding, dilation): 1-D, 2-D and 3-D, with padding,
 # dilation, ceil_mode overhang, and windows wholly in the padding (the last 2-D case)

@@ -9,7 +9,7 @@ from harness import rand
 
 import tinyattn
 from tinyattn import nn
-from tinyattn.nn._mha import multi_head_attention_forward
+from tinyattn.nn.functional.mha import multi_head_attention_forward
 
 torch = pytest.importorskip("torch")
 

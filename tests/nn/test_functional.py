@@ -6,7 +6,7 @@ from harness import check_op, rand, run_gradcheck, run_parity, torch
 
 import tinyattn
 import tinyattn.nn.functional as F
-from tinyattn.nn.functional import _dropout_mask
+from tinyattn.nn.functional.basic import _dropout_mask
 
 
 def _F(lib):

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import tinyattn
-from tinyattn.nn._attention import attention_weights, scaled_dot_product_attention
+from tinyattn.nn.functional.attention import attention_weights, scaled_dot_product_attention
 
 
 def sdpa(lib, *args, **kwargs):

@@ -9,8 +9,8 @@ import pytest
 from harness import run_gradcheck
 
 import tinyattn
-from tinyattn.nn._attention import _fused_layout
 from tinyattn.nn.functional import scaled_dot_product_attention as sdpa
+from tinyattn.nn.functional.attention import _fused_layout
 
 
 def _qkv(shape_q, shape_kv, seed=0, dtype=np.float64, grad=True):

@@ -53,7 +53,7 @@ def test_pad_replicate_any_amount_and_circular_up_to_size(n, lo, hi):
 
 def test_pad_constant_still_works():
     check_op(lambda T, x: F(T).pad(x, (1, 2, -1, 1), value=0.5), _arr((2, 3, 4), seed=3))
-    assert tinyattn.nn.functional.pad is tinyattn.nn._spatial.pad
+    assert tinyattn.nn.functional.pad is tinyattn.nn.functional.sampling_spatial.pad
 
 
 # -- interpolate ------------------------------------------------------------------------------

@@ -14,8 +14,8 @@ import pytest
 
 import tinyattn
 from tinyattn import kernels
-from tinyattn.nn._attention import dropout_seed
 from tinyattn.nn.functional import scaled_dot_product_attention as sdpa
+from tinyattn.nn.functional.attention import dropout_seed
 
 P, SEED = 0.4, 11
 B, H, L, S, D = 2, 3, 5, 6, 4

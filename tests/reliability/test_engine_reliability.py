@@ -1,4 +1,4 @@
-"""Engine reliability (issue 11): threads, hooks, ``.grad`` assignment, version checks, freed graphs."""
+"""Engine reliability: threads, hooks, ``.grad`` assignment, version checks, freed graphs."""
 
 import threading
 

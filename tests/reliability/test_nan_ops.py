@@ -333,7 +333,7 @@ OPS = [
         ),
         [_f(2, 3), _f(2, 3, low=0.0, high=1.0)],
     ),
-    # -- issue 8 ops: strided views, scans, sorting, diag, lerp, cross, spatial -----------
+    # -- strided views, scans, sorting, diag, lerp, cross, spatial --------------------------
     ("view-after-base-write", _view_after_base_write, [_f(2, 3)]),  # AsStrided
     ("cumprod", lambda L, x: L.cumprod(x, 1), [_f(2, 3)]),
     ("median", lambda L, x: L.median(x), [_f(2, 3)]),
@@ -377,7 +377,7 @@ OPS = [
         lambda L, x, w, b: L.nn.functional.batch_norm(x, None, None, w, b, training=True),
         [_f(3, 2), _f(2), _f(2)],
     ),
-    # -- breadth: more elementwise math, scans, scatter reductions, views, losses ----------
+    # -- elementwise math, scans, scatter reductions, views, losses --------------------------
     *[
         (name, _top(name), [_f(2, 3)])
         for name in [
@@ -505,7 +505,7 @@ KNOWN_DIFFERENCES.update(
 )
 # batch_norm with an infinite weight element: tinyattn's composite gives ±inf outputs and
 # NaN input gradients where torch's fused kernel (x * w * invstd + (b - mean * w * invstd))
-# gives NaN outputs and ±inf gradients; documented in tinyattn/nn/_batchnorm.py.
+# gives NaN outputs and ±inf gradients; documented in tinyattn/nn/functional/norm_batch.py.
 KNOWN_DIFFERENCES.update(
     {
         ("batch_norm-train", f"input1-{v}@{at}"): "batch_norm: infinite weight (see above)"
@@ -639,7 +639,7 @@ def test_binary_cross_entropy_refuses_nan_and_inf_as_torch(bad, where):
             )
 
 
-# -- linalg breadth --
+# -- linear algebra --
 LINALG_OPS = [
     *[
         (f"linalg.{name}", lambda L, a, name=name: getattr(L.linalg, name)(a), [_f(3, 3) + 3 * I3])

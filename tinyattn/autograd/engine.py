@@ -47,8 +47,21 @@ from .quiet import quiet
 from .tensor_base import TensorBase
 from .xp import tensor_xp
 
-# Active ``autograd.trace()`` recorders; each gets one record per node run.
+# Active tracers (``autograd.trace()``, the profiler, ``explain``); each gets one
+# ``_record(node, grad_output, input_grads, seconds)`` call per node run.
 _tracers: list = []
+
+
+def add_tracer(tracer) -> None:
+    """Report every node the engine runs to ``tracer._record`` until :func:`remove_tracer`."""
+    _tracers.append(tracer)
+
+
+def remove_tracer(tracer) -> None:
+    """Stop reporting to ``tracer`` (added by :func:`add_tracer`)."""
+    _tracers.remove(tracer)
+
+
 # autograd.detect_anomaly's settings while it is on (anomaly_mode.py sets it here and in
 # function.py: a global of this module is the cheapest read for every node's backward).
 _anomaly: dict | None = None

@@ -31,11 +31,11 @@ class trace:
         self.records: list[dict] = []
 
     def __enter__(self) -> trace:
-        engine._tracers.append(self)
+        engine.add_tracer(self)
         return self
 
     def __exit__(self, *exc) -> None:
-        engine._tracers.remove(self)
+        engine.remove_tracer(self)
 
     def _record(self, node, grad_output, input_grads, seconds: float) -> None:
         out_shape = np.shape(grad_output)  # (a node's gradient has its output's shape)

@@ -78,7 +78,7 @@ numpy_xp.__dict__.update(view_as_real=_np_view_as_real, view_as_complex=_np_view
 
 def _np_erf(x):
     """Elementwise erf (NumPy has none: the numba ufunc of ``nn.functional``)."""
-    from ..ops.unary import _erf
+    from ..ops.elementwise.unary import _erf
 
     return _erf(x).astype(np.result_type(x, np.float32), copy=False)
 
@@ -124,7 +124,7 @@ numpy_xp.__dict__.update(
 # -- end of the nn block ------------------------------------------------------------------
 
 
-# -- additions for views, rearrange, indexing, linalg, scans (branch higher_ops) -------------
+# -- views, rearrange, indexing, linalg, scans ----------------------------------------------
 def _np_zero_pad(x, pad_width):
     """``x`` padded with zeros: ``pad_width`` is one ``(before, after)`` per axis (as np.pad)."""
     out = np.zeros(tuple(n + a + b for n, (a, b) in zip(x.shape, pad_width)), dtype=x.dtype)
@@ -333,7 +333,7 @@ def log1p(x):
 
 def erf(x):
     """erf as a differentiable op (``ops.unary.Erf``)."""
-    from ..ops.unary import Erf
+    from ..ops.elementwise.unary import Erf
 
     return Erf.apply(x)
 
@@ -371,7 +371,7 @@ def _as_operand(x):
     return x
 
 
-# -- additions for views, rearrange, indexing, linalg, scans (branch higher_ops) -------------
+# -- views, rearrange, indexing, linalg, scans ----------------------------------------------
 def cumsum(x, axis):
     return _t().cumsum(x, axis)
 
@@ -434,7 +434,7 @@ def zero_at(x, index):
 
 def getitem(x, index):
     """``x[index]`` with NumPy's indexing rules (differentiable: backward is ``add_at``)."""
-    from ..ops.indexing import Index
+    from ..ops.index.indexing import Index
 
     return Index.apply(x, index if isinstance(index, tuple) else (index,))
 
@@ -442,7 +442,7 @@ def getitem(x, index):
 def add_at(shape, index, values):
     """Zeros of ``shape`` with ``values`` added at ``index`` (differentiable: index_put with
     accumulate; its backward is ``getitem``)."""
-    from ..ops.indexing import IndexPut
+    from ..ops.index.indexing import IndexPut
 
     zeros = _t().Tensor._make(np.zeros(shape, dtype=values._data.dtype))
     return IndexPut.apply(zeros, values, index if isinstance(index, tuple) else (index,), True)

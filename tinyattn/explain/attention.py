@@ -82,7 +82,7 @@ def _heads(P, dP, dS) -> list[dict]:
 
 def expand_fused(rec, step) -> dict:
     """The five steps of a fused attention node, from the reference formulas."""
-    from ..nn._attention import _flatten_batch
+    from ..nn.functional.attention import _flatten_batch
 
     q, k, v, mask = rec.args[:4]
     opts = rec.kwargs

@@ -8,7 +8,7 @@ While a :class:`Capture` is active it wraps four entry points, and restores them
 * ``Function.apply`` (tinyattn's ops and custom ``autograd.Function``s): the op's
   arguments, so that a node's forward can be run again to check its backward;
 * ``nn.Module.__call__``: the module path (``model.attention``) of every op;
-* a tracer on the engine (``engine._tracers``), as ``autograd.trace()`` uses it:
+* a tracer on the engine (``engine.add_tracer``), as ``autograd.trace()`` uses it:
   each node's incoming gradient and the gradients it sends to its inputs.
 
 Names come from the learner's code: the variables in the frame that calls backward,
@@ -269,11 +269,11 @@ class Capture:
             g = leaf.variable._grad
             self.grads_before[id(leaf.variable)] = None if g is None else _array(g)
         tracer = _Tracer(self)
-        engine._tracers.append(tracer)
+        engine.add_tracer(tracer)
         try:
             return run()
         finally:
-            engine._tracers.remove(tracer)
+            engine.remove_tracer(tracer)
 
 
 class _Tracer:

@@ -20,7 +20,7 @@ from .. import _dtype as dt
 from .._device import check_device
 from .._tensor import Tensor
 from ..ops._util import gradient_doc, normalize_dim
-from ..ops.rearrange import roll
+from ..ops.shape.rearrange import roll
 from ._transforms import FFT, IRFFT, RFFT
 
 __all__ = [
@@ -294,7 +294,7 @@ def ifftshift(input: Tensor, dim=None) -> Tensor:
 
 # torch's out= keyword on every function (tinyattn/_out.py; the names are data in
 # tinyattn/_out_names.py)
-from .._out import install as _install_out
-from .._out_names import OUT_FFT as _OUT_NAMES
+from ..torch_surface.out import install as _install_out
+from ..torch_surface.out_table import OUT_FFT as _OUT_NAMES
 
 _install_out(globals(), _OUT_NAMES, "fft_")

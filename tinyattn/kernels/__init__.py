@@ -27,7 +27,7 @@ Stored-weights path (the L x S weights are kept for the backward)
 ``attention_backward(dout, q, k, v, weights, *, scale, dropout_p, seed)
 -> (dq, dk, dv, dscores)``: plain NumPy (``reference``); ``dscores`` is the
 gradient of a float mask. ``scaled_dot_product_attention`` runs it whenever the
-fused kernels cannot (see ``tinyattn.nn._attention.ScaledDotProductAttention``).
+fused kernels cannot (see ``tinyattn.nn.functional.attention.ScaledDotProductAttention``).
 
 Steps, for the returned-weights path
 ------------------------------------

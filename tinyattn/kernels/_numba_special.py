@@ -6,7 +6,7 @@ Each function here is the scalar form of its NumPy twin in ``tinyattn.ops._speci
 same order, but only the branch an element needs is evaluated (the twins evaluate every
 branch on the whole array and select with ``np.where``). Results agree with the twins to
 a few ulps (libm's ``exp``/``log`` against NumPy's vectorised ones), which
-``tests/ops/test_special_kernels.py`` checks. The other special functions stay NumPy:
+``tests/ops/special/test_special_kernels.py`` checks. The other special functions stay NumPy:
 their series (erfcx's continued fraction, the Bessel and zeta series) are long chains of
 dependent divisions per element, which NumPy's vectorised loops run faster across elements
 (2026-11-23, 100,000 elements: erfcx's 60-term fraction 11.7 ms as a numba loop, not

@@ -1,6 +1,6 @@
 """CTC loss on NumPy arrays: the checks before the numba kernels, and their NumPy twins.
 
-``tinyattn.nn._ctc.CtcLoss`` calls :func:`ctc_alpha` in its forward and :func:`ctc_grad`
+``tinyattn.nn.functional.loss_ctc.CtcLoss`` calls :func:`ctc_alpha` in its forward and :func:`ctc_grad`
 in its backward. The formulas are in ``_numba_ctc``'s docstring. float32 and float64
 ``log_probs`` go to the kernels unless ``TINYATTN_KERNELS=numpy``; that switch, and any
 other float dtype, runs the twins (``ctc_alpha_twin``, ``ctc_grad_twin``), which read like

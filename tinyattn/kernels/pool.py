@@ -1,6 +1,6 @@
 """Pooling on NumPy arrays: the checks before the numba kernels, and their NumPy twins.
 
-``tinyattn.nn._pooling_fn`` (``MaxPool``, ``MaxPoolGrad``, ``AvgPool``, ``AvgPoolGrad``)
+``tinyattn.nn.functional.pool_windows`` (``MaxPool``, ``MaxPoolGrad``, ``AvgPool``, ``AvgPoolGrad``)
 calls these. Arrays are ``(..., *spatial)`` with ``n = windows.ndim`` spatial dims
 (1, 2 or 3); the leading dims are the planes (N * C) the kernels run in parallel over.
 A :class:`Windows` says which input positions each output position pools along each

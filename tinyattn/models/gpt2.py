@@ -30,8 +30,8 @@ from .. import nn
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 from ..nn import functional as F
-from ..ops.creation import tensor as make_tensor
-from ..ops.rearrange import cat
+from ..ops.creation.factories import tensor as make_tensor
+from ..ops.shape.rearrange import cat
 
 Cache = list[tuple[Tensor, Tensor]]  # per layer: keys and values, (batch, heads, time, dim)
 

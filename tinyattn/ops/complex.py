@@ -22,8 +22,8 @@ from .. import _dtype as dt
 from .._tensor import Tensor
 from ..autograd.function import Function
 from ._util import gradient_doc
-from .arithmetic import _tensor
-from .views import _as_view
+from .elementwise.arithmetic import _tensor
+from .shape.views import _as_view
 
 __all__ = [
     "complex",
@@ -311,7 +311,7 @@ def sgn_complex(z: Tensor) -> Tensor:
 
     Composes: tinyattn.abs, tinyattn.where, tinyattn.div
     """
-    from .arithmetic import where
+    from .elementwise.arithmetic import where
 
     magnitude = z.abs()
     at_zero = magnitude == 0

@@ -28,7 +28,7 @@ import numpy as np
 from .._tensor import Tensor
 from ..autograd.function import Function
 from ._util import gradient_doc, normalize_dim, refuse_complex_order
-from .indexing import Gather
+from .index.indexing import Gather
 
 __all__ = [
     "sort",

@@ -19,9 +19,9 @@ import numpy as np
 from .. import _dtype as dt
 from .._device import check_device
 from .._tensor import Tensor
-from .arithmetic import _tensor
-from .creation import _finish, _linspace_values
-from .rearrange import flip
+from .creation.factories import _finish, _linspace_values
+from .elementwise.arithmetic import _tensor
+from .shape.rearrange import flip
 
 __all__ = [
     "hann_window",
@@ -200,10 +200,10 @@ def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
     Gradient: ``d x[i] = sum_j g[i, j] * p_j * x[i] ** (p_j - 1)`` (``p_j`` the power).
     Composes: cumprod of ``x`` repeated (so a zero in ``x`` is handled exactly).
     """
-    from .cumulative import cumprod
-    from .rearrange import cat
-    from .unary import cast
-    from .views import expand, unsqueeze
+    from .elementwise.unary import cast
+    from .reduce.cumulative import cumprod
+    from .shape.rearrange import cat
+    from .shape.views import expand, unsqueeze
 
     x = _tensor(x, "vander")
     if x.ndim != 1:

@@ -32,7 +32,7 @@ from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 from ..nn.modules.batchnorm import _BatchNorm
 from ..nn.modules.module import Module
-from ..ops.creation import tensor
+from ..ops.creation.factories import tensor
 from ._cyclic import _per_group
 from .lr_scheduler import LRScheduler
 from .optimizer import Optimizer, _lerp

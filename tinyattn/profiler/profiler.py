@@ -102,7 +102,7 @@ def _timed_apply(original):
 
 
 class _BackwardTracer:
-    """Sits in ``engine._tracers``: the engine reports each node it ran, with its time."""
+    """An engine tracer (``engine.add_tracer``): the engine reports each node it ran, with its time."""
 
     def _record(self, node, grad_output, input_grads, seconds: float) -> None:
         end = _now_us()
@@ -120,14 +120,14 @@ def _hook() -> None:
         original = base.__dict__["apply"]
         _saved_apply[base] = original
         base.apply = classmethod(_timed_apply(original.__func__))
-    engine._tracers.append(_tracer)
+    engine.add_tracer(_tracer)
 
 
 def _unhook() -> None:
     for base, original in _saved_apply.items():
         base.apply = original
     _saved_apply.clear()
-    engine._tracers.remove(_tracer)
+    engine.remove_tracer(_tracer)
 
 
 class Recorder:

@@ -13,6 +13,8 @@ import inspect
 
 from .._tensor import Tensor
 from ..ops import activation
+from ..ops.reduce.reduction import norm as _norm
+from .out import with_out
 
 
 def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
@@ -36,3 +38,6 @@ def norm_with_positional_out(norm_with_out):
     norm = functools.wraps(norm_with_out)(norm)  # its name, docstring and out= marks
     norm.__signature__ = signature
     return norm
+
+
+norm = norm_with_positional_out(with_out(_norm, "norm"))  # torch.norm(x, 2, 0, False, out_t)

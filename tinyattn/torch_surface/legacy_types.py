@@ -82,7 +82,7 @@ def _from_data(dtype: dt.dtype, name: str, data) -> Tensor:
         raise TypeError(f"{name}(): invalid data type 'str'")
     if not isinstance(data, (list, tuple, np.ndarray)):
         raise TypeError(f"{name}(): data must be a sequence (got {type(data).__name__})")
-    from ..ops.creation import tensor
+    from ..ops.creation.factories import tensor
 
     try:
         return tensor(data, dtype=dtype)

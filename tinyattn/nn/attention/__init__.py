@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterable, Iterator
 
-from ...backends.cuda import SDPBackend, sdp_backends_enabled
+from ...shims.backends.cuda import SDPBackend, sdp_backends_enabled
 
 __all__ = ["SDPBackend", "sdpa_kernel", "flex_attention"]
 

@@ -53,8 +53,8 @@ import numpy as np
 
 from ... import _dtype as dt
 from ..._tensor import Tensor
-from ...ops.creation import arange, tensor
-from .._attention import scaled_dot_product_attention
+from ...ops.creation.factories import arange, tensor
+from ..functional.attention import scaled_dot_product_attention
 
 __all__ = [
     "AuxOutput",

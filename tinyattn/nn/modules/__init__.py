@@ -21,7 +21,7 @@ from .spatial import Fold, Unfold, Upsample
 from .conv import Conv1d, Conv2d, LazyConv1d, LazyConv2d
 from .batchnorm import BatchNorm1d, BatchNorm2d, LazyBatchNorm1d, LazyBatchNorm2d
 
-# -- spatial breadth --
+# -- pooling, padding, norms, transposed convolutions --
 from .pooling import (
     AdaptiveAvgPool1d,
     AdaptiveAvgPool2d,
@@ -65,8 +65,7 @@ from .padding import (
 from .conv_transpose import ConvTranspose1d, ConvTranspose2d
 from .spatial import UpsamplingBilinear2d, UpsamplingNearest2d
 
-# -- activations / losses breadth (branch nnact) --
-from .activation_more import (
+from .activation import (
     CELU,
     ELU,
     GLU,
@@ -112,7 +111,7 @@ from .loss import (
     TripletMarginWithDistanceLoss,
 )
 
-# -- breadth3: bilinear, embedding bags, 3-D convolution and norms --
+# -- bilinear, embedding bags, 3-D convolution and norms --
 from .bilinear import Bilinear
 from .sparse import EmbeddingBag
 from .conv import Conv3d, LazyConv3d
@@ -131,7 +130,7 @@ from .conv_transpose import (
 )
 from .adaptive import AdaptiveLogSoftmaxWithLoss
 
-# -- the last torch names: fractional / 3-D pooling, legacy layers, linear cross entropy --
+# -- fractional / 3-D pooling, legacy layers, linear cross entropy --
 from .pooling import FractionalMaxPool2d, FractionalMaxPool3d, LPPool3d, MaxUnpool3d
 from .legacy import Container, CrossMapLRN2d
 from .loss import NLLLoss2d

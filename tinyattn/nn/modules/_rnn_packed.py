@@ -20,7 +20,7 @@ import numpy as np
 
 from ... import ops
 from ..._tensor import Tensor
-from ...ops.creation import zeros
+from ...ops.creation.factories import zeros
 from ..utils.rnn import PackedSequence
 
 

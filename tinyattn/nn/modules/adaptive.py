@@ -14,8 +14,8 @@ from collections import namedtuple
 import numpy as np
 
 from ..._tensor import Tensor
-from ...ops.creation import zeros
-from ...ops.rearrange import cat
+from ...ops.creation.factories import zeros
+from ...ops.shape.rearrange import cat
 from .. import functional as F
 from .container import ModuleList, Sequential
 from .linear import Linear

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from ..._tensor import Tensor
-from ...ops.creation import empty
+from ...ops.creation.factories import empty
 from .. import init
-from .._mha import multi_head_attention_forward
+from ..functional.mha import multi_head_attention_forward
 from ..parameter import Parameter
 from .linear import Linear
 from .module import Module

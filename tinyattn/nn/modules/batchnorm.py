@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from ... import _dtype as dt
 from ..._tensor import Tensor
-from ...ops.creation import ones, tensor, zeros
+from ...ops.creation.factories import ones, tensor, zeros
 from .. import init
-from .._batchnorm import batch_norm
 from .._lazy_buffer import UninitializedBuffer
+from ..functional.norm_batch import batch_norm
 from ..parameter import Parameter, UninitializedParameter
 from ._args import size_arg
 from .linear import _lazy_dtype, _placeholder

@@ -5,9 +5,9 @@ from __future__ import annotations
 import math
 
 from ..._tensor import Tensor
-from ...ops.creation import empty
+from ...ops.creation.factories import empty
 from .. import init
-from .._bilinear import bilinear
+from ..functional.bilinear import bilinear
 from ..parameter import Parameter
 from ._args import size_arg
 from .module import Module

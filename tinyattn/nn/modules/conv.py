@@ -6,9 +6,10 @@ import math
 
 from ... import _dtype as dt
 from ..._tensor import Tensor
-from ...ops.creation import empty
-from .. import _conv, init
-from .._spatial import pad
+from ...ops.creation.factories import empty
+from .. import init
+from ..functional import conv as _conv
+from ..functional.sampling_spatial import pad
 from ..parameter import Parameter, UninitializedParameter
 from ._args import size_arg
 from .linear import _lazy_dtype, _placeholder

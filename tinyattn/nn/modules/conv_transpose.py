@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from ... import _dtype as dt
 from ..._tensor import Tensor
-from ...ops.creation import empty
-from .. import _conv
-from .._conv_transpose import conv_transpose1d, conv_transpose2d, conv_transpose3d
+from ...ops.creation.factories import empty
+from ..functional import conv as _conv
+from ..functional.conv_transpose import conv_transpose1d, conv_transpose2d, conv_transpose3d
 from ..parameter import Parameter, UninitializedParameter
 from .conv import _ConvNd
 from .linear import _lazy_dtype, _placeholder

@@ -38,7 +38,7 @@ class Dropout(Module):
         return f"p={self.p}, inplace={self.inplace}"
 
 
-# -- channel and alpha dropout (branch nnact) --------------------------------------------------
+# -- channel and alpha dropout ----------------------------------------------------------------
 
 
 class _DropoutNd(Module):

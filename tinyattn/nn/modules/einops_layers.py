@@ -17,8 +17,8 @@ from einops.layers import RearrangeMixin, ReduceMixin
 from einops.layers._einmix import _EinmixMixin
 
 from ... import _einops
-from ...ops.creation import empty
-from ...ops.linalg import einsum
+from ...ops.creation.factories import empty
+from ...ops.linalg.matmul import einsum
 from ..parameter import Parameter
 from .module import Module
 

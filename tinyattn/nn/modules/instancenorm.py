@@ -9,7 +9,7 @@ from __future__ import annotations
 import warnings
 
 from ..._tensor import Tensor
-from .._group_norm import instance_norm
+from ..functional.norm_group import instance_norm
 from .batchnorm import _BatchNorm, _LazyBatchNorm
 
 __all__ = [

@@ -2,7 +2,7 @@
 
 ``Container`` is the pre-``Module`` base (``Container(a=..., b=...)`` adds each keyword as
 a child); ``CrossMapLRN2d`` is the Lua-torch cross-channel LRN, which differs from
-``LocalResponseNorm`` at the channel edges (see :func:`~tinyattn.nn._breadth4.cross_map_lrn2d`).
+``LocalResponseNorm`` at the channel edges (see :func:`~tinyattn.nn.functional.legacy.cross_map_lrn2d`).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import warnings
 
 from ..._tensor import Tensor
-from .._breadth4 import cross_map_lrn2d
+from ..functional.legacy import cross_map_lrn2d
 from .module import Module
 
 __all__ = ["Container", "CrossMapLRN2d"]

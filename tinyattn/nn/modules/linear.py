@@ -6,7 +6,7 @@ import math
 
 from ... import _dtype as dt
 from ..._tensor import Tensor
-from ...ops.creation import empty
+from ...ops.creation.factories import empty
 from .. import functional as F
 from .. import init
 from .._lazy_buffer import UninitializedBuffer

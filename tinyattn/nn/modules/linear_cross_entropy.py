@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from ..._tensor import Tensor
-from .._linear_cross_entropy import LinearCrossEntropyOptions, linear_cross_entropy
+from ..functional.loss_linear_cross_entropy import LinearCrossEntropyOptions, linear_cross_entropy
 from .linear import Linear
 from .loss import _WeightedLoss
 

@@ -175,7 +175,7 @@ class BCEWithLogitsLoss(_Loss):
         )
 
 
-# -- more losses (branch nnact) ----------------------------------------------------------------
+# -- regression, likelihood, margin and CTC losses ---------------------------------------------
 
 
 class L1Loss(_Loss):

@@ -6,10 +6,10 @@ from __future__ import annotations
 import numbers
 
 from ..._tensor import Tensor
-from ...ops.creation import empty
+from ...ops.creation.factories import empty
 from .. import functional as F
 from .. import init
-from .._group_norm import group_norm, local_response_norm
+from ..functional.norm_group import group_norm, local_response_norm
 from ..parameter import Parameter
 from ._args import size_arg
 from .module import Module

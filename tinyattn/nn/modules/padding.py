@@ -1,14 +1,14 @@
 """Padding layers (``ZeroPad``, ``ConstantPad``, ``ReflectionPad``, ``ReplicationPad``,
 ``CircularPad``) and pixel rearrangements (``PixelShuffle``, ``PixelUnshuffle``,
-``ChannelShuffle``): module forms of ``F.pad`` and :mod:`tinyattn.nn._pixel`."""
+``ChannelShuffle``): module forms of ``F.pad`` and :mod:`tinyattn.nn.functional.pixel`."""
 
 from __future__ import annotations
 
 import numbers
 
 from ..._tensor import Tensor
-from .. import _pixel
-from .._spatial import pad
+from ..functional import pixel as _pixel
+from ..functional.sampling_spatial import pad
 from .module import Module
 
 __all__ = [

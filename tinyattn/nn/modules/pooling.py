@@ -1,11 +1,11 @@
-"""Pooling layers: module forms of :mod:`tinyattn.nn._pooling` with torch's arguments and reprs."""
+"""Pooling layers: module forms of :mod:`tinyattn.nn.functional.pool` with torch's arguments and reprs."""
 
 from __future__ import annotations
 
 from ..._tensor import Tensor
-from .. import _pooling as P
-from .._pooling_fractional import fractional_max_pool2d, fractional_max_pool3d
-from .._pooling_more import lp_pool3d, max_unpool3d
+from ..functional import pool as P
+from ..functional.pool_fractional import fractional_max_pool2d, fractional_max_pool3d
+from ..functional.pool_lp_unpool import lp_pool3d, max_unpool3d
 from .module import Module
 
 __all__ = [

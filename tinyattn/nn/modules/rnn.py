@@ -23,7 +23,7 @@ import warnings
 from ... import ops
 from ..._device import check_device
 from ..._tensor import Tensor
-from ...ops.creation import empty, zeros
+from ...ops.creation.factories import empty, zeros
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter

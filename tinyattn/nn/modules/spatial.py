@@ -4,7 +4,8 @@ module forms of the spatial functions."""
 from __future__ import annotations
 
 from ..._tensor import Tensor
-from .. import _spatial, _upsample
+from ..functional import sampling_spatial as _spatial
+from ..functional import sampling_upsample as _upsample
 from .module import Module
 
 

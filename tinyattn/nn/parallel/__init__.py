@@ -9,7 +9,7 @@
 
 from __future__ import annotations
 
-from ...distributed import MOVE_TO_TORCH
+from ...shims.distributed import MOVE_TO_TORCH
 from ..modules.module import Module
 
 __all__ = ["DataParallel", "DistributedDataParallel"]

@@ -20,9 +20,9 @@ import numpy as np
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
 from ...linalg import solve
-from ...ops.creation import eye, tensor, zeros, zeros_like
-from ...ops.linalg_api import matrix_exp
-from ...ops.rearrange import cat
+from ...ops.creation.factories import eye, tensor, zeros, zeros_like
+from ...ops.linalg.api import matrix_exp
+from ...ops.shape.rearrange import cat
 from ..modules.module import Module
 
 MAPS = ("matrix_exp", "cayley", "householder")

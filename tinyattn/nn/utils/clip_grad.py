@@ -13,7 +13,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from ..._tensor import Tensor
-from ...ops.reduction import norm
+from ...ops.reduce.reduction import norm
 
 
 def _grads(parameters) -> list[Tensor]:

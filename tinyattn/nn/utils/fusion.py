@@ -10,8 +10,8 @@ from __future__ import annotations
 import copy
 
 from ..._tensor import Tensor
-from ...ops.creation import ones_like, zeros_like
-from ...ops.unary import rsqrt
+from ...ops.creation.factories import ones_like, zeros_like
+from ...ops.elementwise.unary import rsqrt
 from ..parameter import Parameter
 
 __all__ = [

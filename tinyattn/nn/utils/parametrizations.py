@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
-from ...ops.creation import empty
-from ...ops.products import mv, vdot
-from .._distance import normalize
+from ...ops.creation.factories import empty
+from ...ops.linalg.products import mv, vdot
+from ..functional.distance import normalize
 from ..modules.module import Module
 from . import parametrize
 from ._orthogonal import MAPS, _Orthogonal

@@ -27,8 +27,8 @@ import numpy as np
 
 from ..._dtype import float32, float64
 from ..._tensor import Tensor
-from ...ops.creation import tensor as _as_tensor
-from ...ops.rearrange import cat, stack
+from ...ops.creation.factories import tensor as _as_tensor
+from ...ops.shape.rearrange import cat, stack
 
 __all__ = [
     "PackedSequence",

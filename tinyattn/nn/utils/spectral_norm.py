@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
-from ...ops.creation import empty
-from ...ops.products import dot, mv
-from .._distance import normalize
+from ...ops.creation.factories import empty
+from ...ops.linalg.products import dot, mv
+from ..functional.distance import normalize
 from ..modules.module import Module
 from ..parameter import Parameter, UninitializedParameter
 

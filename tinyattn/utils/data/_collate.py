@@ -32,8 +32,8 @@ import numpy as np
 
 from ... import _dtype as dt
 from ..._tensor import Tensor
-from ...ops.creation import as_tensor, tensor
-from ...ops.rearrange import stack
+from ...ops.creation.factories import as_tensor, tensor
+from ...ops.shape.rearrange import stack
 
 __all__ = ["default_collate", "default_convert"]
 

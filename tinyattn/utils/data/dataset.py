@@ -26,7 +26,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from ..._tensor import Tensor
-from ...ops.creation import from_numpy, randperm
+from ...ops.creation.factories import from_numpy, randperm
 from ...random import Generator, default_generator
 
 __all__ = [

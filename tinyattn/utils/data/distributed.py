@@ -41,7 +41,7 @@ class DistributedSampler(Sampler):
         seed: int = 0,
         drop_last: bool = False,
     ) -> None:
-        from ... import distributed
+        from ...shims import distributed
 
         if num_replicas is None:
             num_replicas = distributed.get_world_size()  # raises: no process group
@@ -72,7 +72,7 @@ class DistributedSampler(Sampler):
         self.seed = _int_arg("seed", seed)
 
     def __iter__(self):
-        from ...ops.creation import randperm
+        from ...ops.creation.factories import randperm
 
         n = len(self.dataset)
         if self.shuffle:

@@ -16,7 +16,7 @@ import itertools
 from collections.abc import Iterable, Iterator, Sequence, Sized
 
 from ... import _dtype as dt
-from ...ops.creation import as_tensor, multinomial, randint, randperm
+from ...ops.creation.factories import as_tensor, multinomial, randint, randperm
 from ...random import Generator, _numpy_generator
 
 __all__ = [

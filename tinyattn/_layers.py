@@ -1,0 +1,157 @@
+"""The layers of tinyattn, bottom to top: the one table of the architecture.
+
+A module may import its own layer and the layers below it, so a reader can start at the
+bottom and never meet a name that is not yet explained. ``tests/test_layering.py`` checks
+every import against this table and ``docs/architecture.md`` shows it (a test checks that
+the document's table is :func:`markdown_table`; ``python -m tinyattn._layers`` prints it).
+
+Modules are named by their dotted path below ``tinyattn``; the longest listed prefix of a
+module's path gives its layer, and a module listed nowhere is in the top layer.
+"""
+
+from __future__ import annotations
+
+# (layer, name, modules, what it is, what it may import)
+TABLE: tuple[tuple[int, str, tuple[str, ...], str, str], ...] = (
+    (
+        0,
+        "foundations",
+        (
+            "_dtype",
+            "_device",
+            "_size",
+            "random",
+            "_random_fill",
+            "_version",
+            "_layers",
+            "shims.distributed",
+            "torch_surface.out_table",
+        ),  # fmt: skip
+        "dtypes and promotion, the CPU device, `Size`, the RNG, this table, the no-op "
+        "`distributed` shim, the names that take `out=` (data)",
+        "NumPy",
+    ),
+    (
+        1,
+        "autograd",
+        ("autograd",),
+        "`TensorBase` (a tensor's autograd fields), the op base `Function` (on arrays) and "
+        "`Node`, the backward engine, the `xp` namespaces backward formulas compute with, "
+        "torch's user-level `autograd.Function` and `autograd.graph` hooks",
+        "layer 0 (`xp.py`'s `tensor_xp` and `functional.py` call ops at call time)",
+    ),
+    (
+        2,
+        "kernels",
+        ("kernels", "_softmax_math", "_matmul"),
+        "the numba attention, GELU, LayerNorm, pooling and Adam kernels and their NumPy "
+        "twins; the one softmax formula",
+        "layer 0, NumPy, numba (lazily)",
+    ),
+    (
+        3,
+        "tensor",
+        (
+            "_tensor",
+            "_printing",
+            "_tensor_meta",
+            "_tensor_methods_math",
+            "_tensor_methods_shape",
+            "_tensor_methods_select",
+            "_tensor_methods_elementwise",
+            "_tensor_methods_binary",
+            "torch_surface.tensor_inplace",
+            "torch_surface.tensor_longtail",
+        ),  # fmt: skip
+        "`Tensor` = `TensorBase` + the API; every method forwards to an op",
+        "layers 0-2 (ops at call time)",
+    ),
+    (
+        4,
+        "ops",
+        ("ops", "linalg", "fft", "torch_surface.out"),
+        "one `Function` per op, by family (`ops/elementwise`, `reduce`, `shape`, `index`, "
+        "`linalg`, `creation`, `special`, `sorting`, `windows`): forward and backward side "
+        "by side; `torch.linalg`; `torch.fft`; the `out=` wrapper",
+        "layers 0-3",
+    ),
+    (
+        5,
+        "nn",
+        ("nn",),
+        "`nn/functional/` (one file per concept), `nn/modules/`, `nn/attention/`, `nn/init.py`: "
+        "layers, losses, attention",
+        "layers 0-4 (and `shims.backends` for the `sdpa_kernel` switches)",
+    ),
+)
+TOP = 6
+TOP_ROW = (
+    TOP,
+    "the rest",
+    ("optim", "utils", "io", "models", "shims", "torch_surface", "explain", "viz", "bench", "demo"),
+    "training, data, checkpoints and weight files, the CPU shims, torch's extra names, "
+    "teaching tools",
+    "anything below",
+)
+
+# module (dotted below ``tinyattn``) -> layer
+LAYERS: dict[str, int] = {module: row[0] for row in TABLE for module in row[2]}
+
+# Imports that reach up on purpose, each with its reason: (importer, imported) prefixes.
+ALLOWED_UPWARD: dict[tuple[str, str], str] = {
+    ("_tensor_methods_math", "tinyattn"): "generated methods forward to tinyattn.ops at call time",
+    ("_tensor_methods_shape", "tinyattn"): "generated methods forward to tinyattn.ops at call time",
+    (
+        "_tensor_methods_select",
+        "tinyattn",
+    ): "generated methods forward to tinyattn.ops at call time",
+    ("_tensor_methods_elementwise", "tinyattn"): "generated methods forward to ops at call time",
+    (
+        "_tensor_methods_binary",
+        "tinyattn",
+    ): "generated methods forward to tinyattn.ops at call time",
+    ("_tensor", "ops"): "operators and methods call the ops at call time",
+    ("torch_surface.tensor_inplace", "ops"): "in-place composite forms (addmm_ ...) call the ops",
+    ("torch_surface.tensor_inplace", "tinyattn"): "the same, through the package namespace",
+    ("torch_surface.tensor_longtail", "ops"): "older matrix functions, *_copy ... call the ops",
+    ("torch_surface.tensor_longtail", "tinyattn"): "Tensor.hardshrink / prelu: the functional form",
+    (
+        "nn",
+        "_einops",
+    ): "the einops layers (nn.Rearrange ...) share the einops backend's registration",
+    ("nn", "shims.backends"): "nn.attention.sdpa_kernel sets torch's SDPA switches (as torch's)",
+    ("_tensor", "torch_surface"): "Tensor.type / is_contiguous / cpu read torch's legacy types "
+    "and layouts at call time",
+    ("nn", "torch_surface"): "nn.functional.softmax / log_softmax take torch.nn.functional's "
+    "argument order",
+    ("_printing", "tinyattn"): "formats a tensor through the public package namespace at call time",
+}
+
+# Files that sit above the ops by nature, though they live in the autograd package (as
+# torch.autograd.functional does): they differentiate through ops at call time.
+ALLOWED_FILES: dict[str, str] = {
+    "autograd/xp.py": "tensor_xp builds create_graph formulas from differentiable ops",
+    "autograd/functional.py": "jacobian/hessian/... run the user's function on ops",
+}
+
+
+def layer(module: str) -> int:
+    """The layer of ``module`` (dotted below ``tinyattn``): that of its longest listed prefix."""
+    keys = [k for k in LAYERS if module == k or module.startswith(k + ".")]
+    return LAYERS[max(keys, key=len)] if keys else TOP
+
+
+def _cell(modules: tuple[str, ...]) -> str:
+    return ", ".join(f"`{m}`" for m in modules)
+
+
+def markdown_table() -> str:
+    """The layer table as docs/architecture.md shows it (Markdown)."""
+    lines = ["| layer | modules | what it is | may import |", "|---|---|---|---|"]
+    for number, name, modules, what, imports in (*TABLE, TOP_ROW):
+        lines.append(f"| {number}. {name} | {_cell(modules)} | {what} | {imports} |")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    print(markdown_table(), end="")

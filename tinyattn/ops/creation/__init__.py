@@ -1,0 +1,1 @@
+"""Tensor creation: factories (tensor, zeros, rand ...), tensors from buffers and strides, the count samplers, in-place fills."""

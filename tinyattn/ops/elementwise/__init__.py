@@ -1,0 +1,1 @@
+"""Elementwise ops: arithmetic, unary math and its in-place forms, two-input math, comparisons and logic, trigonometry, integer and bit-level math."""

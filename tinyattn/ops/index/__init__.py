@@ -1,0 +1,1 @@
+"""Indexing: gather/index_select/masked ops, scatter and index writes (index_put, put, index_reduce)."""

@@ -1,0 +1,1 @@
+"""Reductions along dims: sum/mean/max ..., softmax, scans (cumsum ...), statistics, numerical integration and histograms."""

@@ -1,0 +1,1 @@
+"""Shape ops: views, rearrangements (cat, flip, tril ...), shape ops composed from them, strided views."""

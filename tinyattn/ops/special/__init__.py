@@ -1,0 +1,1 @@
+"""Special functions (erfc, lgamma, digamma, i0 ..., the incomplete gamma) and their series."""
