@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from torch_files import DATA
 
 import tinyattn
+from tinyattn.nn import Parameter as nn_parameter
 from tinyattn.serialization import CheckpointError, load, save
 
 
@@ -35,6 +36,9 @@ def _torch_file(tree=None) -> dict[str, bytes]:
 
 
 def _expect(path, match: str) -> None:
+    warm = io.BytesIO()  # first-use imports (nn, ...) are not the file's allocations
+    save({"w": nn_parameter(tinyattn.ones(1))}, warm, format="torch")
+    load(io.BytesIO(warm.getvalue()))
     tracemalloc.start()
     try:
         with pytest.raises(CheckpointError, match=match) as info:
@@ -110,6 +114,15 @@ def test_storage_type_tinyattn_cannot_hold(tmp_path):
     members["archive/data.pkl"] = pkl.replace(b"FloatStorage", b"ComplexFloatStorage")
     _rezip(tmp_path / "complex.pt", members)
     _expect(tmp_path / "complex.pt", "storage '0' has type ComplexFloatStorage")
+
+
+def test_bytearray_of_a_size_is_not_allocated(tmp_path):
+    pkl = b"\x80\x02cbuiltins\nbytearray\nJ\x00\x00\x00\x40\x85R."  # bytearray(2**30)
+    _rezip(tmp_path / "alloc.pt", {"archive/data.pkl": pkl, "archive/version": b"3\n"})
+    _expect(tmp_path / "alloc.pt", r"bytearray\(<size>\) in a file is refused")
+    ok = b"\x80\x02cbuiltins\nbytearray\nX\x02\x00\x00\x00abX\x06\x00\x00\x00latin1\x86R."
+    _rezip(tmp_path / "bytes.pt", {"archive/data.pkl": ok, "archive/version": b"3\n"})
+    assert load(tmp_path / "bytes.pt") == bytearray(b"ab")
 
 
 def test_missing_storage_entry(tmp_path):

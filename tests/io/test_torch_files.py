@@ -165,6 +165,29 @@ def test_user_class_needs_the_allowlist_then_loads(tmp_path):
     assert load(path, weights_only=False)["x"].value == 5
 
 
+@needs_torch
+def test_refusal_message_matches_torchs(tmp_path):
+    path = tmp_path / "payload.pt"
+    torch.save({"x": Payload(5)}, path)
+    with pytest.raises(pickle.UnpicklingError) as theirs:
+        torch.load(path)
+    with pytest.raises(WeightsOnlyError) as ours:
+        load(path)
+
+    def key_lines(text: str) -> list[str]:
+        lines = [
+            ln.strip() for ln in text.replace("\x1b[1m", "").replace("\x1b[0m", "").splitlines()
+        ]
+        return [lines[0]] + [ln for ln in lines if ln.startswith("WeightsUnpickler error")]
+
+    want = [
+        ln.replace("torch.serialization", "tinyattn.serialization")
+        for ln in key_lines(str(theirs.value))
+    ]
+    assert key_lines(str(ours.value)) == want
+    assert "payload.pt" in str(ours.value)
+
+
 def test_opcodes_outside_the_subset_are_refused(tmp_path):
     path = tmp_path / "proto4.pt"
     _zip_with_pickle(path, pickle.dumps({"x": frozenset({1})}, protocol=4))

@@ -151,3 +151,16 @@ def test_generate_command_prints_text_and_tokens_per_second(tmp_path):
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("Hi")
     assert "5 tokens in" in result.stdout and "tokens/s" in result.stdout
+
+
+def test_generate_refuses_bad_arguments():
+    model = _random_model()
+    for kwargs, match in (
+        ({"ids": [], "max_new_tokens": 1}, "at least one token"),
+        ({"ids": [1], "max_new_tokens": -1}, "max_new_tokens must be an int >= 0, got -1"),
+        ({"ids": [1], "max_new_tokens": 1, "temperature": -0.5}, "temperature must be >= 0"),
+    ):
+        with pytest.raises(ValueError, match=match):
+            generate(model, **kwargs)
+    with pytest.raises(ValueError, match="n_embd \\(32\\) must be divisible by n_head \\(5\\)"):
+        GPT2(**dict(SIZES, n_head=5))

@@ -155,8 +155,8 @@ def _check_layout(entries: dict[str, _Entry], data_len: int, name: str) -> None:
         )
 
 
-def _array(raw: bytes | bytearray, entry: _Entry, name: str) -> np.ndarray:
-    flat = np.frombuffer(bytearray(raw), dtype=_DTYPES[entry.dtype])
+def _array(raw: bytearray, entry: _Entry, name: str) -> np.ndarray:
+    flat = np.frombuffer(raw, dtype=_DTYPES[entry.dtype])
     if entry.dtype == "BOOL" and flat.view(np.uint8).max(initial=0) > 1:
         raise _error(name, f"tensor {entry.name!r}: a BOOL tensor holds bytes other than 0 and 1")
     if entry.dtype == "BF16":
@@ -168,10 +168,27 @@ def _array(raw: bytes | bytearray, entry: _Entry, name: str) -> np.ndarray:
 
 def _read(fh: BinaryIO, entry: _Entry, data_start: int, name: str) -> np.ndarray:
     fh.seek(data_start + entry.begin)
-    raw = fh.read(entry.end - entry.begin)
-    if len(raw) != entry.end - entry.begin:
+    raw = bytearray(entry.end - entry.begin)  # in bounds: read_header checked the layout
+    if read_into(fh, raw) != len(raw):
         raise _error(name, f"tensor {entry.name!r}: the file ends inside its bytes")
     return _array(raw, entry, name)
+
+
+def read_into(fh: BinaryIO, buffer: bytearray) -> int:
+    """Fill ``buffer`` from ``fh`` (one copy, no intermediate bytes); the count read."""
+    view, done = memoryview(buffer), 0
+    readinto = getattr(fh, "readinto", None)
+    while done < len(buffer):
+        if readinto is not None:
+            n = readinto(view[done:])
+        else:  # a file object with read() only
+            chunk = fh.read(len(buffer) - done)
+            n = len(chunk)
+            view[done : done + n] = chunk
+        if not n:
+            break
+        done += n
+    return done
 
 
 def _warn_bf16(entries: list[_Entry], name: str) -> None:

@@ -98,7 +98,9 @@ class WeightsOnlyUnpickler:
         return CheckpointError(f"{self.where}, byte {self.pos}: {what}")
 
     def refuse(self, detail: str) -> WeightsOnlyError:
-        return WeightsOnlyError(f"{self.where}: " + weights_only_message(detail))
+        """torch's message first (as code written for torch expects), then where it was."""
+        where = f"\n\n(in {self.where}, byte {self.pos})"
+        return WeightsOnlyError(weights_only_message(detail) + where)
 
     def read(self, n: int) -> memoryview:
         if n > len(self.data) - self.pos:

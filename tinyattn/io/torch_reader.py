@@ -31,6 +31,7 @@ import numpy as np
 
 from .errors import CheckpointError, warn_user
 from .native_reader import checked_directory
+from .safetensors import read_into
 from .torch_pickle import TrustedUnpickler, WeightsOnlyUnpickler
 from .torch_tensors import (
     TORCH_DTYPES,
@@ -197,7 +198,11 @@ def _check_version(zf: zipfile.ZipFile, infos: dict, prefix: str, ctx: LoadConte
 def _entry_bytes(zf, fh, info: zipfile.ZipInfo, mapped, size: int, ctx) -> np.ndarray:
     """An entry's bytes as a writable uint8 array: read (CRC checked) or mapped."""
     if mapped is None:
-        return np.frombuffer(bytearray(zf.read(info.filename)), dtype=np.uint8)
+        raw = bytearray(info.file_size)  # bounded by checked_directory
+        with zf.open(info) as src:  # the CRC is checked once the entry is read to its end
+            if read_into(src, raw) != info.file_size or src.read(1):
+                raise ctx.error(f"entry {info.filename!r} is shorter than its directory says")
+        return np.frombuffer(raw, dtype=np.uint8)
     fh.seek(info.header_offset)
     local = fh.read(30)
     if len(local) != 30 or local[:4] != b"PK\x03\x04":

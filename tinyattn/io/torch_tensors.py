@@ -303,6 +303,11 @@ def torch_globals(ctx: LoadContext) -> dict[str, Any]:
             raise ctx.error(f"_codecs.encode({type(text).__name__}, {encoding!r}) is not bytes")
         return text.encode(encoding)
 
+    def byte_array(*args):  # bytearray(n) would allocate n bytes the file never held
+        if any(isinstance(a, int) for a in args):
+            raise ctx.error("bytearray(<size>) in a file is refused (it allocates the size)")
+        return bytearray(*args)
+
     def get_layout(name):
         if name != "torch.strided":
             raise ctx.error(f"layout {name!r} is not supported by tinyattn (strided only)")
@@ -317,7 +322,7 @@ def torch_globals(ctx: LoadContext) -> dict[str, Any]:
         "torch.Tensor": Tensor,
         "torch.device": torch_device,
         "_codecs.encode": encode,
-        "builtins.bytearray": bytearray,
+        "builtins.bytearray": byte_array,
         "builtins.set": set,
         "builtins.complex": complex,
     }

@@ -224,6 +224,10 @@ def generate(
     """Extend ``ids`` by ``max_new_tokens`` tokens: greedy when ``temperature`` is 0."""
     if not ids:
         raise ValueError("generate: the prompt must hold at least one token")
+    if type(max_new_tokens) is not int or max_new_tokens < 0:
+        raise ValueError(f"generate: max_new_tokens must be an int >= 0, got {max_new_tokens!r}")
+    if not temperature >= 0:
+        raise ValueError(f"generate: temperature must be >= 0 (0 is greedy), got {temperature!r}")
     rng = np.random.default_rng(seed)
     out = list(ids)
     with no_grad():
