@@ -1,7 +1,7 @@
 """Record torch's public call signatures and package tree as data (run with torch installed).
 
-    python tools/torch_signatures.py            # writes tests/surface/torch_signatures.json
-                                                # and tests/surface/torch_packages.json
+    python tools/torch_signatures.py            # writes tests/surface/torch_signatures.json,
+                                                # torch_nn_methods.json, torch_packages.json
 
 The tests in ``tests/surface/`` read those files and need no torch. Each callable is
 stored as a list of overloads; an overload is a list of parameters
@@ -507,6 +507,37 @@ def build_signatures() -> dict:
     return {"torch_version": torch.__version__.split("+")[0], "callables": table}
 
 
+# -- nn module internals --------------------------------------------------------------------
+def _own_methods(cls: type, stop: type) -> dict:
+    """Methods ``cls`` has from its own class and bases below ``stop`` (public and
+    single-underscore: the ones subclasses call or override, such as ``_conv_forward``)."""
+    found = {}
+    for klass in cls.__mro__:
+        if klass is stop or klass is object:
+            break
+        for name, value in vars(klass).items():
+            if name.startswith("__") or name in found:
+                continue
+            if inspect.isfunction(value) or isinstance(value, (staticmethod, classmethod)):
+                sig = _inspect_overload(
+                    getattr(cls, name), bound=not isinstance(value, staticmethod)
+                )
+                if sig is not None:
+                    found[name] = {"defined_in": klass.__name__, "overloads": [sig]}
+    return found
+
+
+def build_nn_methods() -> dict:
+    """``{class: {method: {"defined_in", "overloads"}}}`` for ``torch.nn.Module`` (its own
+    methods) and each public ``torch.nn`` module class (methods below ``Module``)."""
+    table = {"Module": _own_methods(torch.nn.Module, object)}
+    for name in _public(dir(torch.nn)):
+        cls = getattr(torch.nn, name)
+        if inspect.isclass(cls) and issubclass(cls, torch.nn.Module) and cls is not torch.nn.Module:
+            table[name] = _own_methods(cls, torch.nn.Module)
+    return {"torch_version": torch.__version__.split("+")[0], "classes": table}
+
+
 # -- the package tree -------------------------------------------------------------------------
 def build_packages() -> dict:
     """Every public submodule of torch, and whether it imports in this (CPU) build."""
@@ -543,6 +574,10 @@ def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     sigs = build_signatures()
     (OUT / "torch_signatures.json").write_text(json.dumps(sigs, indent=0, sort_keys=True) + "\n")
+    nn_methods = build_nn_methods()
+    (OUT / "torch_nn_methods.json").write_text(
+        json.dumps(nn_methods, indent=0, sort_keys=True) + "\n"
+    )
     packages = build_packages()
     (OUT / "torch_packages.json").write_text(json.dumps(packages, indent=1) + "\n")
     print(
