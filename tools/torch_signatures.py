@@ -1,7 +1,7 @@
 """Record torch's public call signatures and package tree as data (run with torch installed).
 
-    python tools/torch_signatures.py            # writes tests/surface/torch_signatures.json
-                                                # and tests/surface/torch_packages.json
+    python tools/torch_signatures.py            # writes tests/surface/torch_signatures.json,
+                                                # torch_nn_methods.json, torch_packages.json
 
 The tests in ``tests/surface/`` read those files and need no torch. Each callable is
 stored as a list of overloads; an overload is a list of parameters
@@ -11,14 +11,14 @@ stored as a list of overloads; an overload is a list of parameters
 ``zeros(2, 3)`` and ``zeros(size=(2, 3))``); ``default`` is a string, or ``None`` when
 the parameter is required. Where each entry comes from (``source``):
 
+* ``parser``: the overloads torch's Python argument parser lists when no overload
+  matches a call (``add() ... but expected (Tensor input, Tensor other, *, Number
+  alpha = 1, Tensor out = None)``): the exact signatures it accepts, used first.
 * ``stub``: for builtins whose parser message lists nothing, the Python signature lines
   torch generates from its operator schemas (``torch/_C/_VariableFunctions.pyi``, class
   ``TensorBase`` in ``torch/_C/__init__.pyi``, ``torch/_C/_nn.pyi``), one entry per
   ``@overload``, each keyword checked by a call (keywords torch's parser calls
   unexpected are dropped and named in ``source``).
-* ``parser``: the overloads torch's Python argument parser lists when no overload
-  matches a call (``add() ... but expected (Tensor input, Tensor other, *, Number
-  alpha = 1, Tensor out = None)``): the exact signatures it accepts, used first.
 * ``schema``: the operator schemas (``torch._C._jit_get_all_schemas()``), for builtins
   without a stub with one Python overload: ``aten::linalg_X`` for ``torch.linalg.X``
   (and so on for ``special`` and ``fft``). ``self`` is ``input``; ``.out`` overloads
@@ -396,14 +396,14 @@ def _stub_overloads(qualname: str, fn, stubs: dict) -> list | None:
     return None
 
 
-def _builtin_overloads(qualname: str, fn, probe, method: bool, schemas: dict):
+def _builtin_overloads(qualname: str, fn, probe, method: bool, sources: dict):
     found, msg = _parser_overloads(probe)
     if found:
         return found, "parser"
-    found = _stub_overloads(qualname, fn, schemas["stubs"])
+    found = _stub_overloads(qualname, fn, sources["stubs"])
     source = "stub"
     if not found:
-        candidates = _schema_overloads(schemas.get(_aten_name(qualname), []), method)
+        candidates = _schema_overloads(sources["aten"].get(_aten_name(qualname), []), method)
         found, source = _pick_by_message(candidates, msg), "schema"
     if not found:
         return None, ""
@@ -412,11 +412,11 @@ def _builtin_overloads(qualname: str, fn, probe, method: bool, schemas: dict):
     return found, source + (f" (torch refuses {sorted(set(dropped))})" if dropped else "")
 
 
-def describe(qualname: str, fn, schemas: dict, probe=None, bound: bool = False) -> dict | None:
+def describe(qualname: str, fn, sources: dict, probe=None, bound: bool = False) -> dict | None:
     """``{"source": ..., "overloads": [...]}`` for one torch callable, or None if unknowable."""
     name = qualname.rsplit(".", 1)[-1]
     if isinstance(fn, (type(torch.zeros), type(torch.Tensor.add))) and probe is not None:
-        overloads, source = _builtin_overloads(qualname, fn, probe, bound, schemas)
+        overloads, source = _builtin_overloads(qualname, fn, probe, bound, sources)
         if overloads:
             return {"source": source, "overloads": overloads}
     for source, get in (
@@ -434,19 +434,19 @@ def _public(names) -> list[str]:
     return sorted(n for n in names if not n.startswith("_"))
 
 
-def _functions(module, prefix: str, schemas: dict) -> dict:
+def _functions(module, prefix: str, sources: dict) -> dict:
     table = {}
     for n in _public(dir(module)):
         fn = getattr(module, n)
         if inspect.isclass(fn) or inspect.ismodule(fn) or not callable(fn):
             continue
-        entry = describe(f"{prefix}.{n}", fn, schemas, probe=fn)
+        entry = describe(f"{prefix}.{n}", fn, sources, probe=fn)
         if entry:
             table[f"{prefix}.{n}"] = entry
     return table
 
 
-def _tensor_methods(schemas: dict) -> dict:
+def _tensor_methods(sources: dict) -> dict:
     table, sample = {}, torch.ones(2, requires_grad=False)
     for n in _public(dir(torch.Tensor)):
         fn = inspect.getattr_static(torch.Tensor, n)
@@ -457,7 +457,7 @@ def _tensor_methods(schemas: dict) -> dict:
         if isinstance(fn, (staticmethod, classmethod)):
             continue
         bound = getattr(sample.clone(), n)
-        entry = describe(f"Tensor.{n}", getattr(torch.Tensor, n), schemas, probe=bound, bound=True)
+        entry = describe(f"Tensor.{n}", getattr(torch.Tensor, n), sources, probe=bound, bound=True)
         if entry:
             table[f"Tensor.{n}"] = entry
     return table
@@ -485,14 +485,13 @@ def build_signatures() -> dict:
     import torch.nn.functional as F
     import torch.utils.data as data
 
-    schemas = _schemas_by_name()
-    schemas["stubs"] = _stubs()
+    sources = {"aten": _schemas_by_name(), "stubs": _stubs()}  # operator schemas, .pyi stubs
     table: dict = {}
-    table.update(_functions(torch, "torch", schemas))
-    table.update(_tensor_methods(schemas))
+    table.update(_functions(torch, "torch", sources))
+    table.update(_tensor_methods(sources))
     for mod in (F, torch.linalg, torch.special, torch.fft):
         prefix = "torch.nn.functional" if mod is F else mod.__name__
-        table.update(_functions(mod, prefix, schemas))
+        table.update(_functions(mod, prefix, sources))
     table.update(_classes(torch.nn, "torch.nn", torch.nn.Module, ("forward",)))
     table.update(_classes(torch.optim, "torch.optim", torch.optim.Optimizer))
     table.update(
@@ -503,8 +502,39 @@ def build_signatures() -> dict:
         )
     )
     table.update(_classes(data, "torch.utils.data", object))
-    table.update(_functions(data, "torch.utils.data", schemas))
+    table.update(_functions(data, "torch.utils.data", sources))
     return {"torch_version": torch.__version__.split("+")[0], "callables": table}
+
+
+# -- nn module internals --------------------------------------------------------------------
+def _own_methods(cls: type, stop: type) -> dict:
+    """Methods ``cls`` has from its own class and bases below ``stop`` (public and
+    single-underscore: the ones subclasses call or override, such as ``_conv_forward``)."""
+    found = {}
+    for klass in cls.__mro__:
+        if klass is stop or klass is object:
+            break
+        for name, value in vars(klass).items():
+            if name.startswith("__") or name in found:
+                continue
+            if inspect.isfunction(value) or isinstance(value, (staticmethod, classmethod)):
+                sig = _inspect_overload(
+                    getattr(cls, name), bound=not isinstance(value, staticmethod)
+                )
+                if sig is not None:
+                    found[name] = {"defined_in": klass.__name__, "overloads": [sig]}
+    return found
+
+
+def build_nn_methods() -> dict:
+    """``{class: {method: {"defined_in", "overloads"}}}`` for ``torch.nn.Module`` (its own
+    methods) and each public ``torch.nn`` module class (methods below ``Module``)."""
+    table = {"Module": _own_methods(torch.nn.Module, object)}
+    for name in _public(dir(torch.nn)):
+        cls = getattr(torch.nn, name)
+        if inspect.isclass(cls) and issubclass(cls, torch.nn.Module) and cls is not torch.nn.Module:
+            table[name] = _own_methods(cls, torch.nn.Module)
+    return {"torch_version": torch.__version__.split("+")[0], "classes": table}
 
 
 # -- the package tree -------------------------------------------------------------------------
@@ -543,6 +573,10 @@ def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     sigs = build_signatures()
     (OUT / "torch_signatures.json").write_text(json.dumps(sigs, indent=0, sort_keys=True) + "\n")
+    nn_methods = build_nn_methods()
+    (OUT / "torch_nn_methods.json").write_text(
+        json.dumps(nn_methods, indent=0, sort_keys=True) + "\n"
+    )
     packages = build_packages()
     (OUT / "torch_packages.json").write_text(json.dumps(packages, indent=1) + "\n")
     print(

@@ -47,6 +47,10 @@ class Sequential(Module):
         keys = list(self._modules)
         for key in keys[idx] if isinstance(idx, slice) else [keys[_index(idx, len(keys))]]:
             del self._modules[key]
+        items = list(self._modules.values())  # renumbered, as torch (append uses len)
+        self._modules.clear()
+        for i, m in enumerate(items):
+            self.add_module(str(i), m)
 
     def __len__(self) -> int:
         return len(self._modules)
@@ -57,6 +61,32 @@ class Sequential(Module):
     def append(self, module: Module) -> Sequential:
         self.add_module(str(len(self)), module)
         return self
+
+    def insert(self, index: int, module: Module) -> Sequential:
+        """Put ``module`` before position ``index`` (the later ones are renumbered)."""
+        if not isinstance(module, Module):
+            raise AssertionError(f"module should be of type: {Module}")
+        items = list(self._modules.values())
+        n = len(items)
+        if not -n <= index <= n:
+            raise IndexError(f"Index out of range: {index}")
+        items.insert(index % (n + 1) if index < 0 else index, module)
+        self._modules.clear()
+        for i, m in enumerate(items):
+            self.add_module(str(i), m)
+        return self
+
+    def extend(self, sequential) -> Sequential:
+        """Append every module of ``sequential`` (any iterable of modules)."""
+        for module in sequential:
+            self.append(module)
+        return self
+
+    def pop(self, key: int | slice) -> Module:
+        """Remove and return the module at ``key``."""
+        module = self[key]
+        del self[key]
+        return module
 
     def forward(self, input):
         """``input`` through each child module in order: ``m_n(...m_2(m_1(input)))``.
@@ -98,6 +128,12 @@ class ModuleList(Module):
         self._modules.clear()
         for i, m in enumerate(items):
             self.add_module(str(i), m)
+
+    def pop(self, key: int | slice) -> Module:
+        """Remove and return the module at ``key`` (the later ones are renumbered)."""
+        module = self[key]
+        del self[key]
+        return module
 
     def __len__(self) -> int:
         return len(self._modules)
@@ -172,6 +208,10 @@ class ModuleDict(Module):
 
     def values(self):
         return self._modules.values()
+
+    def clear(self) -> None:
+        """Remove every module."""
+        self._modules.clear()
 
     def pop(self, key: str) -> Module:
         return self._modules.pop(key)

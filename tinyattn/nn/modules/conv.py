@@ -86,17 +86,23 @@ class _ConvNd(Module):
                 init.uniform_(self.bias, -bound, bound)
 
     def forward(self, input: Tensor) -> Tensor:
-        """The convolution of ``F.conv1d`` / ``F.conv2d`` / ``F.conv3d`` with this layer's
-        weight and bias (after ``F.pad(mode=padding_mode)`` for non-zero padding modes).
+        """``self._conv_forward(input, self.weight, self.bias)``, as torch's ``forward``:
+        subclasses that change the weight (weight standardisation, masks) call
+        ``_conv_forward`` with their own.
 
         Composes: F.pad, F.conv1d, F.conv2d, F.conv3d
         """
+        return self._conv_forward(input, self.weight, self.bias)
+
+    def _conv_forward(self, input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
+        """The convolution of ``F.conv1d`` / ``F.conv2d`` / ``F.conv3d`` with ``weight`` and
+        ``bias`` and this layer's stride, padding, dilation and groups (after
+        ``F.pad(mode=padding_mode)`` for non-zero padding modes)."""
         fn = (_conv.conv1d, _conv.conv2d, _conv.conv3d)[self._n - 1]
         if self.padding_mode == "zeros" or self.padding == "valid":
-            return fn(input, self.weight, self.bias, self.stride, self.padding, self.dilation,
-                      self.groups)  # fmt: skip
+            return fn(input, weight, bias, self.stride, self.padding, self.dilation, self.groups)
         padded = pad(input, self._pad_widths(), mode=self.padding_mode)
-        return fn(padded, self.weight, self.bias, self.stride, 0, self.dilation, self.groups)
+        return fn(padded, weight, bias, self.stride, 0, self.dilation, self.groups)
 
     def _pad_widths(self) -> list[int]:
         """``F.pad``'s list (last dim first) for a non-zero ``padding_mode``. With

@@ -246,6 +246,24 @@ class Module:
             mod = mod._modules[part]
         return mod
 
+    def get_buffer(self, target: str) -> Tensor:
+        """The buffer at dotted path ``target`` (``"bn.running_mean"``)."""
+        owner, _, name = target.rpartition(".")
+        module = self.get_submodule(owner) if owner else self
+        if name not in module._buffers:
+            raise AttributeError(f"{module._get_name()} has no buffer `{name}`")
+        return module._buffers[name]
+
+    def set_submodule(self, target: str, module: Module, strict: bool = False) -> None:
+        """Put ``module`` at dotted path ``target``; ``strict``: the name must exist."""
+        owner, _, name = target.rpartition(".")
+        parent = self.get_submodule(owner) if owner else self
+        if strict and name not in parent._modules:
+            raise AttributeError(f"{parent._get_name()} has no attribute `{name}`")
+        if not isinstance(module, Module):
+            raise ValueError(f"`module` is not an nn.Module, found {type(module)}")
+        setattr(parent, name, module)
+
     def get_parameter(self, target: str) -> Parameter:
         path, _, name = target.rpartition(".")
         return getattr(self.get_submodule(path), name)
@@ -349,8 +367,11 @@ class Module:
                     p.grad._data[...] = 0
 
     # -- dtype / device -----------------------------------------------------------------
-    def _apply(self, fn: Callable[[np.ndarray], np.ndarray]) -> Module:
-        for module in self.modules():
+    def _apply(self, fn: Callable[[np.ndarray], np.ndarray], recurse: bool = True) -> Module:
+        """Replace the arrays of the parameters, buffers and gradients by ``fn(array)``
+        (``to``, ``float``, ``double`` ... go through here); ``recurse=False``: this module's
+        own only."""
+        for module in self.modules() if recurse else (self,):
             for store in (module._parameters, module._buffers):
                 for t in store.values():
                     if t is None:
@@ -384,6 +405,28 @@ class Module:
             )
         return self._apply(
             lambda a: a.astype(d.np_dtype) if a.dtype.kind == "f" and a.dtype != d.np_dtype else a
+        )
+
+    def type(self, dst_type) -> Module:
+        """Cast every parameter and buffer to ``dst_type`` (a dtype or legacy tensor type)."""
+        return self._apply(lambda a: Tensor._make(a).type(dst_type)._data)
+
+    def share_memory(self) -> Module:
+        """This module: its tensors are NumPy arrays in this process (nothing to move)."""
+        return self
+
+    def get_extra_state(self):
+        """Override (with ``set_extra_state``) to keep extra state; the base raises, as torch."""
+        raise RuntimeError(
+            "Reached a code path in Module.get_extra_state() that should never be called. "
+            "Please override get_extra_state() in your module."
+        )
+
+    def set_extra_state(self, state) -> None:
+        """Override (with ``get_extra_state``) to restore extra state; the base raises."""
+        raise RuntimeError(
+            "Reached a code path in Module.set_extra_state() that should never be called. "
+            "Please override set_extra_state() in your module."
         )
 
     def float(self) -> Module:
@@ -427,12 +470,7 @@ class Module:
             destination._metadata[prefix[:-1]] = local_metadata
         for hook in self._state_dict_pre_hooks.values():
             hook(self, prefix, keep_vars)
-        for name, p in self._parameters.items():
-            if p is not None:
-                destination[prefix + name] = p if keep_vars else p.detach()
-        for name, b in self._buffers.items():
-            if b is not None and name not in self._non_persistent_buffers_set:
-                destination[prefix + name] = b if keep_vars else b.detach()
+        self._save_to_state_dict(destination, prefix, keep_vars)
         for name, module in self._modules.items():
             if module is not None:
                 module.state_dict(
@@ -446,6 +484,16 @@ class Module:
             elif result is not None:
                 destination = result
         return destination
+
+    def _save_to_state_dict(self, destination, prefix: str, keep_vars: bool) -> None:
+        """This module's own parameters and persistent buffers into ``destination``
+        (``state_dict`` calls it for each module; subclasses override it to add entries)."""
+        for name, p in self._parameters.items():
+            if p is not None:
+                destination[prefix + name] = p if keep_vars else p.detach()
+        for name, b in self._buffers.items():
+            if b is not None and name not in self._non_persistent_buffers_set:
+                destination[prefix + name] = b if keep_vars else b.detach()
 
     def load_state_dict(self, state_dict, strict: bool = True, assign: bool = False):
         """Load parameters and buffers from ``state_dict`` (tensors, torch tensors or array-likes).

@@ -71,6 +71,10 @@ class Embedding(Module):
 
     def reset_parameters(self) -> None:
         init.normal_(self.weight)
+        self._fill_padding_idx_with_zero()
+
+    def _fill_padding_idx_with_zero(self) -> None:
+        """Zero row ``padding_idx`` of the weight (torch's ``reset_parameters`` step)."""
         if self.padding_idx is not None:
             with no_grad():
                 self.weight._data[self.padding_idx] = 0

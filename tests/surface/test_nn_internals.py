@@ -1,0 +1,191 @@
+"""tinyattn's nn classes have the methods torch's define, with torch's signatures.
+
+``torch_nn_methods.json`` (written by ``tools/torch_signatures.py``) lists, for
+``torch.nn.Module`` and each public ``torch.nn`` module class, the methods it has below
+``Module``, public and single-underscore (the ones subclasses call or override:
+``_conv_forward``, ``_check_input_dim``, ``_get_name``, ``reset_parameters``,
+``extra_repr``, ``_apply`` ...), each with its signature. For every class tinyattn has,
+each method must exist and accept torch's calls (``_signature_rules``), unless
+``NOT_YET`` names it with the reason.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import tinyattn
+import tinyattn.nn as nn
+from tests.surface._signature_rules import mismatches, ours
+
+CLASSES = json.loads((Path(__file__).parent / "torch_nn_methods.json").read_text())["classes"]
+
+_DEVICE = "device and dtype moves tinyattn cannot make (CPU only; NumPy has no bfloat16)"
+_BACKWARD_HOOKS = "module backward hooks are not implemented (tensor hooks are)"
+_MULTI_DEVICE = "replication across devices (DataParallel internals): CPU only"
+_FLAT_WEIGHTS = "cuDNN's flat RNN weight buffers: tinyattn keeps the weights as separate parameters"
+_RNN_CHECKS = "not implemented: tinyattn's RNNs check their input and hidden state inside forward"
+_LAZY = "lazy modules here become their eager class on the first forward; torch's lazy-initialisation hooks are not implemented"
+_INSTANCE_NORM = (
+    "not implemented: InstanceNorm's no-batch-dim helpers (forward handles unbatched input itself)"
+)
+_LOAD = "not implemented: load_state_dict checks every value before writing any (one error lists all problems) and does not call a per-module _load_from_state_dict, so overriding it would have no effect"
+_PRIVATE = "torch's private helper of the container's own indexing: not implemented"
+_MISSING = "not implemented"
+
+# method name -> reason (for every class listing it).
+NOT_YET = {
+    "bfloat16": _DEVICE, "ipu": _DEVICE, "mtia": _DEVICE, "xpu": _DEVICE, "to_empty": _DEVICE,
+    "register_backward_hook": _BACKWARD_HOOKS,
+    "register_full_backward_hook": _BACKWARD_HOOKS,
+    "register_full_backward_pre_hook": _BACKWARD_HOOKS,
+    "_get_backward_hooks": _BACKWARD_HOOKS,
+    "_get_backward_pre_hooks": _BACKWARD_HOOKS,
+    "_maybe_warn_non_full_backward_hook": _BACKWARD_HOOKS,
+    "gather": _MULTI_DEVICE, "scatter": _MULTI_DEVICE, "replicate": _MULTI_DEVICE,
+    "parallel_apply": _MULTI_DEVICE, "_replicate_for_data_parallel": _MULTI_DEVICE,
+    "_init_flat_weights": _FLAT_WEIGHTS, "_update_flat_weights": _FLAT_WEIGHTS,
+    "_weights_have_changed": _FLAT_WEIGHTS,
+    "check_forward_args": _RNN_CHECKS, "check_hidden_size": _RNN_CHECKS,
+    "check_input": _RNN_CHECKS, "get_expected_hidden_size": _RNN_CHECKS,
+    "get_expected_cell_size": _RNN_CHECKS, "permute_hidden": _RNN_CHECKS,
+    "_infer_parameters": _LAZY, "_lazy_load_hook": _LAZY, "_get_in_channels": _LAZY,
+    "_get_num_spatial_dims": _LAZY,
+    "initialize_parameters": _LAZY + " (here initialize_parameters(input) takes the input only)",
+    "_apply_instance_norm": _INSTANCE_NORM, "_get_no_batch_dim": _INSTANCE_NORM,
+    "_handle_no_batch_input": _INSTANCE_NORM,
+    "_load_from_state_dict": _LOAD,
+    "_get_abs_string_index": _PRIVATE, "_get_item_by_idx": _PRIVATE, "_key_to_attr": _PRIVATE,
+    "clear": "ParameterDict's dict methods: " + _MISSING,
+    "copy": "ParameterDict's dict methods: " + _MISSING,
+    "fromkeys": "ParameterDict's dict methods: " + _MISSING,
+    "get": "ParameterDict's dict methods: " + _MISSING,
+    "pop": "ParameterDict's dict methods: " + _MISSING,
+    "popitem": "ParameterDict's dict methods: " + _MISSING,
+    "setdefault": "ParameterDict's dict methods: " + _MISSING,
+    "update": "ParameterDict's dict methods: " + _MISSING,
+    "extend": "ParameterList.extend: " + _MISSING,
+    "_check_input_dim": "CircularPad's input check: " + _MISSING + " (its forward checks)",
+    "_check_non_zero_input_channels": "SyncBatchNorm's input check: " + _MISSING,
+    "_fill_padding_idx_with_zero": "EmbeddingBag's: " + _MISSING + " (Embedding has it)",
+    "_get_full_log_prob": "AdaptiveLogSoftmaxWithLoss's helper of log_prob: " + _MISSING,
+    "merge_masks": "MultiheadAttention.merge_masks: " + _MISSING,
+    "_require_tuple_int": "Unflatten's argument check: " + _MISSING,
+    "_mha_block": "the Transformer layers' private blocks take tinyattn's own arguments",
+    "_sa_block": "the Transformer layers' private blocks take tinyattn's own arguments",
+    "_output_padding": "ConvTranspose's output-padding helper takes tinyattn's own arguments",
+    "_named_members": "Module's private member walk takes tinyattn's own arguments",
+    "from_pretrained": "Embedding.from_pretrained takes max_norm= and the rest by keyword only",
+    "modules": "Module.modules() takes no remove_duplicate (named_modules does)",
+    "register_forward_hook": "forward hooks: prepend=, with_kwargs=, always_call= " + _MISSING,
+    "register_forward_pre_hook": "forward pre-hooks: prepend=, with_kwargs= " + _MISSING,
+}  # fmt: skip
+
+
+def _problems() -> dict[str, list[str]]:
+    found = {}
+    for cls_name, methods in CLASSES.items():
+        cls = getattr(nn, cls_name, None)
+        if cls is None:
+            continue
+        for name, entry in methods.items():
+            if not hasattr(cls, name):
+                found[f"{cls_name}.{name}"] = ["missing"]
+                continue
+            static = isinstance(inspect.getattr_static(cls, name), staticmethod)
+            mine = ours(getattr(cls, name), bound=not static)
+            problems = [] if mine is None else mismatches(entry["overloads"], mine)
+            if problems:
+                found[f"{cls_name}.{name}"] = problems
+    return found
+
+
+def test_data_holds_the_methods_subclasses_use():
+    for cls, name in [("Conv2d", "_conv_forward"), ("BatchNorm2d", "_check_input_dim"),
+                      ("Module", "_get_name"), ("Linear", "reset_parameters"),
+                      ("Module", "extra_repr"), ("Module", "_apply"),
+                      ("Module", "_load_from_state_dict")]:  # fmt: skip
+        assert name in CLASSES[cls]
+
+
+def test_every_torch_method_is_here_with_torchs_signature():
+    unexplained = {k: p for k, p in _problems().items() if k.rsplit(".", 1)[1] not in NOT_YET}
+    assert not unexplained, "\n".join(f"{k}: {p}" for k, p in sorted(unexplained.items()))
+
+
+def test_not_yet_entries_are_still_needed():
+    needed = {k.rsplit(".", 1)[1] for k in _problems()}
+    stale = sorted(set(NOT_YET) - needed)
+    assert not stale, f"now present with torch's signature, remove from NOT_YET: {stale}"
+
+
+def test_conv_forward_is_the_step_forward_calls():
+    """A weight-standardised conv, written as public code writes it, runs: forward calls
+    ``self._conv_forward(x, weight, bias)`` with the subclass's weight."""
+
+    class StdConv2d(nn.Conv2d):
+        def forward(self, x):
+            w = self.weight
+            w = (w - w.mean(dim=(1, 2, 3), keepdim=True)) / (
+                w.std(dim=(1, 2, 3), keepdim=True) + 1e-5
+            )
+            return self._conv_forward(x, w, self.bias)
+
+    conv = StdConv2d(2, 3, 3, padding=1, padding_mode="reflect")
+    x = tinyattn.randn(1, 2, 5, 5)
+    out = conv(x)
+    plain = nn.Conv2d(2, 3, 3, padding=1, padding_mode="reflect")
+    plain.load_state_dict(conv.state_dict())
+    w = conv.weight
+    std = (w - w.mean(dim=(1, 2, 3), keepdim=True)) / (w.std(dim=(1, 2, 3), keepdim=True) + 1e-5)
+    with tinyattn.no_grad():
+        plain.weight.copy_(std)
+    np.testing.assert_allclose(out.detach().numpy(), plain(x).detach().numpy(), rtol=1e-6)
+    out.sum().backward()
+    assert conv.weight.grad is not None and conv.weight.grad.shape == conv.weight.shape
+
+
+def test_save_to_state_dict_is_the_step_state_dict_calls():
+    class WithStep(nn.Linear):
+        def _save_to_state_dict(self, destination, prefix, keep_vars):
+            super()._save_to_state_dict(destination, prefix, keep_vars)
+            destination[prefix + "step"] = tinyattn.tensor(7)
+
+    model = nn.Sequential(WithStep(2, 2))
+    assert list(model.state_dict()) == ["0.weight", "0.bias", "0.step"]
+
+
+@pytest.mark.parametrize("recurse, changed", [(True, 2), (False, 0)])
+def test_apply_recurse(recurse, changed):
+    model = nn.Sequential(nn.Linear(2, 2))
+    model._apply(lambda a: a.astype(np.float64), recurse)
+    assert sum(p.dtype == tinyattn.float64 for p in model.parameters()) == changed
+
+
+def test_sequential_insert_extend_pop_renumber_as_torch():
+    s = nn.Sequential(nn.Linear(2, 2), nn.ReLU())
+    s.insert(1, nn.Tanh())
+    assert [type(m).__name__ for m in s] == ["Linear", "Tanh", "ReLU"]
+    assert isinstance(s.pop(0), nn.Linear) and list(s._modules) == ["0", "1"]
+    s.extend([nn.Identity()])
+    assert list(s._modules) == ["0", "1", "2"] and isinstance(s[2], nn.Identity)
+    with pytest.raises(IndexError):
+        s.insert(9, nn.ReLU())
+    assert isinstance(nn.ModuleList([nn.ReLU(), nn.Tanh()]).pop(1), nn.Tanh)
+
+
+def test_module_small_methods():
+    model = nn.Sequential(nn.BatchNorm1d(2))
+    assert model.get_buffer("0.running_mean").shape == (2,)
+    with pytest.raises(AttributeError, match="no buffer"):
+        model.get_buffer("0.weight")
+    model.set_submodule("0", nn.Identity())
+    assert isinstance(model[0], nn.Identity)
+    assert nn.Linear(2, 2).type(tinyattn.DoubleTensor).weight.dtype == tinyattn.float64
+    assert model.share_memory() is model
+    with pytest.raises(RuntimeError, match="override get_extra_state"):
+        model.get_extra_state()
