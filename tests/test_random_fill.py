@@ -125,3 +125,11 @@ def test_randn_and_rand_draw_in_the_requested_dtype():
 def test_bad_arguments_name_the_argument(call, message):
     with pytest.raises((ValueError, RuntimeError), match=message):
         call(tinyattn.empty(3))
+
+
+def test_one_element_tensors_are_accepted_as_numbers():
+    tinyattn.manual_seed(0)
+    a = init.normal_(tinyattn.empty(1000), mean=tinyattn.tensor(1.0), std=tinyattn.tensor(0.5))
+    assert abs(float(a.mean()) - 1.0) < 0.1
+    with pytest.raises(ValueError, match="std must be a finite real number"):
+        init.normal_(tinyattn.empty(3), std="0.1")

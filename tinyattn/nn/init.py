@@ -86,10 +86,16 @@ def _fill_with(tensor: Tensor, fill, p: float, q: float, generator) -> Tensor:
     return tensor
 
 
-def _check_finite(name: str, **values) -> None:
-    for arg, value in values.items():
-        if not isinstance(value, numbers.Real) or not math.isfinite(value):
-            raise ValueError(f"{name}: {arg} must be a finite real number, got {value!r}")
+def _finite(name: str, arg: str, value) -> float:
+    """``value`` as a float (a number or a one-element tensor); ValueError naming ``arg``
+    for anything else, NaN or infinity."""
+    try:
+        number = None if isinstance(value, (str, bytes)) else float(value)
+    except (TypeError, ValueError, RuntimeError):
+        number = None
+    if number is None or not math.isfinite(number):
+        raise ValueError(f"{name}: {arg} must be a finite real number, got {value!r}")
+    return number
 
 
 def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
@@ -160,14 +166,14 @@ def _kaiming_std(tensor: Tensor, a: float, mode: str, nonlinearity: str) -> floa
 @_initializer
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> Tensor:
     """Fill with U(a, b), drawn in the tensor's dtype, in place (one draw per tensor)."""
-    _check_finite("uniform_", a=a, b=b)
+    a, b = _finite("uniform_", "a", a), _finite("uniform_", "b", b)
     return _fill_with(tensor, fill_uniform_, a, b, generator)
 
 
 @_initializer
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator=None) -> Tensor:
     """Fill with N(mean, std^2), drawn in the tensor's dtype, in place (one draw per tensor)."""
-    _check_finite("normal_", mean=mean, std=std)
+    mean, std = _finite("normal_", "mean", mean), _finite("normal_", "std", std)
     if std < 0:
         raise ValueError(f"normal_: std must be non-negative, got {std}")
     return _fill_with(tensor, fill_normal_, mean, std, generator)
