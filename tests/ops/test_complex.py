@@ -503,3 +503,14 @@ def test_complex_result_into_a_real_tensor_is_refused():
         tinyattn.ones(2).add_(tinyattn.tensor([1j, 2j]))
     with pytest.raises(RuntimeError, match="sgn"):
         tinyattn.sign(tinyattn.tensor([1j]))
+
+
+def test_conjugate_transposes_and_vdot():
+    a, v = rand(2, 3, complex=True), rand(3, complex=True, seed=6)
+    check_op(lambda T, a: a.mH, a)
+    check_op(lambda T, a: a.H @ a, a)
+    check_op(lambda T, a: a[None].adjoint(), a)
+    check_op(lambda T, v, w: T.vdot(v, w), v, rand(3, complex=True, seed=7))
+    check_op(lambda T, v, w: T.dot(v, w), v, rand(3, complex=True, seed=7))
+    x = tinyattn.ones(2, 3)
+    assert x.mH.shape == (3, 2) and (x.H == x.t()).all()
