@@ -369,10 +369,16 @@ def test_backward_of_a_complex_scalar_needs_a_gradient():
 
 def test_ops_without_a_complex_derivative_refuse_to_record():
     z = tinyattn.tensor([1 + 2j], requires_grad=True)
-    with pytest.raises(NotImplementedError, match="Sigmoid.*complex"):
-        tinyattn.sigmoid(z)
+    with pytest.raises(NotImplementedError, match="derivative of this op for complex"):
+        tinyattn.cumsum(z, 0)
     with tinyattn.no_grad():
-        tinyattn.tan(z)  # forward only: no gradient formula is involved
+        tinyattn.cumsum(z, 0)  # forward only: NumPy's complex cumsum, no gradient involved
+        with pytest.raises(NotImplementedError, match="sigmoid.*complex"):
+            tinyattn.sigmoid(z)  # a formula for real numbers: refused even without grad
+        with pytest.raises(RuntimeError, match="complex"):
+            tinyattn.relu(z)
+        with pytest.raises(RuntimeError, match="complex"):
+            tinyattn.softmax(z, 0)
 
 
 def test_only_float_and_complex_tensors_require_grad():
