@@ -29,7 +29,8 @@ def test_complex_dtypes_and_aliases():
     assert tinyattn.float64.to_complex() is tinyattn.complex128
     z = tinyattn.tensor([1 + 2j, 3 - 4j])
     assert z.dtype is tinyattn.complex64 and z.is_complex() and tinyattn.is_complex(z)
-    assert not tinyattn.ones(2).is_complex() and z.type() == "tinyattn.ComplexFloatTensor"
+    assert not tinyattn.ones(2).is_complex() and z.type().endswith(".ComplexFloatTensor")
+    assert z.to(tinyattn.cdouble).type().endswith(".ComplexDoubleTensor")
     tinyattn.set_default_dtype(tinyattn.float64)
     try:
         assert tinyattn.tensor([1j]).dtype is tinyattn.complex128
@@ -368,10 +369,16 @@ def test_backward_of_a_complex_scalar_needs_a_gradient():
 
 def test_ops_without_a_complex_derivative_refuse_to_record():
     z = tinyattn.tensor([1 + 2j], requires_grad=True)
-    with pytest.raises(NotImplementedError, match="Sigmoid.*complex"):
-        tinyattn.sigmoid(z)
+    with pytest.raises(NotImplementedError, match="derivative of this op for complex"):
+        tinyattn.cumsum(z, 0)
     with tinyattn.no_grad():
-        tinyattn.tan(z)  # forward only: no gradient formula is involved
+        tinyattn.cumsum(z, 0)  # forward only: NumPy's complex cumsum, no gradient involved
+        with pytest.raises(NotImplementedError, match="sigmoid.*complex"):
+            tinyattn.sigmoid(z)  # a formula for real numbers: refused even without grad
+        with pytest.raises(RuntimeError, match="complex"):
+            tinyattn.relu(z)
+        with pytest.raises(RuntimeError, match="complex"):
+            tinyattn.softmax(z, 0)
 
 
 def test_only_float_and_complex_tensors_require_grad():
@@ -502,3 +509,14 @@ def test_complex_result_into_a_real_tensor_is_refused():
         tinyattn.ones(2).add_(tinyattn.tensor([1j, 2j]))
     with pytest.raises(RuntimeError, match="sgn"):
         tinyattn.sign(tinyattn.tensor([1j]))
+
+
+def test_conjugate_transposes_and_vdot():
+    a, v = rand(2, 3, complex=True), rand(3, complex=True, seed=6)
+    check_op(lambda T, a: a.mH, a)
+    check_op(lambda T, a: a.H @ a, a)
+    check_op(lambda T, a: a[None].adjoint(), a)
+    check_op(lambda T, v, w: T.vdot(v, w), v, rand(3, complex=True, seed=7))
+    check_op(lambda T, v, w: T.dot(v, w), v, rand(3, complex=True, seed=7))
+    x = tinyattn.ones(2, 3)
+    assert x.mH.shape == (3, 2) and (x.H == x.t()).all()

@@ -392,22 +392,22 @@ class TensorInplaceMethods:
 
     @property
     def H(self) -> Tensor:
-        """Conjugate transpose of a matrix: ``self.t()`` for a real 2-D tensor."""
+        """Conjugate transpose of a matrix (``self.t()`` for a real 2-D tensor)."""
         if self.ndim != 2:
             raise RuntimeError(
                 f"tensor.H is only supported on matrices (2-D tensors). Got {self.ndim}-D tensor."
             )
-        return self.transpose(0, 1)
+        return self.transpose(0, 1).conj()
 
     @property
     def mH(self) -> Tensor:
-        """Conjugate transpose of the last two dims: ``self.mT`` for a real tensor."""
+        """Conjugate transpose of the last two dims (``self.mT`` for a real tensor)."""
         if self.ndim < 2:
             raise RuntimeError(
                 "tensor.mH is only supported on matrices or batches of matrices. Got "
                 f"{self.ndim}-D tensor."
             )
-        return self.transpose(-2, -1)
+        return self.transpose(-2, -1).conj()
 
     def adjoint(self) -> Tensor:
         """``self.mH``."""

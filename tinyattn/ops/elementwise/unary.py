@@ -43,6 +43,11 @@ def _unary(
     save_input, save_output = "input" in saves, "output" in saves
 
     def fwd(ctx, x):
+        if x.dtype.kind == "c" and not (holomorphic or complex_as_written):
+            raise NotImplementedError(
+                f"{name.lower()}(): not implemented for complex tensors in tinyattn (its "
+                "formula is for real numbers); see docs/complex.md for the ops that are"
+            )
         if not keep_int:
             x = to_float(x)
         work = dt.accumulation_dtype(x.dtype)
@@ -196,6 +201,7 @@ class Relu(Function):
 
     @staticmethod
     def forward(ctx, x):
+        refuse_complex_order("relu", x)
         out = np.maximum(x, 0)
         if ctx.needs_input_grad:
             ctx.save_for_backward(out)

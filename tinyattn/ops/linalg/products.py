@@ -145,11 +145,11 @@ def mv(input: Tensor, vec: Tensor) -> Tensor:
 
 
 def vdot(input: Tensor, other: Tensor) -> Tensor:
-    """``sum(input * other)`` of two 1-D tensors (real dtypes: no conjugation).
+    """``sum(conj(input) * other)`` of two 1-D tensors (real dtypes: no conjugation).
 
-    Composes: tinyattn.dot
+    Composes: tinyattn.dot, tinyattn.conj
     """
-    return dot(input, other)
+    return dot(input.conj(), other)
 
 
 def chain_matmul(*matrices) -> Tensor:

@@ -84,6 +84,8 @@ def _prepare(input: Tensor, dim, dtype, op: str, stacklevel: int):
         raise TypeError(f"{op}(): argument 'input' must be a Tensor, not {type(input).__name__}")
     if dtype is not None:
         input = input.to(dt.to_dtype(dtype))
+    if input._data.dtype.kind == "c":  # (torch has no complex softmax on the CPU either)
+        raise NotImplementedError(f"{op}(): does not support complex input (got {input.dtype})")
     if dim is None:
         dim = _implicit_dim(input.ndim, op, stacklevel)
     return input, normalize_dim(dim, input.ndim, op) if input.ndim else None
