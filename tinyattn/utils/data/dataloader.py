@@ -281,6 +281,8 @@ class DataLoader:
         if not self.persistent_workers:
             return MultiProcessBatches(self)
         if self._kept_iterator is None or self._kept_iterator.workers_stopped:
+            if self._kept_iterator is not None:
+                self._kept_iterator.close()
             self._kept_iterator = MultiProcessBatches(self)
         else:
             self._kept_iterator.start_epoch(self)
