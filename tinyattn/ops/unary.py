@@ -447,9 +447,9 @@ def _erf(x: np.ndarray) -> np.ndarray:
     """Elementwise erf in float64 (NumPy has none; numba compiles math.erf once, lazily)."""
     global _erf_ufunc
     if _erf_ufunc is None:
-        import numba
+        from ..kernels._jit import vectorize
 
-        _erf_ufunc = numba.vectorize(["float64(float64)"], cache=True)(_erf_scalar)
+        _erf_ufunc = vectorize(["float64(float64)"], cache=True)(_erf_scalar)
     return _erf_ufunc(np.asarray(x, dtype=np.float64))
 
 
