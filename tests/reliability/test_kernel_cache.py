@@ -211,3 +211,16 @@ def test_a_read_only_install_without_home_runs_its_kernels(tmp_path):
     assert done.stdout.strip() == str(expected)
     assert done.stderr.count("KernelCacheWarning") == 1, done.stderr
     assert "no writable place for numba's kernel cache" in done.stderr
+
+
+def test_the_self_check_runs_a_cached_kernel(capsys, monkeypatch):
+    """Before: ``python -m tinyattn`` ran no kernel, and said PASS where every kernel failed."""
+    from tinyattn.__main__ import kernel_check
+    from tinyattn.kernels import _numba_flash
+
+    monkeypatch.delenv("TINYATTN_KERNELS", raising=False)
+    assert kernel_check(np.random.default_rng(0)) == "PASS"
+    where = _numba_flash._forward_kernel._cache._cache_path
+    assert f"fused attention kernel (numba, cached in {where}): PASS" in capsys.readouterr().out
+    monkeypatch.setenv("TINYATTN_KERNELS", "numpy")
+    assert kernel_check(np.random.default_rng(0)).startswith("PASS (TINYATTN_KERNELS=numpy")
