@@ -223,11 +223,16 @@ def normalize_mask(
     return contiguous(np.broadcast_to(additive, target))
 
 
+def default_scale(head_dim: int) -> float:
+    """The attention scale ``1 / sqrt(D)``; 1.0 when D = 0, where every score is an empty
+    sum, 0, at any scale (torch's inf would make 0 * inf = NaN here), so the weights are
+    uniform and the output is the mean of v, as in torch."""
+    return 1.0 / math.sqrt(head_dim) if head_dim > 0 else 1.0
+
+
 def check_scale(scale: object, head_dim: int) -> float:
     if scale is None:
-        if head_dim == 0:
-            raise ValueError("scale: the default 1/sqrt(D) needs head dim D >= 1, got D = 0")
-        return 1.0 / math.sqrt(head_dim)
+        return default_scale(head_dim)
     if isinstance(scale, bool) or not isinstance(scale, numbers.Real):
         raise TypeError(f"scale: expected a real number or None, got {type(scale).__name__}")
     if not math.isfinite(float(scale)):

@@ -82,7 +82,7 @@ def group_norm(
     for name, t in (("weight", weight), ("bias", bias)):
         _check_per_channel(t, name, channels, "group_norm")
     batch = input.shape[0]
-    grouped = input.reshape(batch, num_groups, -1)
+    grouped = input.reshape(batch, num_groups, input.numel() // max(batch * num_groups, 1))
     mean = grouped.mean(-1, keepdim=True)
     var = grouped.var(-1, keepdim=True, unbiased=False)
     out = ((grouped - mean) / (var + eps).sqrt()).reshape(input.shape)
@@ -158,6 +158,8 @@ def local_response_norm(
     _check_input(input, 3, "local_response_norm")
     if not isinstance(size, numbers.Integral) or size < 1:
         raise ValueError(f"local_response_norm: size must be a positive int, got {size!r}")
+    if input.numel() == 0:  # nothing to normalise (torch too); avg_pool2d refuses empty input
+        return input.clone()
     batch, channels = input.shape[:2]
     div = (input * input).reshape(batch, 1, channels, -1)
     div = pad(div, (0, 0, size // 2, (size - 1) // 2))

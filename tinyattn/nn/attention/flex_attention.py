@@ -53,6 +53,7 @@ import numpy as np
 
 from ... import _dtype as dt
 from ..._tensor import Tensor
+from ...kernels._boundary import default_scale
 from ...ops.creation import arange, tensor
 from .._attention import scaled_dot_product_attention
 
@@ -436,7 +437,7 @@ def flex_attention(
         raise TypeError(
             f"flex_attention(): argument 'return_aux' must be an AuxRequest, got {return_aux!r}"
         )
-    scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else float(scale)
+    scale = default_scale(query.shape[-1]) if scale is None else float(scale)
     mask = None if block_mask is None else _mask_for(block_mask, query.shape[0], query.shape[1])
     want_lse = return_lse or (return_aux is not None and return_aux.lse)
     want_max = return_aux is not None and return_aux.max_scores
