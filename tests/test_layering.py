@@ -41,6 +41,7 @@ LAYERS = {
     "linalg": 4,
     "_out": 4,  # the out= wrapper linalg/special/nn.functional apply to their names
     "_out_names": 0,  # data
+    "_type_names": 0,  # how messages name types: no imports
     "nn": 5,
 }
 TOP = 6  # everything else: optim, utils, serialization, viz, amp, bench, demo, ...

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._type_names import type_name
+
 
 class dtype:
     """A tensor element type (``tinyattn.float32`` ...), wrapping a NumPy dtype."""
@@ -160,7 +162,7 @@ def result_type(*operands) -> np.dtype:
         elif isinstance(x, (float, np.floating, np.bool_)):  # torch reads np.bool_ as a float
             scalar_cat = max(scalar_cat, 2)
         else:
-            raise TypeError(f"unsupported operand type {type(x).__name__}")
+            raise TypeError(f"unsupported operand type {type_name(x)}")
     result = _promote_same_rank(dimensioned)
     zero = _promote_same_rank(zero_dim)
     if result is None or (zero is not None and _category(zero) > _category(result)):

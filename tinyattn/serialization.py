@@ -96,6 +96,7 @@ from ._checkpoint_reader import (
 from ._checkpoint_writer import Encoder
 from ._device import check_device, device
 from ._tensor import Tensor
+from ._type_names import type_name
 
 __all__ = ["save", "load", "CheckpointError", "WeightsOnlyError"]
 __all__ += ["add_safe_globals", "clear_safe_globals", "get_safe_globals", "safe_globals"]
@@ -128,7 +129,7 @@ def save(obj: Any, f, pickle_module=None, pickle_protocol=None, **kwargs) -> Non
     if not hasattr(f, "write") and not isinstance(f, (str, bytes, os.PathLike)):
         raise TypeError(
             f"save(): f must be a path (str or os.PathLike) or a binary file object, "
-            f"got {type(f).__name__}"
+            f"got {type_name(f)}"
         )
     encoder = Encoder()
     root = encoder.encode(obj, "obj")
@@ -247,7 +248,7 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     if not isinstance(f, (str, bytes, os.PathLike)):
         raise TypeError(
             f"load(): f must be a path (str or os.PathLike) or a binary file object, "
-            f"got {type(f).__name__}"
+            f"got {type_name(f)}"
         )
     path = os.fspath(f)
     with open(path, "rb") as fh:
@@ -350,7 +351,7 @@ def _check_safe_globals(safe_globals, name: str) -> list:
     if not isinstance(safe_globals, (list, tuple)):
         raise TypeError(
             f"{name}(): argument 'safe_globals' must be a list of classes/functions "
-            f"(or (object, name) tuples), got {type(safe_globals).__name__}"
+            f"(or (object, name) tuples), got {type_name(safe_globals)}"
         )
     for entry in safe_globals:
         if isinstance(entry, tuple) and (len(entry) != 2 or not isinstance(entry[1], str)):

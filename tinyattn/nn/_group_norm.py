@@ -18,6 +18,7 @@ import math
 import numbers
 
 from .._tensor import Tensor
+from .._type_names import type_name
 from ._pooling import avg_pool2d
 from ._spatial import pad
 
@@ -26,7 +27,7 @@ __all__ = ["group_norm", "instance_norm", "local_response_norm"]
 
 def _check_input(input, least: int, op: str) -> None:
     if not isinstance(input, Tensor):
-        raise TypeError(f"{op}: argument 'input' must be a Tensor, got {type(input).__name__}")
+        raise TypeError(f"{op}: argument 'input' must be a Tensor, got {type_name(input)}")
     if input.ndim < least:
         raise ValueError(
             f"{op}: expected an input of at least {least} dims (N, C, *), got shape "
@@ -40,7 +41,7 @@ def _check_per_channel(t, name: str, channels: int, op: str) -> None:
     if t is None:
         return
     if not isinstance(t, Tensor):
-        raise TypeError(f"{op}: argument '{name}' must be a Tensor, got {type(t).__name__}")
+        raise TypeError(f"{op}: argument '{name}' must be a Tensor, got {type_name(t)}")
     if tuple(t.shape) != (channels,):
         raise RuntimeError(
             f"{op}: expected {name} of shape [{channels}] (one per channel), got {list(t.shape)}"

@@ -23,6 +23,7 @@ import numbers
 import numpy as np
 
 from .._tensor import Tensor
+from .._type_names import type_name
 from ..kernels import pool as kernels
 from ._conv import _ints
 from ._pooling_fn import AvgPool, MaxPool, adaptive_windows, avg_windows, max_windows
@@ -59,7 +60,7 @@ __all__ = [
 def _check_rank(input, n: int, op: str) -> None:
     """``input`` must be a Tensor (N, C, *spatial) or (C, *spatial) with n spatial dims."""
     if not isinstance(input, Tensor):
-        raise TypeError(f"{op}: argument 'input' must be a Tensor, got {type(input).__name__}")
+        raise TypeError(f"{op}: argument 'input' must be a Tensor, got {type_name(input)}")
     if input.ndim not in (n + 1, n + 2):
         raise RuntimeError(
             f"{op}: expected a {n + 1}D (unbatched) or {n + 2}D (batched) input, got shape "

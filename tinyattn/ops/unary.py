@@ -10,6 +10,7 @@ import numpy as np
 
 from .. import _dtype as dt
 from .._tensor import Tensor
+from .._type_names import type_name
 from ..autograd.function import Function
 from ._util import broadcast_error, gradient_doc, sgn, to_float
 from .arithmetic import _tensor
@@ -352,7 +353,7 @@ def _bound(v, op: str, name: str):
     if isinstance(v, (int, float, np.number)):
         return v
     raise TypeError(
-        f"{op}(): argument '{name}' must be a number, a Tensor or None, not {type(v).__name__}"
+        f"{op}(): argument '{name}' must be a number, a Tensor or None, not {type_name(v)}"
     )
 
 
