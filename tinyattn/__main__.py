@@ -1,4 +1,5 @@
-"""``python -m tinyattn``: a self-check (versions and a gradcheck of softmax attention).
+"""``python -m tinyattn``: a self-check (versions, a gradcheck of softmax attention, and the
+fused attention kernel, through numba's disk cache, against its NumPy twin).
 
 Later subcommands (``demo``, ``generate``) are dispatched from here too.
 """
@@ -47,7 +48,43 @@ def selfcheck() -> int:
     except GradcheckError as err:
         status = f"FAIL\n  {err}"
     print(f"gradcheck softmax(q k^T / sqrt(d)) v, float64, {n} input elements: {status}")
-    return 0 if status == "PASS" else 1
+    kernel_status = kernel_check(rng)
+    return 0 if status == "PASS" and kernel_status.startswith("PASS") else 1
+
+
+def kernel_check(rng) -> str:
+    """Run the fused attention kernel (loaded from numba's disk cache, or compiled and
+    saved there) against its NumPy twin; print and return the outcome."""
+    import warnings
+
+    import numpy as np
+
+    from tinyattn import kernels
+    from tinyattn.kernels import reference
+
+    q, k, v = (rng.standard_normal((1, 2, 5, 4)) for _ in range(3))
+    name = kernels.backend()
+    if name == "numpy":
+        status = "PASS (TINYATTN_KERNELS=numpy: the NumPy twins run, no kernel to check)"
+        print(f"fused attention kernel: {status}")
+        return status
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out, _ = kernels.flash_attention_forward(q, k, v)
+        expected, _ = reference.flash_attention_forward(q, k, v)
+        ok = np.allclose(out, expected, rtol=1e-12, atol=1e-12)
+        status = "PASS" if ok else "FAIL (differs from its NumPy twin)"
+    except Exception as error:
+        caught, status = [], f"FAIL\n  {type(error).__name__}: {error}"
+    from tinyattn.kernels import _numba_flash
+
+    cache = getattr(_numba_flash._forward_kernel._cache, "_cache_path", None)
+    where = f"cached in {cache}" if cache else "compiled in memory, not cached"
+    print(f"fused attention kernel ({name}, {where}): {status}")
+    for warning in caught:
+        print(f"  warning: {warning.message}")
+    return status
 
 
 def print_blas(libraries: list[dict] | None = None, cpu: int | None = None, env=None) -> None:

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._type_names import type_name
+
 
 class dtype:
     """A tensor element type (``tinyattn.float32`` ...), wrapping a NumPy dtype."""
@@ -236,7 +238,7 @@ def result_type(*operands) -> np.dtype:
         elif isinstance(x, (complex, np.complexfloating)):
             scalar_cat = 3
         else:
-            raise TypeError(f"unsupported operand type {type(x).__name__}")
+            raise TypeError(f"unsupported operand type {type_name(x)}")
     result = _combine(_promote_same_rank(dimensioned), _promote_same_rank(zero_dim))
     if result is None or scalar_cat > _category(result):
         if scalar_cat == 3:

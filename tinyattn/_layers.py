@@ -24,6 +24,7 @@ TABLE: tuple[tuple[int, str, tuple[str, ...], str, str], ...] = (
             "_random_fill",
             "_version",
             "_layers",
+            "_type_names",
             "shims.distributed",
             "torch_surface.out_table",
         ),  # fmt: skip

@@ -17,6 +17,7 @@ import numpy as np
 from ._device import check_device
 from ._dtype import get_default_dtype
 from ._tensor import Tensor
+from ._type_names import type_name
 from .ops.creation.factories import tensor
 from .torch_surface.out import with_out
 
@@ -45,7 +46,7 @@ class Variable(metaclass=_VariableMeta):
         if data is None:
             return tensor([]).requires_grad_(bool(requires_grad))
         if not isinstance(data, Tensor):
-            raise TypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")
+            raise TypeError(f"Variable data has to be a tensor, but got {type_name(data)}")
         return data.detach().requires_grad_(bool(requires_grad))
 
 
@@ -67,9 +68,7 @@ def range(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=F
         raise TypeError('range() missing 1 required positional arguments: "end"')
     for name, value in (("start", start), ("end", end), ("step", step)):
         if not isinstance(value, numbers.Real) or isinstance(value, bool):
-            raise TypeError(
-                f"range(): argument '{name}' must be a number, got {type(value).__name__}"
-            )
+            raise TypeError(f"range(): argument '{name}' must be a number, got {type_name(value)}")
     if step == 0:
         raise RuntimeError("range(): step must be nonzero")
     if (end - start) * step < 0:

@@ -12,6 +12,7 @@ import numpy as np
 from . import _dtype as dt
 from ._device import check_device
 from ._device import device as _device
+from ._type_names import type_name
 
 __all__ = [
     "finfo",
@@ -118,7 +119,7 @@ def result_type(tensor1, tensor2) -> dt.dtype:
             operands.append(x)
         else:
             raise TypeError(
-                f"result_type(): argument '{name}' must be Tensor or Number, not {type(x).__name__}"
+                f"result_type(): argument '{name}' must be Tensor or Number, not {type_name(x)}"
             )
     return dt.from_numpy_dtype(dt.result_type(*operands))
 

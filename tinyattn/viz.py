@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from ._tensor import Tensor
+from ._type_names import type_name
 from .autograd.function import AccumulateGrad
 
 _SHADES = " ░▒▓█"
@@ -34,7 +35,7 @@ def graph(tensor: Tensor, params: dict | None = None, path: str | None = None) -
     with any other suffix the DOT text is written there.
     """
     if not isinstance(tensor, Tensor):
-        raise TypeError(f"graph(): expected a Tensor, got {type(tensor).__name__}")
+        raise TypeError(f"graph(): expected a Tensor, got {type_name(tensor)}")
     if tensor.grad_fn is None:
         raise ValueError("graph(): this tensor has no grad_fn (it is a leaf or requires no grad)")
     names = {id(p): n for n, p in (params or {}).items()}

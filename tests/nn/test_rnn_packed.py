@@ -118,7 +118,7 @@ def test_pack_pad_bad_input():
     packed = pack_padded_sequence(x, SORTED)
     with pytest.raises(ValueError, match="total_length=3 and max sequence length being 4"):
         pad_packed_sequence(packed, total_length=3)
-    with pytest.raises(TypeError, match="'sequence' must be a PackedSequence, got Tensor"):
+    with pytest.raises(TypeError, match="'sequence' must be a PackedSequence, got tinyattn.Tensor"):
         pad_packed_sequence(x)
     with pytest.raises(TypeError, match="'sequences' must be a list"):
         pack_sequence(x)
@@ -245,7 +245,7 @@ def test_packed_module_bad_input():
     with pytest.raises(TypeError, match="hx must be a Tensor, got tuple"):
         gru(packed, (tinyattn.zeros(1, B, HID),))
     lstm = nn.LSTM(IN, HID)
-    with pytest.raises(TypeError, match=r"hx must be a tuple \(h_0, c_0\), got Tensor"):
+    with pytest.raises(TypeError, match=r"hx must be a tuple \(h_0, c_0\), got tinyattn.Tensor"):
         lstm(packed, tinyattn.zeros(1, B, HID))
     with pytest.raises(RuntimeError, match=r"c_0 size \(1, 3, 3\), got \(1, 3, 2\)"):
         lstm(packed, (tinyattn.zeros(1, B, HID), tinyattn.zeros(1, B, 2)))

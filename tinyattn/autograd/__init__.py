@@ -15,6 +15,7 @@ from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, se
 from .gradcheck import gradcheck, gradgradcheck
 from .tensor_base import TensorBase
 from .trace import trace
+from .._type_names import type_name
 
 __all__ = [
     "Function",
@@ -50,7 +51,7 @@ def _root_grads(outputs, grad_outputs, op: str, as_tensors: bool = False) -> lis
     grads: list = []
     for i, out in enumerate(outputs):
         if not isinstance(out, TensorBase):
-            raise TypeError(f"{op}: outputs must be tensors, got {type(out).__name__}")
+            raise TypeError(f"{op}: outputs must be tensors, got {type_name(out)}")
         if not out._requires_grad or _forward_only.is_forward_only(out):
             raise RuntimeError(
                 f"{op}: element {i} of tensors does not require grad and does not have a grad_fn"

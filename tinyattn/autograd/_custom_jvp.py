@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from .._type_names import type_name
 from . import custom_function as _custom_function
 from . import forward_ad as _fw
 from .custom_function import Function
@@ -75,7 +76,7 @@ def _jvp_output(state: _Level, ctx, index: int, output, tangent):
     """Output ``index`` of a custom function as a dual with the tangent its jvp gave."""
     if not isinstance(tangent, TensorBase):
         raise RuntimeError(
-            f"expected Variable or None (got {type(tangent).__name__}) for grad output {index}."
+            f"expected Variable or None (got {type_name(tangent)}) for grad output {index}."
         )
     if not isinstance(output, TensorBase) or output._data.dtype.kind not in "fc":
         return output

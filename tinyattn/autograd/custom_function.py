@@ -55,6 +55,7 @@ from typing import Any
 import numpy as np
 
 from .. import _dtype
+from .._type_names import type_name
 from . import function as _function
 from .function import Node, leaf_node
 from .grad_mode import _state as _grad_mode
@@ -84,7 +85,7 @@ class BackwardCFunction(Node, FunctionCtx):
             if t is not None and not isinstance(t, TensorBase):
                 raise TypeError(
                     "save_for_backward can only save variables, but argument "
-                    f"{i} is of type {type(t).__name__}"
+                    f"{i} is of type {type_name(t)}"
                 )
         attrs = self.__dict__
         hooks = _function._saved_hooks.hooks if _function._saved_hooks_active else None
@@ -105,7 +106,7 @@ class BackwardCFunction(Node, FunctionCtx):
                 raise AssertionError(  # (torch's type and text, plus which argument)
                     "save_for_forward expects all arguments to be tensors; you should "
                     f"save non-tensors as attributes on ctx. (argument {i} is of type "
-                    f"{type(t).__name__})"
+                    f"{type_name(t)})"
                 )
         self.__dict__["_forward_saved"] = tensors
 
@@ -303,7 +304,7 @@ def _check_gradients(ctx: BackwardCFunction, user: type, result: tuple, graph: b
                 g = TensorBase._make(np.asarray(g, dtype=ctx.input_meta[i][1]))
             else:
                 raise TypeError(
-                    f"function {name} returned a gradient of type {type(g).__name__} at "
+                    f"function {name} returned a gradient of type {type_name(g)} at "
                     f"position {i}; expected a Tensor or None"
                 )
         shape = ctx.input_meta[i][0]

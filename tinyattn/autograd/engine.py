@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from .. import _dtype
+from .._type_names import type_name
 from .custom_function import _MultiGrad
 from .function import AccumulateGrad, Node
 from .grad_mode import enable_grad
@@ -510,7 +511,7 @@ def _run_hooks(node: Node, grad: np.ndarray) -> np.ndarray:
 def _checked_hook_result(hook, grad: np.ndarray, result) -> np.ndarray:
     """torch's rule: a hook may change the values of a gradient, not its type or size."""
     if not isinstance(result, TensorBase):
-        raise TypeError(f"expected Tensor, but hook returned '{type(result).__name__}'")
+        raise TypeError(f"expected Tensor, but hook returned '{type_name(result)}'")
     new = result._data
     name = getattr(hook, "__name__", type(hook).__name__)
     if new.shape != grad.shape:

@@ -66,6 +66,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from .._type_names import type_name
 from . import _forward_only
 from . import custom_function as _custom_function
 from .custom_function import Function
@@ -268,7 +269,7 @@ def _check_make_dual(tensor, tangent, level: int, state: _Level) -> None:
     for name, value in (("primal", tensor), ("tangent", tangent)):
         if not isinstance(value, TensorBase):
             raise TypeError(
-                f"make_dual: expected {name} to be a Tensor, but got {type(value).__name__}"
+                f"make_dual: expected {name} to be a Tensor, but got {type_name(value)}"
             )
         if value._data.dtype.kind not in "fc":
             raise ValueError(
@@ -332,9 +333,7 @@ def unpack_dual(tensor, *, level: int | None = None) -> UnpackedDualTensor:
         derivatives.
     """
     if not isinstance(tensor, TensorBase):
-        raise TypeError(
-            f"unpack_dual(): argument 'tensor' must be Tensor, not {type(tensor).__name__}"
-        )
+        raise TypeError(f"unpack_dual(): argument 'tensor' must be Tensor, not {type_name(tensor)}")
     level, state = _active(level)
     if level < 0:
         return UnpackedDualTensor(tensor, None)

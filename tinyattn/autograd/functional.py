@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._type_names import type_name
 from . import grad as _vjp_primitive
 from .grad_mode import enable_grad
 from .tensor_base import TensorBase
@@ -340,7 +341,7 @@ def batched_grad(
         raise RuntimeError(f"grad_outputs has {len(gs)} entries for {len(outs)} outputs")
     for i, (g, y) in enumerate(zip(gs, outs)):
         if not isinstance(g, TensorBase) or g._data.shape[1:] != y._data.shape:
-            got = list(g._data.shape) if isinstance(g, TensorBase) else type(g).__name__
+            got = list(g._data.shape) if isinstance(g, TensorBase) else type_name(g)
             raise RuntimeError(
                 "If `is_grads_batched=True`, we interpret the first dimension of each "
                 "grad_output as the batch dimension. The sizes of the remaining dimensions are "

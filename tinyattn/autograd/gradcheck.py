@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from .._type_names import type_name
 from .tensor_base import TensorBase
 
 
@@ -44,7 +45,7 @@ def _outputs(fn, inputs) -> list:
     for i, o in enumerate(outs):
         if not isinstance(o, TensorBase):
             raise TypeError(
-                f"gradcheck: output {i} of the function is a {type(o).__name__}, not a Tensor: "
+                f"gradcheck: output {i} of the function is a {type_name(o)}, not a Tensor: "
                 "gradcheck compares the gradients of Tensor outputs"
             )
     return [o for o in outs if o._data.dtype.kind in "fc"]

@@ -20,6 +20,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from .._type_names import type_name
 from . import engine
 from . import function as _function
 from .function import Node, _saved_hooks
@@ -110,7 +111,7 @@ def _unpacked(unpack, packed):
     if not isinstance(tensor, TensorBase):
         raise TypeError(
             "Output of saved tensor unpack_hook expected to be a Tensor but got result of "
-            f"type {type(tensor).__name__}"
+            f"type {type_name(tensor)}"
         )
     return tensor
 

@@ -24,6 +24,8 @@ before shows gradients, formulas and names, without them.
 
 from __future__ import annotations
 
+from .._type_names import type_name
+
 import os
 import sys
 import types
@@ -59,10 +61,10 @@ def explain(
     if isinstance(loss, (str, os.PathLike)) and path is None:
         loss, path = None, loss
     if path is not None and not isinstance(path, (str, os.PathLike)):
-        raise TypeError(f"explain(): path must be a str or os.PathLike, got {type(path).__name__}")
+        raise TypeError(f"explain(): path must be a str or os.PathLike, got {type_name(path)}")
     if loss is not None and not isinstance(loss, TensorBase):
         raise TypeError(
-            f"explain(): loss must be a Tensor (or omitted in the with form), got {type(loss).__name__}"
+            f"explain(): loss must be a Tensor (or omitted in the with form), got {type_name(loss)}"
         )
     if check not in (True, False, "gradcheck"):
         raise ValueError(f"explain(): check must be True, False or 'gradcheck', got {check!r}")

@@ -12,6 +12,8 @@ are computed in the default float dtype, as torch.
 
 from __future__ import annotations
 
+from .._type_names import type_name
+
 from collections.abc import Sequence
 
 import numpy as np
@@ -46,9 +48,7 @@ __all__ = [
 def _input(input, op: str, real: bool = False) -> Tensor:
     """``input`` checked, integer/bool cast to the default float dtype (torch's rule)."""
     if not isinstance(input, Tensor):
-        raise TypeError(
-            f"fft.{op}(): argument 'input' must be a Tensor, not {type(input).__name__}"
-        )
+        raise TypeError(f"fft.{op}(): argument 'input' must be a Tensor, not {type_name(input)}")
     kind = input._data.dtype.kind
     if real and kind == "c":
         raise RuntimeError(f"fft.{op}(): expects a real input tensor, but got {input.dtype}")
@@ -219,7 +219,7 @@ def _check_factory_options(op: str, layout, device, pin_memory: bool) -> None:
     """A dense CPU tensor is all tinyattn makes: refuse any other layout, device or pinning."""
     check_device(device)
     if layout is not None and type(layout).__name__ != "layout":
-        raise TypeError(f"{op}(): argument 'layout' must be a layout, not {type(layout).__name__}")
+        raise TypeError(f"{op}(): argument 'layout' must be a layout, not {type_name(layout)}")
     if layout is not None and str(layout).rpartition(".")[2] != "strided":
         raise NotImplementedError(f"{op}(): layout={layout} is not supported: tensors are dense")
     if pin_memory:

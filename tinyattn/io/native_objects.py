@@ -17,6 +17,7 @@ from typing import Any
 from .._device import device
 from .._dtype import _dtype_by_name
 from .._tensor import Tensor
+from .._type_names import type_name
 from .native_reader import CheckpointError, _Decoder, _key_label, _tensor
 
 
@@ -126,7 +127,7 @@ class Builder:
         except Exception as e:
             raise self.error(path, f"{name}.__new__ failed: {type(e).__name__}: {e}") from e
         if not isinstance(obj, cls):
-            raise self.error(path, f"{name}.__new__ returned a {type(obj).__name__}")
+            raise self.error(path, f"{name}.__new__ returned a {type_name(obj)}")
         self._keep(node, obj)
         if "state" in node:
             self._set_state(obj, self.decode(node["state"], f"{path}.state"), name, path)
@@ -157,7 +158,7 @@ class Builder:
                 ):
                     raise self.error(
                         path,
-                        f"the {what} of {name} is a {type(part).__name__}, not a dict with "
+                        f"the {what} of {name} is a {type_name(part)}, not a dict with "
                         "string keys, and the class has no __setstate__",
                     )
             if state:

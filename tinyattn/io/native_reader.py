@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from .._tensor import Tensor
+from .._type_names import type_name
 from .errors import CheckpointError
 
 _INDEX = "__tinyattn_index__"
@@ -235,7 +236,7 @@ class _Decoder:
     def check_arrays(self, arrays, infos: dict[str, zipfile.ZipInfo]) -> dict[str, tuple]:
         """``{key: (dtype_str, shape)}``, each size checked against the member's real size."""
         if not isinstance(arrays, dict):
-            raise self.error(f"index field 'arrays' is a {type(arrays).__name__}, not a mapping")
+            raise self.error(f"index field 'arrays' is a {type_name(arrays)}, not a mapping")
         unknown = sorted(set(infos) - {k + ".npy" for k in arrays} - {_INDEX + ".npy"})
         if unknown:
             raise self.error(f"unexpected entries {unknown} (not listed in the index)")
@@ -342,7 +343,7 @@ class _Decoder:
             or (kind == "dtype" and value not in _DTYPE_NAMES)
             or (kind == "device" and value != "cpu")
         ):
-            raise self.error(f"{where}: a {kind!r} node holds {type(value).__name__} {value!r}")
+            raise self.error(f"{where}: a {kind!r} node holds {type_name(value)} {value!r}")
         if kind == "bytes":
             try:
                 bytes.fromhex(value)
@@ -362,7 +363,7 @@ class _Decoder:
         if kind == "object":
             args = node["new_args"]
             if not isinstance(args, list):
-                raise self.error(f"{where}: 'new_args' is a {type(args).__name__}, not a list")
+                raise self.error(f"{where}: 'new_args' is a {type_name(args)}, not a list")
             out += [(a, f"{path}.__new__ argument {i}", depth, False) for i, a in enumerate(args)]
             for field, want in (
                 ("new_kwargs", "dict"),
@@ -384,7 +385,7 @@ class _Decoder:
         if kind in ("list", "tuple", "set", "frozenset"):
             items = node["items"]
             if not isinstance(items, list):
-                raise self.error(f"{where}: 'items' is a {type(items).__name__}, not a list")
+                raise self.error(f"{where}: 'items' is a {type_name(items)}, not a list")
             hashed = is_key or kind in ("set", "frozenset")
             out += [(item, f"{path}[{i}]", depth, hashed) for i, item in enumerate(items)]
         elif kind in ("dict", "odict", "defaultdict"):

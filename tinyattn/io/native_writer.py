@@ -35,6 +35,7 @@ import numpy as np
 from .._device import device
 from .._dtype import dtype
 from .._tensor import Tensor
+from .._type_names import type_name
 from .native_reader import _ARRAY_DTYPES, _MAX_DEPTH
 
 _CONTAINERS = {
@@ -133,7 +134,7 @@ def _reduce(obj: Any, path: str) -> tuple | None:
     if state is not None and getattr(cls, "__setstate__", None) is None and not _plain_state(state):
         raise TypeError(
             f"tinyattn.save: cannot save {path}: the state of {name} is a "
-            f"{type(state).__name__}, not a dict or a (dict, slots dict) pair, and the class "
+            f"{type_name(state)}, not a dict or a (dict, slots dict) pair, and the class "
             "has no __setstate__"
         )
     return cls, new_args, dict(new_kwargs), state, listitems, dictitems

@@ -35,6 +35,7 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from .._tensor import Tensor
+from .._type_names import type_name
 from .errors import CheckpointError, warn_user
 
 __all__ = ["load_file", "save_file", "load", "save", "safe_open"]
@@ -92,7 +93,7 @@ def read_header(fh: BinaryIO, name: str, size: int) -> tuple[dict[str, _Entry], 
     except ValueError as e:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
         raise _error(name, f"the header is not valid JSON: {e}") from None
     if not isinstance(header, dict):
-        raise _error(name, f"the header is a JSON {type(header).__name__}, not an object")
+        raise _error(name, f"the header is a JSON {type_name(header)}, not an object")
     metadata = header.pop("__metadata__", None) or {}
     if not isinstance(metadata, dict) or not all(
         isinstance(k, str) and isinstance(v, str) for k, v in metadata.items()
@@ -287,14 +288,14 @@ def load(data: bytes) -> dict[str, Tensor]:
     import io
 
     if not isinstance(data, (bytes, bytearray, memoryview)):
-        raise TypeError(f"load(): data must be bytes, got {type(data).__name__}")
+        raise TypeError(f"load(): data must be bytes, got {type_name(data)}")
     return read_file(io.BytesIO(data), "<bytes>", len(data))
 
 
 def _tensors(tensors: Any) -> Iterator[tuple[str, np.ndarray]]:
     if not isinstance(tensors, dict):
         raise TypeError(
-            f"safetensors: tensors must be a dict of str -> Tensor, got {type(tensors).__name__}"
+            f"safetensors: tensors must be a dict of str -> Tensor, got {type_name(tensors)}"
         )
     for key, value in tensors.items():
         if not isinstance(key, str) or key == "__metadata__":
@@ -303,7 +304,7 @@ def _tensors(tensors: Any) -> Iterator[tuple[str, np.ndarray]]:
             )
         if not isinstance(value, Tensor):
             raise TypeError(
-                f"safetensors: tensors[{key!r}] is a {type(value).__name__}, not a Tensor "
+                f"safetensors: tensors[{key!r}] is a {type_name(value)}, not a Tensor "
                 "(safetensors files hold tensors only)"
             )
         array = value._data

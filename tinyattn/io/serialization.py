@@ -86,6 +86,7 @@ import numpy as np
 
 from .._device import check_device, device
 from .._tensor import Tensor
+from .._type_names import type_name
 from .errors import CheckpointError, WeightsOnlyError
 from .formats import read_any
 from .native_reader import _FORMAT, _INDEX, _VERSION
@@ -135,7 +136,7 @@ def save(
     if not hasattr(f, "write") and not isinstance(f, (str, bytes, os.PathLike)):
         raise TypeError(
             f"save(): f must be a path (str or os.PathLike) or a binary file object, "
-            f"got {type(f).__name__}"
+            f"got {type_name(f)}"
         )
     if format not in ("tinyattn", "torch", "safetensors"):
         raise ValueError(
@@ -291,7 +292,7 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     if not isinstance(f, (str, bytes, os.PathLike)):
         raise TypeError(
             f"load(): f must be a path (str or os.PathLike) or a binary file object, "
-            f"got {type(f).__name__}"
+            f"got {type_name(f)}"
         )
     path = os.fspath(f)
     options.mmap_path = os.fsdecode(path) if mmap else None
@@ -383,7 +384,7 @@ def _check_safe_globals(safe_globals, name: str) -> list:
     if not isinstance(safe_globals, (list, tuple)):
         raise TypeError(
             f"{name}(): argument 'safe_globals' must be a list of classes/functions "
-            f"(or (object, name) tuples), got {type(safe_globals).__name__}"
+            f"(or (object, name) tuples), got {type_name(safe_globals)}"
         )
     for entry in safe_globals:
         if isinstance(entry, tuple) and (len(entry) != 2 or not isinstance(entry[1], str)):

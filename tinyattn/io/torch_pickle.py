@@ -26,6 +26,7 @@ from collections import Counter, OrderedDict
 from collections.abc import Callable
 from typing import Any
 
+from .._type_names import type_name
 from .errors import CheckpointError, WeightsOnlyError
 
 _BLOCKED_MODULES = ("sys", "os", "posix", "nt")
@@ -177,7 +178,7 @@ class WeightsOnlyUnpickler:
         if id(func) not in self.allowed_ids or not callable(func):
             raise self.refuse(f"Trying to call reduce for unrecognized function {func!r}")
         if not isinstance(args, tuple):
-            raise self.error(f"REDUCE arguments are a {type(args).__name__}, not a tuple")
+            raise self.error(f"REDUCE arguments are a {type_name(args)}, not a tuple")
         self.stack[-1] = func(*args)
 
     def op_newobj(self) -> None:
@@ -185,7 +186,7 @@ class WeightsOnlyUnpickler:
         from ..nn.parameter import Parameter  # nn imports the package: import late
 
         if not isinstance(args, tuple):
-            raise self.error(f"NEWOBJ arguments are a {type(args).__name__}, not a tuple")
+            raise self.error(f"NEWOBJ arguments are a {type_name(args)}, not a tuple")
         if cls is Parameter:
             self.stack.append(Parameter(*args))
         elif isinstance(cls, type) and cls in self.user_types:

@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from .._type_names import type_name
 from .errors import CheckpointError, warn_user
 from .native_reader import checked_directory
 from .safetensors import read_into
@@ -80,7 +81,7 @@ def _place(storage: Storage, options: Options, ctx: LoadContext) -> Storage:
         result = target(storage, where)
         if result is not None and not isinstance(result, Storage):
             raise ctx.error(
-                f"map_location returned a {type(result).__name__} for storage {storage.key!r}; "
+                f"map_location returned a {type_name(result)} for storage {storage.key!r}; "
                 "tinyattn runs on the CPU only (return the storage, or None)"
             )
         return result if result is not None else _place(storage, Options(False, None, {}), ctx)

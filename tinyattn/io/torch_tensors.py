@@ -27,6 +27,7 @@ from .._device import device
 from .._dtype import _dtype_by_name
 from .._size import Size
 from .._tensor import Tensor
+from .._type_names import type_name
 from .errors import CheckpointError
 
 # torch dtype name -> NumPy dtype of its storage bytes ("bfloat16" is widened on load)
@@ -164,7 +165,7 @@ def view_tensor(
 ) -> np.ndarray:
     """The strided view ``size``/``stride`` at ``offset`` of ``storage``, bounds checked."""
     if not isinstance(storage, Storage):
-        raise ctx.error(f"a tensor is rebuilt from a {type(storage).__name__}, not a storage")
+        raise ctx.error(f"a tensor is rebuilt from a {type_name(storage)}, not a storage")
     dtype = dtype or storage.dtype
     if dtype not in TORCH_DTYPES:
         raise ctx.error(f"storage {storage.key!r}: dtype {dtype} is not supported by tinyattn")
@@ -231,7 +232,7 @@ def rebuild_functions(ctx: LoadContext) -> dict[str, Callable]:
         from ..nn.parameter import Parameter  # nn imports the package: import late
 
         if not isinstance(data, Tensor):
-            raise ctx.error(f"a Parameter is rebuilt from a {type(data).__name__}")
+            raise ctx.error(f"a Parameter is rebuilt from a {type_name(data)}")
         param = Parameter(data, requires_grad=bool(requires_grad))
         for k, v in (state or {}).items() if isinstance(state, dict) else ():
             setattr(param, k, v)
@@ -239,12 +240,12 @@ def rebuild_functions(ctx: LoadContext) -> dict[str, Callable]:
 
     def from_cpu_tensor(data, dtype, device_, requires_grad):
         if not isinstance(data, Tensor):
-            raise ctx.error(f"a device tensor is rebuilt from a {type(data).__name__}")
+            raise ctx.error(f"a device tensor is rebuilt from a {type_name(data)}")
         return data.requires_grad_(True) if requires_grad else data
 
     def from_numpy(data, dtype, device_, requires_grad):
         if not isinstance(data, np.ndarray):
-            raise ctx.error(f"a device tensor is rebuilt from a {type(data).__name__}")
+            raise ctx.error(f"a device tensor is rebuilt from a {type_name(data)}")
         return _leaf(np.array(data), requires_grad, ctx)
 
     def from_type_v2(func, new_type, args, state):
@@ -300,7 +301,7 @@ def torch_globals(ctx: LoadContext) -> dict[str, Any]:
 
     def encode(text, encoding="utf-8"):  # _codecs.encode: how protocol 2 pickles bytes
         if not isinstance(text, str) or encoding not in ("latin1", "latin-1", "utf-8"):
-            raise ctx.error(f"_codecs.encode({type(text).__name__}, {encoding!r}) is not bytes")
+            raise ctx.error(f"_codecs.encode({type_name(text)}, {encoding!r}) is not bytes")
         return text.encode(encoding)
 
     def byte_array(*args):  # bytearray(n) would allocate n bytes the file never held

@@ -31,6 +31,7 @@ from .._device import device
 from .._dtype import dtype as tinyattn_dtype
 from .._size import Size
 from .._tensor import Tensor
+from .._type_names import type_name
 from .native_reader import _MAX_DEPTH
 
 _STORAGE_CLASS = {
@@ -173,7 +174,7 @@ class PickleWriter:
         else:
             hint = " (convert it with tinyattn.from_numpy)" if isinstance(obj, np.ndarray) else ""
             raise TypeError(
-                f"tinyattn.save(format='torch'): cannot save {path}: a {type(obj).__name__}"
+                f"tinyattn.save(format='torch'): cannot save {path}: a {type_name(obj)}"
                 f"{hint}; torch's weights_only loader reads tensors, numbers, strings and "
                 "containers only (save model.state_dict() / optimizer.state_dict(), not the "
                 "objects)"

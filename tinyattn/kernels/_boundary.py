@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._type_names import type_name
+
 FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 _MASK_POLARITY = (
@@ -52,7 +54,7 @@ class AttentionArgs:
 
 def _require_array(name: str, x: object) -> np.ndarray:
     if not isinstance(x, np.ndarray):
-        raise TypeError(f"{name}: expected a numpy.ndarray, got {type(x).__name__}")
+        raise TypeError(f"{name}: expected a numpy.ndarray, got {type_name(x)}")
     return x
 
 
@@ -223,13 +225,18 @@ def normalize_mask(
     return contiguous(np.broadcast_to(additive, target))
 
 
+def default_scale(head_dim: int) -> float:
+    """The attention scale ``1 / sqrt(D)``; 1.0 when D = 0, where every score is an empty
+    sum, 0, at any scale (torch's inf would make 0 * inf = NaN here), so the weights are
+    uniform and the output is the mean of v, as in torch."""
+    return 1.0 / math.sqrt(head_dim) if head_dim > 0 else 1.0
+
+
 def check_scale(scale: object, head_dim: int) -> float:
     if scale is None:
-        if head_dim == 0:
-            raise ValueError("scale: the default 1/sqrt(D) needs head dim D >= 1, got D = 0")
-        return 1.0 / math.sqrt(head_dim)
+        return default_scale(head_dim)
     if isinstance(scale, bool) or not isinstance(scale, numbers.Real):
-        raise TypeError(f"scale: expected a real number or None, got {type(scale).__name__}")
+        raise TypeError(f"scale: expected a real number or None, got {type_name(scale)}")
     if not math.isfinite(float(scale)):
         raise ValueError(f"scale: expected a finite number, got {scale}")
     return float(scale)
@@ -237,13 +244,11 @@ def check_scale(scale: object, head_dim: int) -> float:
 
 def check_dropout(dropout_p: object, seed: object) -> tuple[float, int]:
     if isinstance(dropout_p, bool) or not isinstance(dropout_p, numbers.Real):
-        raise TypeError(
-            f"dropout_p: expected a real number in [0, 1], got {type(dropout_p).__name__}"
-        )
+        raise TypeError(f"dropout_p: expected a real number in [0, 1], got {type_name(dropout_p)}")
     if not 0.0 <= float(dropout_p) <= 1.0:
         raise ValueError(f"dropout_p: expected a probability in [0, 1], got {dropout_p}")
     if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
-        raise TypeError(f"seed: expected an int in [0, 2**64), got {type(seed).__name__}")
+        raise TypeError(f"seed: expected an int in [0, 2**64), got {type_name(seed)}")
     if not 0 <= int(seed) < 2**64:
         raise ValueError(f"seed: expected an int in [0, 2**64), got {seed}")
     return float(dropout_p), int(seed)
@@ -253,7 +258,7 @@ def check_attention(q, k, v, *, scale, causal, mask, dropout_p, seed) -> Attenti
     """Validate the arguments shared by the forward and the backward."""
     q, k, v = check_qkv(q, k, v)
     if not isinstance(causal, (bool, np.bool_)):
-        raise TypeError(f"causal: expected a bool, got {type(causal).__name__}")
+        raise TypeError(f"causal: expected a bool, got {type_name(causal)}")
     scores_shape = (q.shape[0], q.shape[1], q.shape[2], k.shape[2])
     dropout_p, seed = check_dropout(dropout_p, seed)
     return AttentionArgs(

@@ -53,9 +53,10 @@ from __future__ import annotations
 
 import numba
 import numpy as np
-from numba import njit, prange, types
+from numba import prange, types
 
 from ._boundary import AttentionArgs, empty_like_order
+from ._jit import njit
 from ._numba_softmax import nan_count, poisoned
 from ._numba_tiles import (
     dropout_row,

@@ -33,8 +33,9 @@ from __future__ import annotations
 
 import math
 
-from numba import njit, prange
+from numba import prange
 
+from ._jit import njit
 from ._numba_tiles import _prefer_wide_vectors
 
 CHUNK = 16384  # elements per prange block

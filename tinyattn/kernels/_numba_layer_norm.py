@@ -25,7 +25,9 @@ from __future__ import annotations
 
 import math
 
-from numba import njit, prange
+from numba import prange
+
+from ._jit import njit
 
 ROWS_PER_BLOCK = 32
 

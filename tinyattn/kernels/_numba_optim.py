@@ -31,7 +31,9 @@ parameters too small to be worth a parallel launch (biases, LayerNorm weights).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
+
+from ._jit import njit
 
 CHUNK = 16384  # elements per prange block: 64 KiB of float32 per array
 # Below this many elements a parallel launch costs more than it saves. Measured on a

@@ -36,7 +36,9 @@ from __future__ import annotations
 
 import math
 
-from numba import njit, prange
+from numba import prange
+
+from ._jit import njit
 
 
 @njit(parallel=True, cache=True, error_model="numpy")

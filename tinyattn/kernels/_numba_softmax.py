@@ -16,8 +16,9 @@ and allocates nothing.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
+from ._jit import njit
 from ._numba_tiles import exp_shifted_sum, row_dot, row_max, row_sum
 
 

@@ -22,7 +22,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
+
+from ._jit import njit
 
 SQRT_PI = math.sqrt(math.pi)
 LOG_2PI_HALF = 0.5 * math.log(2 * math.pi)

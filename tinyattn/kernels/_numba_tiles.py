@@ -43,7 +43,7 @@ import math
 
 import numpy as np
 from llvmlite import ir
-from numba import njit, types
+from numba import types
 from numba.core import cgutils
 from numba.core.imputils import impl_ret_borrowed
 from numba.extending import intrinsic, overload
@@ -51,6 +51,7 @@ from numba.np.arrayobj import populate_array
 from numba.np.linalg import check_blas_return, get_blas_kind
 
 from . import _blas
+from ._jit import njit
 
 _blas.register_symbols()  # before any kernel below is compiled or loaded from the cache
 

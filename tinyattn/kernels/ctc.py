@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._type_names import type_name
 from . import backend
 from .gelu_layer_norm import _launch
 
@@ -24,7 +25,7 @@ _DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 def _check(log_probs, ext, skip, input_lengths, target_lengths):
     """Raise unless the arrays are what the kernels index safely; return them C-ordered."""
     if not isinstance(log_probs, np.ndarray) or log_probs.ndim != 3 or log_probs.dtype.kind != "f":
-        got = getattr(log_probs, "shape", type(log_probs).__name__)
+        got = getattr(log_probs, "shape", type_name(log_probs))
         raise ValueError(f"log_probs: expected a float (T, N, C) array, got {got}")
     steps, batch, classes = log_probs.shape
     if ext.dtype != np.int64 or ext.ndim != 2 or ext.shape[0] != batch or ext.shape[1] % 2 != 1:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._type_names import type_name
 from . import backend
 
 __all__ = ["fits", "gelu", "gelu_backward", "layer_norm", "layer_norm_backward"]
@@ -40,14 +41,14 @@ def _c_order(a: np.ndarray) -> np.ndarray:
 
 def _check(name: str, a: np.ndarray, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
     if not isinstance(a, np.ndarray) or a.dtype != dtype or a.shape != shape:
-        got = f"{a.dtype} {a.shape}" if isinstance(a, np.ndarray) else type(a).__name__
+        got = f"{a.dtype} {a.shape}" if isinstance(a, np.ndarray) else type_name(a)
         raise ValueError(f"{name}: expected a {dtype} array of shape {shape}, got {got}")
     return _c_order(a)
 
 
 def _check_x(x: np.ndarray) -> np.ndarray:
     if not isinstance(x, np.ndarray) or x.dtype not in _DTYPES or x.size == 0:
-        got = f"{x.dtype} {x.shape}" if isinstance(x, np.ndarray) else type(x).__name__
+        got = f"{x.dtype} {x.shape}" if isinstance(x, np.ndarray) else type_name(x)
         raise ValueError(f"x: expected a non-empty float32 or float64 array, got {got}")
     return _c_order(x)
 

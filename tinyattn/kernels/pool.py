@@ -19,6 +19,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .._type_names import type_name
 from . import backend
 from .gelu_layer_norm import _launch
 
@@ -120,7 +121,7 @@ def _c_order(a: np.ndarray) -> np.ndarray:
 def _planes(x: np.ndarray, n: int, name: str) -> tuple[np.ndarray, tuple[int, ...]]:
     """``x`` as (P, D, H, W) (C order) and its spatial shape."""
     if not isinstance(x, np.ndarray) or x.dtype.kind != "f" or x.ndim < n:
-        got = f"{x.dtype} {x.shape}" if isinstance(x, np.ndarray) else type(x).__name__
+        got = f"{x.dtype} {x.shape}" if isinstance(x, np.ndarray) else type_name(x)
         raise ValueError(f"{name}: expected a floating array with {n} spatial dims, got {got}")
     spatial = x.shape[x.ndim - n :]
     planes = int(np.prod(x.shape[: x.ndim - n]))
@@ -206,7 +207,7 @@ def gather(x: np.ndarray, index: np.ndarray, n: int, fill: float) -> np.ndarray:
         or index.shape[: len(lead)] != lead
         or index.ndim != x.ndim
     ):
-        got = index.shape if isinstance(index, np.ndarray) else type(index).__name__
+        got = index.shape if isinstance(index, np.ndarray) else type_name(index)
         raise ValueError(f"index: expected an array of shape {lead} + {n} output dims, got {got}")
     size = int(np.prod(spatial))
     flat_x = planes.reshape(planes.shape[0], size)

@@ -24,6 +24,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import tinyattn
+from .._type_names import type_name
 
 __all__ = ["NestedTensor", "nested_tensor", "as_nested_tensor", "to_padded_tensor"]
 
@@ -109,7 +110,7 @@ class NestedTensor:
             return self._map(lambda t: op(t, other))
         raise NotImplementedError(
             "nested tensors combine with a number or a nested tensor of the same structure, "
-            f"not {type(other).__name__}"
+            f"not {type_name(other)}"
         )
 
     def __add__(self, other):

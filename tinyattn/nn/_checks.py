@@ -13,6 +13,7 @@ from numbers import Real
 import numpy as np
 
 from .._tensor import Tensor
+from .._type_names import type_name
 
 SDPA = "scaled_dot_product_attention"
 MHA = "multi_head_attention_forward"
@@ -36,13 +37,13 @@ def shape(t: Tensor) -> tuple:
 def require_tensor(x, op: str, arg: str = "input") -> Tensor:
     """``x`` if it is a Tensor; else a TypeError naming the function and the argument."""
     if not isinstance(x, Tensor):
-        raise TypeError(f"{op}(): argument '{arg}' must be a Tensor, not {type(x).__name__}")
+        raise TypeError(f"{op}(): argument '{arg}' must be a Tensor, not {type_name(x)}")
     return x
 
 
 def check_tensor(op: str, name: str, t: object) -> None:
     if not isinstance(t, Tensor):
-        raise TypeError(f"{op}: {name} must be a Tensor, got {type(t).__name__}")
+        raise TypeError(f"{op}: {name} must be a Tensor, got {type_name(t)}")
 
 
 def check_mask_dtype(op: str, name: str, mask: Tensor, polarity: str) -> None:
@@ -56,7 +57,7 @@ def check_mask_dtype(op: str, name: str, mask: Tensor, polarity: str) -> None:
 
 def check_real(op: str, name: str, number: object) -> None:
     if number is not None and (isinstance(number, bool) or not isinstance(number, Real)):
-        raise TypeError(f"{op}: {name} must be a float, got {type(number).__name__}")
+        raise TypeError(f"{op}: {name} must be a float, got {type_name(number)}")
 
 
 def check_probability(op: str, name: str, p: object) -> None:

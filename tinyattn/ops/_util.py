@@ -9,6 +9,7 @@ import textwrap
 import numpy as np
 
 from .. import _dtype as dt
+from .._type_names import type_name
 
 
 def normalize_dim(dim: int, ndim: int, op: str) -> int:
@@ -18,7 +19,7 @@ def normalize_dim(dim: int, ndim: int, op: str) -> int:
     try:
         dim = int(dim)
     except (TypeError, ValueError):
-        raise TypeError(f"{op}(): dim must be an int, got {type(dim).__name__}") from None
+        raise TypeError(f"{op}(): dim must be an int, got {type_name(dim)}") from None
     n = max(ndim, 1)
     if not -n <= dim < n:
         raise IndexError(

@@ -20,6 +20,7 @@ import numpy as np
 
 from .. import _dtype as dt
 from .._tensor import Tensor
+from .._type_names import type_name
 from ..autograd.function import Function
 from ._util import gradient_doc
 from .elementwise.arithmetic import _tensor
@@ -69,7 +70,7 @@ def _check_complex(z: Tensor, op: str) -> Tensor:
 
 def _check_real_float(x, op: str, name: str) -> Tensor:
     if not isinstance(x, Tensor):
-        raise TypeError(f"{op}(): argument '{name}' must be a Tensor, not {type(x).__name__}")
+        raise TypeError(f"{op}(): argument '{name}' must be a Tensor, not {type_name(x)}")
     if x._data.dtype not in dt._COMPLEX_OF:
         raise RuntimeError(
             f"{op}(): expected '{name}' to be a float32 or float64 tensor (the complex result is "

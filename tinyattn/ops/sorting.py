@@ -26,6 +26,7 @@ from collections import namedtuple
 import numpy as np
 
 from .._tensor import Tensor
+from .._type_names import type_name
 from ..autograd.function import Function
 from ._util import gradient_doc, normalize_dim, refuse_complex_order
 from .index.indexing import Gather
@@ -63,7 +64,7 @@ mode_return = _values_indices("mode")
 
 def _check_input(input, op: str) -> Tensor:
     if not isinstance(input, Tensor):
-        raise TypeError(f"{op}(): argument 'input' must be a Tensor, not {type(input).__name__}")
+        raise TypeError(f"{op}(): argument 'input' must be a Tensor, not {type_name(input)}")
     refuse_complex_order(op, input)
     return input
 

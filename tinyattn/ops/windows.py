@@ -19,6 +19,7 @@ import numpy as np
 from .. import _dtype as dt
 from .._device import check_device
 from .._tensor import Tensor
+from .._type_names import type_name
 from .creation.factories import _finish, _linspace_values
 from .elementwise.arithmetic import _tensor
 from .shape.rearrange import flip
@@ -49,7 +50,7 @@ def _window(name: str, window_length, periodic, dtype, device, requires_grad, cu
     check_device(device)
     if not isinstance(window_length, numbers.Integral) or isinstance(window_length, bool):
         raise TypeError(
-            f"{name}(): argument 'window_length' must be int, not {type(window_length).__name__}"
+            f"{name}(): argument 'window_length' must be int, not {type_name(window_length)}"
         )
     if window_length < 0:
         raise RuntimeError(
@@ -179,7 +180,7 @@ def logspace(
     check_device(device)
     vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end)]
     if not isinstance(steps, numbers.Integral) or isinstance(steps, bool):
-        raise TypeError(f"logspace(): argument 'steps' must be int, not {type(steps).__name__}")
+        raise TypeError(f"logspace(): argument 'steps' must be int, not {type_name(steps)}")
     if steps < 0:
         raise RuntimeError(f"logspace(): number of steps must be non-negative, got {steps}")
     target = dt.to_dtype(dtype) if dtype is not None else dt.get_default_dtype()

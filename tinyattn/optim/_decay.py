@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from .._type_names import type_name
 from .lr_scheduler import LRScheduler, _warn_get_lr_called_within_step
 from .optimizer import Optimizer
 
@@ -105,7 +106,7 @@ class MultiplicativeLR(LRScheduler):
             self.lr_lambdas = [lr_lambda] * len(optimizer.param_groups)
         for fn in self.lr_lambdas:
             if not callable(fn):
-                raise TypeError(f"lr_lambda should be a function, but got {type(fn).__name__}")
+                raise TypeError(f"lr_lambda should be a function, but got {type_name(fn)}")
         super().__init__(optimizer, last_epoch)
 
     def state_dict(self) -> dict[str, Any]:

@@ -16,6 +16,8 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
+from .._type_names import type_name
+
 _ids = itertools.count()
 
 # Hooks for every optimizer: ``torch.optim.optimizer.register_optimizer_step_*_hook``.
@@ -43,7 +45,7 @@ class RemovableHandle:
 def add_hook(store: OrderedDict[int, Callable], hook: Callable, prepend: bool = False):
     """Register ``hook`` in ``store`` (first if ``prepend``); returns its handle."""
     if not callable(hook):
-        raise TypeError(f"hook must be callable, but got {type(hook).__name__}")
+        raise TypeError(f"hook must be callable, but got {type_name(hook)}")
     handle = RemovableHandle(store)
     store[handle.id] = hook
     if prepend:

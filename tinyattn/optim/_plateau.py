@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .._tensor import Tensor
+from .._type_names import type_name
 from .lr_scheduler import EPOCH_DEPRECATION_WARNING, LRScheduler
 from .optimizer import Optimizer
 
@@ -111,7 +112,7 @@ class ReduceLROnPlateau(LRScheduler):
         if not isinstance(metrics, numbers.Number) and not hasattr(metrics, "__float__"):
             raise TypeError(
                 f"ReduceLROnPlateau.step(): argument 'metrics' must be a number, got "
-                f"{type(metrics).__name__}"
+                f"{type_name(metrics)}"
             )
         if isinstance(metrics, Tensor) and metrics.numel() != 1:
             raise ValueError(

@@ -40,6 +40,7 @@ import numpy as np
 
 from .._dtype import float64, get_default_dtype
 from .._tensor import Tensor
+from .._type_names import type_name
 from ..autograd.grad_mode import enable_grad
 from . import _hooks
 from ._hooks import (
@@ -79,7 +80,7 @@ _HOOK_DICTS = (
 def _typename(obj) -> str:
     if isinstance(obj, Tensor):
         return obj.type()
-    return type(obj).__name__
+    return type_name(obj)
 
 
 class Optimizer:
@@ -141,7 +142,7 @@ class Optimizer:
     def add_param_group(self, param_group: dict[str, Any]) -> None:
         """Add a group of parameters (with its own options) to optimize, e.g. unfrozen layers."""
         if not isinstance(param_group, dict):
-            raise TypeError(f"param_group must be a dict, but got {type(param_group).__name__}")
+            raise TypeError(f"param_group must be a dict, but got {type_name(param_group)}")
         param_group = dict(param_group)
         params = param_group["params"]
         if isinstance(params, Tensor):
@@ -290,7 +291,7 @@ class Optimizer:
         if not isinstance(state_dict, dict) or not {"state", "param_groups"} <= set(state_dict):
             raise ValueError(
                 "load_state_dict: expected a dict with 'state' and 'param_groups' entries, got "
-                f"{type(state_dict).__name__}"
+                f"{type_name(state_dict)}"
                 + (
                     f" with keys {sorted(map(str, state_dict))}"
                     if isinstance(state_dict, dict)

@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import _dtype
 from .._device import check_device
+from .._type_names import type_name
 from .out import with_out
 
 if TYPE_CHECKING:
@@ -38,7 +39,7 @@ def _check(input, op: str) -> None:
     from .._tensor import Tensor
 
     if not isinstance(input, Tensor):
-        raise TypeError(f"{op}(): argument 'input' must be a Tensor, not {type(input).__name__}")
+        raise TypeError(f"{op}(): argument 'input' must be a Tensor, not {type_name(input)}")
 
 
 def _fresh(t: Tensor) -> Tensor:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._device import check_device
+from .._type_names import type_name
 
 if TYPE_CHECKING:
     from .._tensor import Tensor
@@ -58,7 +59,7 @@ def from_dlpack(ext_tensor: Any, *, device=None, copy: bool | None = None) -> Te
         raise RuntimeError(
             "from_dlpack received an invalid capsule. Note that DLTensor capsules can be "
             "consumed only once, so you might have already constructed a tensor from it once. "
-            f"(got {type(ext_tensor).__name__}: expected an object with __dlpack__ or a capsule)"
+            f"(got {type_name(ext_tensor)}: expected an object with __dlpack__ or a capsule)"
         )
     try:
         array = np.from_dlpack(source, copy=copy)
@@ -75,7 +76,5 @@ def to_dlpack(tensor: Tensor):
     from .._tensor import Tensor
 
     if not isinstance(tensor, Tensor):
-        raise TypeError(
-            f"to_dlpack(): argument 'tensor' must be Tensor, not {type(tensor).__name__}"
-        )
+        raise TypeError(f"to_dlpack(): argument 'tensor' must be Tensor, not {type_name(tensor)}")
     return tensor._data.__dlpack__()

@@ -25,6 +25,7 @@ import inspect
 from collections.abc import Callable
 
 from .._device import check_device
+from .._type_names import type_name
 from .layouts import contiguous_format, layout, memory_format, preserve_format, strided
 
 _OPTIONS = {
@@ -86,7 +87,7 @@ def check_options(op: str, layout_=None, pin_memory=False, memory_format_=None) 
                 f"{op}(): layout={layout_!r} is not supported: tinyattn tensors are dense "
                 "(layout=tinyattn.strided)"
             )
-        raise TypeError(f"{op}(): argument 'layout' must be a layout, not {type(layout_).__name__}")
+        raise TypeError(f"{op}(): argument 'layout' must be a layout, not {type_name(layout_)}")
     if pin_memory:
         raise RuntimeError(
             f"{op}(): pin_memory=True requires a CUDA or other accelerator backend; tinyattn "
@@ -100,7 +101,7 @@ def check_options(op: str, layout_=None, pin_memory=False, memory_format_=None) 
             )
         raise TypeError(
             f"{op}(): argument 'memory_format' must be a memory_format, not "
-            f"{type(memory_format_).__name__}"
+            f"{type_name(memory_format_)}"
         )
 
 

@@ -26,6 +26,7 @@ from .. import _dtype as dt
 from .._device import check_device
 from .._size import Size
 from .._tensor import Tensor
+from .._type_names import type_name as python_type_name
 from .layouts import strided
 
 # dtype name -> the legacy type's name without "Tensor" (torch's names)
@@ -81,7 +82,7 @@ def _from_data(dtype: dt.dtype, name: str, data) -> Tensor:
     if isinstance(data, str):
         raise TypeError(f"{name}(): invalid data type 'str'")
     if not isinstance(data, (list, tuple, np.ndarray)):
-        raise TypeError(f"{name}(): data must be a sequence (got {type(data).__name__})")
+        raise TypeError(f"{name}(): data must be a sequence (got {python_type_name(data)})")
     from ..ops.creation.factories import tensor
 
     try:
@@ -151,6 +152,6 @@ def tensor_type(t: Tensor, dtype=None, non_blocking: bool = False) -> Tensor | s
         target = dtype
     else:
         raise TypeError(
-            f"type(): dtype must be a type, str, or dtype object, got {type(dtype).__name__}"
+            f"type(): dtype must be a type, str, or dtype object, got {python_type_name(dtype)}"
         )
     return t.to(target)

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .._type_names import type_name
+
 if TYPE_CHECKING:
     from .._tensor import Tensor
 
@@ -134,7 +136,7 @@ def norm_except_dim(v: Tensor, pow: float = 2, dim: int = 0) -> Tensor:
     ``g``); ``dim = -1``: the norm of all elements (0-d). Composes: norm."""
     if not isinstance(pow, int) or isinstance(pow, bool):
         raise TypeError(
-            f"norm_except_dim(): argument 'pow' (position 2) must be int, not {type(pow).__name__}"
+            f"norm_except_dim(): argument 'pow' (position 2) must be int, not {type_name(pow)}"
         )
     if dim == -1:
         return v.norm(pow)

@@ -37,6 +37,7 @@ import numpy as np
 
 from .._dtype import _category
 from .._tensor import Tensor
+from .._type_names import type_name
 from ..autograd.grad_mode import is_grad_enabled, no_grad
 from . import out_table as _out_names  # the names: data generated from torch 2.13
 
@@ -108,10 +109,7 @@ _RESIZE_WARNING = (
 
 
 def _type_name(obj) -> str:
-    cls = type(obj)
-    return (
-        cls.__qualname__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__qualname__}"
-    )
+    return type_name(obj)
 
 
 def _tensors_in(values):

@@ -15,6 +15,7 @@ import threading
 import warnings
 from typing import Any
 
+from .._type_names import type_name
 from ..autograd import anomaly_mode as _anomaly_mode
 from ..autograd import grad_mode as _grad_mode
 
@@ -38,13 +39,12 @@ def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None
     """
     if not isinstance(mode, bool):
         raise TypeError(
-            f"use_deterministic_algorithms(): argument 'mode' must be bool, not "
-            f"{type(mode).__name__}"
+            f"use_deterministic_algorithms(): argument 'mode' must be bool, not {type_name(mode)}"
         )
     if not isinstance(warn_only, bool):
         raise TypeError(
             f"use_deterministic_algorithms(): argument 'warn_only' must be bool, not "
-            f"{type(warn_only).__name__}"
+            f"{type_name(warn_only)}"
         )
     _switches.deterministic = mode
     _switches.deterministic_warn_only = warn_only
@@ -73,7 +73,7 @@ def set_deterministic_debug_mode(debug_mode: int | str) -> None:
             )
         debug_mode = _DEBUG_MODES[debug_mode]
     elif not isinstance(debug_mode, int) or isinstance(debug_mode, bool):
-        raise TypeError(f"debug_mode must be str or int, but got {type(debug_mode).__name__}")
+        raise TypeError(f"debug_mode must be str or int, but got {type_name(debug_mode)}")
     if debug_mode not in (0, 1, 2):
         raise RuntimeError(
             f"invalid value of debug_mode, expected 0, 1, or 2, but got {debug_mode}"
@@ -184,7 +184,7 @@ def set_num_interop_threads(int: int) -> None:  # torch names the parameter "int
     """Record the inter-op thread count (a positive int, set at most once, as torch)."""
     n = int
     if not isinstance(n, builtins.int) or isinstance(n, bool):
-        raise TypeError(f"set_num_interop_threads(): expected an int, got {type(n).__name__}")
+        raise TypeError(f"set_num_interop_threads(): expected an int, got {type_name(n)}")
     if n <= 0:
         raise RuntimeError(f"Expected positive number of threads, got {n}")
     if _switches.interop_threads is not None:

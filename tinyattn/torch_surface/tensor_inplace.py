@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .._type_names import type_name
+
 if TYPE_CHECKING:
     from .._tensor import Tensor
 
@@ -297,7 +299,7 @@ class TensorInplaceMethods:
         elif not isinstance(source, type(self)):
             raise TypeError(
                 f"set_(): expected a Tensor source (tinyattn has no storages), got "
-                f"{type(source).__name__}"
+                f"{type_name(source)}"
             )
         elif source._data.dtype != self._data.dtype:
             raise RuntimeError(

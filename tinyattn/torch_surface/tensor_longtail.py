@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
+from .._type_names import type_name
+
 if TYPE_CHECKING:
     from .._tensor import Tensor
 
@@ -186,7 +188,7 @@ class TensorLongTailMethods:
         if not isinstance(ambiguity_check, bool):
             raise TypeError(
                 "dim_order(): ambiguity_check must be a bool here (tinyattn has no memory "
-                f"formats), got {type(ambiguity_check).__name__}"
+                f"formats), got {type_name(ambiguity_check)}"
             )
         ambiguous = 1 in shape or any(a == b for a, b in zip(strides, strides[1:]))
         if ambiguity_check and ambiguous:

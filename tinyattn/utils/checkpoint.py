@@ -58,6 +58,7 @@ import numpy as np
 
 from .. import random as _random
 from .._tensor import Tensor
+from .._type_names import type_name
 from ..autograd.function import Function
 from ..autograd.grad_mode import enable_grad, is_grad_enabled, no_grad
 from ..autograd.xp import tensor_xp
@@ -230,7 +231,7 @@ def checkpoint(
     if use_reentrant not in (None, True, False):
         raise ValueError(f"checkpoint: use_reentrant must be a bool or None, got {use_reentrant!r}")
     if not callable(function):
-        raise TypeError(f"checkpoint: function must be callable, got {type(function).__name__}")
+        raise TypeError(f"checkpoint: function must be callable, got {type_name(function)}")
     for option in ("context_fn", "determinism_check", "debug", "early_stop"):
         kwargs.pop(option, None)
     if not is_grad_enabled():

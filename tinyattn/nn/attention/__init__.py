@@ -17,6 +17,7 @@ import contextlib
 from collections.abc import Iterable, Iterator
 
 from ...shims.backends.cuda import SDPBackend, sdp_backends_enabled
+from ..._type_names import type_name
 
 __all__ = ["SDPBackend", "sdpa_kernel", "flex_attention"]
 
@@ -44,7 +45,7 @@ def sdpa_kernel(
         if not isinstance(backend, SDPBackend):
             raise TypeError(
                 "sdpa_kernel(): argument 'backends' must be an SDPBackend or a list of them, "
-                f"got an element of type {type(backend).__name__}"
+                f"got an element of type {type_name(backend)}"
             )
     with sdp_backends_enabled(list(dict.fromkeys(chosen)), set_priority) as state:
         yield state

@@ -53,6 +53,8 @@ import numpy as np
 
 from ... import _dtype as dt
 from ..._tensor import Tensor
+from ..._type_names import type_name
+from ...kernels._boundary import default_scale
 from ...ops.creation.factories import arange, tensor
 from ..functional.attention import scaled_dot_product_attention
 
@@ -301,7 +303,7 @@ def _check_inputs(query, key, value, block_mask, score_mod, scale, enable_gqa) -
     op = "flex_attention"
     for name, x in (("query", query), ("key", key), ("value", value)):
         if not isinstance(x, Tensor):
-            raise TypeError(f"{op}(): argument '{name}' must be a Tensor, got {type(x).__name__}")
+            raise TypeError(f"{op}(): argument '{name}' must be a Tensor, got {type_name(x)}")
     shapes = f"query {tuple(query.shape)}, key {tuple(key.shape)}, value {tuple(value.shape)}"
     if not (query.ndim == key.ndim == value.ndim == 4):
         raise ValueError(f"{op}(): expected 4-D query, key and value (B, H, L, E), got {shapes}")
@@ -332,7 +334,7 @@ def _check_inputs(query, key, value, block_mask, score_mod, scale, enable_gqa) -
         if not isinstance(block_mask, BlockMask):
             raise TypeError(
                 f"{op}(): argument 'block_mask' must be a BlockMask (create_block_mask), "
-                f"got {type(block_mask).__name__}"
+                f"got {type_name(block_mask)}"
             )
         B, _, L, _ = query.shape
         wanted = (B, Hq, L, key.shape[2])
@@ -436,7 +438,7 @@ def flex_attention(
         raise TypeError(
             f"flex_attention(): argument 'return_aux' must be an AuxRequest, got {return_aux!r}"
         )
-    scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else float(scale)
+    scale = default_scale(query.shape[-1]) if scale is None else float(scale)
     mask = None if block_mask is None else _mask_for(block_mask, query.shape[0], query.shape[1])
     want_lse = return_lse or (return_aux is not None and return_aux.lse)
     want_max = return_aux is not None and return_aux.max_scores

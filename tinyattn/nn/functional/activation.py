@@ -18,6 +18,7 @@ import numpy as np
 
 from ... import ops
 from ..._tensor import Tensor
+from ..._type_names import type_name
 from ...autograd.function import Function
 from ...ops.elementwise.arithmetic import where
 from ...ops.inplace import check_inplace_allowed
@@ -65,7 +66,7 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 
 def _check_float(input, op: str) -> Tensor:
     if not isinstance(input, Tensor):
-        raise TypeError(f"{op}(): argument 'input' must be a Tensor, not {type(input).__name__}")
+        raise TypeError(f"{op}(): argument 'input' must be a Tensor, not {type_name(input)}")
     if not input.is_floating_point():
         raise NotImplementedError(
             f'"{op}" not implemented for {input.dtype}: expected a float input'
@@ -160,9 +161,7 @@ def mish(input: Tensor, inplace: bool = False) -> Tensor:
 def softsign(input: Tensor) -> Tensor:
     """``y = x / (1 + |x|)``. Any shape. Gradient: ``d input = g / (1 + |x|)^2``."""
     if not isinstance(input, Tensor):
-        raise TypeError(
-            f"softsign(): argument 'input' must be a Tensor, not {type(input).__name__}"
-        )
+        raise TypeError(f"softsign(): argument 'input' must be a Tensor, not {type_name(input)}")
     return input / (input.abs() + 1)
 
 
@@ -340,9 +339,7 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
     Gradient: ``d input = g`` where ``x > threshold``, 0 elsewhere.
     """
     if not isinstance(input, Tensor):
-        raise TypeError(
-            f"threshold(): argument 'input' must be a Tensor, not {type(input).__name__}"
-        )
+        raise TypeError(f"threshold(): argument 'input' must be a Tensor, not {type_name(input)}")
     filler = ops.creation.factories.full_like(input, value)
     # x <= threshold, not x > threshold: a NaN stays NaN (torch's test), with gradient g
     return _run(input, lambda x: where(x <= threshold, filler, x), inplace, "threshold")
@@ -462,7 +459,7 @@ def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=N
     Gradient: ``d input = -y (g - sum(g y))``, the sum along ``dim``.
     """
     if not isinstance(input, Tensor):
-        raise TypeError(f"softmin(): argument 'input' must be a Tensor, not {type(input).__name__}")
+        raise TypeError(f"softmin(): argument 'input' must be a Tensor, not {type_name(input)}")
     if dim is None:  # (the warning names softmin, as torch's)
         dim = _implicit_dim(input.ndim, "softmin", _stacklevel - 1)
     return softmax(-input, dim, dtype)

@@ -29,8 +29,6 @@ is in ``_mha.py``; the argument checks shared by both are in ``_checks.py``.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from ... import _dtype, kernels
@@ -39,6 +37,7 @@ from ..._tensor import Tensor
 from ...autograd.function import Function
 from ...autograd.xp import numpy_xp, tensor_xp
 from ...kernels import reference
+from ...kernels._boundary import default_scale
 from ...random import _numpy_generator
 from ...shims.backends import cuda as sdp_switches
 from .. import _checks as checks
@@ -378,7 +377,7 @@ def scaled_dot_product_attention(
         checks.check_sdpa_mask_shape(query, key, value, attn_mask, groups)
     options = dict(
         causal=bool(is_causal),
-        scale=1.0 / math.sqrt(query.shape[-1]) if scale is None else float(scale),
+        scale=default_scale(query.shape[-1]) if scale is None else float(scale),
         dropout_p=float(dropout_p),
         groups=groups,
         seed=dropout_seed(dropout_p),

@@ -22,6 +22,7 @@ from __future__ import annotations
 import numbers
 
 from ..._tensor import Tensor
+from ..._type_names import type_name
 from .sampling_spatial import pad, unfold
 
 __all__ = ["conv1d", "conv2d", "conv3d"]
@@ -66,7 +67,7 @@ def _check_conv_args(input, weight, bias, groups, n: int, op: str) -> None:
     """Types, ranks, groups, dtypes, channels and bias shape of a convolution's arguments."""
     for name, t in (("input", input), ("weight", weight)):
         if not isinstance(t, Tensor):
-            raise TypeError(f"{op}: argument '{name}' must be a Tensor, got {type(t).__name__}")
+            raise TypeError(f"{op}: argument '{name}' must be a Tensor, got {type_name(t)}")
     if weight.ndim != n + 2:
         raise RuntimeError(
             f"{op}: expected a {n + 2}D weight (out_channels, in_channels/groups, *kernel), "

@@ -19,6 +19,7 @@ every input depth slice ``t`` with ``W[:, :, i]``, placed at output depth ``t s_
 from __future__ import annotations
 
 from ..._tensor import Tensor
+from ..._type_names import type_name
 from .conv import _ints
 from .sampling_spatial import fold, pad
 
@@ -28,7 +29,7 @@ __all__ = ["conv_transpose1d", "conv_transpose2d", "conv_transpose3d"]
 def _check(input, weight, bias, groups, n: int, op: str) -> None:
     for name, t in (("input", input), ("weight", weight)):
         if not isinstance(t, Tensor):
-            raise TypeError(f"{op}: argument '{name}' must be a Tensor, got {type(t).__name__}")
+            raise TypeError(f"{op}: argument '{name}' must be a Tensor, got {type_name(t)}")
     if weight.ndim != n + 2:
         raise RuntimeError(
             f"{op}: expected a {n + 2}D weight (in_channels, out_channels/groups, *kernel), got "

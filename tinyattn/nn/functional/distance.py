@@ -10,6 +10,7 @@ import numpy as np
 
 from ... import linalg
 from ..._tensor import Tensor
+from ..._type_names import type_name
 from ...ops._accumulation import accumulates_in_float32
 from ...ops._util import normalize_dim
 from ...ops.elementwise.unary import clamp
@@ -19,7 +20,7 @@ __all__ = ["normalize", "cosine_similarity", "pairwise_distance"]
 
 def _check_tensor(x, op: str, arg: str) -> Tensor:
     if not isinstance(x, Tensor):
-        raise TypeError(f"{op}(): argument '{arg}' must be a Tensor, not {type(x).__name__}")
+        raise TypeError(f"{op}(): argument '{arg}' must be a Tensor, not {type_name(x)}")
     return x
 
 

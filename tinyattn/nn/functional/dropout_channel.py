@@ -15,6 +15,7 @@ import warnings
 import numpy as np
 
 from ..._tensor import Tensor
+from ..._type_names import type_name
 from ...random import _numpy_generator
 
 __all__ = [
@@ -31,7 +32,7 @@ _ALPHA = 1.7580993408473766
 
 def _check(input, p, op: str) -> Tensor:
     if not isinstance(input, Tensor):
-        raise TypeError(f"{op}(): argument 'input' must be a Tensor, not {type(input).__name__}")
+        raise TypeError(f"{op}(): argument 'input' must be a Tensor, not {type_name(input)}")
     if not isinstance(p, numbers.Real) or not 0.0 <= p <= 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     return input

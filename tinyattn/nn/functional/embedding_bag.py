@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..._tensor import Tensor
+from ..._type_names import type_name
 from ...ops.creation.factories import zeros
 from .._checks import require_tensor
 
@@ -42,7 +43,7 @@ def _bags(idx: np.ndarray, offsets, include_last_offset: bool) -> tuple[np.ndarr
             raise ValueError(
                 f"{OP}: if input is 2D, then offsets has to be None, as input is treated as a "
                 f"mini-batch of fixed length sequences; got offsets of type "
-                f"{type(offsets).__name__}"
+                f"{type_name(offsets)}"
             )
         rows, length = idx.shape
         return idx.reshape(-1), np.arange(rows + 1, dtype=np.int64) * length

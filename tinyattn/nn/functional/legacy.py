@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..._tensor import Tensor
+from ..._type_names import type_name
 from ...ops.creation.factories import zeros
 from ...ops.shape.rearrange import cat
 from .._checks import require_tensor
@@ -37,7 +38,7 @@ def conv_tbc(input: Tensor, weight: Tensor, bias: Tensor, pad: int = 0) -> Tenso
     require_tensor(weight, "conv_tbc", "weight")
     if not isinstance(bias, Tensor):
         raise TypeError(
-            f"conv_tbc(): argument 'bias' (position 3) must be Tensor, not {type(bias).__name__}"
+            f"conv_tbc(): argument 'bias' (position 3) must be Tensor, not {type_name(bias)}"
         )
     if input.ndim != 3:
         raise RuntimeError(

@@ -16,6 +16,7 @@ import numpy as np
 
 from ... import ops
 from ..._tensor import Tensor
+from ..._type_names import type_name
 from ...autograd.function import Function
 from ...ops.elementwise.arithmetic import where
 from .loss import _as_array, _check_broadcastable, _check_reduction, _numeric_target, _reduce
@@ -49,9 +50,7 @@ def _legacy(size_average, reduce, reduction: str) -> str:
 def _tensors(op: str, **named) -> None:
     for name, value in named.items():
         if not isinstance(value, Tensor):
-            raise TypeError(
-                f"{op}(): argument '{name}' must be a Tensor, not {type(value).__name__}"
-            )
+            raise TypeError(f"{op}(): argument '{name}' must be a Tensor, not {type_name(value)}")
 
 
 def _same_shape(op: str, **named) -> None:

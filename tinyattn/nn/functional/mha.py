@@ -19,12 +19,11 @@ dropout, matmul). Both draw the same dropout mask for the same seed.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from ... import ops
 from ..._tensor import Tensor
+from ...kernels._boundary import default_scale
 from .. import _checks as checks
 from .attention import (
     attention_dropout,
@@ -102,7 +101,7 @@ def _extra_key_columns(k, v, masks, bias_kv, static_kv, add_zero_attn, N, heads)
         masks = [_append_unblocked_column(m) for m in masks]
     head_dim = k.shape[-1] // heads
     k, v = (
-        _split_heads(x, N, heads) if s is None else s.reshape(N, heads, -1, head_dim)
+        _split_heads(x, N, heads) if s is None else s.reshape(N, heads, s.shape[1], head_dim)
         for x, s in zip((k, v), static_kv)
     )
     if add_zero_attn:
@@ -115,7 +114,7 @@ def _extra_key_columns(k, v, masks, bias_kv, static_kv, add_zero_attn, N, heads)
 def _split_heads(x: Tensor, N: int, heads: int) -> Tensor:
     """(S, N, E) -> (N, H, S, E/H), a view: the attention kernels read strided heads, so
     the q/k/v thirds of the packed in-projection are never copied."""
-    return x.reshape(x.shape[0], N, heads, -1).permute(1, 2, 0, 3)
+    return x.reshape(x.shape[0], N, heads, x.shape[-1] // heads).permute(1, 2, 0, 3)
 
 
 def _merged_mask(attn_mask, key_padding_mask, N, heads, S):
@@ -137,7 +136,7 @@ def _attend(q, k, v, mask, dropout_p, need_weights, average_attn_weights):
     if not need_weights:  # one ScaledDotProductAttention op: fused when it can be
         return scaled_dot_product_attention(q, k, v, mask, dropout_p), None
     # the returned-weights path: the weights are an output, so they are materialised
-    weights = attention_weights(q, k, mask, 1.0 / math.sqrt(q.shape[-1]))
+    weights = attention_weights(q, k, mask, default_scale(q.shape[-1]))
     if dropout_p > 0.0:
         weights = attention_dropout(weights, dropout_p)
     out = ops.linalg.matmul.matmul(weights, v)

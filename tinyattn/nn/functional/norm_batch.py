@@ -19,6 +19,7 @@ import numbers
 import numpy as np
 
 from ..._tensor import Tensor
+from ..._type_names import type_name
 from ...ops._accumulation import accumulates_in_float32
 
 __all__ = ["batch_norm"]
@@ -28,7 +29,7 @@ def _check_1d(t, name: str, channels: int) -> None:
     if t is None:
         return
     if not isinstance(t, Tensor):
-        raise TypeError(f"batch_norm: argument '{name}' must be a Tensor, got {type(t).__name__}")
+        raise TypeError(f"batch_norm: argument '{name}' must be a Tensor, got {type_name(t)}")
     if tuple(t.shape) != (channels,):
         raise RuntimeError(
             f"batch_norm: expected {name} of shape [{channels}] (one per channel), got "
@@ -49,9 +50,7 @@ def batch_norm(
 ) -> Tensor:
     """Batch normalisation of ``input`` (N, C, *) per channel C; see the module docstring."""
     if not isinstance(input, Tensor):
-        raise TypeError(
-            f"batch_norm: argument 'input' must be a Tensor, got {type(input).__name__}"
-        )
+        raise TypeError(f"batch_norm: argument 'input' must be a Tensor, got {type_name(input)}")
     if input.ndim < 2:
         raise ValueError(
             f"batch_norm: expected an input of at least 2 dims (N, C, *), got shape "

@@ -18,6 +18,7 @@ import math
 import numbers
 
 from ..._tensor import Tensor
+from ..._type_names import type_name
 from ...ops._accumulation import accumulates_in_float32
 from .pool import avg_pool2d
 from .sampling_spatial import pad
@@ -27,7 +28,7 @@ __all__ = ["group_norm", "instance_norm", "local_response_norm"]
 
 def _check_input(input, least: int, op: str) -> None:
     if not isinstance(input, Tensor):
-        raise TypeError(f"{op}: argument 'input' must be a Tensor, got {type(input).__name__}")
+        raise TypeError(f"{op}: argument 'input' must be a Tensor, got {type_name(input)}")
     if input.ndim < least:
         raise ValueError(
             f"{op}: expected an input of at least {least} dims (N, C, *), got shape "
@@ -41,7 +42,7 @@ def _check_per_channel(t, name: str, channels: int, op: str) -> None:
     if t is None:
         return
     if not isinstance(t, Tensor):
-        raise TypeError(f"{op}: argument '{name}' must be a Tensor, got {type(t).__name__}")
+        raise TypeError(f"{op}: argument '{name}' must be a Tensor, got {type_name(t)}")
     if tuple(t.shape) != (channels,):
         raise RuntimeError(
             f"{op}: expected {name} of shape [{channels}] (one per channel), got {list(t.shape)}"
@@ -84,7 +85,7 @@ def group_norm(
     for name, t in (("weight", weight), ("bias", bias)):
         _check_per_channel(t, name, channels, "group_norm")
     batch = input.shape[0]
-    grouped = input.reshape(batch, num_groups, -1)
+    grouped = input.reshape(batch, num_groups, input.numel() // max(batch * num_groups, 1))
     mean = grouped.mean(-1, keepdim=True)
     var = grouped.var(-1, keepdim=True, unbiased=False)
     out = ((grouped - mean) / (var + eps).sqrt()).reshape(input.shape)
@@ -161,6 +162,8 @@ def local_response_norm(
     _check_input(input, 3, "local_response_norm")
     if not isinstance(size, numbers.Integral) or size < 1:
         raise ValueError(f"local_response_norm: size must be a positive int, got {size!r}")
+    if input.numel() == 0:  # nothing to normalise (torch too); avg_pool2d refuses empty input
+        return input.clone()
     batch, channels = input.shape[:2]
     div = (input * input).reshape(batch, 1, channels, -1)
     div = pad(div, (0, 0, size // 2, (size - 1) // 2))

@@ -10,13 +10,14 @@ from __future__ import annotations
 import numbers
 
 from ..._tensor import Tensor
+from ..._type_names import type_name
 
 __all__ = ["pixel_shuffle", "pixel_unshuffle", "channel_shuffle"]
 
 
 def _check(input, factor, name: str, op: str) -> None:
     if not isinstance(input, Tensor):
-        raise TypeError(f"{op}: argument 'input' must be a Tensor, got {type(input).__name__}")
+        raise TypeError(f"{op}: argument 'input' must be a Tensor, got {type_name(input)}")
     if input.ndim < 3:
         raise RuntimeError(
             f"{op}: expected an input of at least 3 dims (*, C, H, W), got shape "

@@ -23,6 +23,7 @@ import numbers
 import numpy as np
 
 from ..._tensor import Tensor
+from ..._type_names import type_name
 from ...kernels import pool as kernels
 from .conv import _ints
 from .pool_windows import AvgPool, MaxPool, adaptive_windows, avg_windows, max_windows
@@ -59,7 +60,7 @@ __all__ = [
 def _check_rank(input, n: int, op: str) -> None:
     """``input`` must be a Tensor (N, C, *spatial) or (C, *spatial) with n spatial dims."""
     if not isinstance(input, Tensor):
-        raise TypeError(f"{op}: argument 'input' must be a Tensor, got {type(input).__name__}")
+        raise TypeError(f"{op}: argument 'input' must be a Tensor, got {type_name(input)}")
     if input.ndim not in (n + 1, n + 2):
         raise RuntimeError(
             f"{op}: expected a {n + 1}D (unbatched) or {n + 2}D (batched) input, got shape "
@@ -67,14 +68,16 @@ def _check_rank(input, n: int, op: str) -> None:
         )
 
 
-def _check_input(input, n: int, op: str) -> None:
-    """``input`` must be a floating (N, C, *spatial) or (C, *spatial) with n spatial dims."""
+def _check_input(input, n: int, op: str, empty_channels: bool = False) -> None:
+    """``input`` must be a floating (N, C, *spatial) or (C, *spatial) with n spatial dims.
+
+    Only the batch dim may be 0, and the channels when ``empty_channels`` (as in torch)."""
     _check_rank(input, n, op)
     if any(s == 0 for s in input.shape[-n:]):
         raise RuntimeError(
             f"{op}: expected input with non-zero spatial size, got shape {list(input.shape)}"
         )
-    if 0 in input.shape[-n - 1 :]:  # torch: only the batch dim may be empty
+    if not empty_channels and 0 in input.shape[-n - 1 :]:
         raise RuntimeError(
             f"{op}: expected non-zero channels (only the batch dim may be 0), got shape "
             f"{list(input.shape)}"
@@ -392,15 +395,17 @@ def _adaptive_sizes(x: Tensor, output_size, n: int, op: str) -> tuple[int, ...]:
     return tuple(out)
 
 
-def _adaptive(input, output_size, n: int, op: str):
-    _check_input(input, n, op)
+def _adaptive(input, output_size, n: int, op: str, empty_channels: bool = False):
+    _check_input(input, n, op, empty_channels)
     outs = _adaptive_sizes(input, output_size, n, op)
     return adaptive_windows(tuple(input.shape[-n:]), outs)
 
 
 def _adaptive_avg(input, output_size, n: int, op: str) -> Tensor:
     """Adaptive average pooling over the last n dims (also ``interpolate``'s 'area' mode)."""
-    return AvgPool.apply(input, *_adaptive(input, output_size, n, op))
+    # torch's 1d and 2d (not 3d) adaptive average pools accept 0 channels
+    windows = _adaptive(input, output_size, n, op, empty_channels=n < 3)
+    return AvgPool.apply(input, *windows)
 
 
 def adaptive_avg_pool3d(input: Tensor, output_size) -> Tensor:

@@ -25,6 +25,7 @@ import numbers
 import numpy as np
 
 from ..._tensor import Tensor
+from ..._type_names import type_name
 from ...ops.creation.factories import rand
 from .conv import _ints
 
@@ -93,7 +94,7 @@ def _output_size(x: Tensor, output_size, output_ratio, n: int, op: str) -> tuple
     if not isinstance(output_ratio, (tuple, list)):  # torch's functional form: len() fails
         raise TypeError(
             f"{op}: output_ratio must be a tuple of {n} floats in (0, 1), got "
-            f"{type(output_ratio).__name__} {output_ratio!r}"
+            f"{type_name(output_ratio)} {output_ratio!r}"
         )
     ratio = tuple(output_ratio) * n if len(output_ratio) == 1 else tuple(output_ratio)
     if len(ratio) != n or not all(isinstance(r, numbers.Real) for r in ratio):
@@ -106,7 +107,7 @@ def _output_size(x: Tensor, output_size, output_ratio, n: int, op: str) -> tuple
 
 def _check_input(input, n: int, op: str) -> None:
     if not isinstance(input, Tensor):
-        raise TypeError(f"{op}(): argument 'input' must be a Tensor, not {type(input).__name__}")
+        raise TypeError(f"{op}(): argument 'input' must be a Tensor, not {type_name(input)}")
     if input.ndim not in (n + 1, n + 2):
         raise RuntimeError(
             f"{op}(): Expected {n + 1}D or {n + 2}D tensor, but got shape {list(input.shape)}"
@@ -125,7 +126,7 @@ def _check_samples(samples, x: Tensor, n: int, op: str) -> np.ndarray:
     """The (N, C, n) samples as an array, checked as torch does (plus their range)."""
     if not isinstance(samples, Tensor):
         raise TypeError(
-            f"{op}(): argument '_random_samples' must be a Tensor, not {type(samples).__name__}"
+            f"{op}(): argument '_random_samples' must be a Tensor, not {type_name(samples)}"
         )
     if samples.ndim != 3:
         raise RuntimeError(f"Expect _random_samples to have 3 dimensions, got {samples.ndim}")

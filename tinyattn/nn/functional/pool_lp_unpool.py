@@ -18,6 +18,7 @@ import numbers
 import numpy as np
 
 from ..._tensor import Tensor
+from ..._type_names import type_name
 from ...ops.creation.factories import zeros
 from .conv import _ints
 from .pool import (
@@ -56,7 +57,7 @@ def _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, n: int, op: str) 
     """torch's composite, step for step, so values and gradients agree at every edge
     (zeros, negative x with odd p, NaN, the ±inf limits)."""
     if not isinstance(norm_type, numbers.Real):
-        raise TypeError(f"{op}: norm_type must be a number, got {type(norm_type).__name__}")
+        raise TypeError(f"{op}: norm_type must be a number, got {type_name(norm_type)}")
     if norm_type == 0:
         raise NormTypeError(f"{op}: norm_type must be a non-zero number, got {norm_type!r}")
     kernel = _ints(kernel_size, n, "kernel_size", op)
@@ -119,7 +120,7 @@ def _batched(input, n: int, op: str) -> tuple[Tensor, bool]:
 def _max_unpool(input, indices, kernel_size, stride, padding, output_size, n: int, op: str):
     x, unbatched = _batched(input, n, op)
     if not isinstance(indices, Tensor) or tuple(indices.shape) != tuple(input.shape):
-        got = list(indices.shape) if isinstance(indices, Tensor) else type(indices).__name__
+        got = list(indices.shape) if isinstance(indices, Tensor) else type_name(indices)
         raise RuntimeError(
             f"{op}: expected indices of the input's shape {list(input.shape)}, got {got}"
         )

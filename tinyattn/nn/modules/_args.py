@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import numbers
 
+from ..._type_names import type_name
+
 
 def int_arg(layer: str, name: str, value) -> int:
     """``value`` as an int; ``TypeError`` naming ``layer.name`` if it is not an integer."""
     if not isinstance(value, numbers.Integral):
-        raise TypeError(f"{layer}: {name} must be an int, got {type(value).__name__} ({value!r})")
+        raise TypeError(f"{layer}: {name} must be an int, got {type_name(value)} ({value!r})")
     return int(value)
 
 

@@ -20,6 +20,7 @@ import numpy as np
 
 from ... import ops
 from ..._tensor import Tensor
+from ..._type_names import type_name
 from ...ops.creation.factories import zeros
 from ..utils.rnn import PackedSequence
 
@@ -74,12 +75,12 @@ def _initial_states(module, packed: PackedSequence, hx, with_cell: bool, batch: 
         hx = (h0, h0) if with_cell else h0
     elif with_cell:
         if not (isinstance(hx, (tuple, list)) and len(hx) == 2):
-            raise TypeError(f"{name}: hx must be a tuple (h_0, c_0), got {type(hx).__name__}")
+            raise TypeError(f"{name}: hx must be a tuple (h_0, c_0), got {type_name(hx)}")
         module._check_hidden(hx[0], batch, "h_0")
         module._check_hidden(hx[1], batch, "c_0")
     else:
         if not isinstance(hx, Tensor):
-            raise TypeError(f"{name}: hx must be a Tensor, got {type(hx).__name__}")
+            raise TypeError(f"{name}: hx must be a Tensor, got {type_name(hx)}")
         module._check_hidden(hx, batch, "hidden")
     if packed.sorted_indices is not None:  # the caller's batch order -> the packed order
         pick = lambda h: h.index_select(1, packed.sorted_indices)  # noqa: E731

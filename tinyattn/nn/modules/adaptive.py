@@ -14,6 +14,7 @@ from collections import namedtuple
 import numpy as np
 
 from ..._tensor import Tensor
+from ..._type_names import type_name
 from ...ops.creation.factories import zeros
 from ...ops.shape.rearrange import cat
 from .. import functional as F
@@ -167,7 +168,7 @@ class AdaptiveLogSoftmaxWithLoss(Module):
     def log_prob(self, input: Tensor) -> Tensor:
         """Log-probabilities of every class: (N, in_features) -> (N, n_classes)."""
         if not isinstance(input, Tensor) or input.ndim not in (1, 2):
-            got = list(input.shape) if isinstance(input, Tensor) else type(input).__name__
+            got = list(input.shape) if isinstance(input, Tensor) else type_name(input)
             raise RuntimeError(
                 f"AdaptiveLogSoftmaxWithLoss.log_prob: expected a 1D or 2D input, got {got}"
             )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..._tensor import Tensor
+from ..._type_names import type_name
 from ...ops.creation.factories import empty
 from .. import init
 from ..functional.mha import multi_head_attention_forward
@@ -219,4 +220,4 @@ def _seq_first(query: Tensor, key: Tensor, value: Tensor) -> tuple[Tensor, Tenso
 def _check_tensors(query: object, key: object, value: object) -> None:
     for name, t in (("query", query), ("key", key), ("value", value)):
         if not isinstance(t, Tensor):
-            raise TypeError(f"MultiheadAttention: {name} must be a Tensor, got {type(t).__name__}")
+            raise TypeError(f"MultiheadAttention: {name} must be a Tensor, got {type_name(t)}")

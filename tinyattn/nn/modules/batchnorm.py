@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from ... import _dtype as dt
 from ..._tensor import Tensor
+from ..._type_names import type_name
 from ...ops.creation.factories import ones, tensor, zeros
 from .. import init
 from .._lazy_buffer import UninitializedBuffer
@@ -92,7 +93,7 @@ class _BatchNorm(Module):
     def _check_input_dim(self, input: Tensor) -> None:
         if not isinstance(input, Tensor):
             raise TypeError(
-                f"{type(self).__name__}: input must be a Tensor, got {type(input).__name__}"
+                f"{type(self).__name__}: input must be a Tensor, got {type_name(input)}"
             )
         if input.ndim not in self._dims:
             want = " or ".join(f"{d}D" for d in self._dims)
@@ -171,7 +172,7 @@ class SyncBatchNorm(_BatchNorm):
 
     def _check_input_dim(self, input: Tensor) -> None:
         if not isinstance(input, Tensor):
-            raise TypeError(f"SyncBatchNorm: input must be a Tensor, got {type(input).__name__}")
+            raise TypeError(f"SyncBatchNorm: input must be a Tensor, got {type_name(input)}")
         if input.ndim < 2:
             raise ValueError(f"SyncBatchNorm: expected at least 2D input (got {input.ndim}D input)")
 

@@ -6,6 +6,7 @@ import math
 
 from ... import _dtype as dt
 from ..._tensor import Tensor
+from ..._type_names import type_name
 from ...ops.creation.factories import empty
 from .. import init
 from ..functional import conv as _conv
@@ -215,7 +216,7 @@ class _LazyConv(_ConvNd):
         """Materialise weight and bias from the input's channel count, then initialise them."""
         name = type(self).__name__
         if not isinstance(input, Tensor) or input.ndim not in (self._n + 1, self._n + 2):
-            got = list(input.shape) if isinstance(input, Tensor) else type(input).__name__
+            got = list(input.shape) if isinstance(input, Tensor) else type_name(input)
             raise RuntimeError(
                 f"{name}: expected a {self._n + 1}D (unbatched) or {self._n + 2}D (batched) "
                 f"input, got {got}"

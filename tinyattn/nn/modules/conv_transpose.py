@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from ... import _dtype as dt
 from ..._tensor import Tensor
+from ..._type_names import type_name
 from ...ops.creation.factories import empty
 from ..functional import conv as _conv
 from ..functional.conv_transpose import conv_transpose1d, conv_transpose2d, conv_transpose3d
@@ -101,7 +102,7 @@ class _ConvTransposeNd(_ConvNd):
         """
         if not isinstance(input, Tensor):
             raise TypeError(
-                f"{type(self).__name__}: input must be a Tensor, got {type(input).__name__}"
+                f"{type(self).__name__}: input must be a Tensor, got {type_name(input)}"
             )
         fn = (conv_transpose1d, conv_transpose2d, conv_transpose3d)[self._n - 1]
         output_padding = self._output_padding(input, output_size)
@@ -206,7 +207,7 @@ class _LazyConvTranspose(_ConvTransposeNd):
         """Materialise weight (in_channels, out/groups, *kernel) and bias from the input."""
         name, n = type(self).__name__, self._n
         if not isinstance(input, Tensor) or input.ndim not in (n + 1, n + 2):
-            got = list(input.shape) if isinstance(input, Tensor) else type(input).__name__
+            got = list(input.shape) if isinstance(input, Tensor) else type_name(input)
             raise RuntimeError(
                 f"{name}: expected a {n + 1}D (unbatched) or {n + 2}D (batched) input, got {got}"
             )

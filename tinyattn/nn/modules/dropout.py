@@ -5,6 +5,7 @@ from __future__ import annotations
 import numbers
 
 from ..._tensor import Tensor
+from ..._type_names import type_name
 from .. import functional as F
 from .module import Module
 
@@ -18,9 +19,7 @@ class Dropout(Module):
     def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
         super().__init__()
         if not isinstance(p, numbers.Real):  # torch: TypeError from comparing p with 0
-            raise TypeError(
-                f"Dropout: p must be a number in [0, 1], got {type(p).__name__} ({p!r})"
-            )
+            raise TypeError(f"Dropout: p must be a number in [0, 1], got {type_name(p)} ({p!r})")
         if not 0.0 <= p <= 1.0:
             raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
         self.p = p
@@ -48,7 +47,7 @@ class _DropoutNd(Module):
         super().__init__()
         name = type(self).__name__
         if not isinstance(p, numbers.Real):
-            raise TypeError(f"{name}: p must be a number in [0, 1], got {type(p).__name__} ({p!r})")
+            raise TypeError(f"{name}: p must be a number in [0, 1], got {type_name(p)} ({p!r})")
         if not 0.0 <= p <= 1.0:
             raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
         self.p = p

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numbers
 
 from ..._tensor import Tensor
+from ..._type_names import type_name
 from .module import Module
 
 
@@ -31,9 +32,7 @@ class Unflatten(Module):
     def __init__(self, dim: int, unflattened_size) -> None:
         super().__init__()
         if not isinstance(dim, numbers.Integral):
-            raise TypeError(
-                f"Unflatten: invalid type of dim, expected int, got {type(dim).__name__}"
-            )
+            raise TypeError(f"Unflatten: invalid type of dim, expected int, got {type_name(dim)}")
         if not isinstance(unflattened_size, (tuple, list)) or not all(
             isinstance(s, numbers.Integral) for s in unflattened_size
         ):

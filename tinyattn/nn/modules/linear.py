@@ -6,6 +6,7 @@ import math
 
 from ... import _dtype as dt
 from ..._tensor import Tensor
+from ..._type_names import type_name
 from ...ops.creation.factories import empty
 from .. import functional as F
 from .. import init
@@ -62,7 +63,7 @@ class Linear(Module):
         tinyattn.Size([4, 2])
         """
         if not isinstance(input, Tensor):
-            raise TypeError(f"Linear: input must be a Tensor, got {type(input).__name__}")
+            raise TypeError(f"Linear: input must be a Tensor, got {type_name(input)}")
         if input.ndim == 0 or input.shape[-1] != self.in_features:
             last = input.shape[-1] if input.ndim else "none (0-d input)"
             raise RuntimeError(

@@ -16,6 +16,7 @@ import numpy as np
 
 from ... import _dtype as dt
 from ..._tensor import Tensor
+from ..._type_names import type_name
 from ..parameter import Parameter
 from ._hooks import (
     RemovableHandle,
@@ -144,7 +145,7 @@ class Module:
         if "_parameters" not in self.__dict__:
             if isinstance(value, (Parameter, Module)):
                 raise AttributeError(
-                    f"cannot assign {type(value).__name__} before Module.__init__() call"
+                    f"cannot assign {type_name(value)} before Module.__init__() call"
                 )
             object.__setattr__(self, name, value)
             return
@@ -162,17 +163,17 @@ class Module:
         elif name in params:
             if value is not None:
                 raise TypeError(
-                    f"cannot assign '{type(value).__name__}' as parameter '{name}' "
+                    f"cannot assign '{type_name(value)}' as parameter '{name}' "
                     "(tinyattn.nn.Parameter or None expected)"
                 )
             params[name] = None
         elif name in modules:
             if value is not None:
-                raise TypeError(f"cannot assign '{type(value).__name__}' as child module '{name}'")
+                raise TypeError(f"cannot assign '{type_name(value)}' as child module '{name}'")
             modules[name] = None
         elif name in buffers:
             if value is not None and not isinstance(value, Tensor):
-                raise TypeError(f"cannot assign '{type(value).__name__}' as buffer '{name}'")
+                raise TypeError(f"cannot assign '{type_name(value)}' as buffer '{name}'")
             buffers[name] = value
         else:
             object.__setattr__(self, name, value)
@@ -202,7 +203,7 @@ class Module:
             raise KeyError(f'parameter name can\'t contain "." or be empty, got {name!r}')
         if param is not None and not isinstance(param, Parameter):
             raise TypeError(
-                f"cannot assign '{type(param).__name__}' object to parameter '{name}' "
+                f"cannot assign '{type_name(param)}' object to parameter '{name}' "
                 "(tinyattn.nn.Parameter or None required)"
             )
         if hasattr(self, name) and name not in self._parameters:
@@ -215,7 +216,7 @@ class Module:
             raise KeyError(f'buffer name can\'t contain "." or be empty, got {name!r}')
         if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(
-                f"cannot assign '{type(tensor).__name__}' object to buffer '{name}' (Tensor or None required)"
+                f"cannot assign '{type_name(tensor)}' object to buffer '{name}' (Tensor or None required)"
             )
         if (
             name in self._parameters

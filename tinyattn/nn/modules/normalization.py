@@ -6,6 +6,7 @@ from __future__ import annotations
 import numbers
 
 from ..._tensor import Tensor
+from ..._type_names import type_name
 from ...ops.creation.factories import empty
 from .. import functional as F
 from .. import init
@@ -22,7 +23,7 @@ def _as_shape(layer: str, normalized_shape) -> tuple[int, ...]:
     if isinstance(normalized_shape, (str, bytes)) or not hasattr(normalized_shape, "__iter__"):
         raise TypeError(
             f"{layer}: normalized_shape must be an int or a sequence of ints, got "
-            f"{type(normalized_shape).__name__} ({normalized_shape!r})"
+            f"{type_name(normalized_shape)} ({normalized_shape!r})"
         )
     return tuple(size_arg(layer, "normalized_shape", s) for s in normalized_shape)
 
@@ -123,9 +124,7 @@ def _check_trailing(module: Module, input: Tensor) -> None:
     shape = module.normalized_shape
     k = len(shape)
     if not isinstance(input, Tensor):
-        raise TypeError(
-            f"{type(module).__name__}: input must be a Tensor, got {type(input).__name__}"
-        )
+        raise TypeError(f"{type(module).__name__}: input must be a Tensor, got {type_name(input)}")
     if input.ndim < k or tuple(input.shape[input.ndim - k :]) != shape:
         raise RuntimeError(
             f"{type(module).__name__}: input shape {list(input.shape)} does not end with "

@@ -23,6 +23,7 @@ import warnings
 from ... import ops
 from ..._device import check_device
 from ..._tensor import Tensor
+from ..._type_names import type_name
 from ...ops.creation.factories import empty, zeros
 from .. import functional as F
 from .. import init
@@ -68,13 +69,11 @@ def _check_rnn_args(name, mode, input_size, hidden_size, num_layers, dropout, pr
     """torch's RNNBase checks, in torch's order and with its messages (prefixed by the layer)."""
     for arg, value in (("input_size", input_size), ("hidden_size", hidden_size)):
         if not isinstance(value, numbers.Integral):
-            raise TypeError(f"{name}: {arg} should be of type int, got: {type(value).__name__}")
+            raise TypeError(f"{name}: {arg} should be of type int, got: {type_name(value)}")
         if value <= 0:
             raise ValueError(f"{name}: {arg} must be greater than zero, got {value}")
     if not isinstance(num_layers, numbers.Integral):
-        raise TypeError(
-            f"{name}: num_layers should be of type int, got: {type(num_layers).__name__}"
-        )
+        raise TypeError(f"{name}: num_layers should be of type int, got: {type_name(num_layers)}")
     if num_layers <= 0:
         raise ValueError(f"{name}: num_layers must be greater than zero, got {num_layers}")
     if not isinstance(dropout, numbers.Real) or isinstance(dropout, bool) or not 0 <= dropout <= 1:
@@ -90,7 +89,7 @@ def _check_rnn_args(name, mode, input_size, hidden_size, num_layers, dropout, pr
             stacklevel=4,
         )
     if not isinstance(proj_size, numbers.Integral):
-        raise TypeError(f"{name}: proj_size should be of type int, got: {type(proj_size).__name__}")
+        raise TypeError(f"{name}: proj_size should be of type int, got: {type_name(proj_size)}")
     if proj_size < 0:
         raise ValueError(
             f"{name}: proj_size should be a positive integer or zero to disable projections"
@@ -184,7 +183,7 @@ class RNNBase(Module):
     def _check_input(self, input: Tensor) -> bool:
         name = type(self).__name__
         if not isinstance(input, Tensor):
-            raise TypeError(f"{name}: input must be a Tensor, got {type(input).__name__}")
+            raise TypeError(f"{name}: input must be a Tensor, got {type_name(input)}")
         if input.ndim not in (2, 3):
             raise ValueError(
                 f"{name}: expected input to be 2-D (L, input_size) or 3-D, got shape "

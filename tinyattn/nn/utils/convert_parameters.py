@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ..._tensor import Tensor
+from ..._type_names import type_name
 from ...ops.shape.rearrange import cat
 
 __all__ = ["parameters_to_vector", "vector_to_parameters"]
@@ -12,9 +13,7 @@ __all__ = ["parameters_to_vector", "vector_to_parameters"]
 
 def _typename(obj) -> str:
     """torch.typename: ``module.QualName`` of the object's type (``int`` for builtins)."""
-    cls = type(obj)
-    module = cls.__module__
-    return cls.__qualname__ if module in ("builtins", None) else f"{module}.{cls.__qualname__}"
+    return type_name(obj)
 
 
 def parameters_to_vector(parameters: Iterable[Tensor]) -> Tensor:

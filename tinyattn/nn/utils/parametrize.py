@@ -20,6 +20,7 @@ import copy
 from collections.abc import Sequence
 
 from ..._tensor import Tensor
+from ..._type_names import type_name
 from ...autograd.grad_mode import no_grad
 from ..modules.container import ModuleDict, ModuleList
 from ..modules.module import Module
@@ -115,7 +116,7 @@ class ParametrizationList(ModuleList):
         if not isinstance(new, (Tensor, Sequence)):
             raise ValueError(
                 "'right_inverse' must return a Tensor or a Sequence of tensors (list, tuple...). "
-                f"Got {type(new).__name__}"
+                f"Got {type_name(new)}"
             )
         self.is_tensor = isinstance(new, Tensor)
         self.ntensors = 1 if self.is_tensor else len(new)
@@ -135,7 +136,7 @@ class ParametrizationList(ModuleList):
                     raise ValueError(
                         "'right_inverse' must return a Tensor or a Sequence of tensors "
                         "(list, tuple...). "
-                        f"Got element {i} of the sequence with type {type(original_i).__name__}."
+                        f"Got element {i} of the sequence with type {type_name(original_i)}."
                     )
                 if isinstance(original, Parameter):
                     original_i = Parameter(original_i, original.requires_grad)
@@ -145,7 +146,7 @@ class ParametrizationList(ModuleList):
             with no_grad():
                 z = self()
             if not isinstance(z, Tensor):
-                raise ValueError(f"A parametrization must return a tensor. Got {type(z).__name__}.")
+                raise ValueError(f"A parametrization must return a tensor. Got {type_name(z)}.")
             if z.dtype != original_dtype:
                 raise ValueError(
                     "Registering a parametrization may not change the dtype of the tensor, "
@@ -173,7 +174,7 @@ class ParametrizationList(ModuleList):
             if self.is_tensor:
                 if not isinstance(value, Tensor):
                     raise ValueError(
-                        f"`right_inverse` should return a tensor. Got {type(value).__name__}"
+                        f"`right_inverse` should return a tensor. Got {type_name(value)}"
                     )
                 if value.dtype != self.original.dtype:
                     raise ValueError(
@@ -184,7 +185,7 @@ class ParametrizationList(ModuleList):
                 return
             if not isinstance(value, Sequence):
                 raise ValueError(
-                    f"'right_inverse' must return a sequence of tensors. Got {type(value).__name__}."
+                    f"'right_inverse' must return a sequence of tensors. Got {type_name(value)}."
                 )
             if len(value) != self.ntensors:
                 raise ValueError(
@@ -196,7 +197,7 @@ class ParametrizationList(ModuleList):
                 if not isinstance(tensor, Tensor):
                     raise ValueError(
                         "'right_inverse' must return a sequence of tensors. "
-                        f"Got element {i} of type {type(tensor).__name__}."
+                        f"Got element {i} of type {type_name(tensor)}."
                     )
                 if original_i.dtype != tensor.dtype:
                     raise ValueError(
@@ -282,7 +283,7 @@ def register_parametrization(
             y = getattr(module, tensor_name)
             x = parametrization(y)
             if not isinstance(x, Tensor):
-                raise ValueError(f"A parametrization must return a tensor. Got {type(x).__name__}.")
+                raise ValueError(f"A parametrization must return a tensor. Got {type_name(x)}.")
             _check_same(
                 "Registering a parametrization may not change the {what} of the tensor, "
                 "unless the `unsafe` flag is enabled.",
@@ -299,7 +300,7 @@ def register_parametrization(
                 else:
                     if not isinstance(z, Tensor):
                         raise ValueError(
-                            f"parametrization.right_inverse must return a tensor. Got: {type(z).__name__}"
+                            f"parametrization.right_inverse must return a tensor. Got: {type_name(z)}"
                         )
                     _check_same(
                         "The tensor returned by parametrization.right_inverse must have the same "

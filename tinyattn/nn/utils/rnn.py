@@ -27,6 +27,7 @@ import numpy as np
 
 from ..._dtype import float32, float64
 from ..._tensor import Tensor
+from ..._type_names import type_name
 from ...ops.creation.factories import tensor as _as_tensor
 from ...ops.shape.rearrange import cat, stack
 
@@ -68,7 +69,7 @@ def pad_sequence(
     if not isinstance(sequences, (list, tuple)):
         raise TypeError(
             f"pad_sequence(): argument 'sequences' must be a list of tensors, got "
-            f"{type(sequences).__name__}"
+            f"{type_name(sequences)}"
         )
     if not sequences:
         raise RuntimeError("pad_sequence(): received an empty list of sequences")
@@ -80,8 +81,7 @@ def pad_sequence(
     for i, s in enumerate(sequences):
         if not isinstance(s, Tensor):
             raise TypeError(
-                f"pad_sequence(): argument 'sequences' must hold tensors, got "
-                f"{type(s).__name__} at {i}"
+                f"pad_sequence(): argument 'sequences' must hold tensors, got {type_name(s)} at {i}"
             )
         if s.ndim == 0:
             raise RuntimeError(f"pad_sequence(): sequence {i} is a 0-d tensor; expected (L, *)")
@@ -191,7 +191,7 @@ def pack_padded_sequence(
     """
     if not isinstance(input, Tensor):
         raise TypeError(
-            f"pack_padded_sequence(): argument 'input' must be a Tensor, got {type(input).__name__}"
+            f"pack_padded_sequence(): argument 'input' must be a Tensor, got {type_name(input)}"
         )
     if input.ndim < 2:
         raise ValueError(
@@ -243,7 +243,7 @@ def pad_packed_sequence(
     if not isinstance(sequence, PackedSequence):
         raise TypeError(
             f"pad_packed_sequence(): argument 'sequence' must be a PackedSequence, got "
-            f"{type(sequence).__name__}"
+            f"{type_name(sequence)}"
         )
     data, batch_sizes = sequence.data, sequence.batch_sizes.numpy().astype(np.int64)
     batch, steps = int(batch_sizes[0]), len(batch_sizes)
@@ -283,7 +283,7 @@ def pack_sequence(sequences, enforce_sorted: bool = True) -> PackedSequence:
     if not isinstance(sequences, (list, tuple)):
         raise TypeError(
             f"pack_sequence(): argument 'sequences' must be a list of tensors, got "
-            f"{type(sequences).__name__}"
+            f"{type_name(sequences)}"
         )
     lengths = [s.shape[0] if isinstance(s, Tensor) and s.ndim else 0 for s in sequences]
     return pack_padded_sequence(pad_sequence(sequences), lengths, enforce_sorted=enforce_sorted)
@@ -307,7 +307,7 @@ def unpad_sequence(padded_sequences: Tensor, lengths, batch_first: bool = False)
         got = (
             f"shape {tuple(padded_sequences.shape)}"
             if isinstance(padded_sequences, Tensor)
-            else type(padded_sequences).__name__
+            else type_name(padded_sequences)
         )
         raise TypeError(
             "unpad_sequence(): argument 'padded_sequences' must be a Tensor of at least 2 "
@@ -333,7 +333,7 @@ def unpack_sequence(packed_sequences: PackedSequence) -> list[Tensor]:
     if not isinstance(packed_sequences, PackedSequence):
         raise TypeError(
             "unpack_sequence(): argument 'packed_sequences' must be a PackedSequence, got "
-            f"{type(packed_sequences).__name__}"
+            f"{type_name(packed_sequences)}"
         )
     padded, lengths = pad_packed_sequence(packed_sequences, batch_first=True)
     return unpad_sequence(padded, lengths, batch_first=True)

@@ -19,6 +19,8 @@ import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..._type_names import type_name
+
 __all__ = ["functional_call"]
 
 
@@ -87,7 +89,7 @@ def _merge(dicts) -> dict:
     if not isinstance(dicts, Sequence) or not all(isinstance(d, Mapping) for d in dicts):
         raise TypeError(
             "functional_call: expected parameter_and_buffer_dicts to be a dict or a sequence of "
-            f"dicts, got {type(dicts).__name__}"
+            f"dicts, got {type_name(dicts)}"
         )
     merged: dict = {}
     repeated: list = []

@@ -11,6 +11,7 @@ from ... import _dtype as dt
 from ..._device import check_device
 from ..._random_fill import standard_normal, uniform01
 from ..._tensor import Tensor
+from ..._type_names import type_name
 from ...random import _numpy_generator
 from .._util import int_list, shape_args
 
@@ -112,7 +113,7 @@ def _infer_np_dtype(data, op: str = "tensor") -> np.dtype:
     if arr.dtype.kind == "c":  # Python complex numbers: the default complex dtype (torch)
         return dt.default_complex_np_dtype()
     raise TypeError(
-        f"{op}(): could not infer a dtype from data of type {type(data).__name__} "
+        f"{op}(): could not infer a dtype from data of type {type_name(data)} "
         f"(expected numbers, bools, nested lists of them, arrays or tensors)"
     )
 
@@ -153,7 +154,7 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
 def from_numpy(ndarray: np.ndarray) -> Tensor:
     """A tensor sharing memory with ``ndarray`` (no copy)."""
     if not isinstance(ndarray, np.ndarray):
-        raise TypeError(f"from_numpy(): expected np.ndarray (got {type(ndarray).__name__})")
+        raise TypeError(f"from_numpy(): expected np.ndarray (got {type_name(ndarray)})")
     dt.from_numpy_dtype(ndarray.dtype)
     return Tensor._make(ndarray)
 
@@ -485,7 +486,7 @@ def new_full(
     check_device(device)
     if not isinstance(fill_value, (numbers.Number, np.generic, Tensor)):
         raise TypeError(
-            f"new_full(): argument 'fill_value' must be a number, got {type(fill_value).__name__}"
+            f"new_full(): argument 'fill_value' must be a number, got {type_name(fill_value)}"
         )
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()

@@ -16,6 +16,7 @@ import numpy as np
 from ... import _dtype as dt
 from ..._device import check_device
 from ..._tensor import Tensor
+from ..._type_names import type_name
 from ...random import _numpy_generator
 from ..elementwise.arithmetic import _tensor
 from .factories import _finish, _sizes, tensor
@@ -107,7 +108,7 @@ def asarray(
     if copy is False:
         raise ValueError(
             f"asarray(): can't alias arbitrary sequence into a tensor (got "
-            f"{type(obj).__name__} with copy=False)"
+            f"{type_name(obj)} with copy=False)"
         )
     return _set_requires_grad(tensor(obj, dtype=target), requires_grad)
 
@@ -135,7 +136,7 @@ def frombuffer(buffer, *, dtype, count: int = -1, offset: int = 0, requires_grad
     if view is None:
         raise TypeError(
             f"frombuffer(): argument 'buffer' must implement the Python buffer protocol, got "
-            f"{type(buffer).__name__}"
+            f"{type_name(buffer)}"
         )
     size, item = view.nbytes, target.np_dtype.itemsize
     if size == 0 and count <= 0:
@@ -167,7 +168,7 @@ def scalar_tensor(s, *, dtype=None, device=None, requires_grad: bool = False) ->
     if isinstance(s, Tensor):
         s = s.item()
     if not isinstance(s, (numbers.Number, np.generic)):
-        raise TypeError(f"scalar_tensor(): argument 's' must be a number, not {type(s).__name__}")
+        raise TypeError(f"scalar_tensor(): argument 's' must be a number, not {type_name(s)}")
     target = dt.to_dtype(dtype) if dtype is not None else dt.get_default_dtype()
     return _finish(np.array(s, dtype=target.np_dtype), requires_grad)
 
@@ -219,7 +220,7 @@ def randint_like(
 
 def _float_input(t, op: str, name: str) -> Tensor:
     if not isinstance(t, Tensor):
-        raise TypeError(f"{op}(): argument '{name}' must be a Tensor, not {type(t).__name__}")
+        raise TypeError(f"{op}(): argument '{name}' must be a Tensor, not {type_name(t)}")
     if t._data.dtype.kind != "f":
         raise TypeError(
             f"{op}(): '{name}' must be a floating point tensor (as torch), got {t.dtype}"

@@ -13,6 +13,7 @@ import numpy as np
 
 from ... import _dtype as dt
 from ..._tensor import Tensor
+from ..._type_names import type_name
 from ...autograd.function import Function
 from .._util import broadcast_error, gradient_doc, refuse_complex_order
 
@@ -69,7 +70,7 @@ def _operand(x, op: str):
         return x
     if isinstance(x, np.ndarray):
         return Tensor._make(x)
-    raise TypeError(f"{op}(): unsupported operand type {type(x).__name__}")
+    raise TypeError(f"{op}(): unsupported operand type {type_name(x)}")
 
 
 def _is_bool(x) -> bool:
@@ -90,7 +91,7 @@ def _checked(op: str, a, b, fn):
 
 def _tensor(x, op: str) -> Tensor:
     if not isinstance(x, Tensor):
-        raise TypeError(f"{op}(): argument 'input' must be a Tensor, not {type(x).__name__}")
+        raise TypeError(f"{op}(): argument 'input' must be a Tensor, not {type_name(x)}")
     return x
 
 

@@ -13,6 +13,7 @@ import numpy as np
 
 from ... import _dtype as dt
 from ..._tensor import Tensor
+from ..._type_names import type_name
 from ...autograd.function import Function
 from .._util import gradient_doc
 from .arithmetic import (  # (divide_ ... true_divide_: re-exported for the Tensor methods)
@@ -213,7 +214,7 @@ def _pair(input, other, op: str, tensor_other: bool = False):
     """The two operands; torch takes only a Tensor ``other`` for some ops."""
     a = _tensor(input, op)
     if tensor_other and not isinstance(other, Tensor):
-        raise TypeError(f"{op}(): argument 'other' must be a Tensor, not {type(other).__name__}")
+        raise TypeError(f"{op}(): argument 'other' must be a Tensor, not {type_name(other)}")
     return a, _operand(other, op)
 
 
@@ -324,7 +325,7 @@ def float_power(input, exponent) -> Tensor:
         if isinstance(x, (int, float, np.number, np.bool_)):  # True/False as 1.0/0.0, as torch
             return float(x)
         raise TypeError(
-            f"float_power(): argument '{name}' must be a Tensor or a number, not {type(x).__name__}"
+            f"float_power(): argument '{name}' must be a Tensor or a number, not {type_name(x)}"
         )
 
     return pow(as_double(input, "input"), as_double(exponent, "exponent"))

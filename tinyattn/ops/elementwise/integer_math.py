@@ -18,6 +18,7 @@ import numpy as np
 
 from ... import _dtype as dt
 from ..._tensor import Tensor
+from ..._type_names import type_name
 from ...autograd.function import Function
 from .._util import gradient_doc
 from .arithmetic import _checked, _promote, _tensor, mul, pow, sub
@@ -54,7 +55,7 @@ frexp_return.__module__ = "tinyattn.return_types"
 def _other_tensor(other, op: str) -> Tensor:
     if not isinstance(other, Tensor):
         raise TypeError(
-            f"{op}(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}"
+            f"{op}(): argument 'other' (position 2) must be Tensor, not {type_name(other)}"
         )
     return other
 

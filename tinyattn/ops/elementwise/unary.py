@@ -10,6 +10,7 @@ import numpy as np
 
 from ... import _dtype as dt
 from ..._tensor import Tensor
+from ..._type_names import type_name
 from ...autograd.function import Function
 from .._util import broadcast_error, gradient_doc, refuse_complex_order, sgn, to_float
 from .arithmetic import _tensor
@@ -427,7 +428,7 @@ def _bound(v, op: str, name: str):
     if isinstance(v, (int, float, np.number)):
         return v
     raise TypeError(
-        f"{op}(): argument '{name}' must be a number, a Tensor or None, not {type(v).__name__}"
+        f"{op}(): argument '{name}' must be a number, a Tensor or None, not {type_name(v)}"
     )
 
 
@@ -528,9 +529,9 @@ def _erf(x: np.ndarray) -> np.ndarray:
     """Elementwise erf in float64 (NumPy has none; numba compiles math.erf once, lazily)."""
     global _erf_ufunc
     if _erf_ufunc is None:
-        import numba
+        from ...kernels._jit import vectorize
 
-        _erf_ufunc = numba.vectorize(["float64(float64)"], cache=True)(_erf_scalar)
+        _erf_ufunc = vectorize(["float64(float64)"], cache=True)(_erf_scalar)
     return _erf_ufunc(np.asarray(x, dtype=np.float64))
 
 

@@ -10,6 +10,7 @@ import math
 import numpy as np
 
 from ..._tensor import Tensor
+from ..._type_names import type_name
 from ...autograd.function import Function
 from .._util import gradient_doc, to_float
 from .._util import sgn as _sign_nan_zero
@@ -146,9 +147,7 @@ class Logit(Function):
 def logit(input: Tensor, eps: float | None = None) -> Tensor:
     """The log-odds ``log(x / (1 - x))``; ``eps`` clamps ``x`` to ``[eps, 1 - eps]`` first."""
     if eps is not None and not isinstance(eps, (int, float)):
-        raise TypeError(
-            f"logit(): argument 'eps' must be a float or None, not {type(eps).__name__}"
-        )
+        raise TypeError(f"logit(): argument 'eps' must be a float or None, not {type_name(eps)}")
     return Logit.apply(_tensor(input, "logit"), eps)
 
 
@@ -180,7 +179,7 @@ def _number(v, op: str, name: str, optional: bool = True):
         isinstance(v, (int, float, np.number)) and not isinstance(v, bool)
     ):
         return v
-    raise TypeError(f"{op}(): argument '{name}' must be a number, not {type(v).__name__}")
+    raise TypeError(f"{op}(): argument '{name}' must be a number, not {type_name(v)}")
 
 
 @gradient_doc(NanToNum)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..._tensor import Tensor
+from ..._type_names import type_name
 from ...autograd.function import Function
 from ...autograd.grad_mode import is_grad_enabled
 from .._util import gradient_doc, normalize_dim
@@ -75,7 +76,7 @@ def _convert_index(index, shape, op: str = "index"):
             arr = np.asarray(item)
             out.append(arr.astype(np.int64) if arr.size == 0 else arr)  # [] selects nothing
         else:
-            raise IndexError(f"{op}: unsupported index of type {type(item).__name__}")
+            raise IndexError(f"{op}: unsupported index of type {type_name(item)}")
     return tuple(out)
 
 

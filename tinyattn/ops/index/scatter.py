@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..._tensor import Tensor
+from ..._type_names import type_name
 from ...autograd.function import Function
 from .._util import gradient_doc, normalize_dim
 from ..shape.views import movedim, reshape
@@ -43,7 +44,7 @@ __all__ = [
 
 def _src(src, op: str) -> Tensor:
     if not isinstance(src, Tensor):
-        raise TypeError(f"{op}(): argument 'src' must be Tensor, not {type(src).__name__}")
+        raise TypeError(f"{op}(): argument 'src' must be Tensor, not {type_name(src)}")
     return src
 
 

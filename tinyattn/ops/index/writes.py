@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..._tensor import Tensor
+from ..._type_names import type_name
 from .._util import normalize_dim
 from ..elementwise.arithmetic import _tensor
 from ..inplace import check_inplace_allowed
@@ -26,7 +27,7 @@ def _put_args(input, index, source, op: str) -> np.ndarray:
     x = _tensor(input, op)
     for name, t in (("index", index), ("source", source)):
         if not isinstance(t, Tensor):
-            raise TypeError(f"{op}(): argument '{name}' must be a Tensor, not {type(t).__name__}")
+            raise TypeError(f"{op}(): argument '{name}' must be a Tensor, not {type_name(t)}")
     if index._data.dtype != np.int64:
         raise RuntimeError(f"{op}(): Expected a long tensor for index, but got {index.dtype}")
     if source._data.dtype != x._data.dtype:
@@ -96,7 +97,7 @@ def _index_reduce_args(input, dim, index, source, reduce, op: str) -> tuple[int,
         )
     for name, t in (("index", index), ("source", source)):
         if not isinstance(t, Tensor):
-            raise TypeError(f"{op}(): argument '{name}' must be a Tensor, not {type(t).__name__}")
+            raise TypeError(f"{op}(): argument '{name}' must be a Tensor, not {type_name(t)}")
     d = normalize_dim(dim, max(x.ndim, 1), op)
     if index._data.dtype not in (np.int64, np.int32) or index.ndim > 1:
         raise RuntimeError(

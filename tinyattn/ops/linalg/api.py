@@ -14,6 +14,7 @@ from collections import namedtuple
 import numpy as np
 
 from ..._tensor import Tensor
+from ..._type_names import type_name
 from .._util import gradient_doc, normalize_dims
 from ..elementwise.unary import abs as _abs
 from ..reduce.reduction import amax, amin
@@ -75,7 +76,7 @@ def slogdet(A: Tensor):
 
 def _check_solve_b(A: Tensor, B: Tensor, op: str):
     if not isinstance(B, Tensor):
-        raise TypeError(f"{op}(): argument 'B' must be a Tensor, not {type(B).__name__}")
+        raise TypeError(f"{op}(): argument 'B' must be a Tensor, not {type_name(B)}")
     if B._data.dtype != A._data.dtype:
         raise RuntimeError(
             f"{op}: Expected A and B to have the same dtype, but found A of type {A.dtype} "
@@ -121,7 +122,7 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
 
 def _check_ord_dim(A: Tensor, dim, op: str):
     if not isinstance(A, Tensor):
-        raise TypeError(f"{op}(): argument 'A' must be a Tensor, not {type(A).__name__}")
+        raise TypeError(f"{op}(): argument 'A' must be a Tensor, not {type_name(A)}")
     if A.ndim < 2:
         raise RuntimeError(f"{op}: The input tensor A must have at least 2 dimensions.")
     dims = normalize_dims(dim, A.ndim, op)
@@ -168,7 +169,7 @@ def norm(input: Tensor, ord=None, dim=None, keepdim: bool = False, *, dtype=None
     ``ord`` and ``dim`` are None."""
     A = input  # torch's keyword is ``input``; the math calls the matrix A
     if not isinstance(A, Tensor):
-        raise TypeError(f"linalg.norm(): argument 'A' must be a Tensor, not {type(A).__name__}")
+        raise TypeError(f"linalg.norm(): argument 'A' must be a Tensor, not {type_name(A)}")
     matrix = isinstance(ord, str)  # 'fro' / 'nuc' are matrix norms whatever dim is
     if dim is not None:
         dims = (dim,) if isinstance(dim, numbers.Integral) else tuple(dim)
@@ -213,7 +214,7 @@ def multi_dot(tensors) -> Tensor:
     for i, t in enumerate(tensors):
         edge = i in (0, len(tensors) - 1)
         if not isinstance(t, Tensor) or not (t.ndim == 2 or (edge and t.ndim == 1)):
-            shape = list(t.shape) if isinstance(t, Tensor) else type(t).__name__
+            shape = list(t.shape) if isinstance(t, Tensor) else type_name(t)
             raise RuntimeError(
                 f"multi_dot(): tensor {i} must be 2D (the first and last may be 1D), got {shape}"
             )

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..._tensor import Tensor
+from ..._type_names import type_name
 from ...autograd.function import Function
 from ...autograd.xp import numpy_xp
 
@@ -29,7 +30,7 @@ class LinAlgError(RuntimeError):
 def check_matrix(x, op: str, name: str = "A", square: bool = True) -> None:
     """Raise torch-like errors unless ``x`` is a float Tensor of (square) matrices."""
     if not isinstance(x, Tensor):
-        raise TypeError(f"{op}(): argument '{name}' must be a Tensor, not {type(x).__name__}")
+        raise TypeError(f"{op}(): argument '{name}' must be a Tensor, not {type_name(x)}")
     if x.ndim < 2:
         raise RuntimeError(
             f"{op}: The input tensor {name} must have at least 2 dimensions "

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numbers
 
 from ..._tensor import Tensor
+from ..._type_names import type_name
 from .._util import normalize_dim
 from ..elementwise.arithmetic import _tensor, where
 from ..inplace import check_inplace_allowed
@@ -42,8 +43,8 @@ def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1) -> Tensor
     _tensor(input, "addmv")
     if not isinstance(mat, Tensor) or not isinstance(vec, Tensor):
         raise TypeError(
-            f"addmv(): arguments 'mat' and 'vec' must be Tensors, got {type(mat).__name__} and "
-            f"{type(vec).__name__}"
+            f"addmv(): arguments 'mat' and 'vec' must be Tensors, got {type_name(mat)} and "
+            f"{type_name(vec)}"
         )
     return _add_scaled(input, mv(mat, vec), beta, alpha, "addmv")
 
@@ -77,7 +78,7 @@ def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1) -> Tenso
     _tensor(input, "addr")
     for name, v in (("vec1", vec1), ("vec2", vec2)):
         if not isinstance(v, Tensor):
-            raise TypeError(f"addr(): argument '{name}' must be a Tensor, not {type(v).__name__}")
+            raise TypeError(f"addr(): argument '{name}' must be a Tensor, not {type_name(v)}")
         if v.ndim != 1:
             raise RuntimeError(
                 f"addr: Expected 1-D argument {name}, but got {v.ndim}-D (shape {list(v.shape)})"

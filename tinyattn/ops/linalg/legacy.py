@@ -15,6 +15,7 @@ import numbers
 import numpy as np
 
 from ..._tensor import Tensor
+from ..._type_names import type_name
 from ...autograd.function import Function
 from .._util import gradient_doc
 from ..reduce.reduction import norm as _vector_norm
@@ -213,7 +214,7 @@ def geqrf(input: Tensor):
     so Q = H_1 ... H_k with H_i = I - tau_i v_i v_i^T. Not differentiable (as torch, whose
     backward raises; here the outputs do not require grad)."""
     if not isinstance(input, Tensor):
-        raise TypeError(f"geqrf(): argument 'input' must be a Tensor, not {type(input).__name__}")
+        raise TypeError(f"geqrf(): argument 'input' must be a Tensor, not {type_name(input)}")
     if input.ndim < 2:
         raise RuntimeError("torch.geqrf: input must have at least 2 dimensions.")
     D.check_matrix(input, "torch.geqrf", square=False)

@@ -14,6 +14,7 @@ import warnings
 import numpy as np
 
 from ..._tensor import Tensor
+from ..._type_names import type_name
 from ...autograd.function import Function
 from ...autograd.xp import numpy_xp
 from .._util import gradient_doc
@@ -150,7 +151,7 @@ def lu(A: Tensor, pivot: bool = True, get_infos: bool = False, out=None):
         "and will be removed in a future PyTorch release.",
     )
     if not isinstance(A, Tensor):
-        raise TypeError(f"lu(): argument 'A' must be a Tensor, not {type(A).__name__}")
+        raise TypeError(f"lu(): argument 'A' must be a Tensor, not {type_name(A)}")
     if A.ndim < 2:
         raise RuntimeError(
             f"torch.lu_factor: Expected tensor with 2 or more dimensions. Got size: "
@@ -225,7 +226,7 @@ def lu_solve(input: Tensor, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:
     )
     _check_pivots(LU_data, LU_pivots, "lu_solve")
     if not isinstance(b, Tensor):
-        raise TypeError(f"lu_solve(): argument 'b' must be a Tensor, not {type(b).__name__}")
+        raise TypeError(f"lu_solve(): argument 'b' must be a Tensor, not {type_name(b)}")
     D.check_matrix(LU_data, "linalg.lu_solve", "LU")
     if b.ndim < 2:
         raise RuntimeError("linalg.lu_solve: The input tensor B must have at least 2 dimensions.")

@@ -14,6 +14,7 @@ from ... import _dtype as dt
 from ..._matmul import matmul as matmul_arrays
 from ..._matmul import matmul_sum_batch
 from ..._tensor import Tensor
+from ..._type_names import type_name
 from ...autograd.function import Function
 from ...autograd.xp import numpy_xp
 from .._util import gradient_doc, normalize_dim
@@ -92,7 +93,7 @@ class Matmul(Function):
 def _check_matmul(a: Tensor, b: Tensor, op: str) -> None:
     for name, x in (("input", a), ("other", b)):
         if not isinstance(x, Tensor):
-            raise TypeError(f"{op}(): argument '{name}' must be a Tensor, not {type(x).__name__}")
+            raise TypeError(f"{op}(): argument '{name}' must be a Tensor, not {type_name(x)}")
         if x.ndim == 0:
             raise RuntimeError(f"{op}: both arguments need to be at least 1D, but {name} is 0-D")
     k_a = a.shape[-1]
@@ -229,7 +230,7 @@ def _add_scaled(input: Tensor, product: Tensor, beta, alpha, op: str) -> Tensor:
     With ``beta = 0`` the input is ignored (NaN and inf in it do not propagate), as in torch.
     """
     if not isinstance(input, Tensor):
-        raise TypeError(f"{op}(): argument 'input' must be a Tensor, not {type(input).__name__}")
+        raise TypeError(f"{op}(): argument 'input' must be a Tensor, not {type_name(input)}")
     try:
         shape = np.broadcast_shapes(input.shape, product.shape)
     except ValueError:
@@ -305,7 +306,7 @@ def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
     """
     for name, x in (("input", input), ("other", other)):
         if not isinstance(x, Tensor):
-            raise TypeError(f"cross(): argument '{name}' must be a Tensor, not {type(x).__name__}")
+            raise TypeError(f"cross(): argument '{name}' must be a Tensor, not {type_name(x)}")
     if input.ndim != other.ndim:
         raise RuntimeError(
             f"linalg.cross: inputs must have the same number of dimensions: input "
@@ -587,10 +588,10 @@ def einsum(equation: str, *operands) -> Tensor:
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     if not isinstance(equation, str):
-        raise TypeError(f"einsum(): equation must be a string, got {type(equation).__name__}")
+        raise TypeError(f"einsum(): equation must be a string, got {type_name(equation)}")
     for i, x in enumerate(operands):
         if not isinstance(x, Tensor):
-            raise TypeError(f"einsum(): operand {i} must be a Tensor, got {type(x).__name__}")
+            raise TypeError(f"einsum(): operand {i} must be a Tensor, got {type_name(x)}")
     if not operands:
         raise ValueError("einsum(): must provide at least one operand")
     terms, out, sizes = _parse_einsum(equation, [x._data.shape for x in operands])

@@ -15,6 +15,7 @@ import numpy as np
 
 from ... import _dtype as dt
 from ..._tensor import Tensor
+from ..._type_names import type_name
 from ..elementwise.arithmetic import where
 from ..reduce.reduction import norm, sum
 from ..shape.rearrange import cat, diag, diagonal, meshgrid, stack
@@ -46,7 +47,7 @@ ger = outer
 
 def _need(x, ndim: int, op: str, name: str = "input", what: str = "") -> None:
     if not isinstance(x, Tensor):
-        raise TypeError(f"{op}(): argument '{name}' must be Tensor, not {type(x).__name__}")
+        raise TypeError(f"{op}(): argument '{name}' must be Tensor, not {type_name(x)}")
     if x.ndim != ndim:
         raise RuntimeError(
             f"{op}(): expected {name} to be {what or f'{ndim}-D'}, but got a tensor of shape "
@@ -208,7 +209,7 @@ def block_diag(*tensors) -> Tensor:
     blocks = []
     for i, t in enumerate(tensors):
         if not isinstance(t, Tensor):
-            raise TypeError(f"block_diag(): argument {i} must be Tensor, not {type(t).__name__}")
+            raise TypeError(f"block_diag(): argument {i} must be Tensor, not {type_name(t)}")
         if t.ndim > 2:
             raise RuntimeError(
                 f"block_diag(): Input tensors must have 2 or fewer dimensions. Input {i} has "

@@ -15,6 +15,7 @@ import numpy as np
 
 from ... import _dtype as dt
 from ..._tensor import Tensor
+from ..._type_names import type_name
 from .._util import normalize_dim
 from ..elementwise.arithmetic import _tensor
 from ..elementwise.unary import cast
@@ -254,7 +255,7 @@ def _check_float_input(input, weight, op: str) -> tuple[np.ndarray, np.ndarray |
     if not isinstance(weight, Tensor) or weight._data.dtype != x._data.dtype:
         raise RuntimeError(
             f"{op}: weight must be a tensor of the input's dtype {x.dtype}, got "
-            f"{getattr(weight, 'dtype', type(weight).__name__)}"
+            f"{getattr(weight, 'dtype', type_name(weight))}"
         )
     return x._data, weight._data
 

@@ -19,6 +19,7 @@ import numpy as np
 from ... import _dtype as dt
 from ... import _softmax_math as softmax_math
 from ..._tensor import Tensor
+from ..._type_names import type_name
 from ...autograd.function import Function
 from .._util import normalize_dim, to_float
 
@@ -81,7 +82,7 @@ def _implicit_dim(ndim: int, op: str, stacklevel: int) -> int:
 
 def _prepare(input: Tensor, dim, dtype, op: str, stacklevel: int):
     if not isinstance(input, Tensor):
-        raise TypeError(f"{op}(): argument 'input' must be a Tensor, not {type(input).__name__}")
+        raise TypeError(f"{op}(): argument 'input' must be a Tensor, not {type_name(input)}")
     if dtype is not None:
         input = input.to(dt.to_dtype(dtype))
     if input._data.dtype.kind == "c":  # (torch has no complex softmax on the CPU either)

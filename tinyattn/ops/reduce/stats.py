@@ -16,6 +16,7 @@ import numpy as np
 
 from ... import _dtype as dt
 from ..._tensor import Tensor
+from ..._type_names import type_name
 from ...autograd.function import Function
 from .._accumulation import accumulates_in_float32
 from .._util import gradient_doc, normalize_dim
@@ -117,7 +118,7 @@ def _quantile(input, q, dim, keepdim, interpolation, ignore_nan: bool, op: str) 
     if not isinstance(input, Tensor) or input._data.dtype.kind != "f":
         raise RuntimeError(
             f"{op}() input tensor must be either float or double dtype, got "
-            f"{getattr(getattr(input, 'dtype', None), 'name', type(input).__name__)}"
+            f"{getattr(getattr(input, 'dtype', None), 'name', type_name(input))}"
         )
     if input.numel() == 0:
         raise RuntimeError(f"{op}() input tensor must be non-empty, got shape {list(input.shape)}")
@@ -263,7 +264,7 @@ def logcumsumexp(input: Tensor, dim: int) -> Tensor:
 
 def _trapezoid_terms(y: Tensor, x, dx, dim: int, op: str):
     if not isinstance(y, Tensor):
-        raise TypeError(f"{op}(): argument 'y' must be Tensor, not {type(y).__name__}")
+        raise TypeError(f"{op}(): argument 'y' must be Tensor, not {type_name(y)}")
     d = normalize_dim(dim, y.ndim, op)
     if not y.dtype.is_floating_point:
         y = y.to(dt.get_default_dtype())
@@ -323,7 +324,7 @@ def isin(elements, test_elements, *, assume_unique: bool = False, invert: bool =
     for name, v in (("elements", elements), ("test_elements", test_elements)):
         if not isinstance(v, (Tensor, numbers.Number)):
             raise TypeError(
-                f"isin(): argument '{name}' must be Tensor or Number, got {type(v).__name__}"
+                f"isin(): argument '{name}' must be Tensor or Number, got {type_name(v)}"
             )
     if not isinstance(elements, Tensor) and not isinstance(test_elements, Tensor):
         raise TypeError("isin(): at least one of elements and test_elements must be a Tensor")

@@ -14,6 +14,7 @@ import numpy as np
 
 from ..._size import Size
 from ..._tensor import Tensor
+from ..._type_names import type_name
 from ...autograd.function import Function
 from .._util import gradient_doc, normalize_dim, shape_args
 from ..index.indexing import gather, getitem
@@ -62,7 +63,7 @@ __all__ = [
 
 def _check_tensor(x, op: str, name: str = "input") -> Tensor:
     if not isinstance(x, Tensor):
-        raise TypeError(f"{op}(): argument '{name}' must be Tensor, not {type(x).__name__}")
+        raise TypeError(f"{op}(): argument '{name}' must be Tensor, not {type_name(x)}")
     return x
 
 

@@ -8,6 +8,7 @@ import numpy as np
 
 from ... import _dtype as dt
 from ..._tensor import Tensor
+from ..._type_names import type_name
 from ...autograd.function import Function
 from ...autograd.xp import numpy_xp
 from .._util import gradient_doc, int_list, normalize_dim, normalize_dims, shape_args
@@ -159,7 +160,7 @@ def _tensor_list(tensors, op: str) -> list[Tensor]:
         raise RuntimeError(f"{op}(): expected a non-empty list of Tensors")
     for i, x in enumerate(tensors):
         if not isinstance(x, Tensor):
-            raise TypeError(f"{op}(): expected Tensor as element {i}, but got {type(x).__name__}")
+            raise TypeError(f"{op}(): expected Tensor as element {i}, but got {type_name(x)}")
     return tensors
 
 
@@ -503,7 +504,7 @@ def meshgrid(*tensors, indexing: str | None = None) -> tuple[Tensor, ...]:
     for i, t in enumerate(tensors):
         if not isinstance(t, Tensor):
             raise TypeError(
-                f"meshgrid(): argument 'tensors' must be tensors, got {type(t).__name__} at {i}"
+                f"meshgrid(): argument 'tensors' must be tensors, got {type_name(t)} at {i}"
             )
         if t.ndim > 1:
             raise RuntimeError(

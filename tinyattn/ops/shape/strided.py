@@ -16,6 +16,7 @@ import numbers
 import numpy as np
 
 from ..._tensor import Tensor
+from ..._type_names import type_name
 from ...autograd.function import Function
 from .._util import gradient_doc
 from ..elementwise.arithmetic import _tensor
@@ -55,8 +56,7 @@ def _int_tuple(values, name: str) -> tuple[int, ...]:
         out = tuple(int(v) for v in values)
     except TypeError:
         raise TypeError(
-            f"as_strided(): argument '{name}' must be a sequence of ints, not "
-            f"{type(values).__name__}"
+            f"as_strided(): argument '{name}' must be a sequence of ints, not {type_name(values)}"
         ) from None
     return out
 

@@ -19,6 +19,7 @@ import numpy as np
 
 from ... import _dtype as dt
 from ..._tensor import Tensor
+from ..._type_names import type_name
 from ...autograd.function import Function
 from .._util import gradient_doc, to_float
 from ..elementwise.arithmetic import _checked, _operand, _promote, _tensor
@@ -263,7 +264,7 @@ def digamma(input: Tensor) -> Tensor:
 
 def _order(n, op: str) -> int:
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
-        raise TypeError(f"{op}(): argument 'n' must be int, not {type(n).__name__}")
+        raise TypeError(f"{op}(): argument 'n' must be int, not {type_name(n)}")
     if n < 0:
         raise RuntimeError(f"{op}(): argument 'n' must be non-negative, got {n}")
     return int(n)
@@ -283,7 +284,7 @@ def mvlgamma(input: Tensor, p: int) -> Tensor:
     """
     x = _tensor(input, "mvlgamma")
     if isinstance(p, bool) or not isinstance(p, (int, np.integer)):
-        raise TypeError(f"mvlgamma(): argument 'p' must be int, not {type(p).__name__}")
+        raise TypeError(f"mvlgamma(): argument 'p' must be int, not {type_name(p)}")
     if p < 1:
         raise RuntimeError(f"mvlgamma(): argument 'p' must be at least 1, got {p}")
     if not x.is_floating_point():

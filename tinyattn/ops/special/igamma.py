@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..._tensor import Tensor
+from ..._type_names import type_name
 from ...autograd.function import Function
 from ...autograd.xp import numpy_xp
 from .._util import gradient_doc
@@ -123,7 +124,7 @@ class Igamma(Function):
 
 def _operands(input, other, op: str):
     if not isinstance(input, Tensor):
-        raise TypeError(f"{op}(): argument 'input' must be Tensor, not {type(input).__name__}")
+        raise TypeError(f"{op}(): argument 'input' must be Tensor, not {type_name(input)}")
     if not isinstance(other, Tensor):
         other = Tensor._make(np.asarray(other, dtype=input._data.dtype))
     for t in (input, other):

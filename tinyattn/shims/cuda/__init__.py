@@ -6,6 +6,7 @@ Present so the common tutorial idiom keeps working unchanged::
 """
 
 from __future__ import annotations
+from ..._type_names import type_name
 
 
 def is_available() -> bool:
@@ -53,7 +54,7 @@ def set_device(device) -> None:
     else:
         raise TypeError(
             f"set_device(): argument 'device' must be an int, str or device, got "
-            f"{type(device).__name__}"
+            f"{type_name(device)}"
         )
     if index < 0:
         return

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 
+from ..._type_names import type_name
 from .common import Measurement, TaskSpec
 
 __all__ = ["Timer", "Language"]
@@ -81,7 +82,7 @@ class Timer:
         language: int | str = Language.PYTHON,
     ) -> None:
         if not isinstance(stmt, str):
-            raise ValueError(f"Timer(): argument 'stmt' must be a str, got {type(stmt).__name__}")
+            raise ValueError(f"Timer(): argument 'stmt' must be a str, got {type_name(stmt)}")
         if language not in (Language.PYTHON, "py", "python"):
             raise ValueError(
                 f"Timer(): only Python statements can be timed, got language={language!r}"

@@ -21,8 +21,14 @@ Epochs and shutdown
     Tasks and answers carry the epoch number; answers from an abandoned epoch (a loop
     left early, then a new one with ``persistent_workers``) are ignored. Shutdown sets a
     stop event, sends each worker ``None``, waits briefly, then terminates what is left.
-    While waiting for an answer the main process checks that every worker is alive and
-    applies ``timeout``, so a dead or stuck worker is an error, not a hang.
+
+Failures lose no batch but the failing one (docs/reliability.md has the table)
+    An exception in a worker (dataset, ``collate_fn``, ``worker_init_fn``) is raised for
+    its batch only; a loop that catches it gets the rest of the epoch, as without workers.
+    ``timeout`` raises RuntimeError and leaves the batch in flight: the next ``next()``
+    waits for it again. A worker that dies is an error naming the batch it was building
+    (``building`` is shared with the workers); the other batches it held are rebuilt by
+    the workers still alive. Only when none is left does the epoch end.
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ import queue
 import sys
 import time
 from collections import deque
+from dataclasses import dataclass
 
 from ...random import _numpy_generator
 from . import _worker
@@ -55,6 +62,14 @@ def _multiprocessing_context(choice):
     return choice
 
 
+@dataclass(frozen=True)
+class _Deaths:
+    """Workers found dead while waiting for an answer: their ids and process ids."""
+
+    worker_ids: tuple[int, ...]
+    pids: tuple[int, ...]
+
+
 class _WorkerPool:
     """The worker processes, one inbox each, and the one outbox they all answer into."""
 
@@ -64,6 +79,8 @@ class _WorkerPool:
         self.outbox = context.Queue()
         self.stop_event = context.Event()
         self.current_epoch = context.Value("q", 0)
+        # building[w]: the batch number worker w is building now, -1 when idle
+        self.building = context.Array("q", [-1] * loader.num_workers, lock=False)
         self.inboxes, self.processes = [], []
         for worker_id in range(loader.num_workers):
             setup = _worker.WorkerSetup(
@@ -77,18 +94,22 @@ class _WorkerPool:
                 parent_pid=os.getpid(),
             )
             inbox = context.Queue()
-            args = (setup, inbox, self.outbox, self.stop_event, self.current_epoch)
+            args = (setup, inbox, self.outbox, self.stop_event, self.current_epoch, self.building)
             process = context.Process(target=_worker.run_worker, args=args, daemon=True)
             process.start()
             self.inboxes.append(inbox)
             self.processes.append(process)
+        self.alive = set(range(loader.num_workers))
         self.closed = False
 
     def send(self, worker_id: int, task) -> None:
         self.inboxes[worker_id].put(task)
 
     def receive(self, timeout: float):
-        """The next answer from any worker; RuntimeError if one died or ``timeout`` passed."""
+        """The next answer from any worker, or :class:`_Deaths` for workers found dead.
+
+        RuntimeError if ``timeout`` passes first; the workers keep going.
+        """
         deadline = time.monotonic() + timeout if timeout > 0 else None
         while True:
             wait = _worker.POLL_SECONDS
@@ -98,15 +119,12 @@ class _WorkerPool:
                 return self.outbox.get(timeout=wait)
             except queue.Empty:
                 pass
-            if deadline is not None and time.monotonic() >= deadline:
-                self.close(grace=0.0)  # a worker that is stuck will not finish now
-                raise RuntimeError(f"DataLoader timed out after {timeout} seconds")
-            dead = [str(p.pid) for p in self.processes if not p.is_alive()]
+            dead = sorted(w for w in self.alive if not self.processes[w].is_alive())
             if dead:
-                self.close()
-                raise RuntimeError(
-                    f"DataLoader worker (pid(s) {', '.join(dead)}) exited unexpectedly"
-                )
+                self.alive.difference_update(dead)
+                return _Deaths(tuple(dead), tuple(self.processes[w].pid for w in dead))
+            if deadline is not None and time.monotonic() >= deadline:
+                raise RuntimeError(f"DataLoader timed out after {timeout} seconds")
 
     def close(self, grace: float = _JOIN_SECONDS) -> None:
         """Stop the workers: ask, wait up to ``grace`` seconds each, then terminate."""
@@ -140,14 +158,19 @@ class MultiProcessBatches:
         self._timeout = loader.timeout
         self._keep_workers = loader.persistent_workers
         self._in_order = loader.in_order
+        self._streams = loader._iterable
         self._pool = _WorkerPool(loader)
         self._epoch = -1
         self.start_epoch(loader)
 
     @property
     def workers_stopped(self) -> bool:
-        """True once the workers are shut down (after an error, or a non-persistent epoch)."""
-        return self._pool.closed
+        """True once the workers are shut down or one has died (a new epoch needs new ones)."""
+        return self._pool.closed or len(self._pool.alive) < len(self._pool.processes)
+
+    def close(self) -> None:
+        """Stop the worker processes now (a new iterator starts new ones)."""
+        self._pool.close()
 
     def start_epoch(self, loader) -> None:
         """Begin a pass over the batch sampler, abandoning whatever the last pass left out."""
@@ -155,10 +178,11 @@ class MultiProcessBatches:
         self._pool.current_epoch.value = self._epoch
         self._plan = iter(loader._batch_plan())
         self._plan_done = False
-        self._rotation = deque(range(len(self._pool.processes)))  # whose turn is next
+        self._rotation = deque(sorted(self._pool.alive))  # whose turn is next
         self.next_to_dispatch = 0
         self.next_to_yield = 0
         self.assigned: dict[int, int] = {}  # batch number -> worker building it
+        self.indices: dict[int, object] = {}  # batch number -> its indices, while assigned
         self.finished: dict[int, object] = {}  # batch number -> answer not yet yielded
         self._dispatch_up_to_budget()
 
@@ -168,11 +192,16 @@ class MultiProcessBatches:
             if indices is _PLAN_DONE:
                 self._plan_done = True
                 return
-            worker_id = self._rotation[0]
-            self._rotation.rotate(-1)
-            self._pool.send(worker_id, (self._epoch, self.next_to_dispatch, indices))
-            self.assigned[self.next_to_dispatch] = worker_id
+            self._send(self.next_to_dispatch, indices)
             self.next_to_dispatch += 1
+
+    def _send(self, number: int, indices) -> None:
+        """Give batch ``number`` to the worker whose turn it is."""
+        worker_id = self._rotation[0]
+        self._rotation.rotate(-1)
+        self._pool.send(worker_id, (self._epoch, number, indices))
+        self.assigned[number] = worker_id
+        self.indices[number] = indices
 
     def _in_flight(self) -> int:
         return len(self.assigned) + len(self.finished)
@@ -184,7 +213,7 @@ class MultiProcessBatches:
         return self._loader_len()
 
     def __next__(self):
-        if self.workers_stopped:
+        if self._pool.closed:
             raise StopIteration
         while True:
             self._dispatch_up_to_budget()
@@ -212,21 +241,65 @@ class MultiProcessBatches:
         return None
 
     def _take_one_answer(self) -> None:
-        epoch, number, encoded = self._pool.receive(self._timeout)
-        if epoch != self._epoch:
-            return  # an answer from an abandoned epoch
+        reply = self._pool.receive(self._timeout)
+        if isinstance(reply, _Deaths):
+            self._recover_from_deaths(reply)
+            return
+        epoch, number, encoded = reply
+        if epoch != self._epoch or number not in self.assigned:
+            return  # from an abandoned epoch, or a rebuilt batch whose first answer came
         answer = pickle.loads(encoded)
+        if isinstance(answer, _worker.WorkerError) and answer.in_setup:
+            self._retire(self.assigned[number], building=-1)  # this batch goes to another
+            if not self._rotation:
+                self._pool.close()
+            answer.raise_in_main()
         worker_id = self.assigned.pop(number)
+        del self.indices[number]
         if isinstance(answer, _worker.StreamEnd):
             self._rotation.remove(worker_id)
             self.assigned = {n: w for n, w in self.assigned.items() if w != worker_id}
         else:
             self.finished[number] = answer
 
+    def _recover_from_deaths(self, deaths: _Deaths) -> None:
+        """Drop the batch each dead worker was building, rebuild its others; then raise."""
+        lost = []
+        for worker_id in deaths.worker_ids:
+            lost += self._retire(worker_id, building=self._pool.building[worker_id])
+        pids = ", ".join(str(pid) for pid in deaths.pids)
+        message = f"DataLoader worker (pid(s) {pids}) exited unexpectedly"
+        if not self._rotation:
+            self._pool.close()
+            raise RuntimeError(f"{message}; no worker is left, the epoch ends here")
+        raise RuntimeError(
+            f"{message} while building batch {', '.join(map(str, lost)) or 'none'}; "
+            "the other workers rebuild the rest of its batches"
+        )
+
+    def _retire(self, worker_id: int, building: int) -> list[int]:
+        """Take ``worker_id`` out of the rotation; hand its batches to the others.
+
+        Returns the batch numbers lost: ``building`` (what it was building when it
+        failed), and all it held if no worker is left or the dataset is a stream (a
+        stream's items live in its worker, and another worker's next batch stands in).
+        """
+        self._pool.alive.discard(worker_id)
+        if worker_id in self._rotation:
+            self._rotation.remove(worker_id)
+        lost = []
+        for number in sorted(n for n, w in self.assigned.items() if w == worker_id):
+            del self.assigned[number]
+            indices = self.indices.pop(number)
+            if number == building or self._streams or not self._rotation:
+                lost.append(number)
+            else:
+                self._send(number, indices)
+        return lost
+
     def _hand_out(self, answer):
         if isinstance(answer, _worker.WorkerError):
-            self._pool.close()
-            answer.raise_in_main()
+            answer.raise_in_main()  # the workers go on: the next call yields the next batch
         return _worker.unpack(answer)
 
     def __del__(self) -> None:

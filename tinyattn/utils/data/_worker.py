@@ -91,7 +91,8 @@ class WorkerError:
     a message holding the worker's formatted traceback.
     """
 
-    def __init__(self, where: str) -> None:
+    def __init__(self, where: str, in_setup: bool = False) -> None:
+        self.in_setup = in_setup  # from worker_init_fn: the worker answers nothing more
         kind, exc, _ = sys.exc_info()
         self.message = f"Caught {kind.__name__} {where}.\nOriginal {traceback.format_exc()}"
         try:
@@ -220,7 +221,17 @@ def _avoid_forked_openmp() -> None:
         os.environ["TINYATTN_KERNELS"] = "numpy"
 
 
-def run_worker(setup: WorkerSetup, inbox, outbox, stop_event, current_epoch) -> None:
+def _run_worker_init_fn(setup: WorkerSetup) -> WorkerError | None:
+    """Call ``worker_init_fn``; its error is this worker's only answer (the others take over)."""
+    try:
+        if setup.worker_init_fn is not None:
+            setup.worker_init_fn(setup.worker_id)
+    except Exception:
+        return WorkerError(setup.where, in_setup=True)
+    return None
+
+
+def run_worker(setup: WorkerSetup, inbox, outbox, stop_event, current_epoch, building) -> None:
     """The body of a worker process: answer tasks from ``inbox`` until told to stop."""
     global _this_worker
     _avoid_forked_openmp()
@@ -228,14 +239,8 @@ def run_worker(setup: WorkerSetup, inbox, outbox, stop_event, current_epoch) -> 
     _this_worker = WorkerInfo(
         id=setup.worker_id, num_workers=setup.num_workers, seed=seed, dataset=setup.dataset
     )
-    setup_failed = None  # a worker_init_fn error answers every task
-    try:
-        if setup.worker_init_fn is not None:
-            setup.worker_init_fn(setup.worker_id)
-    except Exception:
-        setup_failed = WorkerError(setup.where)
-
-    epoch_seen, make_batch, dry = -1, None, False
+    setup_failed = _run_worker_init_fn(setup)
+    epoch_seen, make_batch, dry, retired = -1, None, False, False
     while (task := _wait_for_task(inbox, stop_event, setup.parent_pid)) is not None:
         if stop_event.is_set():
             break
@@ -244,9 +249,10 @@ def run_worker(setup: WorkerSetup, inbox, outbox, stop_event, current_epoch) -> 
             continue  # the main process has moved on to a later epoch
         if epoch != epoch_seen:  # a new epoch starts from a fresh iterator
             epoch_seen, make_batch, dry = epoch, None, False
-        if dry:
-            continue  # the main process learns of it from the StreamEnd already sent
-        reply = setup_failed
+        if dry or retired:
+            continue  # the main process learns of it from the StreamEnd or error already sent
+        reply, retired = setup_failed, setup_failed is not None
+        building[setup.worker_id] = batch_number  # who to blame if this process dies now
         if reply is None:
             try:
                 if make_batch is None:
@@ -260,4 +266,5 @@ def run_worker(setup: WorkerSetup, inbox, outbox, stop_event, current_epoch) -> 
             except Exception:
                 reply = WorkerError(setup.where)
         outbox.put((epoch, batch_number, _encode(reply, setup)))
+        building[setup.worker_id] = -1
     outbox.cancel_join_thread()  # results nobody will read must not keep this process alive

@@ -17,7 +17,9 @@ main-process side, ``_worker.py`` the worker side), up to ``prefetch_factor`` ba
 per worker in flight. Batch ``k`` goes to worker ``k mod num_workers`` and the batches
 are yielded in order, so the result is the same as with ``num_workers=0`` (unless
 ``in_order=False``). An :class:`IterableDataset` is iterated by every worker: shard it
-with :func:`get_worker_info`.
+with :func:`get_worker_info`. A failing worker loses no batch but its failing one: an
+error is raised for that batch, and a loop that catches it gets the rest of the epoch
+(docs/reliability.md, "DataLoader workers").
 
 CPU only: ``pin_memory`` and ``pin_memory_device`` are accepted and do nothing
 (``pin_memory=True`` warns, as torch does on a machine without an accelerator).
@@ -168,9 +170,11 @@ class DataLoader:
     drop_last : bool
         Drop the last batch when it is smaller than ``batch_size``.
     timeout : float
-        Seconds to wait for a batch from the workers before raising (0: wait forever).
+        Seconds to wait for a batch from the workers before raising RuntimeError (0: wait
+        forever); the batch stays in flight and the next ``next()`` waits for it again.
     worker_init_fn : callable
-        Called as ``worker_init_fn(worker_id)`` in each worker after seeding.
+        Called as ``worker_init_fn(worker_id)`` in each worker after seeding. If it raises,
+        its error is raised once and the other workers build that worker's batches.
     multiprocessing_context : str or context
         "fork", "spawn", "forkserver" or a context (default: "fork" where available).
         Under "spawn"/"forkserver" the dataset is pickled into each worker.
@@ -281,6 +285,8 @@ class DataLoader:
         if not self.persistent_workers:
             return MultiProcessBatches(self)
         if self._kept_iterator is None or self._kept_iterator.workers_stopped:
+            if self._kept_iterator is not None:
+                self._kept_iterator.close()
             self._kept_iterator = MultiProcessBatches(self)
         else:
             self._kept_iterator.start_epoch(self)

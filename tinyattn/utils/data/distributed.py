@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 
+from ..._type_names import type_name
 from ...random import Generator
 from .sampler import Sampler
 
@@ -17,7 +18,7 @@ __all__ = ["DistributedSampler"]
 def _int_arg(name: str, value) -> int:
     if not isinstance(value, int) or isinstance(value, bool):
         raise TypeError(
-            f"DistributedSampler: argument '{name}' must be an int, got {type(value).__name__}"
+            f"DistributedSampler: argument '{name}' must be an int, got {type_name(value)}"
         )
     return value
 
