@@ -22,6 +22,11 @@ import tinyattn
 import tinyattn.nn as nn
 from tests.surface._signature_rules import mismatches, ours
 
+try:
+    import torch
+except ImportError:
+    torch = None
+
 CLASSES = json.loads((Path(__file__).parent / "torch_nn_methods.json").read_text())["classes"]
 
 _DEVICE = "device and dtype moves tinyattn cannot make (CPU only; NumPy has no bfloat16)"
@@ -81,8 +86,6 @@ NOT_YET = {
     "_named_members": "Module's private member walk takes tinyattn's own arguments",
     "from_pretrained": "Embedding.from_pretrained takes max_norm= and the rest by keyword only",
     "modules": "Module.modules() takes no remove_duplicate (named_modules does)",
-    "register_forward_hook": "forward hooks: prepend=, with_kwargs=, always_call= " + _MISSING,
-    "register_forward_pre_hook": "forward pre-hooks: prepend=, with_kwargs= " + _MISSING,
 }  # fmt: skip
 
 
@@ -189,3 +192,54 @@ def test_module_small_methods():
     assert model.share_memory() is model
     with pytest.raises(RuntimeError, match="override get_extra_state"):
         model.get_extra_state()
+
+
+def _hook_order(lib) -> list:
+    log: list = []
+    layer = lib.nn.Linear(2, 2)
+    layer.register_forward_hook(lambda m, a, o: log.append("after"))
+    layer.register_forward_hook(lambda m, a, o: log.append("first"), prepend=True)
+
+    def pre(m, args, kwargs):
+        log.append(("pre", len(args), sorted(kwargs)))
+        return (args[0] * 0,), kwargs
+
+    layer.register_forward_pre_hook(pre, with_kwargs=True)
+    layer.register_forward_hook(
+        lambda m, a, k, o: log.append(("kw", o.sum().item())), with_kwargs=True
+    )
+    with lib.no_grad():
+        layer.bias.fill_(1.0)
+        layer(lib.ones(1, 2))
+
+    class Failing(lib.nn.Module):
+        def forward(self, x):
+            raise ValueError("fails")
+
+    failing = Failing()
+    failing.register_forward_hook(lambda m, a, o: log.append(("always", o)), always_call=True)
+    failing.register_forward_hook(lambda m, a, o: log.append("not called"))
+    with pytest.raises(ValueError):
+        failing(1)
+    return log
+
+
+# What torch 2.13 does (checked against torch below when it is installed).
+HOOK_ORDER = [("pre", 1, []), "first", "after", ("kw", 2.0), ("always", None)]
+
+
+def test_forward_hook_options_as_recorded():
+    """prepend=, with_kwargs= (pre-hook returning (args, kwargs)), always_call=."""
+    assert _hook_order(tinyattn) == HOOK_ORDER
+
+
+@pytest.mark.skipif(torch is None, reason="torch not installed: the record is checked against it")
+def test_forward_hook_record_is_torchs():
+    assert _hook_order(torch) == HOOK_ORDER
+
+
+def test_pre_hook_with_kwargs_must_return_a_pair():
+    layer = nn.Linear(2, 2)
+    layer.register_forward_pre_hook(lambda m, a, k: a, with_kwargs=True)
+    with pytest.raises(RuntimeError, match="new_args, new_kwargs"):
+        layer(tinyattn.ones(1, 2))
