@@ -65,15 +65,6 @@ NOT_YET = {
     "_handle_no_batch_input": _INSTANCE_NORM,
     "_load_from_state_dict": _LOAD,
     "_get_abs_string_index": _PRIVATE, "_get_item_by_idx": _PRIVATE, "_key_to_attr": _PRIVATE,
-    "clear": "ParameterDict's dict methods: " + _MISSING,
-    "copy": "ParameterDict's dict methods: " + _MISSING,
-    "fromkeys": "ParameterDict's dict methods: " + _MISSING,
-    "get": "ParameterDict's dict methods: " + _MISSING,
-    "pop": "ParameterDict's dict methods: " + _MISSING,
-    "popitem": "ParameterDict's dict methods: " + _MISSING,
-    "setdefault": "ParameterDict's dict methods: " + _MISSING,
-    "update": "ParameterDict's dict methods: " + _MISSING,
-    "extend": "ParameterList.extend: " + _MISSING,
     "_check_input_dim": "CircularPad's input check: " + _MISSING + " (its forward checks)",
     "_check_non_zero_input_channels": "SyncBatchNorm's input check: " + _MISSING,
     "_fill_padding_idx_with_zero": "EmbeddingBag's: " + _MISSING + " (Embedding has it)",
@@ -243,3 +234,30 @@ def test_pre_hook_with_kwargs_must_return_a_pair():
     layer.register_forward_pre_hook(lambda m, a, k: a, with_kwargs=True)
     with pytest.raises(RuntimeError, match="new_args, new_kwargs"):
         layer(tinyattn.ones(1, 2))
+
+
+def _dict_methods(lib) -> list:
+    ones = lib.ones(1)
+    params = lib.nn.ParameterDict({"a": ones, "b": lib.zeros(1)})
+    seen = [params.popitem()[0], list(params.keys()), params.copy()["a"] is params["a"]]
+    seen += [params.get("missing", 5), tuple(params.setdefault("c", lib.ones(2)).shape)]
+    fresh = params.fromkeys(["x", "y"], ones)
+    seen += [type(fresh).__name__, list(fresh.keys()), fresh["x"] is fresh["y"]]
+    params.update({"d": ones})
+    seen += [list(params.keys()), "a" in params, tuple(params.pop("a").shape)]
+    params.clear()
+    seen += [len(params), len(lib.nn.ParameterList([ones]).extend([ones, ones]))]
+    return seen
+
+
+DICT_METHODS = ["b", ["a"], True, 5, (2,), "ParameterDict", ["x", "y"], False,
+                ["a", "c", "d"], True, (1,), 0, 3]  # fmt: skip
+
+
+def test_parameter_dict_and_list_methods_as_recorded():
+    assert _dict_methods(tinyattn) == DICT_METHODS
+
+
+@pytest.mark.skipif(torch is None, reason="torch not installed: the record is checked against it")
+def test_parameter_dict_record_is_torchs():
+    assert _dict_methods(torch) == DICT_METHODS
