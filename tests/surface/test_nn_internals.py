@@ -22,6 +22,11 @@ import tinyattn
 import tinyattn.nn as nn
 from tests.surface._signature_rules import mismatches, ours
 
+try:
+    import torch
+except ImportError:
+    torch = None
+
 CLASSES = json.loads((Path(__file__).parent / "torch_nn_methods.json").read_text())["classes"]
 
 _DEVICE = "device and dtype moves tinyattn cannot make (CPU only; NumPy has no bfloat16)"
@@ -60,15 +65,6 @@ NOT_YET = {
     "_handle_no_batch_input": _INSTANCE_NORM,
     "_load_from_state_dict": _LOAD,
     "_get_abs_string_index": _PRIVATE, "_get_item_by_idx": _PRIVATE, "_key_to_attr": _PRIVATE,
-    "clear": "ParameterDict's dict methods: " + _MISSING,
-    "copy": "ParameterDict's dict methods: " + _MISSING,
-    "fromkeys": "ParameterDict's dict methods: " + _MISSING,
-    "get": "ParameterDict's dict methods: " + _MISSING,
-    "pop": "ParameterDict's dict methods: " + _MISSING,
-    "popitem": "ParameterDict's dict methods: " + _MISSING,
-    "setdefault": "ParameterDict's dict methods: " + _MISSING,
-    "update": "ParameterDict's dict methods: " + _MISSING,
-    "extend": "ParameterList.extend: " + _MISSING,
     "_check_input_dim": "CircularPad's input check: " + _MISSING + " (its forward checks)",
     "_check_non_zero_input_channels": "SyncBatchNorm's input check: " + _MISSING,
     "_fill_padding_idx_with_zero": "EmbeddingBag's: " + _MISSING + " (Embedding has it)",
@@ -81,8 +77,6 @@ NOT_YET = {
     "_named_members": "Module's private member walk takes tinyattn's own arguments",
     "from_pretrained": "Embedding.from_pretrained takes max_norm= and the rest by keyword only",
     "modules": "Module.modules() takes no remove_duplicate (named_modules does)",
-    "register_forward_hook": "forward hooks: prepend=, with_kwargs=, always_call= " + _MISSING,
-    "register_forward_pre_hook": "forward pre-hooks: prepend=, with_kwargs= " + _MISSING,
 }  # fmt: skip
 
 
@@ -189,3 +183,81 @@ def test_module_small_methods():
     assert model.share_memory() is model
     with pytest.raises(RuntimeError, match="override get_extra_state"):
         model.get_extra_state()
+
+
+def _hook_order(lib) -> list:
+    log: list = []
+    layer = lib.nn.Linear(2, 2)
+    layer.register_forward_hook(lambda m, a, o: log.append("after"))
+    layer.register_forward_hook(lambda m, a, o: log.append("first"), prepend=True)
+
+    def pre(m, args, kwargs):
+        log.append(("pre", len(args), sorted(kwargs)))
+        return (args[0] * 0,), kwargs
+
+    layer.register_forward_pre_hook(pre, with_kwargs=True)
+    layer.register_forward_hook(
+        lambda m, a, k, o: log.append(("kw", o.sum().item())), with_kwargs=True
+    )
+    with lib.no_grad():
+        layer.bias.fill_(1.0)
+        layer(lib.ones(1, 2))
+
+    class Failing(lib.nn.Module):
+        def forward(self, x):
+            raise ValueError("fails")
+
+    failing = Failing()
+    failing.register_forward_hook(lambda m, a, o: log.append(("always", o)), always_call=True)
+    failing.register_forward_hook(lambda m, a, o: log.append("not called"))
+    with pytest.raises(ValueError):
+        failing(1)
+    return log
+
+
+# What torch 2.13 does (checked against torch below when it is installed).
+HOOK_ORDER = [("pre", 1, []), "first", "after", ("kw", 2.0), ("always", None)]
+
+
+def test_forward_hook_options_as_recorded():
+    """prepend=, with_kwargs= (pre-hook returning (args, kwargs)), always_call=."""
+    assert _hook_order(tinyattn) == HOOK_ORDER
+
+
+@pytest.mark.skipif(torch is None, reason="torch not installed: the record is checked against it")
+def test_forward_hook_record_is_torchs():
+    assert _hook_order(torch) == HOOK_ORDER
+
+
+def test_pre_hook_with_kwargs_must_return_a_pair():
+    layer = nn.Linear(2, 2)
+    layer.register_forward_pre_hook(lambda m, a, k: a, with_kwargs=True)
+    with pytest.raises(RuntimeError, match="new_args, new_kwargs"):
+        layer(tinyattn.ones(1, 2))
+
+
+def _dict_methods(lib) -> list:
+    ones = lib.ones(1)
+    params = lib.nn.ParameterDict({"a": ones, "b": lib.zeros(1)})
+    seen = [params.popitem()[0], list(params.keys()), params.copy()["a"] is params["a"]]
+    seen += [params.get("missing", 5), tuple(params.setdefault("c", lib.ones(2)).shape)]
+    fresh = params.fromkeys(["x", "y"], ones)
+    seen += [type(fresh).__name__, list(fresh.keys()), fresh["x"] is fresh["y"]]
+    params.update({"d": ones})
+    seen += [list(params.keys()), "a" in params, tuple(params.pop("a").shape)]
+    params.clear()
+    seen += [len(params), len(lib.nn.ParameterList([ones]).extend([ones, ones]))]
+    return seen
+
+
+DICT_METHODS = ["b", ["a"], True, 5, (2,), "ParameterDict", ["x", "y"], False,
+                ["a", "c", "d"], True, (1,), 0, 3]  # fmt: skip
+
+
+def test_parameter_dict_and_list_methods_as_recorded():
+    assert _dict_methods(tinyattn) == DICT_METHODS
+
+
+@pytest.mark.skipif(torch is None, reason="torch not installed: the record is checked against it")
+def test_parameter_dict_record_is_torchs():
+    assert _dict_methods(torch) == DICT_METHODS

@@ -53,6 +53,57 @@ def add_hook(store: OrderedDict, hook: Any) -> RemovableHandle:
     return handle
 
 
+def add_forward_hook(module, store: str, hook, prepend: bool, flags: dict) -> RemovableHandle:
+    """Register a forward (pre-)hook in ``module.<store>``; ``flags`` (``with_kwargs``,
+    ``always_call``) are kept by hook id in ``module._forward_hook_flags``, as torch keeps
+    them beside the hooks."""
+    hooks = getattr(module, store)
+    handle = add_hook(hooks, hook)
+    if prepend:
+        hooks.move_to_end(handle.id, last=False)
+    chosen = {name for name, on in flags.items() if on}
+    if chosen:
+        module.__dict__.setdefault("_forward_hook_flags", {})[handle.id] = chosen
+    return handle
+
+
+def call_with_forward_hooks(module, args: tuple, kwargs: dict):
+    """``module(*args, **kwargs)`` with its forward pre-hooks before and hooks after
+    ``forward``, in registration order (torch's ``_call_impl``)."""
+    flags = module.__dict__.get("_forward_hook_flags", {})
+    for key, hook in list(module._forward_pre_hooks.items()):
+        if "with_kwargs" in flags.get(key, ()):
+            result = hook(module, args, kwargs)
+            if result is not None:
+                if not (isinstance(result, tuple) and len(result) == 2):
+                    raise RuntimeError(
+                        "forward pre-hook must return None or a tuple of (new_args, new_kwargs), "
+                        f"but got {result}."
+                    )
+                args, kwargs = result
+        else:
+            result = hook(module, args)
+            if result is not None:
+                args = result if isinstance(result, tuple) else (result,)
+    try:
+        out = module.forward(*args, **kwargs)
+    except Exception:
+        for key, hook in list(module._forward_hooks.items()):
+            if "always_call" in flags.get(key, ()):
+                _run_forward_hook(module, hook, flags.get(key, ()), args, kwargs, None)
+        raise
+    for key, hook in list(module._forward_hooks.items()):
+        result = _run_forward_hook(module, hook, flags.get(key, ()), args, kwargs, out)
+        out = out if result is None else result
+    return out
+
+
+def _run_forward_hook(module, hook, flags, args: tuple, kwargs: dict, out):
+    if "with_kwargs" in flags:
+        return hook(module, args, kwargs, out)
+    return hook(module, args, out)
+
+
 class WrappedHook:
     """A load pre-hook, called with its module first when registered ``with_module``.
 

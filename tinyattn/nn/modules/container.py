@@ -245,6 +245,12 @@ class ParameterList(Module):
         self.register_parameter(str(len(self)), value)
         return self
 
+    def extend(self, values) -> ParameterList:
+        """Append each of ``values``."""
+        for value in values:
+            self.append(value)
+        return self
+
 
 class ParameterDict(Module):
     """A dict of parameters."""
@@ -274,3 +280,45 @@ class ParameterDict(Module):
 
     def values(self):
         return self._parameters.values()
+
+    def __delitem__(self, key: str) -> None:
+        del self._parameters[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._parameters
+
+    def get(self, key: str, default=None):
+        """The parameter under ``key``, or ``default``."""
+        return self._parameters.get(key, default)
+
+    def setdefault(self, key: str, default=None):
+        """The parameter under ``key``, first set to ``default`` if absent."""
+        if key not in self._parameters:
+            self[key] = default
+        return self[key]
+
+    def pop(self, key: str):
+        """Remove and return the parameter under ``key``."""
+        return self._parameters.pop(key)
+
+    def popitem(self) -> tuple:
+        """Remove and return the last ``(key, parameter)``."""
+        return self._parameters.popitem()
+
+    def clear(self) -> None:
+        """Remove every parameter."""
+        self._parameters.clear()
+
+    def update(self, parameters) -> None:
+        """Set every ``key, value`` of ``parameters`` (a mapping or pairs)."""
+        items = parameters.items() if hasattr(parameters, "items") else parameters
+        for key, value in items:
+            self[key] = value
+
+    def copy(self) -> ParameterDict:
+        """A new ParameterDict holding the same parameters."""
+        return ParameterDict(dict(self._parameters))
+
+    def fromkeys(self, keys, default=None) -> ParameterDict:
+        """A new ParameterDict with each of ``keys`` set to (a new Parameter of) ``default``."""
+        return ParameterDict({key: default for key in keys})

@@ -21,7 +21,9 @@ from ..parameter import Parameter
 from ._hooks import (
     RemovableHandle,
     WrappedHook,
+    add_forward_hook,
     add_hook,
+    call_with_forward_hooks,
     has_load_hooks,
     run_load_post_hooks,
     run_load_pre_hooks,
@@ -80,24 +82,31 @@ class Module:
         )
 
     def __call__(self, *args, **kwargs):
-        for hook in self._forward_pre_hooks.values():
-            result = hook(self, args)
-            if result is not None:
-                args = result if isinstance(result, tuple) else (result,)
-        out = self.forward(*args, **kwargs)
-        for hook in self._forward_hooks.values():
-            result = hook(self, args, out)
-            if result is not None:
-                out = result
-        return out
+        if not (self._forward_pre_hooks or self._forward_hooks):
+            return self.forward(*args, **kwargs)
+        return call_with_forward_hooks(self, args, kwargs)
 
-    def register_forward_hook(self, hook: Callable) -> RemovableHandle:
-        """Run ``hook(module, args, output)`` after ``forward``; a non-None result replaces the output."""
-        return add_hook(self._forward_hooks, hook)
+    def register_forward_hook(
+        self,
+        hook: Callable,
+        *,
+        prepend: bool = False,
+        with_kwargs: bool = False,
+        always_call: bool = False,
+    ) -> RemovableHandle:
+        """Run ``hook(module, args, output)`` (``with_kwargs``: ``hook(module, args, kwargs,
+        output)``) after ``forward``; a non-None result replaces the output. ``prepend``:
+        before the hooks already registered; ``always_call``: also when forward raises."""
+        flags = {"with_kwargs": with_kwargs, "always_call": always_call}
+        return add_forward_hook(self, "_forward_hooks", hook, prepend, flags)
 
-    def register_forward_pre_hook(self, hook: Callable) -> RemovableHandle:
-        """Run ``hook(module, args)`` before ``forward``; a non-None result replaces the args."""
-        return add_hook(self._forward_pre_hooks, hook)
+    def register_forward_pre_hook(
+        self, hook: Callable, *, prepend: bool = False, with_kwargs: bool = False
+    ) -> RemovableHandle:
+        """Run ``hook(module, args)`` before ``forward``; a non-None result replaces the args
+        (``with_kwargs``: ``hook(module, args, kwargs)`` returning ``(args, kwargs)``)."""
+        flags = {"with_kwargs": with_kwargs}
+        return add_forward_hook(self, "_forward_pre_hooks", hook, prepend, flags)
 
     # -- state-dict hooks (see ``_hooks``) ----------------------------------------------
     def register_state_dict_pre_hook(self, hook: Callable) -> RemovableHandle:
