@@ -520,3 +520,14 @@ def test_conjugate_transposes_and_vdot():
     check_op(lambda T, v, w: T.dot(v, w), v, rand(3, complex=True, seed=7))
     x = tinyattn.ones(2, 3)
     assert x.mH.shape == (3, 2) and (x.H == x.t()).all()
+
+
+def test_variance_and_norms_of_complex_tensors_are_real():
+    """var = mean |z - mean|^2 (torch), norms of |z|: real results, gradients by the convention."""
+    z = rand(2, 3, complex=True)
+    check_op(lambda T, z: z.var(), z)
+    check_op(lambda T, z: z.std(dim=1), z)
+    check_op(lambda T, z: T.linalg.vector_norm(z, dim=1), z)
+    check_op(lambda T, z: z.norm(), z)
+    with pytest.raises(NotImplementedError, match="logsumexp"):
+        tinyattn.logsumexp(tinyattn.tensor(z), 1)

@@ -173,6 +173,11 @@ def var(
 def _var(input, dim, unbiased, keepdim, correction, op: str) -> Tensor:
     if isinstance(unbiased, bool) is False and unbiased is not None and dim is None:
         dim, unbiased = unbiased, None
+    if input._data.dtype.kind == "c":  # torch: mean |z - mean|^2, = var(Re z) + var(Im z)
+        parts = [
+            _var(p, dim, unbiased, keepdim, correction, "var") for p in (input.real, input.imag)
+        ]
+        return (parts[0] + parts[1]).sqrt() if op.startswith("std") else parts[0] + parts[1]
     axes = normalize_dims(dim, input.ndim, op)
     fn = Std if op.startswith("std") else Var
     return fn.apply(to_float_tensor(input), axes, keepdim, _correction(unbiased, correction))
@@ -434,6 +439,8 @@ class LogSumExp(Function):
 @gradient_doc(LogSumExp)
 def logsumexp(input: Tensor, dim, keepdim: bool = False) -> Tensor:
     """``log(sum(exp(input), dim))`` computed stably."""
+    if input._data.dtype.kind == "c":
+        raise NotImplementedError("logsumexp(): not implemented for complex tensors in tinyattn")
     axes = normalize_dims(dim, input.ndim, "logsumexp")
     if axes is None:
         axes = tuple(range(input.ndim))
@@ -509,7 +516,7 @@ def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) ->
     if isinstance(p, (str, bool)) or not isinstance(p, (int, float, np.integer, np.floating)):
         raise ValueError(f"norm(): p must be a number, 'fro' or None, got {p!r}")
     axes = normalize_dims(dim, input.ndim, "norm")
-    x = to_float_tensor(input)
+    x = input.abs() if input._data.dtype.kind == "c" else to_float_tensor(input)  # |z|: real
     if dtype is not None:
         x = x.to(dtype)
     return Norm.apply(x, float(p), axes, keepdim)
