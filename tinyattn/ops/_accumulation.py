@@ -53,26 +53,39 @@ def accumulates_in_float32(*names: str) -> Callable[[F], F]:
 
         @functools.wraps(fn)
         def op(*args, **kwargs):
-            found = [_argument(args, kwargs, name, i) for name, i in slots]
-            if not any(isinstance(t, Tensor) and t._data.dtype == _HALF for t in found):
+            for name, i in slots:  # the common case, float32 or float64, costs this loop
+                t = args[i] if i < len(args) else kwargs.get(name)
+                if isinstance(t, Tensor) and t._data.dtype == _HALF:
+                    break
+            else:
                 return fn(*args, **kwargs)
             if dtype_slot is not None and _argument(args, kwargs, "dtype", dtype_slot) is not None:
                 return fn(*args, **kwargs)  # the caller chose the dtype to compute in
-            args, kwargs = list(args), dict(kwargs)
-            for (name, i), t in zip(slots, found):
-                if isinstance(t, Tensor) and t._data.dtype == _HALF:
-                    widened = t.to(dt.from_numpy_dtype(dt.accumulation_dtype(_HALF)))
-                    if i < len(args):
-                        args[i] = widened
-                    else:
-                        kwargs[name] = widened
-            out = fn(*args, **kwargs)
-            all_half = all(t._data.dtype == _HALF for t in found if isinstance(t, Tensor))
-            return _rounded(out) if all_half else out
+            return _in_float32(fn, slots, list(args), dict(kwargs))
 
         return op  # type: ignore[return-value]
 
     return decorate
+
+
+def _in_float32(fn: Callable, slots: tuple, args: list, kwargs: dict) -> Any:
+    """``fn`` called with its float16 arguments in ``slots`` cast to float32; its floating
+    outputs rounded to float16 when every Tensor among those arguments was float16."""
+    all_half = True
+    for name, i in slots:
+        t = args[i] if i < len(args) else kwargs.get(name)
+        if not isinstance(t, Tensor):
+            continue
+        if t._data.dtype != _HALF:
+            all_half = False
+            continue
+        widened = t.to(dt.from_numpy_dtype(dt.accumulation_dtype(_HALF)))
+        if i < len(args):
+            args[i] = widened
+        else:
+            kwargs[name] = widened
+    out = fn(*args, **kwargs)
+    return _rounded(out) if all_half else out
 
 
 def _argument(args: tuple, kwargs: dict, name: str, position: int) -> Any:
