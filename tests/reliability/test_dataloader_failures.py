@@ -8,8 +8,10 @@ Every loader here has a ``timeout`` or dies fast, so no failure can hang the sui
 import os
 import signal
 import sys
+import threading
 import time
 
+import numpy as np
 import pytest
 
 import tinyattn
@@ -203,3 +205,44 @@ def test_a_dead_worker_loses_no_batch_that_torch_keeps():
     ours = events(DataLoader(Failing("exit"), batch_size=1, num_workers=2, timeout=30))
     assert set(batches(theirs)) <= set(batches(ours)) == set(BUT_BAD)
     assert errors(ours) == errors(theirs) == ["RuntimeError"]
+
+
+class BigThenDies:
+    """Batch 1 is large (its write takes a while); batch 3, the same worker's next, exits."""
+
+    def __len__(self) -> int:
+        return SIZE
+
+    def __getitem__(self, i: int):
+        if i == 1:
+            return np.full(2_000_000, 1.0, dtype=np.float32)
+        if i == BAD and _in_worker():
+            time.sleep(0.2)  # batch 1 is being written meanwhile, if the write is not done
+            os._exit(3)
+        return np.full(1, float(i), dtype=np.float32)
+
+
+def test_a_worker_exiting_right_after_a_large_batch_does_not_block_the_others():
+    """Before: the large batch went out from a background thread of the worker, which,
+    while the loop slept (nobody reading), died mid-write holding the lock every worker
+    writes its answers under; the loop then blocked forever reading half a message."""
+    loader = DataLoader(BigThenDies(), batch_size=1, num_workers=2, timeout=5)
+    recorded = []
+
+    def loop():
+        it = iter(loader)
+        for _ in range(12):
+            try:
+                recorded.append(int(next(it)[0, 0]))
+            except StopIteration:
+                return
+            except RuntimeError:
+                recorded.append("RuntimeError")
+            time.sleep(1.0 if len(recorded) == 1 else 0)  # worker 1 writes, nobody reads
+
+    thread = threading.Thread(target=loop, daemon=True)
+    thread.start()
+    thread.join(60)
+    assert not thread.is_alive(), f"the loop is blocked after {recorded}"
+    assert errors(recorded) == ["RuntimeError"]
+    assert batches(recorded) == BUT_BAD

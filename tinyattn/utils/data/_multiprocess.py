@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import os
 import pickle
-import queue
 import sys
 import time
 from collections import deque
@@ -76,7 +75,10 @@ class _WorkerPool:
     def __init__(self, loader) -> None:
         context = _multiprocessing_context(loader.multiprocessing_context)
         base_seed = int(_numpy_generator(loader.generator).integers(0, 2**63 - 1))
-        self.outbox = context.Queue()
+        # A SimpleQueue writes in the calling thread (a Queue's feeder thread would write
+        # while the worker runs user code): a worker that exits inside __getitem__ cannot
+        # die halfway through a write, holding the lock every worker writes under.
+        self.outbox = context.SimpleQueue()
         self.stop_event = context.Event()
         self.current_epoch = context.Value("q", 0)
         # building[w]: the batch number worker w is building now, -1 when idle
@@ -115,10 +117,8 @@ class _WorkerPool:
             wait = _worker.POLL_SECONDS
             if deadline is not None:
                 wait = max(0.0, min(wait, deadline - time.monotonic()))
-            try:
-                return self.outbox.get(timeout=wait)
-            except queue.Empty:
-                pass
+            if self.outbox._reader.poll(wait):  # SimpleQueue.get has no timeout
+                return self.outbox.get()
             dead = sorted(w for w in self.alive if not self.processes[w].is_alive())
             if dead:
                 self.alive.difference_update(dead)
@@ -139,9 +139,10 @@ class _WorkerPool:
             if process.is_alive():
                 process.terminate()
                 process.join()
-        for q in (*self.inboxes, self.outbox):
-            q.cancel_join_thread()  # never block on tasks that no worker will read
-            q.close()
+        for inbox in self.inboxes:
+            inbox.cancel_join_thread()  # never block on tasks that no worker will read
+            inbox.close()
+        self.outbox.close()
 
 
 class MultiProcessBatches:

@@ -267,4 +267,3 @@ def run_worker(setup: WorkerSetup, inbox, outbox, stop_event, current_epoch, bui
                 reply = WorkerError(setup.where)
         outbox.put((epoch, batch_number, _encode(reply, setup)))
         building[setup.worker_id] = -1
-    outbox.cancel_join_thread()  # results nobody will read must not keep this process alive
