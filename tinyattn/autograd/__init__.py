@@ -66,7 +66,7 @@ def _root_grads(outputs, grad_outputs, op: str, as_tensors: bool = False) -> lis
             if out._data.dtype.kind == "c":
                 raise RuntimeError(
                     f"{op}: grad can be implicitly created only for real scalar outputs; this "
-                    f"output is {out.dtype}. Take a real loss (e.g. .abs(), .real) or pass "
+                    f"output is {out._data.dtype}. Take a real loss (e.g. .abs(), .real) or pass "
                     "gradient= (as torch)."
                 )
             grads.append(np.ones(out._data.shape, dtype=out._data.dtype))
