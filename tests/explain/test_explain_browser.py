@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 import pytest
-from conftest import explain_script, page_data
+from explain_helpers import explain_script, page_data
 
 import tinyattn
 
@@ -60,7 +60,7 @@ def driver():
 
 @pytest.fixture(scope="module")
 def pages(tmp_path_factory):
-    from conftest import SELF_ATTENTION, readme_block
+    from explain_helpers import SELF_ATTENTION, readme_block
 
     tmp = tmp_path_factory.mktemp("pages")
     steps = tmp / "steps.py"

@@ -7,7 +7,7 @@ import time
 
 import numpy as np
 import pytest
-from conftest import explain_script, page_data
+from explain_helpers import explain_script, page_data
 
 import tinyattn
 
@@ -133,7 +133,7 @@ def test_demo_model_starts_collapsed_by_module_and_fits_in_a_megabyte(tmp_path):
 
 
 def test_a_script_without_backward_explains_its_biggest_output(tmp_path):
-    from conftest import ROOT
+    from explain_helpers import ROOT
 
     html = explain_script(ROOT / "examples" / "self_attention_tutorial.py", tmp_path / "t.html")
     data = page_data(html)

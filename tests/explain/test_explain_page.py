@@ -7,7 +7,7 @@ import runpy
 
 import numpy as np
 import pytest
-from conftest import explain_script, page_data
+from explain_helpers import explain_script, page_data
 
 import tinyattn
 from tinyattn.kernels import reference

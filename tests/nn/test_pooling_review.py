@@ -49,13 +49,25 @@ def test_empty_batch_pools_to_an_empty_batch(name, n, kw, dtype, kernels, monkey
     assert tuple(x.grad.shape) == (0, 2) + (4,) * n
 
 
-@pytest.mark.parametrize("name,n,kw", POOLS)
+# torch's adaptive_avg_pool1d/2d return an empty result for 0 channels; the other pools raise
+EMPTY_CHANNELS_ALLOWED = ("adaptive_avg_pool1d", "adaptive_avg_pool2d")
+
+
+@pytest.mark.parametrize("name,n,kw", [p for p in POOLS if p[0] not in EMPTY_CHANNELS_ALLOWED])
 @pytest.mark.parametrize("lead", [(1, 0), (0, 0), (0,)])
 def test_zero_channels_are_refused(name, n, kw, lead):
     # torch raises RuntimeError (only the batch dim may be empty); we returned an empty result
     x = tinyattn.zeros(*lead, *(4,) * n)
     with pytest.raises(RuntimeError, match="non-zero channels"):
         getattr(F, name)(x, **kw)
+
+
+@pytest.mark.parametrize("name", EMPTY_CHANNELS_ALLOWED)
+@pytest.mark.parametrize("lead", [(1, 0), (0, 0), (0,)])
+def test_adaptive_avg_pool_with_zero_channels_is_empty_as_in_torch(name, lead):
+    n = int(name[-2])
+    out = getattr(F, name)(tinyattn.zeros(*lead, *(4,) * n), output_size=2)
+    assert tuple(out.shape) == (*lead, *(2,) * n)
 
 
 @pytest.mark.parametrize(

@@ -479,6 +479,15 @@ OPS = [
     # (own generator: drawing from R here would shift no earlier entry, but keep them apart)
     # (igamma has no derivative in its first argument, here or in torch: a is a constant)
     ("igamma", lambda L, x: L.igamma(L.tensor(IGAMMA_A), x), [np.random.default_rng(8).uniform(0.1, 4, (2, 3))]),
+    # -- complex numbers and torch.fft (a real loss of each, as a program takes one) -------
+    ("complex-abs", lambda L, a, b: L.complex(a, b).abs(), [_f(2, 3), _f(2, 3)]),
+    ("complex-real-imag", lambda L, a, b: L.complex(a, b).real * L.complex(a, b).imag,
+     [_f(2, 3), _f(2, 3)]),
+    ("conj-imag", lambda L, a, b: (L.complex(a, b).conj() * 2).imag, [_f(2, 3), _f(2, 3)]),
+    ("view_as_complex", lambda L, x: L.view_as_real(L.view_as_complex(x) * 2j), [_f(2, 3, 2)]),
+    ("fft", lambda L, x: L.fft.fft(x).abs(), [_f(2, 4)]),
+    ("rfft", lambda L, x: L.view_as_real(L.fft.rfft(x)), [_f(2, 4)]),
+    ("irfft", lambda L, a, b: L.fft.irfft(L.complex(a, b)), [_f(2, 3), _f(2, 3)]),
 ]  # fmt: skip
 
 SPECIALS = {"nan": [np.nan], "+inf": [np.inf], "-inf": [-np.inf], "all": [np.nan, np.inf, -np.inf]}

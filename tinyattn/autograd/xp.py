@@ -33,7 +33,15 @@ __all__ = ["numpy_xp", "tensor_xp"]
 
 
 def _np_sgn(x):
-    """``sign(x)`` with ``sgn(NaN) = 0``: torch's sign, the derivative of ``|x|`` it uses."""
+    """``sign(x)`` with ``sgn(NaN) = 0``: torch's sign, the derivative of ``|x|`` it uses.
+    A bool array is its own sign (torch: ``sign(True) = True``); a complex ``z`` gives
+    ``z / |z|`` (0 at 0), computed as torch computes it, so an infinite ``z`` gives NaN."""
+    if x.dtype == np.bool_:
+        return x.copy()
+    if x.dtype.kind == "c":  # complex division: (inf + 0j) / (inf + 0j) is NaN, as in torch
+        magnitude = np.abs(x).astype(x.dtype)
+        at_zero = magnitude == 0
+        return np.where(at_zero, np.zeros((), x.dtype), x / np.where(at_zero, 1, magnitude))
     s = np.sign(x)
     if s.dtype.kind != "f":
         return s

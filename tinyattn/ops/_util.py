@@ -10,6 +10,7 @@ import numpy as np
 
 from .. import _dtype as dt
 from .._type_names import type_name
+from ..autograd.xp import _np_sgn
 
 
 def normalize_dim(dim: int, ndim: int, op: str) -> int:
@@ -123,11 +124,7 @@ def gradient_doc(fn_class):
 
 
 def sgn(x: np.ndarray) -> np.ndarray:
-    """``sign(x)`` with ``sgn(NaN) = 0``: torch's sign, and the derivative of ``|x|`` it uses.
-    A bool array is its own sign (torch: ``sign(True) = True``)."""
-    if x.dtype == np.bool_:
-        return x.copy()
-    s = np.sign(x)
-    if s.dtype.kind != "f":
-        return s
-    return np.where(np.isnan(s), np.zeros((), s.dtype), s)
+    """``sign(x)`` with ``sgn(NaN) = 0``, ``z / |z|`` for complex ``z``: the derivative of
+    ``|x|`` torch uses. One definition, ``autograd.xp``'s (backward formulas call it as
+    ``xp.sgn``)."""
+    return _np_sgn(x)

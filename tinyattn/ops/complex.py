@@ -253,7 +253,11 @@ class Imag(Function):
 
     @staticmethod
     def backward(ctx, g):
-        return g * 1j
+        if isinstance(g, np.ndarray):  # 0 + i g exactly (g * 1j makes a NaN g's real part NaN)
+            dz = np.zeros(g.shape, np.result_type(g.dtype, np.complex64))
+            dz.imag = g
+            return dz
+        return g * 1j  # under create_graph: differentiable (a NaN g spreads to the real part)
 
 
 @gradient_doc(Real)
