@@ -1,0 +1,183 @@
+"""``SparseTensor``: torch's sparse COO tensor, with its dense array underneath.
+
+A sparse tensor is a :class:`tinyattn.Tensor` (``isinstance`` holds, as in torch) whose
+``layout`` is ``tinyattn.sparse_coo``. It keeps the COO form torch programs read —
+``indices()`` int64 (sparse_dim, nnz), ``values()`` (nnz, *dense_dims), ``size`` — and,
+underneath, the dense array those describe (duplicates summed), so that products and
+gradients are the ordinary dense ones. Ops torch defines on sparse tensors and tinyattn
+implements are listed in ``SUPPORTED``; any other op raises ``NotImplementedError`` naming
+it, rather than quietly return a dense result (docs/sparse.md).
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+from .._tensor import Tensor
+from ..autograd.function import Function
+from ..autograd.tensor_base import TensorBase
+from ..ops.linalg.matmul import Matmul
+from ..torch_surface.layouts import sparse_coo
+from . import functions as F
+
+_DATA_SLOT = TensorBase.__dict__["_data"]
+_APPLY_CODE = Function.apply.__func__.__code__
+# The ops that may read a sparse tensor's dense array (besides metadata: shape, dtype ...).
+SUPPORTED: frozenset = frozenset({F.Assemble, F.Gather, F.Relabel, F.SparseDenseMM, Matmul})
+
+
+class SparseTensor(Tensor):
+    """A sparse COO tensor (``tinyattn.sparse_coo_tensor``, ``Tensor.to_sparse``)."""
+
+    __slots__ = ()
+    _indices_array: np.ndarray
+    _coalesced: bool
+    _raw_values: Tensor | None
+    _grad_is_sparse: bool
+
+    @property  # type: ignore[override]
+    def _data(self) -> np.ndarray:
+        caller = sys._getframe(1)
+        if caller.f_code is _APPLY_CODE and caller.f_locals["cls"] not in SUPPORTED:
+            _refuse(caller.f_locals["cls"])
+        return _DATA_SLOT.__get__(self)
+
+    @_data.setter
+    def _data(self, value: np.ndarray) -> None:
+        _DATA_SLOT.__set__(self, value)
+
+    # -- torch's sparse queries ------------------------------------------------------------
+    @property
+    def layout(self):
+        return sparse_coo
+
+    @property
+    def is_sparse(self) -> bool:
+        return True
+
+    def sparse_dim(self) -> int:
+        """How many leading dims are indexed (the rows of ``indices()``)."""
+        return int(self._indices_array.shape[0])
+
+    def dense_dim(self) -> int:
+        """How many trailing dims each value has."""
+        return self.ndim - self.sparse_dim()
+
+    def _nnz(self) -> int:
+        """The number of stored entries (duplicates counted until ``coalesce``)."""
+        return int(self._indices_array.shape[1])
+
+    def is_coalesced(self) -> bool:
+        """True when the indices are sorted and unique (after ``coalesce`` / ``to_sparse``)."""
+        return self._coalesced
+
+    def indices(self) -> Tensor:
+        """The int64 (sparse_dim, nnz) indices of a coalesced tensor."""
+        self._need_coalesced("indices")
+        return self._indices()
+
+    def _indices(self) -> Tensor:
+        """The int64 (sparse_dim, nnz) indices as stored (coalesced or not)."""
+        return Tensor._make(self._indices_array.copy())
+
+    def values(self) -> Tensor:
+        """The (nnz, *dense_dims) values of a coalesced tensor (differentiable)."""
+        self._need_coalesced("values")
+        return self._values()
+
+    def _values(self) -> Tensor:
+        """The values as stored (coalesced or not; differentiable)."""
+        if self._raw_values is not None:
+            return self._raw_values
+        return F.Gather.apply(self, self._indices_array)
+
+    def _need_coalesced(self, what: str) -> None:
+        if not self._coalesced:
+            raise RuntimeError(
+                f"Cannot get {what} on an uncoalesced tensor, please call .coalesce() first"
+            )
+
+    # -- conversions -------------------------------------------------------------------------
+    def coalesce(self) -> SparseTensor:
+        """The same tensor with sorted, unique indices (duplicate values summed)."""
+        if self._coalesced:
+            return self
+        idx = np.unique(self._indices_array, axis=1)
+        return wrap(F.Relabel.apply(self, idx, False, "CoalesceBackward0"), idx, True)
+
+    def to_dense(self, dtype=None, *, masked_grad: bool = True) -> Tensor:
+        """The dense tensor; its gradient reaches ``self`` masked to the sparsity pattern
+        (``masked_grad=True``, torch's default) or whole."""
+        out = F.Relabel.apply(self, self._indices_array, masked_grad, "ToDenseBackward0")
+        self._note_sparse_grad(masked_grad)
+        return out if dtype is None else out.to(dtype)
+
+    def to_sparse(self, sparse_dim: int | None = None, **kwargs) -> SparseTensor:
+        """``self`` (already sparse) when ``sparse_dim`` is its own."""
+        if sparse_dim not in (None, self.sparse_dim()) or kwargs:
+            raise NotImplementedError(
+                "to_sparse: converting a sparse tensor to another sparse_dim or layout is "
+                "not supported in tinyattn (to_dense() first)"
+            )
+        return self
+
+    def _note_sparse_grad(self, masked: bool) -> None:
+        """A leaf's ``.grad`` is sparse (as torch's) once a masked-gradient op used it."""
+        if masked and self.is_leaf:
+            self.__dict__["_grad_is_sparse"] = True
+
+    @property
+    def grad(self):
+        """The accumulated gradient: sparse with ``self``'s pattern after ``to_dense``,
+        ``values`` or ``sparse.mm``, dense after ``mm`` / ``@`` (as torch)."""
+        g = self._grad
+        if g is None or not self.__dict__.get("_grad_is_sparse", False):
+            return g
+        idx = np.unique(self._indices_array, axis=1)
+        return wrap(Tensor._make(F.mask(g._data, idx)), idx, True)
+
+    @grad.setter
+    def grad(self, value) -> None:
+        Tensor.grad.fset(self, value)  # type: ignore[attr-defined]
+
+    # -- products and the ops torch refuses on sparse tensors -----------------------------------
+    def __matmul__(self, other):
+        from .products import spmm
+
+        return spmm(self, other)
+
+    def __repr__(self) -> str:
+        from .printing import sparse_repr
+
+        return sparse_repr(self)
+
+    __str__ = __repr__
+
+    def __deepcopy__(self, memo) -> SparseTensor:
+        return sparse_from(Tensor.__deepcopy__(self, memo), self)
+
+
+def _refuse(fn: type) -> None:
+    name = getattr(fn, "node_name", None) or fn.__name__
+    raise NotImplementedError(
+        f"{name}: this op is not implemented for sparse COO tensors in tinyattn; sparse "
+        "tensors support to_dense, coalesce, indices/values, sparse.mm / spmm / mm / @ "
+        "with a dense matrix and sparse.sum (docs/sparse.md); call .to_dense() first"
+    )
+
+
+def wrap(dense: Tensor, indices: np.ndarray, coalesced: bool, raw_values=None) -> SparseTensor:
+    """Make the op output ``dense`` a sparse tensor with ``indices`` (no copy)."""
+    dense.__class__ = SparseTensor
+    d = dense.__dict__
+    d["_indices_array"], d["_coalesced"], d["_raw_values"] = indices, coalesced, raw_values
+    return dense  # type: ignore[return-value]
+
+
+def sparse_from(dense: Tensor, like: SparseTensor) -> SparseTensor:
+    """``dense`` with ``like``'s sparse form (indices, coalesced flag)."""
+    if type(dense) is not SparseTensor:
+        wrap(dense, like._indices_array, like._coalesced)
+    return dense  # type: ignore[return-value]

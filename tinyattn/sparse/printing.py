@@ -1,0 +1,37 @@
+"""``repr`` of a sparse COO tensor in torch's form (indices, values, size, nnz, layout)."""
+
+from __future__ import annotations
+
+from .. import _dtype as dt
+from .._printing import _add_suffixes
+from .._tensor import Tensor
+
+_INDENT = len("tensor(")
+
+
+def _field(head: str, t: Tensor) -> str:
+    """``head`` then ``repr(t)`` without its dtype (the tail names it), its later lines
+    indented under the first."""
+    text = repr(t.detach()).replace(f", dtype={t.dtype!r}", "")
+    return head + ("\n" + " " * len(head)).join(text.split("\n"))
+
+
+def sparse_repr(s) -> str:
+    """``tensor(indices=..., values=..., size=..., nnz=..., layout=tinyattn.sparse_coo)``."""
+    tail = [f"size={tuple(s.shape)}", f"nnz={s._nnz()}"]
+    if s.dtype not in (dt.get_default_dtype(), dt.int64) and s.dtype.np_dtype.kind != "b":
+        tail.append(f"dtype={s.dtype!r}")
+    tail.append(f"layout={s.layout!r}")
+    if s._grad_fn is not None:
+        tail.append(f"grad_fn=<{s._grad_fn.name()}>")
+    elif s._requires_grad:
+        tail.append("requires_grad=True")
+    text = (
+        _field("tensor(indices=", s._indices())
+        + ",\n"
+        + _field(" " * _INDENT + "values=", s._values())
+        + ",\n"
+        + " " * _INDENT
+        + tail[0]
+    )
+    return _add_suffixes(text, tail[1:], _INDENT)
