@@ -109,4 +109,5 @@ def to_sparse(x: Tensor, sparse_dim: int | None = None) -> SparseTensor:
     data = x.detach().numpy()
     nonzero = data != 0 if k == data.ndim else (data != 0).reshape(*data.shape[:k], -1).any(-1)
     idx = np.array(np.nonzero(nonzero), dtype=np.int64).reshape(k, -1)
-    return wrap(F.Relabel.apply(x, idx, False, "ToSparseBackward0"), idx, True)
+    name = "ToSparseBackward1" if sparse_dim is None else "ToSparseBackward0"  # (torch's)
+    return wrap(F.Relabel.apply(x, idx, False, name), idx, True)

@@ -91,6 +91,7 @@ class SparseTensor(Tensor):
         """The values as stored (coalesced or not; differentiable)."""
         if self._raw_values is not None:
             return self._raw_values
+        self._note_sparse_grad(True)
         return F.Gather.apply(self, self._indices_array)
 
     def _need_coalesced(self, what: str) -> None:
@@ -105,7 +106,9 @@ class SparseTensor(Tensor):
         if self._coalesced:
             return self
         idx = np.unique(self._indices_array, axis=1)
-        return wrap(F.Relabel.apply(self, idx, False, "CoalesceBackward0"), idx, True)
+        out = wrap(F.Relabel.apply(self, idx, False, "CoalesceBackward0"), idx, True)
+        out.__dict__["_sparse_source"] = self  # its gradient reaches self as it came
+        return out
 
     def to_dense(self, dtype=None, *, masked_grad: bool = True) -> Tensor:
         """The dense tensor; its gradient reaches ``self`` masked to the sparsity pattern
@@ -125,8 +128,11 @@ class SparseTensor(Tensor):
 
     def _note_sparse_grad(self, masked: bool) -> None:
         """A leaf's ``.grad`` is sparse (as torch's) once a masked-gradient op used it."""
+        source = self.__dict__.get("_sparse_source")
         if masked and self.is_leaf:
             self.__dict__["_grad_is_sparse"] = True
+        elif source is not None:
+            source._note_sparse_grad(masked)
 
     @property
     def grad(self):

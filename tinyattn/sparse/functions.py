@@ -5,6 +5,7 @@ plus the index bookkeeping; the backward formulas give torch's gradients: a grad
 reaches a sparse operand through ``to_dense``, ``values`` or ``sparse.mm`` is *masked* to
 the operand's sparsity pattern (torch returns it as a sparse tensor with that pattern),
 one that reaches it through ``mm`` / ``@`` is the full dense gradient, as in torch.
+Backward formulas use ``ctx.xp``, so they differentiate again (``create_graph=True``).
 """
 
 from __future__ import annotations
@@ -21,58 +22,68 @@ def scatter(values: np.ndarray, indices: np.ndarray, shape: tuple) -> np.ndarray
     return out
 
 
+def pattern(indices: np.ndarray, shape: tuple, dtype) -> np.ndarray:
+    """1 where ``indices`` store an entry (whole dense slices), 0 elsewhere, of ``shape``."""
+    out = np.zeros(shape, dtype=dtype)
+    out[tuple(indices)] = 1
+    return out
+
+
 def mask(dense: np.ndarray, indices: np.ndarray) -> np.ndarray:
     """``dense`` with every entry outside the sparsity pattern ``indices`` set to zero."""
-    return scatter(dense[tuple(indices)], np.unique(indices, axis=1), dense.shape)
+    return dense * pattern(indices, dense.shape, dense.dtype)
 
 
 class Assemble(Function):
     """values (nnz, *dense_dims) -> the dense array of the sparse tensor (duplicates sum)."""
 
     node_name = "SparseCooTensorWithDimsAndTensorsBackward0"
+    supports_create_graph = True
     supports_complex = True
 
     @staticmethod
     def forward(ctx, values, indices, shape):
-        ctx.indices = indices
+        ctx.index = tuple(indices)
         return scatter(values, indices, shape)
 
     @staticmethod
     def backward(ctx, grad):
-        return grad[tuple(ctx.indices)], None, None
+        return ctx.xp.getitem(grad, ctx.index), None, None
 
 
 class Gather(Function):
     """The values of a coalesced sparse tensor: its dense array at its indices."""
 
     node_name = "ValuesBackward0"
+    supports_create_graph = True
     supports_complex = True
 
     @staticmethod
     def forward(ctx, dense, indices):
-        ctx.indices, ctx.shape = indices, dense.shape
-        return dense[tuple(indices)]
+        ctx.index, ctx.shape = tuple(indices), dense.shape
+        return dense[ctx.index]
 
     @staticmethod
     def backward(ctx, grad):
-        return scatter(grad, ctx.indices, ctx.shape), None
+        return ctx.xp.add_at(ctx.shape, ctx.index, grad), None
 
 
 class Relabel(Function):
     """The same dense array under a new sparse form (``to_sparse``, ``coalesce``,
     ``to_dense``); ``masked``: the gradient keeps only the pattern ``indices``."""
 
+    supports_create_graph = True
     supports_complex = True
 
     @staticmethod
     def forward(ctx, dense, indices, masked, node_name):
-        ctx.indices, ctx.masked = indices, masked
+        ctx.pattern = pattern(indices, dense.shape, dense.dtype) if masked else None
         ctx._name = node_name
         return dense.copy()
 
     @staticmethod
     def backward(ctx, grad):
-        return (mask(grad, ctx.indices) if ctx.masked else grad), None, None, None
+        return (grad if ctx.pattern is None else grad * ctx.pattern), None, None, None
 
 
 class SparseDenseMM(Function):
@@ -80,20 +91,22 @@ class SparseDenseMM(Function):
     for the sparse operand (its pattern only), else mm's full dense gradient."""
 
     node_name = "SparseAddmmBackward0"
+    supports_create_graph = True
 
     @staticmethod
     def forward(ctx, sparse, dense, indices, masked):
         ctx.save_for_backward(sparse, dense)
-        ctx.indices, ctx.masked = indices, masked
+        ctx.pattern = pattern(indices, sparse.shape, sparse.dtype) if masked else None
         return sparse @ dense
 
     @staticmethod
     def backward(ctx, grad):
+        xp = ctx.xp
         sparse, dense = ctx.saved_tensors
         g_sparse = g_dense = None
         if ctx.needs_input_grad[0]:
-            g_sparse = grad @ dense.T
-            g_sparse = mask(g_sparse, ctx.indices) if ctx.masked else g_sparse
-        if ctx.needs_input_grad[1]:
-            g_dense = sparse.T @ grad
+            g_sparse = xp.matmul(grad, xp.swapaxes(dense, 0, 1))
+            g_sparse = g_sparse if ctx.pattern is None else g_sparse * ctx.pattern
+        if ctx.needs_input_grad[1]:  # (grad^T @ sparse)^T: the sparse operand stays on the right
+            g_dense = xp.swapaxes(xp.matmul(xp.swapaxes(grad, 0, 1), sparse), 0, 1)
         return g_sparse, g_dense, None, None

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .. import _dtype as dt
-from .._printing import _add_suffixes
+from .._printing import LINEWIDTH
 from .._tensor import Tensor
 
 _INDENT = len("tensor(")
@@ -26,12 +26,16 @@ def sparse_repr(s) -> str:
         tail.append(f"grad_fn=<{s._grad_fn.name()}>")
     elif s._requires_grad:
         tail.append("requires_grad=True")
-    text = (
-        _field("tensor(indices=", s._indices())
-        + ",\n"
-        + _field(" " * _INDENT + "values=", s._values())
-        + ",\n"
-        + " " * _INDENT
-        + tail[0]
-    )
-    return _add_suffixes(text, tail[1:], _INDENT)
+    lines = [
+        _field("tensor(indices=", s._indices()),
+        _field(" " * _INDENT + "values=", s._values()),
+    ]
+    row: list[str] = []
+    for suffix in tail:  # the tail starts a line; lines break where torch's would
+        width = len(", ".join([*row, suffix]).replace("tinyattn.", "torch."))
+        if row and _INDENT + width > LINEWIDTH:
+            lines.append(" " * _INDENT + ", ".join(row))
+            row = []
+        row.append(suffix)
+    lines.append(" " * _INDENT + ", ".join(row))
+    return ",\n".join(lines) + ")"
