@@ -156,3 +156,15 @@ def test_bad_input_is_named(indices, values, size, error, match):
 def test_bad_sparse_dim_is_named():
     with pytest.raises(RuntimeError, match="sparse_dim must be between 0 and 2"):
         T.ones(2, 2).to_sparse(3)
+
+
+def test_torchs_options_are_taken_or_refused_by_name():
+    x = T.tensor([[0.0, 1.0], [0.0, 0.0]])
+    np.testing.assert_array_equal(x.to_sparse(dense_dim=1).indices().numpy(), [[0]])
+    with pytest.raises(NotImplementedError, match="sparse_coo layout only"):
+        x.to_sparse(layout=T.sparse_csr)
+    with pytest.raises(RuntimeError, match="pin_memory"):
+        T.sparse_coo_tensor([[0]], [1.0], (2,), pin_memory=True)
+    out = T.empty(2, 2)
+    assert T.spmm(x.to_sparse(), T.eye(2), out=out) is out
+    np.testing.assert_array_equal(out.numpy(), x.numpy())

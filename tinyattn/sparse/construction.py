@@ -9,6 +9,8 @@ from .._device import check_device
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 from ..ops.creation.factories import tensor as _tensor
+from ..torch_surface.factory_options import check_options
+from ..torch_surface.layouts import sparse_coo
 from . import functions as F
 from .coo import SparseTensor, wrap
 
@@ -67,6 +69,7 @@ def sparse_coo_tensor(
     requires_grad: bool = False,
     check_invariants: bool | None = None,
     is_coalesced: bool | None = None,
+    pin_memory: bool | None = False,
 ) -> SparseTensor:
     """A sparse COO tensor: ``values[k]`` at index ``indices[:, k]``, duplicates summed.
 
@@ -76,6 +79,7 @@ def sparse_coo_tensor(
     respect to ``values``; ``requires_grad=True`` makes the result a leaf.
     """
     check_device(device)
+    check_options("sparse_coo_tensor", pin_memory=pin_memory)
     idx = _index_array(indices)
     if not isinstance(values, Tensor):
         values = _tensor(values, dtype=dtype)
@@ -97,10 +101,22 @@ def sparse_coo_tensor(
     return out.requires_grad_()  # type: ignore[return-value]
 
 
-def to_sparse(x: Tensor, sparse_dim: int | None = None) -> SparseTensor:
+def to_sparse(
+    x: Tensor, sparse_dim: int | None = None, *, layout=None, blocksize=None, dense_dim=None
+) -> SparseTensor:
     """``x`` as a coalesced sparse COO tensor of its nonzero entries (or, with
     ``sparse_dim``, of the index tuples of its first ``sparse_dim`` dims whose slice is not
-    all zero). The gradient reaches ``x`` whole (torch's ``ToSparseBackward``)."""
+    all zero; ``dense_dim``: the trailing dims kept dense). The gradient reaches ``x``
+    whole (torch's ``ToSparseBackward``). Layouts other than ``sparse_coo`` raise."""
+    if layout not in (None, sparse_coo) or blocksize is not None:
+        raise NotImplementedError(
+            f"to_sparse: layout={layout!r}, blocksize={blocksize!r}: tinyattn has the "
+            "sparse_coo layout only (no CSR, CSC or block layouts)"
+        )
+    if dense_dim is not None:
+        if sparse_dim is not None:
+            raise RuntimeError("to_sparse: give sparse_dim or dense_dim, not both")
+        sparse_dim = x.ndim - int(dense_dim)
     k = x.ndim if sparse_dim is None else int(sparse_dim)
     if not 0 <= k <= x.ndim:
         raise RuntimeError(

@@ -117,9 +117,12 @@ class SparseTensor(Tensor):
         self._note_sparse_grad(masked_grad)
         return out if dtype is None else out.to(dtype)
 
-    def to_sparse(self, sparse_dim: int | None = None, **kwargs) -> SparseTensor:
-        """``self`` (already sparse) when ``sparse_dim`` is its own."""
-        if sparse_dim not in (None, self.sparse_dim()) or kwargs:
+    def to_sparse(
+        self, sparse_dim: int | None = None, *, layout=None, blocksize=None, dense_dim=None
+    ) -> SparseTensor:
+        """``self`` (already sparse) when ``sparse_dim`` / ``dense_dim`` are its own."""
+        same = sparse_dim in (None, self.sparse_dim()) and dense_dim in (None, self.dense_dim())
+        if not same or layout not in (None, sparse_coo) or blocksize is not None:
             raise NotImplementedError(
                 "to_sparse: converting a sparse tensor to another sparse_dim or layout is "
                 "not supported in tinyattn (to_dense() first)"

@@ -185,12 +185,20 @@ class TensorLongTailMethods:
         """False: a dense tensor (see ``tinyattn.sparse``)."""
         return False
 
-    def to_sparse(self, sparse_dim: int | None = None) -> Tensor:
+    def to_sparse(
+        self, sparse_dim: int | None = None, *, layout=None, blocksize=None, dense_dim=None
+    ) -> Tensor:
         """A sparse COO copy of ``self``'s nonzero entries (docs/sparse.md);
         ``sparse_dim``: how many leading dims to index (the rest stay dense values)."""
         import tinyattn
 
-        return tinyattn.sparse.to_sparse(cast("Tensor", self), sparse_dim)
+        return tinyattn.sparse.to_sparse(
+            cast("Tensor", self),
+            sparse_dim,
+            layout=layout,
+            blocksize=blocksize,
+            dense_dim=dense_dim,
+        )
 
     def to_dense(self, dtype=None, *, masked_grad=None) -> Tensor:
         """``self`` (every tinyattn tensor is dense), converted to ``dtype`` if given."""
