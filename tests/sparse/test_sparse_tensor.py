@@ -168,3 +168,25 @@ def test_torchs_options_are_taken_or_refused_by_name():
     out = T.empty(2, 2)
     assert T.spmm(x.to_sparse(), T.eye(2), out=out) is out
     np.testing.assert_array_equal(out.numpy(), x.numpy())
+
+
+def test_copies_and_conversions_stay_sparse():
+    s = T.sparse_coo_tensor([[1, 0, 1]], [1.0, 2.0, 3.0], (3,))
+    for copy in (s.detach(), s.clone(), s.double(), s.to(T.float16)):
+        assert copy.is_sparse and not copy.is_coalesced()
+        np.testing.assert_array_equal(copy._indices().numpy(), [[1, 0, 1]])
+        np.testing.assert_array_equal(copy._values().numpy(), [1, 2, 3])
+    assert s.double().dtype == T.float64 and s.double()._values().dtype == T.float64
+    assert s.to(T.float32) is s
+
+
+def test_a_modules_sparse_buffer_survives_to_and_state_dict():
+    """The constructor idiom: a sparse adjacency buffer, used by sparse.mm in forward."""
+    m = T.nn.Module()
+    m.register_buffer("adj", T.tensor([[0.0, 1.0], [1.0, 0.0]]).to_sparse())
+    m.double()
+    assert m.adj.is_sparse and m.adj.dtype == T.float64
+    assert m.state_dict()["adj"].is_sparse
+    x = T.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=T.float64, requires_grad=True)
+    T.sparse.mm(m.adj, x).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [[1, 1], [1, 1]])

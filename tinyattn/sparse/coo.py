@@ -18,6 +18,7 @@ import numpy as np
 from .._tensor import Tensor
 from ..autograd.function import Function
 from ..autograd.tensor_base import TensorBase
+from ..ops.elementwise.unary import Cast, Clone
 from ..ops.linalg.matmul import Matmul
 from ..torch_surface.layouts import sparse_coo
 from . import functions as F
@@ -25,7 +26,9 @@ from . import functions as F
 _DATA_SLOT = TensorBase.__dict__["_data"]
 _APPLY_CODE = Function.apply.__func__.__code__
 # The ops that may read a sparse tensor's dense array (besides metadata: shape, dtype ...).
-SUPPORTED: frozenset = frozenset({F.Assemble, F.Gather, F.Relabel, F.SparseDenseMM, Matmul})
+SUPPORTED: frozenset = frozenset(
+    {F.Assemble, F.Gather, F.Relabel, F.SparseDenseMM, Matmul, Cast, Clone}
+)
 
 
 class SparseTensor(Tensor):
@@ -151,6 +154,21 @@ class SparseTensor(Tensor):
     def grad(self, value) -> None:
         Tensor.grad.fset(self, value)  # type: ignore[attr-defined]
 
+    # -- copies that keep the sparse form ------------------------------------------------------
+    def detach(self) -> SparseTensor:
+        """A sparse tensor sharing ``self``'s memory, outside the graph."""
+        return _same_form(Tensor.detach(self), self, lambda v: v.detach())
+
+    def clone(self, *, memory_format=None) -> SparseTensor:
+        """A sparse copy (differentiable)."""
+        copy = Tensor.clone(self, memory_format=memory_format)
+        return _same_form(copy, self, lambda v: v.clone())
+
+    def to(self, *args, **kwargs):  # type: ignore[override]
+        """``Tensor.to``; a converted copy stays sparse (``float()``, ``double()`` ... too)."""
+        out = Tensor.to(self, *args, **kwargs)
+        return out if out is self else _same_form(out, self, lambda v: v.to(out.dtype))
+
     # -- products and the ops torch refuses on sparse tensors -----------------------------------
     def __matmul__(self, other):
         from .products import spmm
@@ -183,6 +201,15 @@ def wrap(dense: Tensor, indices: np.ndarray, coalesced: bool, raw_values=None) -
     d = dense.__dict__
     d["_indices_array"], d["_coalesced"], d["_raw_values"] = indices, coalesced, raw_values
     return dense  # type: ignore[return-value]
+
+
+def _same_form(dense: Tensor, like: SparseTensor, on_values) -> SparseTensor:
+    """``dense`` (a copy of ``like`` made by an op) with ``like``'s sparse form; stored
+    uncoalesced values go through ``on_values`` (the same op)."""
+    raw = like._raw_values
+    return wrap(
+        dense, like._indices_array, like._coalesced, None if raw is None else on_values(raw)
+    )
 
 
 def sparse_from(dense: Tensor, like: SparseTensor) -> SparseTensor:
