@@ -63,6 +63,11 @@ def test_sparse_dense_products(name):
     _check_without_torchs_second_order(f, rand(5), rand(4, 2))
 
 
+def test_dense_times_sparse():
+    _check_without_torchs_second_order(lambda T, d, v: T.mm(d, _coo(T, v)), rand(2, 3), rand(5))
+    _check_without_torchs_second_order(lambda T, d, v: d @ _coo(T, v), rand(2, 3), rand(5))
+
+
 def test_to_sparse_then_products():
     """The gradient of a dense x through to_sparse: masked by sparse.mm, whole by mm."""
     x = rand(3, 4) * (rand(3, 4, seed=7) > 0)

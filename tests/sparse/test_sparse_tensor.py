@@ -92,6 +92,7 @@ PRODUCTS = {
     "sparse.mm": lambda L, s, d: L.sparse.mm(s, d),
     "mm": lambda L, s, d: L.mm(s, d),
     "operator": lambda L, s, d: s @ d,
+    "dense @ sparse": lambda L, s, d: L.mm(d, s),
     "to_dense": lambda L, s, d: s.to_dense() * 2,
     "values": lambda L, s, d: s.coalesce().values() * 3,
 }
@@ -190,3 +191,11 @@ def test_a_modules_sparse_buffer_survives_to_and_state_dict():
     x = T.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=T.float64, requires_grad=True)
     T.sparse.mm(m.adj, x).sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), [[1, 1], [1, 1]])
+
+
+def test_sparse_times_sparse_is_refused():
+    s = T.sparse_coo_tensor([[0, 1], [1, 0]], [1.0, 2.0], (2, 2))
+    with pytest.raises(TypeError, match="sparse @ sparse is not supported"):
+        s @ s
+    with pytest.raises(NotImplementedError, match="Matmul"):
+        T.matmul(s, s)

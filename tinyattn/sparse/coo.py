@@ -42,9 +42,11 @@ class SparseTensor(Tensor):
 
     @property  # type: ignore[override]
     def _data(self) -> np.ndarray:
-        caller = sys._getframe(1)
-        if caller.f_code is _APPLY_CODE and caller.f_locals["cls"] not in SUPPORTED:
-            _refuse(caller.f_locals["cls"])
+        caller = sys._getframe(1)  # an op's Function.apply unwrapping its inputs?
+        if caller.f_code is _APPLY_CODE:
+            op, args = caller.f_locals["cls"], caller.f_locals["args"]
+            if op not in SUPPORTED or (op is Matmul and _all_sparse(args)):
+                _refuse(op)
         return _DATA_SLOT.__get__(self)
 
     @_data.setter
@@ -184,6 +186,11 @@ class SparseTensor(Tensor):
 
     def __deepcopy__(self, memo) -> SparseTensor:
         return sparse_from(Tensor.__deepcopy__(self, memo), self)
+
+
+def _all_sparse(args) -> bool:
+    """Sparse @ sparse: torch's result is sparse, which tinyattn does not make."""
+    return all(isinstance(a, SparseTensor) for a in args)
 
 
 def _refuse(fn: type) -> None:

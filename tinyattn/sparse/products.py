@@ -15,8 +15,11 @@ def _check_mm(sparse, dense, name: str) -> None:
             f"{name}: sparse must be a sparse COO tensor, got {type(sparse).__name__} "
             "(make one with to_sparse() or sparse_coo_tensor)"
         )
-    if not isinstance(dense, Tensor):
-        raise TypeError(f"{name}: dense must be a Tensor, got {type(dense).__name__}")
+    if not isinstance(dense, Tensor) or isinstance(dense, SparseTensor):
+        raise TypeError(
+            f"{name}: the second operand must be a dense Tensor, got {type(dense).__name__} "
+            "(sparse @ sparse is not supported in tinyattn; call .to_dense() on one)"
+        )
     if sparse.ndim != 2 or dense.ndim != 2 or sparse.shape[1] != dense.shape[0]:
         raise RuntimeError(
             f"{name}: expected a sparse (n, k) matrix and a dense (k, m) matrix, got shapes "
