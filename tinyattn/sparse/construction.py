@@ -93,10 +93,10 @@ def sparse_coo_tensor(
     shape = _shape(idx, values, size)
     coalesced = bool(is_coalesced) if is_coalesced is not None else idx.shape[1] < 2
     if not requires_grad:
-        out = F.Assemble.apply(values, idx, shape)
+        out = F.SparseAssemble.apply(values, idx, shape)
         return wrap(out, idx, coalesced, None if coalesced else values)
     with no_grad():
-        out = F.Assemble.apply(values.detach(), idx, shape)
+        out = F.SparseAssemble.apply(values.detach(), idx, shape)
     wrap(out, idx, coalesced, None if coalesced else values.detach())
     return out.requires_grad_()  # type: ignore[return-value]
 
@@ -126,4 +126,4 @@ def to_sparse(
     nonzero = data != 0 if k == data.ndim else (data != 0).reshape(*data.shape[:k], -1).any(-1)
     idx = np.array(np.nonzero(nonzero), dtype=np.int64).reshape(k, -1)
     name = "ToSparseBackward1" if sparse_dim is None else "ToSparseBackward0"  # (torch's)
-    return wrap(F.Relabel.apply(x, idx, False, name), idx, True)
+    return wrap(F.SparseRelabel.apply(x, idx, False, name), idx, True)

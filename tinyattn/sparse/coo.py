@@ -27,7 +27,7 @@ _DATA_SLOT = TensorBase.__dict__["_data"]
 _APPLY_CODE = Function.apply.__func__.__code__
 # The ops that may read a sparse tensor's dense array (besides metadata: shape, dtype ...).
 SUPPORTED: frozenset = frozenset(
-    {F.Assemble, F.Gather, F.Relabel, F.SparseDenseMM, Matmul, Cast, Clone}
+    {F.SparseAssemble, F.SparseValues, F.SparseRelabel, F.SparseDenseMM, Matmul, Cast, Clone}
 )
 
 
@@ -97,7 +97,7 @@ class SparseTensor(Tensor):
         if self._raw_values is not None:
             return self._raw_values
         self._note_sparse_grad(True)
-        return F.Gather.apply(self, self._indices_array)
+        return F.SparseValues.apply(self, self._indices_array)
 
     def _need_coalesced(self, what: str) -> None:
         if not self._coalesced:
@@ -111,14 +111,14 @@ class SparseTensor(Tensor):
         if self._coalesced:
             return self
         idx = np.unique(self._indices_array, axis=1)
-        out = wrap(F.Relabel.apply(self, idx, False, "CoalesceBackward0"), idx, True)
+        out = wrap(F.SparseRelabel.apply(self, idx, False, "CoalesceBackward0"), idx, True)
         out.__dict__["_sparse_source"] = self  # its gradient reaches self as it came
         return out
 
     def to_dense(self, dtype=None, *, masked_grad: bool = True) -> Tensor:
         """The dense tensor; its gradient reaches ``self`` masked to the sparsity pattern
         (``masked_grad=True``, torch's default) or whole."""
-        out = F.Relabel.apply(self, self._indices_array, masked_grad, "ToDenseBackward0")
+        out = F.SparseRelabel.apply(self, self._indices_array, masked_grad, "ToDenseBackward0")
         self._note_sparse_grad(masked_grad)
         return out if dtype is None else out.to(dtype)
 

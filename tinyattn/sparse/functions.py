@@ -34,7 +34,7 @@ def mask(dense: np.ndarray, indices: np.ndarray) -> np.ndarray:
     return dense * pattern(indices, dense.shape, dense.dtype)
 
 
-class Assemble(Function):
+class SparseAssemble(Function):
     """values (nnz, *dense_dims) -> the dense array of the sparse tensor (duplicates sum)."""
 
     node_name = "SparseCooTensorWithDimsAndTensorsBackward0"
@@ -51,7 +51,7 @@ class Assemble(Function):
         return ctx.xp.getitem(grad, ctx.index), None, None
 
 
-class Gather(Function):
+class SparseValues(Function):
     """The values of a coalesced sparse tensor: its dense array at its indices."""
 
     node_name = "ValuesBackward0"
@@ -68,7 +68,7 @@ class Gather(Function):
         return ctx.xp.add_at(ctx.shape, ctx.index, grad), None
 
 
-class Relabel(Function):
+class SparseRelabel(Function):
     """The same dense array under a new sparse form (``to_sparse``, ``coalesce``,
     ``to_dense``); ``masked``: the gradient keeps only the pattern ``indices``."""
 

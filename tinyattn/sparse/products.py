@@ -64,4 +64,4 @@ def sum(input: Tensor, dim=None, dtype=None) -> Tensor:
     if not kept:
         return dense
     idx = np.unique(x._indices_array[kept], axis=1)
-    return wrap(F.Relabel.apply(dense, idx, False, "SparseSumBackward0"), idx, True)
+    return wrap(F.SparseRelabel.apply(dense, idx, False, "SparseSumBackward0"), idx, True)
