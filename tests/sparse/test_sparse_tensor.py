@@ -199,3 +199,25 @@ def test_sparse_times_sparse_is_refused():
         s @ s
     with pytest.raises(NotImplementedError, match="Matmul"):
         T.matmul(s, s)
+
+
+def test_legacy_constructors_as_gcn_code_calls_them():
+    i, v = T.tensor([[0, 1], [1, 0]]), T.tensor([1.0, 2.0])
+    s = T.sparse.FloatTensor(i, v, T.Size([2, 2]))
+    assert s.is_sparse and isinstance(s, T.sparse.FloatTensor)
+    assert not isinstance(s, T.sparse.DoubleTensor) and not isinstance(
+        T.ones(2), T.sparse.FloatTensor
+    )
+    np.testing.assert_array_equal(s.to_dense().numpy(), [[0, 1], [2, 0]])
+    empty = T.sparse.FloatTensor(2, 3)
+    assert tuple(empty.shape) == (2, 3) and empty._nnz() == 0
+
+
+@needs_torch
+def test_legacy_constructors_match_torch():
+    for L in (T, torch):
+        i, v = L.tensor([[0, 1], [1, 0]]), L.tensor([1.0, 2.0])
+        assert L.sparse.DoubleTensor(i, v, (2, 2)).dtype == L.float32  # values' dtype, as torch
+    assert repr(T.sparse.FloatTensor(2, 3)) == repr(torch.sparse.FloatTensor(2, 3)).replace(
+        "torch.", "tinyattn."
+    )

@@ -13,6 +13,8 @@ def _field(head: str, t: Tensor) -> str:
     """``head`` then ``repr(t)`` without its dtype (the tail names it), its later lines
     indented under the first."""
     text = repr(t.detach()).replace(f", dtype={t.dtype!r}", "")
+    if t.numel() == 0 and "size=" not in text:  # torch names an empty field's size
+        text = text[:-1] + f", size={tuple(t.shape)})"
     return head + ("\n" + " " * len(head)).join(text.split("\n"))
 
 
