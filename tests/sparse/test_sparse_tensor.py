@@ -221,3 +221,15 @@ def test_legacy_constructors_match_torch():
     assert repr(T.sparse.FloatTensor(2, 3)) == repr(torch.sparse.FloatTensor(2, 3)).replace(
         "torch.", "tinyattn."
     )
+
+
+@needs_torch
+@pytest.mark.parametrize("dim", [None, 0, 1])
+def test_sparse_sum_with_a_dtype_matches_torch(dim):
+    results = []
+    for L in (T, torch):
+        s = L.sparse_coo_tensor(L.tensor(IDX), L.tensor(VALS), (2, 3))
+        out = L.sparse.sum(s, dtype=L.float64) if dim is None else L.sparse.sum(s, dim, L.float64)
+        results.append(out.to_dense() if out.is_sparse else out)
+    assert results[0].dtype == T.float64 and results[1].dtype == torch.float64
+    np.testing.assert_allclose(results[0].numpy(), results[1].numpy())

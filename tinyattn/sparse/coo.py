@@ -24,7 +24,7 @@ from ..torch_surface.layouts import sparse_coo
 from . import functions as F
 
 _DATA_SLOT = TensorBase.__dict__["_data"]
-_APPLY_CODE = Function.apply.__func__.__code__
+_APPLY_CODE = vars(Function)["apply"].__func__.__code__  # (the classmethod's function)
 # The ops that may read a sparse tensor's dense array (besides metadata: shape, dtype ...).
 SUPPORTED: frozenset = frozenset(
     {F.SparseAssemble, F.SparseValues, F.SparseRelabel, F.SparseDenseMM, Matmul, Cast, Clone}
@@ -42,6 +42,9 @@ class SparseTensor(Tensor):
 
     @property  # type: ignore[override]
     def _data(self) -> np.ndarray:
+        """The dense array, refused to the ops outside ``SUPPORTED``. Every op reads its
+        inputs' arrays in ``Function.apply``, so the check sits here, where it costs dense
+        tensors nothing: when ``apply`` is the reader, its ``cls`` is the op."""
         caller = sys._getframe(1)  # an op's Function.apply unwrapping its inputs?
         if caller.f_code is _APPLY_CODE:
             op, args = caller.f_locals["cls"], caller.f_locals["args"]

@@ -6,6 +6,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from . import functions as F
+from .construction import to_sparse
 from .coo import SparseTensor, wrap
 
 
@@ -55,7 +56,7 @@ def sum(input: Tensor, dim=None, dtype=None) -> Tensor:
         raise TypeError(
             f"sparse.sum: input must be a sparse COO tensor, got {type(input).__name__}"
         )
-    x = input if dtype is None else input.to_dense().to(dtype).to_sparse(input.sparse_dim())
+    x = input if dtype is None else to_sparse(input.to_dense().to(dtype), input.sparse_dim())
     if dim is None:
         return x.coalesce()._values().sum()
     dims = sorted({d % x.ndim for d in ((dim,) if isinstance(dim, int) else dim)})
