@@ -185,8 +185,10 @@ def test_a_modules_sparse_buffer_survives_to_and_state_dict():
     """The constructor idiom: a sparse adjacency buffer, used by sparse.mm in forward."""
     m = T.nn.Module()
     m.register_buffer("adj", T.tensor([[0.0, 1.0], [1.0, 0.0]]).to_sparse())
+    m.register_buffer("raw", T.sparse_coo_tensor([[1, 1]], [1.0, 2.0], (2,)))
     m.double()
     assert m.adj.is_sparse and m.adj.dtype == T.float64
+    assert m.raw._values().dtype == T.float64
     assert m.state_dict()["adj"].is_sparse
     x = T.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=T.float64, requires_grad=True)
     T.sparse.mm(m.adj, x).sum().backward()

@@ -97,8 +97,9 @@ class SparseTensor(Tensor):
 
     def _values(self) -> Tensor:
         """The values as stored (coalesced or not; differentiable)."""
-        if self._raw_values is not None:
-            return self._raw_values
+        raw = self._raw_values
+        if raw is not None:  # (Module.double() ... replace the array only: follow its dtype)
+            return raw if raw.dtype == self.dtype else raw.to(self.dtype)
         self._note_sparse_grad(True)
         return F.SparseValues.apply(self, self._indices_array)
 
