@@ -556,6 +556,7 @@ _LAZY_SUBMODULES = frozenset(
         "profiler",
         "safetensors",  # tinyattn/io/safetensors.py under this name (io/public_paths.py)
         "serialization",  # tinyattn/io/serialization.py, likewise
+        "sparse",
         "special",
         "utils",
         "viz",
@@ -573,6 +574,8 @@ _LAZY_NAMES = {  # name -> the module that defines it
     "is_autocast_enabled": "amp",
     "get_float32_matmul_precision": "backends",
     "set_float32_matmul_precision": "backends",
+    "sparse_coo_tensor": "sparse",
+    "spmm": "sparse",
 }
 
 # torch's deprecated build flags (``torch.has_mps`` ...): False here, with torch's warning.

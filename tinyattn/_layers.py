@@ -89,9 +89,21 @@ TOP = 6
 TOP_ROW = (
     TOP,
     "the rest",
-    ("optim", "utils", "io", "models", "shims", "torch_surface", "explain", "viz", "bench", "demo"),
+    (
+        "optim",
+        "utils",
+        "io",
+        "models",
+        "shims",
+        "torch_surface",
+        "sparse",
+        "explain",
+        "viz",
+        "bench",
+        "demo",
+    ),
     "training, data, checkpoints and weight files, the CPU shims, torch's extra names, "
-    "teaching tools",
+    "sparse COO tensors, teaching tools",
     "anything below",
 )
 

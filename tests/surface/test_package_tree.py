@@ -64,7 +64,9 @@ NOT_HERE = {
     "torch.nn.backends": _DEVICE,
     "torch.utils.hipify": _DEVICE,
     "torch.utils.mkldnn": _DEVICE,
-    "torch.sparse": "sparse tensors: " + _MISSING,
+    "torch.sparse.": "torch.sparse's semi-structured (2:4) sparsity: "
+    + _MISSING
+    + " (tinyattn.sparse has COO tensors: docs/sparse.md)",
     "torch.masked": "masked tensors: " + _MISSING,
     "torch.distributions": "probability distributions: " + _MISSING,
     "torch.signal": "torch.signal.windows: "

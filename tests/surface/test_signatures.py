@@ -50,6 +50,7 @@ DELIBERATE = {
     "Tensor.random_": _FROM,
     "Tensor.uniform_": _FROM,
     "torch.mm": _OUT_DTYPE,
+    "torch.spmm": _OUT_DTYPE,
     "torch.bmm": _OUT_DTYPE,
     "torch.addmm": _OUT_DTYPE,
     "torch.baddbmm": _OUT_DTYPE,

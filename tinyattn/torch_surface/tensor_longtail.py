@@ -173,6 +173,33 @@ class TensorLongTailMethods:
         warnings.warn("non-inplace resize_as is deprecated", UserWarning, stacklevel=2)
         return _resize(cast("Tensor", self), tuple(tensor.shape))
 
+    @property
+    def layout(self):
+        """``tinyattn.strided`` (a sparse tensor answers ``tinyattn.sparse_coo``)."""
+        from .layouts import strided
+
+        return strided
+
+    @property
+    def is_sparse(self) -> bool:
+        """False: a dense tensor (see ``tinyattn.sparse``)."""
+        return False
+
+    def to_sparse(
+        self, sparse_dim: int | None = None, *, layout=None, blocksize=None, dense_dim=None
+    ) -> Tensor:
+        """A sparse COO copy of ``self``'s nonzero entries (docs/sparse.md);
+        ``sparse_dim``: how many leading dims to index (the rest stay dense values)."""
+        import tinyattn
+
+        return tinyattn.sparse.to_sparse(
+            cast("Tensor", self),
+            sparse_dim,
+            layout=layout,
+            blocksize=blocksize,
+            dense_dim=dense_dim,
+        )
+
     def to_dense(self, dtype=None, *, masked_grad=None) -> Tensor:
         """``self`` (every tinyattn tensor is dense), converted to ``dtype`` if given."""
         me = cast("Tensor", self)

@@ -1,0 +1,230 @@
+"""``SparseTensor``: torch's sparse COO tensor, with its dense array underneath.
+
+A sparse tensor is a :class:`tinyattn.Tensor` (``isinstance`` holds, as in torch) whose
+``layout`` is ``tinyattn.sparse_coo``. It keeps the COO form torch programs read —
+``indices()`` int64 (sparse_dim, nnz), ``values()`` (nnz, *dense_dims), ``size`` — and,
+underneath, the dense array those describe (duplicates summed), so that products and
+gradients are the ordinary dense ones. Ops torch defines on sparse tensors and tinyattn
+implements are listed in ``SUPPORTED``; any other op raises ``NotImplementedError`` naming
+it, rather than quietly return a dense result (docs/sparse.md).
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+from .._tensor import Tensor
+from ..autograd.function import Function
+from ..autograd.tensor_base import TensorBase
+from ..ops.elementwise.unary import Cast, Clone
+from ..ops.linalg.matmul import Matmul
+from ..torch_surface.layouts import sparse_coo
+from . import functions as F
+
+_DATA_SLOT = TensorBase.__dict__["_data"]
+_APPLY_CODE = vars(Function)["apply"].__func__.__code__  # (the classmethod's function)
+# The ops that may read a sparse tensor's dense array (besides metadata: shape, dtype ...).
+SUPPORTED: frozenset = frozenset(
+    {F.SparseAssemble, F.SparseValues, F.SparseRelabel, F.SparseDenseMM, Matmul, Cast, Clone}
+)
+
+
+class SparseTensor(Tensor):
+    """A sparse COO tensor (``tinyattn.sparse_coo_tensor``, ``Tensor.to_sparse``)."""
+
+    __slots__ = ()
+    _indices_array: np.ndarray
+    _coalesced: bool
+    _raw_values: Tensor | None
+    _grad_is_sparse: bool
+
+    @property  # type: ignore[override]
+    def _data(self) -> np.ndarray:
+        """The dense array, refused to the ops outside ``SUPPORTED``. Every op reads its
+        inputs' arrays in ``Function.apply``, so the check sits here, where it costs dense
+        tensors nothing: when ``apply`` is the reader, its ``cls`` is the op."""
+        caller = sys._getframe(1)  # an op's Function.apply unwrapping its inputs?
+        if caller.f_code is _APPLY_CODE:
+            op, args = caller.f_locals["cls"], caller.f_locals["args"]
+            if op not in SUPPORTED or (op is Matmul and _all_sparse(args)):
+                _refuse(op)
+        return _DATA_SLOT.__get__(self)
+
+    @_data.setter
+    def _data(self, value: np.ndarray) -> None:
+        _DATA_SLOT.__set__(self, value)
+
+    # -- torch's sparse queries ------------------------------------------------------------
+    @property
+    def layout(self):
+        return sparse_coo
+
+    @property
+    def is_sparse(self) -> bool:
+        return True
+
+    def sparse_dim(self) -> int:
+        """How many leading dims are indexed (the rows of ``indices()``)."""
+        return int(self._indices_array.shape[0])
+
+    def dense_dim(self) -> int:
+        """How many trailing dims each value has."""
+        return self.ndim - self.sparse_dim()
+
+    def _nnz(self) -> int:
+        """The number of stored entries (duplicates counted until ``coalesce``)."""
+        return int(self._indices_array.shape[1])
+
+    def is_coalesced(self) -> bool:
+        """True when the indices are sorted and unique (after ``coalesce`` / ``to_sparse``)."""
+        return self._coalesced
+
+    def indices(self) -> Tensor:
+        """The int64 (sparse_dim, nnz) indices of a coalesced tensor."""
+        self._need_coalesced("indices")
+        return self._indices()
+
+    def _indices(self) -> Tensor:
+        """The int64 (sparse_dim, nnz) indices as stored (coalesced or not)."""
+        return Tensor._make(self._indices_array.copy())
+
+    def values(self) -> Tensor:
+        """The (nnz, *dense_dims) values of a coalesced tensor (differentiable)."""
+        self._need_coalesced("values")
+        return self._values()
+
+    def _values(self) -> Tensor:
+        """The values as stored (coalesced or not; differentiable)."""
+        raw = self._raw_values
+        if raw is not None:  # (Module.double() ... replace the array only: follow its dtype)
+            return raw if raw.dtype == self.dtype else raw.to(self.dtype)
+        self._note_sparse_grad(True)
+        return F.SparseValues.apply(self, self._indices_array)
+
+    def _need_coalesced(self, what: str) -> None:
+        if not self._coalesced:
+            raise RuntimeError(
+                f"Cannot get {what} on an uncoalesced tensor, please call .coalesce() first"
+            )
+
+    # -- conversions -------------------------------------------------------------------------
+    def coalesce(self) -> SparseTensor:
+        """The same tensor with sorted, unique indices (duplicate values summed)."""
+        if self._coalesced:
+            return self
+        idx = np.unique(self._indices_array, axis=1)
+        out = wrap(F.SparseRelabel.apply(self, idx, False, "CoalesceBackward0"), idx, True)
+        out.__dict__["_sparse_source"] = self  # its gradient reaches self as it came
+        return out
+
+    def to_dense(self, dtype=None, *, masked_grad: bool = True) -> Tensor:
+        """The dense tensor; its gradient reaches ``self`` masked to the sparsity pattern
+        (``masked_grad=True``, torch's default) or whole."""
+        out = F.SparseRelabel.apply(self, self._indices_array, masked_grad, "ToDenseBackward0")
+        self._note_sparse_grad(masked_grad)
+        return out if dtype is None else out.to(dtype)
+
+    def to_sparse(
+        self, sparse_dim: int | None = None, *, layout=None, blocksize=None, dense_dim=None
+    ) -> SparseTensor:
+        """``self`` (already sparse) when ``sparse_dim`` / ``dense_dim`` are its own."""
+        same = sparse_dim in (None, self.sparse_dim()) and dense_dim in (None, self.dense_dim())
+        if not same or layout not in (None, sparse_coo) or blocksize is not None:
+            raise NotImplementedError(
+                "to_sparse: converting a sparse tensor to another sparse_dim or layout is "
+                "not supported in tinyattn (to_dense() first)"
+            )
+        return self
+
+    def _note_sparse_grad(self, masked: bool) -> None:
+        """A leaf's ``.grad`` is sparse (as torch's) once a masked-gradient op used it."""
+        source = self.__dict__.get("_sparse_source")
+        if masked and self.is_leaf:
+            self.__dict__["_grad_is_sparse"] = True
+        elif source is not None:
+            source._note_sparse_grad(masked)
+
+    @property
+    def grad(self):
+        """The accumulated gradient: sparse with ``self``'s pattern after ``to_dense``,
+        ``values`` or ``sparse.mm``, dense after ``mm`` / ``@`` (as torch)."""
+        g = self._grad
+        if g is None or not self.__dict__.get("_grad_is_sparse", False):
+            return g
+        idx = np.unique(self._indices_array, axis=1)
+        return wrap(Tensor._make(F.mask(g._data, idx)), idx, True)
+
+    @grad.setter
+    def grad(self, value) -> None:
+        Tensor.grad.fset(self, value)  # type: ignore[attr-defined]
+
+    # -- copies that keep the sparse form ------------------------------------------------------
+    def detach(self) -> SparseTensor:
+        """A sparse tensor sharing ``self``'s memory, outside the graph."""
+        return _same_form(Tensor.detach(self), self, lambda v: v.detach())
+
+    def clone(self, *, memory_format=None) -> SparseTensor:
+        """A sparse copy (differentiable)."""
+        copy = Tensor.clone(self, memory_format=memory_format)
+        return _same_form(copy, self, lambda v: v.clone())
+
+    def to(self, *args, **kwargs):  # type: ignore[override]
+        """``Tensor.to``; a converted copy stays sparse (``float()``, ``double()`` ... too)."""
+        out = Tensor.to(self, *args, **kwargs)
+        return out if out is self else _same_form(out, self, lambda v: v.to(out.dtype))
+
+    # -- products and the ops torch refuses on sparse tensors -----------------------------------
+    def __matmul__(self, other):
+        from .products import spmm
+
+        return spmm(self, other)
+
+    def __repr__(self) -> str:
+        from .printing import sparse_repr
+
+        return sparse_repr(self)
+
+    __str__ = __repr__
+
+    def __deepcopy__(self, memo) -> SparseTensor:
+        return sparse_from(Tensor.__deepcopy__(self, memo), self)
+
+
+def _all_sparse(args) -> bool:
+    """Sparse @ sparse: torch's result is sparse, which tinyattn does not make."""
+    return all(isinstance(a, SparseTensor) for a in args)
+
+
+def _refuse(fn: type) -> None:
+    name = getattr(fn, "node_name", None) or fn.__name__
+    raise NotImplementedError(
+        f"{name}: this op is not implemented for sparse COO tensors in tinyattn; sparse "
+        "tensors support to_dense, coalesce, indices/values, sparse.mm / spmm / mm / @ "
+        "with a dense matrix and sparse.sum (docs/sparse.md); call .to_dense() first"
+    )
+
+
+def wrap(dense: Tensor, indices: np.ndarray, coalesced: bool, raw_values=None) -> SparseTensor:
+    """Make the op output ``dense`` a sparse tensor with ``indices`` (no copy)."""
+    dense.__class__ = SparseTensor
+    d = dense.__dict__
+    d["_indices_array"], d["_coalesced"], d["_raw_values"] = indices, coalesced, raw_values
+    return dense  # type: ignore[return-value]
+
+
+def _same_form(dense: Tensor, like: SparseTensor, on_values) -> SparseTensor:
+    """``dense`` (a copy of ``like`` made by an op) with ``like``'s sparse form; stored
+    uncoalesced values go through ``on_values`` (the same op)."""
+    raw = like._raw_values
+    return wrap(
+        dense, like._indices_array, like._coalesced, None if raw is None else on_values(raw)
+    )
+
+
+def sparse_from(dense: Tensor, like: SparseTensor) -> SparseTensor:
+    """``dense`` with ``like``'s sparse form (indices, coalesced flag)."""
+    if type(dense) is not SparseTensor:
+        wrap(dense, like._indices_array, like._coalesced)
+    return dense  # type: ignore[return-value]
