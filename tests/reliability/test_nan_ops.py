@@ -488,6 +488,14 @@ OPS = [
     ("fft", lambda L, x: L.fft.fft(x).abs(), [_f(2, 4)]),
     ("rfft", lambda L, x: L.view_as_real(L.fft.rfft(x)), [_f(2, 4)]),
     ("irfft", lambda L, a, b: L.fft.irfft(L.complex(a, b)), [_f(2, 3), _f(2, 3)]),
+    # -- sparse COO tensors (a dense input made sparse: its NaN and inf are stored values) ----
+    ("sparse-mm", lambda L, a, b: L.sparse.mm(a.to_sparse(), b), [_f(2, 3), _f(3, 2)]),
+    ("sparse-matmul", lambda L, a, b: a.to_sparse() @ b, [_f(2, 3), _f(3, 2)]),
+    ("sparse-values", lambda L, a: a.to_sparse().coalesce().values(), [_f(2, 3)]),
+    ("sparse-to_dense", lambda L, a: a.to_sparse().to_dense(), [_f(2, 3)]),
+    ("sparse-sum", lambda L, a: L.sparse.sum(a.to_sparse(), 1).to_dense(), [_f(2, 3)]),
+    ("sparse_coo_tensor", lambda L, v, i: L.sparse_coo_tensor(i, v, (2, 3)).to_dense(),
+     [_f(3), np.array([[0, 1, 1], [2, 0, 2]], dtype=np.int64)]),
 ]  # fmt: skip
 
 SPECIALS = {"nan": [np.nan], "+inf": [np.inf], "-inf": [-np.inf], "all": [np.nan, np.inf, -np.inf]}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._tensor import Tensor
+from .._type_names import type_name
 from . import functions as F
 from .construction import to_sparse
 from .coo import SparseTensor, wrap
@@ -13,12 +14,12 @@ from .coo import SparseTensor, wrap
 def _check_mm(sparse, dense, name: str) -> None:
     if not isinstance(sparse, SparseTensor):
         raise TypeError(
-            f"{name}: sparse must be a sparse COO tensor, got {type(sparse).__name__} "
+            f"{name}: sparse must be a sparse COO tensor, got {type_name(sparse)} "
             "(make one with to_sparse() or sparse_coo_tensor)"
         )
     if not isinstance(dense, Tensor) or isinstance(dense, SparseTensor):
         raise TypeError(
-            f"{name}: the second operand must be a dense Tensor, got {type(dense).__name__} "
+            f"{name}: the second operand must be a dense Tensor, got {type_name(dense)} "
             "(sparse @ sparse is not supported in tinyattn; call .to_dense() on one)"
         )
     if sparse.ndim != 2 or dense.ndim != 2 or sparse.shape[1] != dense.shape[0]:
@@ -53,9 +54,7 @@ def sum(input: Tensor, dim=None, dtype=None) -> Tensor:
     """torch.sparse.sum: all entries (a 0-d dense tensor), or over the dims ``dim``: sparse
     while a sparse dim remains, else dense. The gradient keeps ``input``'s pattern."""
     if not isinstance(input, SparseTensor):
-        raise TypeError(
-            f"sparse.sum: input must be a sparse COO tensor, got {type(input).__name__}"
-        )
+        raise TypeError(f"sparse.sum: input must be a sparse COO tensor, got {type_name(input)}")
     x = input if dtype is None else to_sparse(input.to_dense().to(dtype), input.sparse_dim())
     if dim is None:
         return x.coalesce()._values().sum()
