@@ -34,8 +34,9 @@ from . import _malloc
 
 _malloc.tune()
 
-# torch's paths of the CPU shims (``tinyattn.cuda``, ``tinyattn.backends.cudnn`` ...) import
-# the modules in tinyattn/shims/ (the same module objects); see tinyattn/shims/__init__.py.
+# torch's paths of the CPU shims (``tinyattn.cuda``, ``tinyattn.backends.cudnn`` ...) and of
+# save/load (``tinyattn.serialization``, ``tinyattn.safetensors``) import the modules in
+# tinyattn/shims/ and tinyattn/io/ (the same module objects); see tinyattn/shims/__init__.py.
 from . import shims as _shims
 
 _shims.install()
@@ -530,7 +531,6 @@ from .torch_surface.out import install as _install_out
 
 _factory_options.install(globals(), Tensor)  # layout=, pin_memory= ... (before out=)
 _install_out(globals())
-from .io import public_paths as _public_paths  # import tinyattn.serialization, .safetensors
 
 # -- lazy imports: subpackages and names loaded on first access (PEP 562) ------------------
 # ``import tinyattn`` loads the tensor, autograd and ops only; ``tinyattn.nn``,
@@ -554,7 +554,7 @@ _LAZY_SUBMODULES = frozenset(
         "onnx",
         "optim",
         "profiler",
-        "safetensors",  # tinyattn/io/safetensors.py under this name (io/public_paths.py)
+        "safetensors",  # tinyattn/io/safetensors.py under this name (shims/__init__.py: PUBLIC_PATHS)
         "serialization",  # tinyattn/io/serialization.py, likewise
         "sparse",
         "special",

@@ -10,7 +10,8 @@ an import hook that answers ``tinyattn.<shim>[.<submodule>]`` with the module
 ``tinyattn.shims.<shim>[.<submodule>]`` itself: one module object, whichever path reaches it
 (``tinyattn.cuda is tinyattn.shims.cuda``), so a switch set through one path is seen
 through the other. The files keep one name each (the one under ``shims``), so their
-relative imports read as they resolve.
+relative imports read as they resolve. The same hook serves the two public paths whose
+code lives in ``tinyattn/io/`` (``tinyattn.serialization``, ``tinyattn.safetensors``).
 """
 
 from __future__ import annotations
@@ -20,20 +21,22 @@ import importlib.abc
 import importlib.util
 import sys
 
-# torch's path below ``tinyattn`` -> the module's name below ``tinyattn.shims``.
-PUBLIC_NAMES = {
-    "accelerator": "accelerator",
-    "amp": "amp",
-    "backends": "backends",
-    "cuda": "cuda",
-    "distributed": "distributed",
-    "multiprocessing": "multiprocessing",
-    "onnx": "onnx",
+# torch's path below ``tinyattn`` -> the module that answers it (its submodules follow).
+PUBLIC_PATHS = {
+    "accelerator": "tinyattn.shims.accelerator",
+    "amp": "tinyattn.shims.amp",
+    "backends": "tinyattn.shims.backends",
+    "cuda": "tinyattn.shims.cuda",
+    "distributed": "tinyattn.shims.distributed",
+    "multiprocessing": "tinyattn.shims.multiprocessing",
+    "onnx": "tinyattn.shims.onnx",
+    "serialization": "tinyattn.io.serialization",
+    "safetensors": "tinyattn.io.safetensors",
 }
 
 
 class _Alias(importlib.abc.Loader):
-    """Loads a torch path as the shim module already named under ``tinyattn.shims``."""
+    """Loads a public path as the module it names (already imported under its own name)."""
 
     def __init__(self, real: str) -> None:
         self.real = real
@@ -50,19 +53,20 @@ class _Alias(importlib.abc.Loader):
 
 
 class _ShimPaths(importlib.abc.MetaPathFinder):
-    """Finds ``tinyattn.cuda``, ``tinyattn.cuda.amp`` ... as their ``tinyattn.shims`` module."""
+    """Finds ``tinyattn.cuda``, ``tinyattn.cuda.amp`` ... as the modules of ``PUBLIC_PATHS``."""
 
     def find_spec(self, fullname: str, path=None, target=None):
         parts = fullname.split(".")
-        if len(parts) < 2 or parts[0] != "tinyattn" or parts[1] not in PUBLIC_NAMES:
+        if len(parts) < 2 or parts[0] != "tinyattn" or parts[1] not in PUBLIC_PATHS:
             return None
-        real = ".".join(["tinyattn.shims", PUBLIC_NAMES[parts[1]], *parts[2:]])
+        real = ".".join([PUBLIC_PATHS[parts[1]], *parts[2:]])
         if importlib.util.find_spec(real) is None:
             return None
         return importlib.util.spec_from_loader(fullname, _Alias(real))
 
 
 def install() -> None:
-    """Make torch's paths (``tinyattn.cuda`` ...) import the shims (once per process)."""
+    """Make the public paths (``tinyattn.cuda``, ``tinyattn.serialization`` ...) import their
+    modules (once per process)."""
     if not any(isinstance(finder, _ShimPaths) for finder in sys.meta_path):
         sys.meta_path.insert(0, _ShimPaths())
