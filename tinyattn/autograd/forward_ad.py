@@ -68,8 +68,8 @@ import numpy as np
 
 from .._type_names import type_name
 from . import _forward_only
-from . import custom_function as _custom_function
 from .custom_function import Function
+from .extensions import extensions
 from .function import AccumulateGrad
 from .grad_mode import enable_grad, is_grad_enabled
 from .tensor_base import TensorBase
@@ -143,7 +143,9 @@ def enter_dual_level() -> int:
     _levels[0] = _Level()
     from ._custom_jvp import apply_custom_function  # (imports this module)
 
-    _custom_function._forward_ad_apply = apply_custom_function
+    # (returns the outputs, or NotImplemented when no input has a tangent, or the function
+    # has no jvp but a backward: tangents by double vjp)
+    extensions.set_forward_ad_apply(apply_custom_function)
     return 0
 
 
@@ -164,7 +166,7 @@ def exit_dual_level(*, level: int | None = None) -> None:
     if level < 0:
         raise RuntimeError("Dual level must be a positive number.")
     state = _levels.pop(level)
-    _custom_function._forward_ad_apply = None
+    extensions.set_forward_ad_apply(None)
     for dual in state.duals.values():
         tensor = dual.ref()
         if dual.private and tensor is not None and tensor._grad_fn is dual.node:

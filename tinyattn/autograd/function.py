@@ -58,6 +58,7 @@ from typing import Any
 import numpy as np
 
 from .. import _dtype
+from .extensions import extensions as _ext
 from .grad_mode import _state as _grad_mode
 from .quiet import IGNORE_ALL as _FP_IGNORE_ALL
 from .quiet import enter as _fp_enter
@@ -65,7 +66,15 @@ from .quiet import leave as _fp_leave
 from .tensor_base import TensorBase, VersionCounter
 from .xp import numpy_xp
 
-__all__ = ["AccumulateGrad", "Function", "Node", "NoGradContext", "VersionCounter"]
+__all__ = ["AccumulateGrad", "Function", "Node", "NoGradContext", "OpaqueGrad", "VersionCounter"]
+
+
+class OpaqueGrad:
+    """Base of gradients that are not arrays and reach their node as they are: the engine
+    adds them (``+``) but neither unbroadcasts nor casts them (e.g. the gradients of a
+    custom ``autograd.Function``'s several outputs on their way to its one node)."""
+
+    __slots__ = ()
 
 
 class Node:
@@ -287,15 +296,7 @@ class Node:
     def register_prehook(self, fn) -> Any:
         """torch's node pre-hook: ``fn(grad_outputs) -> new grad_outputs or None``, called
         with the node's incoming gradient (a 1-tuple) before its backward runs."""
-
-        def as_tensor_hook(grad):
-            result = fn((grad,))
-            return None if result is None else result[0]
-
-        from .graph import _NodeHookHandle
-
-        self._register_tensor_hook(as_tensor_hook)
-        return _NodeHookHandle(self._hooks or [], as_tensor_hook)
+        return _node_hooks().register_prehook(self, fn)
 
     def register_hook(self, fn) -> Any:
         """torch's node hook: ``fn(grad_inputs, grad_outputs) -> new grad_inputs or None``,
@@ -306,17 +307,17 @@ class Node:
                 f"register_hook: {self.name()} runs no backward formula; register a pre-hook "
                 "(register_prehook) or a hook on its tensor instead"
             )
-        from .graph import _NodeHookHandle, _WithPostHooks
-
-        wrapped: Any = self.fn
-        if not isinstance(wrapped, _WithPostHooks):
-            self._name = self.name()  # (the name comes from fn: keep it)
-            wrapped = self.fn = _WithPostHooks(wrapped)  # type: ignore[assignment]
-        wrapped.hooks.append(fn)
-        return _NodeHookHandle(wrapped.hooks, fn)
+        return _node_hooks().register_hook(self, fn)
 
     def __repr__(self) -> str:
         return f"<{self.name()}>"
+
+
+def _node_hooks() -> Any:
+    """The node hooks plugged into the seam (``autograd/graph.py``)."""
+    if _ext.node_hooks is None:
+        raise RuntimeError("node hooks are provided by tinyattn.autograd.graph: import it first")
+    return _ext.node_hooks
 
 
 class _ReleasedNode(Node):
@@ -446,10 +447,8 @@ class Function:
         ctx._constant_inputs = constants
         ctx.input_meta = tuple(input_meta)
         result = TensorBase._make(out, ctx)
-        if _anomaly is not None:  # (autograd.detect_anomaly: keep where this op was called)
-            from .anomaly_mode import record_forward_stack
-
-            record_forward_stack(ctx)
+        if _ext.anomaly is not None:  # (autograd.detect_anomaly: keep where this op was called)
+            _ext.anomaly.record_forward_stack(ctx)
         kept = ctx._saved
         attrs = ctx.__dict__
         if attrs:  # arrays stored on ctx (not numbers or flags) are version-checked too
@@ -458,10 +457,8 @@ class Function:
                     kept = _with_arrays_on_ctx(kept or (), attrs)
                     break
         if kept:
-            if _saved_hooks_active and ctx._saved and _saved_hooks.hooks:
-                from .graph import _pack_saved  # (only with saved_tensors_hooks open)
-
-                _pack_saved(ctx, args, result)
+            if _ext.saved_hooks_active and ctx._saved and _ext.saved_hooks.hooks:
+                _ext.pack_saved(ctx, args, result)  # (only with saved_tensors_hooks open)
                 kept = _with_arrays_on_ctx((), attrs) if attrs else ()
             if kept:
                 _record_versions(ctx, args, result, kept)
@@ -545,22 +542,6 @@ def _record_versions(ctx: Node, args, result, kept: tuple) -> None:
 
 
 _CONTAINERS = frozenset((np.ndarray, tuple, list))
-
-
-class _SavedHooks(threading.local):
-    """The ``saved_tensors_hooks`` in effect in this thread (``autograd/graph.py`` sets them)."""
-
-    def __init__(self) -> None:
-        self.hooks: list = []  # (pack, unpack) pairs, innermost last
-        self.disabled: list = []  # disable_saved_tensors_hooks's messages, innermost last
-
-
-_saved_hooks = _SavedHooks()
-# autograd.detect_anomaly's settings while it is on, else None (autograd/anomaly_mode.py).
-_anomaly: dict | None = None
-# Blocks of saved_tensors_hooks open in any thread: while 0 (nearly always) an op pays one
-# global read for the feature. Changed by autograd/graph.py under its lock.
-_saved_hooks_active = 0
 
 
 def _with_arrays_on_ctx(saved: tuple, attrs: dict) -> tuple:

@@ -27,6 +27,7 @@ import types
 
 import numpy as np
 
+from .extensions import extensions
 from .padded import PaddedGrad
 
 __all__ = ["numpy_xp", "tensor_xp"]
@@ -489,5 +490,7 @@ tensor_xp.__dict__.update(
     {k: v for k, v in list(globals().items()) if callable(v) and not k.startswith("_")}
 )
 tensor_xp.__dict__.update(inf=np.inf, nan=np.nan)
-for _name in ("numpy_xp", "tensor_xp", "annotations", "types", "np", "PaddedGrad"):
+for _name in ("numpy_xp", "tensor_xp", "annotations", "types", "np", "PaddedGrad", "extensions"):
     tensor_xp.__dict__.pop(_name, None)
+
+extensions.set_tensor_namespace(tensor_xp)  # the engine's create_graph runs formulas on it
