@@ -27,8 +27,8 @@ from typing import Any
 
 import numpy as np
 
-from .extensions import extensions
-from .function import Node
+from ..core.extensions import extensions
+from ..core.function import Node
 
 __all__ = ["detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled"]
 

@@ -28,7 +28,7 @@ input is the input Tensor itself, in its graph; a saved output has this node as
 ``grad_fn``).
 
 The ops inside tinyattn are written one level lower, on NumPy arrays (the
-``Function`` of ``autograd/function.py``): no Tensor is made inside an op, and
+``Function`` of ``core/function.py``): no Tensor is made inside an op, and
 their ``backward`` is a formula on arrays. This class is the torch-compatible
 front for code that builds new ops out of Tensor operations.
 
@@ -53,14 +53,13 @@ from typing import Any
 
 import numpy as np
 
-from .. import _dtype
 from .._type_names import type_name
-from . import function as _function
-from .extensions import extensions as _ext
-from .function import Node, OpaqueGrad, leaf_node
-from .grad_mode import _state as _grad_mode
-from .grad_mode import enable_grad, no_grad
-from .tensor_base import TensorBase
+from ..core import _dtype
+from ..core.extensions import extensions as _ext
+from ..core.function import Node, OpaqueGrad, leaf_node
+from ..core.grad_mode import _state as _grad_mode
+from ..core.grad_mode import enable_grad, no_grad
+from ..core.tensor_base import TensorBase
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable"]
 
@@ -463,11 +462,3 @@ def _as_output(t: TensorBase, node: Node, dirty: bool, is_input: bool) -> Tensor
         t = TensorBase._make(t._data)
     t._grad_fn, t._requires_grad = node, True
     return t
-
-
-# torch's ``torch.autograd.function`` module has these too: ``from
-# tinyattn.autograd.function import once_differentiable`` works (set here, not through a
-# module ``__getattr__`` there, which would slow every attribute read of that module).
-_function.once_differentiable = once_differentiable  # type: ignore[attr-defined]
-_function.FunctionCtx = FunctionCtx  # type: ignore[attr-defined]
-_function.BackwardCFunction = BackwardCFunction  # type: ignore[attr-defined]

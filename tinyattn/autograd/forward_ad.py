@@ -67,12 +67,12 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .._type_names import type_name
+from ..core.extensions import extensions
+from ..core.function import AccumulateGrad
+from ..core.grad_mode import enable_grad, is_grad_enabled
+from ..core.tensor_base import TensorBase
 from . import _forward_only
 from .custom_function import Function
-from .extensions import extensions
-from .function import AccumulateGrad
-from .grad_mode import enable_grad, is_grad_enabled
-from .tensor_base import TensorBase
 
 __all__ = [
     "UnpackedDualTensor",
@@ -464,7 +464,7 @@ def _jvp_by_double_vjp(y, duals: list[_Dual], real: bool):
     (the graph reaches tensors that require grad) or a tangent requires grad, and
     grad mode is on: forward-over-reverse, as torch's.
     """
-    from .engine import run_backward
+    from ..core.engine import run_backward
 
     differentiable = is_grad_enabled() and (real or any(d.tangent._requires_grad for d in duals))
     with enable_grad():

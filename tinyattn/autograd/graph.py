@@ -20,11 +20,11 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .._type_names import type_name
-from . import engine
-from .extensions import extensions
-from .function import Node
-from .grad_mode import no_grad
-from .tensor_base import TensorBase
+from ..core import engine
+from ..core.extensions import extensions
+from ..core.function import Node
+from ..core.grad_mode import no_grad
+from ..core.tensor_base import TensorBase
 
 __all__ = [
     "Node",

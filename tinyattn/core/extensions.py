@@ -15,6 +15,7 @@ saved-tensor hooks            ``autograd.graph.saved_tensors_hooks``  each op th
 node hooks                    ``grad_fn.register_hook`` / prehook    when a hook is registered
 create_graph                  ``autograd/xp.py``'s ``tensor_xp``     each node under create_graph
 forward-mode AD               ``autograd.forward_ad`` (dual levels)  each custom ``Function.apply``
+type names in messages        ``tinyattn._type_names.type_name``     when an error is raised
 ============================  =====================================  ===========================
 
 Each feature is off until its module turns it on, so a plain forward and backward pays one
@@ -63,6 +64,9 @@ class Extensions:
     ``forward_ad_apply``
         None, or ``f(cls, args, kwargs)`` that a custom ``autograd.Function.apply`` calls
         first while a forward-AD level is active (NotImplemented: apply as usual).
+    ``type_name``
+        ``type_name(obj) -> str``: how error messages name a type (the full package plugs
+        in one that also tells how to convert another library's tensor).
     """
 
     __slots__ = (
@@ -74,6 +78,7 @@ class Extensions:
         "node_hooks",
         "tensor_xp",
         "forward_ad_apply",
+        "type_name",
         "_lock",
     )
 
@@ -86,6 +91,7 @@ class Extensions:
         self.node_hooks: Any = None
         self.tensor_xp: Any = None
         self.forward_ad_apply: Callable[[type, tuple, dict], Any] | None = None
+        self.type_name: Callable[[Any], str] = _qualified_name
         self._lock = threading.Lock()
 
     # -- tracers ----------------------------------------------------------------------------
@@ -149,6 +155,17 @@ class Extensions:
     def set_forward_ad_apply(self, apply: Callable[[type, tuple, dict], Any] | None) -> None:
         """What custom ``Function.apply`` calls first (None: forward-mode AD is off)."""
         self.forward_ad_apply = apply
+
+    def set_type_name(self, type_name: Callable[[Any], str]) -> None:
+        """How error messages name the type of an object."""
+        self.type_name = type_name
+
+
+def _qualified_name(obj: Any) -> str:
+    """``module.QualName`` of ``obj``'s type (or of ``obj``, a class); builtins bare."""
+    cls = obj if isinstance(obj, type) else type(obj)
+    module = cls.__module__ or ""
+    return cls.__qualname__ if module in ("", "builtins") else f"{module}.{cls.__qualname__}"
 
 
 extensions = Extensions()

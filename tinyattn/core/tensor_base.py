@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import _dtype
+from . import _dtype
 
 
 class VersionCounter:

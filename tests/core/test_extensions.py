@@ -9,7 +9,7 @@ import pytest
 
 import tinyattn
 from tinyattn.autograd import forward_ad, graph
-from tinyattn.autograd.extensions import extensions
+from tinyattn.core.extensions import extensions
 
 
 def test_every_feature_is_off_by_default():

@@ -38,8 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import _dtype
-from .._type_names import type_name
+from . import _dtype
 from .extensions import extensions as _ext
 from .function import AccumulateGrad, Node, OpaqueGrad
 from .grad_mode import enable_grad
@@ -70,7 +69,7 @@ def run_backward(
     ``create_graph``: gradients are Tensors and the backward pass is recorded
     (``root_grads`` must then be Tensors).
     """
-    with quiet():  # NumPy's FP warnings off, as in every forward (autograd/quiet.py)
+    with quiet():  # NumPy's FP warnings off, as in every forward (core/quiet.py)
         if create_graph:
             with enable_grad():
                 captured = _traverse(
@@ -479,7 +478,7 @@ def _run_hooks(node: Node, grad: np.ndarray) -> np.ndarray:
 def _checked_hook_result(hook, grad: np.ndarray, result) -> np.ndarray:
     """torch's rule: a hook may change the values of a gradient, not its type or size."""
     if not isinstance(result, TensorBase):
-        raise TypeError(f"expected Tensor, but hook returned '{type_name(result)}'")
+        raise TypeError(f"expected Tensor, but hook returned '{_ext.type_name(result)}'")
     new = result._data
     name = getattr(hook, "__name__", type(hook).__name__)
     if new.shape != grad.shape:
