@@ -7,7 +7,7 @@ import pytest
 from harness import torch
 
 import tinyattn
-from tinyattn import _dtype as dt
+from tinyattn.core import _dtype as dt
 
 NAMES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64"]
 

@@ -48,7 +48,7 @@ def test_apply_is_restored_and_unprofiled_runs_record_nothing():
 
     assert (
         recorder_module._active == []
-        and recorder_module._tracer not in tinyattn.autograd.engine._tracers
+        and recorder_module._tracer not in tinyattn.core.engine._tracers
     )
 
 

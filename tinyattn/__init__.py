@@ -43,11 +43,11 @@ _shims.install()
 
 import math as _math
 
-from . import _dtype
-from ._dtype import (
+from .core import _dtype
+from .core._dtype import (
     bool_ as bool,
 )
-from ._dtype import (
+from .core._dtype import (
     bfloat16,
     cdouble,
     cfloat,
@@ -69,8 +69,8 @@ from ._dtype import (
     short,
     uint8,
 )
-from ._dtype import float_ as float
-from ._dtype import int_ as int
+from .core._dtype import float_ as float
+from .core._dtype import int_ as int
 from ._version import __version__
 from .autograd.grad_mode import (
     enable_grad,

@@ -15,9 +15,9 @@ from __future__ import annotations
 TABLE: tuple[tuple[int, str, tuple[str, ...], str, str], ...] = (
     (
         0,
-        "foundations",
+        "core and foundations",
         (
-            "_dtype",
+            "core",
             "_device",
             "_size",
             "random",
@@ -28,17 +28,19 @@ TABLE: tuple[tuple[int, str, tuple[str, ...], str, str], ...] = (
             "shims.distributed",
             "torch_surface.out_table",
         ),  # fmt: skip
-        "dtypes and promotion, the CPU device, `Size`, the RNG, this table, the no-op "
-        "`distributed` shim, the names that take `out=` (data)",
-        "NumPy",
+        "`core/`: `TensorBase` (a tensor's autograd fields), the op base `Function` (on "
+        "arrays) and `Node`, the backward engine and its one extension seam, grad mode, "
+        "dtypes and promotion, `numpy_xp`; the CPU device, `Size`, the RNG, this table, the "
+        "no-op `distributed` shim, the names that take `out=` (data)",
+        "NumPy (`core/` imports only itself)",
     ),
     (
         1,
         "autograd",
         ("autograd",),
-        "`TensorBase` (a tensor's autograd fields), the op base `Function` (on arrays) and "
-        "`Node`, the backward engine, the `xp` namespaces backward formulas compute with, "
-        "torch's user-level `autograd.Function` and `autograd.graph` hooks",
+        "what plugs into the core's seam: torch's user-level `autograd.Function`, "
+        "`autograd.graph` hooks, anomaly mode, forward AD, gradcheck, the trace, `tensor_xp` "
+        "(the namespace of create_graph formulas)",
         "layer 0 (`xp.py`'s `tensor_xp` and `functional.py` call ops at call time)",
     ),
     (

@@ -9,10 +9,10 @@ import numbers
 
 import numpy as np
 
-from . import _dtype as dt
 from ._device import check_device
 from ._device import device as _device
 from ._type_names import type_name
+from .core import _dtype as dt
 
 __all__ = [
     "finfo",

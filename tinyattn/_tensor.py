@@ -4,7 +4,7 @@ The methods are thin: each differentiable op lives in ``tinyattn/ops/`` as a
 ``Function`` with its forward and backward side by side, and the method only
 forwards to it. The class is assembled from:
 
-- ``TensorBase`` (``tinyattn/autograd/tensor_base.py``): the autograd fields
+- ``TensorBase`` (``tinyattn/core/tensor_base.py``): the autograd fields
   (array, ``grad_fn``, ``.grad``, version counter);
 - ``TensorMathMethods``, ``TensorShapeMethods``, ``TensorSelectMethods``,
   ``TensorElementwiseMethods`` and ``TensorBinaryMethods`` (``_tensor_methods_*.py``,
@@ -24,7 +24,6 @@ import weakref
 
 import numpy as np
 
-from . import _dtype as dt
 from ._device import _CPU, check_device, device
 from ._size import Size
 from ._tensor_meta import TensorMetaMethods
@@ -34,8 +33,9 @@ from ._tensor_methods_math import TensorMathMethods
 from ._tensor_methods_select import TensorSelectMethods
 from ._tensor_methods_shape import TensorShapeMethods
 from .autograd import _forward_only as forward_only
-from .autograd.function import Function, Node, leaf_node
-from .autograd.tensor_base import TensorBase
+from .core import _dtype as dt
+from .core.function import Function, Node, leaf_node
+from .core.tensor_base import TensorBase
 from .torch_surface.tensor_inplace import TensorInplaceMethods
 from .torch_surface.tensor_longtail import TensorLongTailMethods
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from ._tensor import Tensor
 from ._type_names import type_name
-from .autograd.function import AccumulateGrad
+from .core.function import AccumulateGrad
 
 _SHADES = " ░▒▓█"
 

@@ -77,7 +77,7 @@ def test_bad_arguments_say_what_was_expected(tmp_path):
 
 def test_the_wrappers_are_removed_after_the_page(steps_script, tmp_path):
     from tinyattn import autograd
-    from tinyattn.autograd.tensor_base import TensorBase
+    from tinyattn.core.tensor_base import TensorBase
     from tinyattn.nn.modules.module import Module
 
     before = (TensorBase.__dict__["_make"], autograd.run_backward, Module.__call__)

@@ -6,16 +6,17 @@ import warnings
 
 import numpy as np
 
-from .engine import _accumulate_into, run_backward
+from ..core.engine import _accumulate_into, run_backward
 from .custom_function import Function, FunctionCtx, once_differentiable
 from . import _forward_only, graph
 from .anomaly_mode import detect_anomaly, set_detect_anomaly
-from .function import Node
-from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from ..core.function import Node
+from ..core.grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .gradcheck import gradcheck, gradgradcheck
-from .tensor_base import TensorBase
+from ..core.tensor_base import TensorBase
 from .trace import trace
 from .._type_names import type_name
+from ..core.extensions import extensions as _extensions
 
 __all__ = [
     "Function",
@@ -198,3 +199,5 @@ def grad(
 
 
 from . import forward_ad, functional, profiler  # (profiler loads tinyattn.profiler on use)
+
+_extensions.set_type_name(type_name)  # error messages name types as the package does

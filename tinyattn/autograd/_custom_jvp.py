@@ -16,12 +16,12 @@ from typing import Any
 import numpy as np
 
 from .._type_names import type_name
+from ..core.grad_mode import enable_grad
+from ..core.tensor_base import TensorBase
 from . import custom_function as _custom_function
 from . import forward_ad as _fw
 from .custom_function import Function
 from .forward_ad import _Dual, _Level, _Primal, _register, _tangent_sources, unpack_dual
-from .grad_mode import enable_grad
-from .tensor_base import TensorBase
 
 __all__ = ["apply_custom_function"]
 

@@ -21,8 +21,8 @@ import weakref
 
 import numpy as np
 
-from .function import AccumulateGrad, Node
-from .tensor_base import TensorBase
+from ..core.function import AccumulateGrad, Node
+from ..core.tensor_base import TensorBase
 
 __all__ = ["is_forward_only", "make_leaf", "mark_private"]
 

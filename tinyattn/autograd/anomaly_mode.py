@@ -27,25 +27,24 @@ from typing import Any
 
 import numpy as np
 
-from . import function as _function
+from ..core.extensions import extensions
+from ..core.function import Node
 
 __all__ = ["detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled"]
 
 
 def is_anomaly_enabled() -> bool:
     """Whether anomaly detection is on."""
-    return _function._anomaly is not None
+    return extensions.anomaly is not None
 
 
 def is_anomaly_check_nan_enabled() -> bool:
     """Whether anomaly detection checks gradients for NaN (True when it is off, as torch)."""
-    return _function._anomaly is None or _function._anomaly["check_nan"]
+    return extensions.anomaly is None or extensions.anomaly.check_nan
 
 
 def _set(mode: bool, check_nan: bool) -> None:
-    from . import engine
-
-    _function._anomaly = engine._anomaly = {"check_nan": bool(check_nan)} if mode else None
+    extensions.set_anomaly_mode(_AnomalyMode(check_nan) if mode else None)
 
 
 class set_detect_anomaly:
@@ -90,13 +89,38 @@ class detect_anomaly:
 
 
 # -- what the engine and Function.apply call while it is on --------------------------------
-def record_forward_stack(node: _function.Node) -> None:
-    """Keep where the op was called (the user's frames, not tinyattn's)."""
-    stack = traceback.extract_stack()[:-2]
-    node.__dict__["_forward_stack"] = traceback.format_list(stack)
+class _AnomalyMode:
+    """Anomaly mode as the engine's seam holds it (``extensions.anomaly``)."""
+
+    __slots__ = ("check_nan",)
+
+    def __init__(self, check_nan: bool) -> None:
+        self.check_nan = bool(check_nan)
+
+    @staticmethod
+    def record_forward_stack(node: Node) -> None:
+        """Keep where the op was called (the user's frames, not tinyattn's)."""
+        stack = traceback.extract_stack()[:-2]
+        node.__dict__["_forward_stack"] = traceback.format_list(stack)
+
+    def call_backward(self, node: Node, grad: Any) -> tuple:
+        """Run the node's backward: on failure, say which forward call made the node; raise
+        on a NaN gradient (with ``check_nan``)."""
+        with set_detect_anomaly(False):  # (the backward's own ops are not checked)
+            try:
+                input_grads = node.fn.backward(node, grad)  # type: ignore[union-attr]
+            except Exception:
+                warn_forward_stack(node)
+                raise
+        if type(input_grads) is not tuple:
+            input_grads = (input_grads,)
+        if self.check_nan:
+            check_gradients(node, input_grads)
+        return input_grads
 
 
-def warn_forward_stack(node: _function.Node) -> None:
+def warn_forward_stack(node: Node) -> None:
+    """Warn with the forward call that made ``node`` (kept while anomaly mode was on)."""
     lines = "".join(node.__dict__.get("_forward_stack", ()))
     warnings.warn(
         f"Error detected in {node.name()}. Traceback of forward call that caused the "
@@ -105,9 +129,9 @@ def warn_forward_stack(node: _function.Node) -> None:
     )
 
 
-def check_gradients(node: _function.Node, input_grads) -> None:
-    """Raise torch's error if the node returned a NaN gradient (with check_nan on)."""
-    if not (_function._anomaly or {}).get("check_nan", False) or input_grads is None:
+def check_gradients(node: Node, input_grads) -> None:
+    """Raise torch's error if the node returned a NaN gradient."""
+    if input_grads is None:
         return
     for i, grad in enumerate(input_grads):
         data = getattr(grad, "_data", grad)

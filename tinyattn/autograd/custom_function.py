@@ -28,7 +28,7 @@ input is the input Tensor itself, in its graph; a saved output has this node as
 ``grad_fn``).
 
 The ops inside tinyattn are written one level lower, on NumPy arrays (the
-``Function`` of ``autograd/function.py``): no Tensor is made inside an op, and
+``Function`` of ``core/function.py``): no Tensor is made inside an op, and
 their ``backward`` is a formula on arrays. This class is the torch-compatible
 front for code that builds new ops out of Tensor operations.
 
@@ -49,18 +49,17 @@ named ``<FnBackward>``); ``vmap`` staticmethods are not used, nor ``jvp`` by
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from .. import _dtype
 from .._type_names import type_name
-from . import function as _function
-from .function import Node, leaf_node
-from .grad_mode import _state as _grad_mode
-from .grad_mode import enable_grad, no_grad
-from .tensor_base import TensorBase
+from ..core import _dtype
+from ..core.extensions import extensions as _ext
+from ..core.function import Node, OpaqueGrad, leaf_node
+from ..core.grad_mode import _state as _grad_mode
+from ..core.grad_mode import enable_grad, no_grad
+from ..core.tensor_base import TensorBase
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable"]
 
@@ -88,9 +87,9 @@ class BackwardCFunction(Node, FunctionCtx):
                     f"{i} is of type {type_name(t)}"
                 )
         attrs = self.__dict__
-        hooks = _function._saved_hooks.hooks if _function._saved_hooks_active else None
+        hooks = _ext.innermost_saved_tensors_hooks()
         if hooks:  # autograd.graph.saved_tensors_hooks: packed, not version-checked
-            pack, unpack = hooks[-1]
+            pack, unpack = hooks
             with no_grad():  # (as torch: what a pack hook computes is not recorded)
                 attrs["_custom_saved"] = tuple(None if t is None else pack(t) for t in tensors)
             attrs["_custom_versions"] = ()
@@ -164,7 +163,7 @@ class BackwardCFunction(Node, FunctionCtx):
         self._released = True  # (keeps its class: attributes on ctx stay readable)
 
 
-class _MultiGrad:
+class _MultiGrad(OpaqueGrad):
     """The gradients of a function's several outputs, on their way to its node.
 
     Each output's small node sends one with one entry filled; the engine adds
@@ -371,17 +370,12 @@ class Function:
         Inside a ``forward_ad.dual_level`` with a dual tensor among the inputs, the
         outputs' tangents come from the function's ``jvp`` (see ``forward_ad``).
         """
-        if _forward_ad_apply is not None:  # (set by forward_ad while a level is active)
-            result = _forward_ad_apply(cls, args, kwargs)
+        forward_ad_apply = _ext.forward_ad_apply  # (set by forward_ad while a level is active)
+        if forward_ad_apply is not None:
+            result = forward_ad_apply(cls, args, kwargs)
             if result is not NotImplemented:
                 return result
         return _apply(cls, args, kwargs)[1]
-
-
-# ``forward_ad``'s entry for ``Function.apply`` while a dual level is active, else None:
-# ``f(cls, args, kwargs)`` returns the outputs, or NotImplemented when no input has a
-# tangent (or the function has no jvp but a backward: tangents by double vjp).
-_forward_ad_apply: Callable[[type[Function], tuple, dict], Any] | None = None
 
 
 def _apply(cls: type[Function], args: tuple, kwargs: dict) -> tuple:
@@ -468,11 +462,3 @@ def _as_output(t: TensorBase, node: Node, dirty: bool, is_input: bool) -> Tensor
         t = TensorBase._make(t._data)
     t._grad_fn, t._requires_grad = node, True
     return t
-
-
-# torch's ``torch.autograd.function`` module has these too: ``from
-# tinyattn.autograd.function import once_differentiable`` works (set here, not through a
-# module ``__getattr__`` there, which would slow every attribute read of that module).
-_function.once_differentiable = once_differentiable  # type: ignore[attr-defined]
-_function.FunctionCtx = FunctionCtx  # type: ignore[attr-defined]
-_function.BackwardCFunction = BackwardCFunction  # type: ignore[attr-defined]

@@ -67,12 +67,12 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .._type_names import type_name
+from ..core.extensions import extensions
+from ..core.function import AccumulateGrad
+from ..core.grad_mode import enable_grad, is_grad_enabled
+from ..core.tensor_base import TensorBase
 from . import _forward_only
-from . import custom_function as _custom_function
 from .custom_function import Function
-from .function import AccumulateGrad
-from .grad_mode import enable_grad, is_grad_enabled
-from .tensor_base import TensorBase
 
 __all__ = [
     "UnpackedDualTensor",
@@ -143,7 +143,9 @@ def enter_dual_level() -> int:
     _levels[0] = _Level()
     from ._custom_jvp import apply_custom_function  # (imports this module)
 
-    _custom_function._forward_ad_apply = apply_custom_function
+    # (returns the outputs, or NotImplemented when no input has a tangent, or the function
+    # has no jvp but a backward: tangents by double vjp)
+    extensions.set_forward_ad_apply(apply_custom_function)
     return 0
 
 
@@ -164,7 +166,7 @@ def exit_dual_level(*, level: int | None = None) -> None:
     if level < 0:
         raise RuntimeError("Dual level must be a positive number.")
     state = _levels.pop(level)
-    _custom_function._forward_ad_apply = None
+    extensions.set_forward_ad_apply(None)
     for dual in state.duals.values():
         tensor = dual.ref()
         if dual.private and tensor is not None and tensor._grad_fn is dual.node:
@@ -462,7 +464,7 @@ def _jvp_by_double_vjp(y, duals: list[_Dual], real: bool):
     (the graph reaches tensors that require grad) or a tangent requires grad, and
     grad mode is on: forward-over-reverse, as torch's.
     """
-    from .engine import run_backward
+    from ..core.engine import run_backward
 
     differentiable = is_grad_enabled() and (real or any(d.tangent._requires_grad for d in duals))
     with enable_grad():

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from .._type_names import type_name
-from .tensor_base import TensorBase
+from ..core.tensor_base import TensorBase
 
 
 class GradcheckError(RuntimeError):
@@ -74,7 +74,7 @@ def _unit_seed(out: np.ndarray, j: int) -> np.ndarray:
 
 
 def _jacobians_numeric(fn, inputs, eps):
-    from .grad_mode import no_grad
+    from ..core.grad_mode import no_grad
 
     with no_grad():
         base = _outputs(fn, inputs)
@@ -138,8 +138,8 @@ def _worst_mismatch(fn, inputs, diff, jacobians, atol, rtol) -> str | None:
 def _worst_forward_mismatch(fn, inputs, diff, jacobians, atol, rtol) -> str | None:
     """The same for the forward-mode Jacobian: column ``k`` of input ``i`` is the tangent
     of the outputs for the tangent ``e_k`` on input ``i`` (``forward_ad``)."""
+    from ..core.grad_mode import enable_grad
     from . import forward_ad
-    from .grad_mode import enable_grad
 
     base, numeric = jacobians
     worst: tuple | None = None
@@ -227,9 +227,9 @@ def _check_undefined_grad(fn, inputs, diff) -> str | None:
 def _fast_mismatch(fn, inputs, diff, tol, backward: bool, forward: bool) -> str | None:
     """torch's fast mode: ``v^T J u`` for random ``u`` per input and ``v`` per output, by
     central differences along ``u`` and by each mode (vjp dotted with ``u``; jvp with ``v``)."""
+    from ..core.grad_mode import enable_grad, no_grad
     from . import forward_ad
     from . import grad as autograd_grad
-    from .grad_mode import enable_grad, no_grad
 
     eps, atol, rtol = tol
     rng = np.random.default_rng(0)
@@ -486,7 +486,7 @@ def gradgradcheck(
     )
 
     def vjp(*args):
-        from .grad_mode import enable_grad
+        from ..core.grad_mode import enable_grad
 
         xs, vs = list(args[:n]), args[n:]
         for i in diff:  # gradcheck's forward-mode check hands in detached inputs

@@ -14,18 +14,17 @@ the two libraries write an op's backward differently.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from .._type_names import type_name
-from . import engine
-from . import function as _function
-from .function import Node, _saved_hooks
-from .grad_mode import no_grad
-from .tensor_base import TensorBase
+from ..core import engine
+from ..core.extensions import extensions
+from ..core.function import Node
+from ..core.grad_mode import no_grad
+from ..core.tensor_base import TensorBase
 
 __all__ = [
     "Node",
@@ -37,8 +36,6 @@ __all__ = [
     "register_multi_grad_hook",
     "increment_version",
 ]
-
-_lock = threading.Lock()
 
 
 # -- what saved_tensors_hooks does to an op's node (called from Function.apply) ------------
@@ -80,7 +77,7 @@ def _pack_saved(ctx: Node, args, result) -> None:
 
     As in torch, what was packed is not version-checked (the hooks own its memory).
     """
-    pack, unpack = _saved_hooks.hooks[-1]
+    pack, unpack = extensions.saved_hooks.hooks[-1]
     out_data = result._data
     packed: list = []
     owners: list = []  # owners: the input index (-1 the output) each array is, or None
@@ -144,17 +141,10 @@ class saved_tensors_hooks:
         self.unpack_hook = unpack_hook
 
     def __enter__(self) -> None:
-        state = _function._saved_hooks
-        if state.disabled:
-            raise RuntimeError(state.disabled[-1])
-        state.hooks.append((self.pack_hook, self.unpack_hook))
-        with _lock:
-            _function._saved_hooks_active += 1
+        extensions.push_saved_tensors_hooks(self.pack_hook, self.unpack_hook)
 
     def __exit__(self, *exc: object) -> None:
-        _function._saved_hooks.hooks.pop()
-        with _lock:
-            _function._saved_hooks_active -= 1
+        extensions.pop_saved_tensors_hooks()
 
 
 class save_on_cpu(saved_tensors_hooks):
@@ -172,10 +162,10 @@ class disable_saved_tensors_hooks:
         self.error_message = error_message
 
     def __enter__(self) -> None:
-        _function._saved_hooks.disabled.append(self.error_message)
+        extensions.disable_saved_tensors_hooks(self.error_message)
 
     def __exit__(self, *exc: object) -> None:
-        _function._saved_hooks.disabled.pop()
+        extensions.enable_saved_tensors_hooks()
 
 
 class GradientEdge(NamedTuple):
@@ -249,7 +239,7 @@ def register_multi_grad_hook(
     return _MultiHookHandle(handles)
 
 
-# -- Node.register_hook / register_prehook (function.py imports these when called) ---------
+# -- Node.register_hook / register_prehook (plugged into the engine's seam below) ---------
 class _NodeHookHandle:
     """What the node hook registrations return: ``remove()`` unregisters the hook."""
 
@@ -300,3 +290,29 @@ def _as_tensor(grad):
     if grad is None or isinstance(grad, TensorBase):
         return grad
     return TensorBase._make(np.asarray(grad))
+
+
+class _NodeHooks:
+    """``Node.register_prehook`` / ``register_hook``, as the engine's seam calls them."""
+
+    @staticmethod
+    def register_prehook(node: Node, fn) -> _NodeHookHandle:
+        def as_tensor_hook(grad):
+            result = fn((grad,))
+            return None if result is None else result[0]
+
+        node._register_tensor_hook(as_tensor_hook)
+        return _NodeHookHandle(node._hooks or [], as_tensor_hook)
+
+    @staticmethod
+    def register_hook(node: Node, fn) -> _NodeHookHandle:
+        wrapped: Any = node.fn
+        if not isinstance(wrapped, _WithPostHooks):
+            node._name = node.name()  # (the name comes from fn: keep it)
+            wrapped = node.fn = _WithPostHooks(wrapped)  # type: ignore[assignment]
+        wrapped.hooks.append(fn)
+        return _NodeHookHandle(wrapped.hooks, fn)
+
+
+extensions.set_saved_tensors_packer(_pack_saved)
+extensions.set_node_hooks(_NodeHooks)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import engine
+from ..core import engine
 
 
 def _norm(g) -> float:

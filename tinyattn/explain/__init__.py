@@ -31,7 +31,7 @@ import sys
 import types
 from pathlib import Path
 
-from ..autograd.tensor_base import TensorBase
+from ..core.tensor_base import TensorBase
 from .capture import user_frame
 from .session import Session, _active
 

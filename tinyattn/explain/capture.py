@@ -27,10 +27,11 @@ from typing import Any
 
 import numpy as np
 
-from ..autograd import custom_function, engine
-from ..autograd import function as function_mod
-from ..autograd.function import AccumulateGrad, Node
-from ..autograd.tensor_base import TensorBase
+from ..autograd import custom_function
+from ..core import engine
+from ..core import function as function_mod
+from ..core.function import AccumulateGrad, Node
+from ..core.tensor_base import TensorBase
 
 _PACKAGE_DIR = str(Path(__file__).resolve().parent.parent)
 

@@ -23,7 +23,7 @@ import numpy as np
 
 from .. import random as _random
 from ..autograd.grad_mode import no_grad
-from ..autograd.tensor_base import TensorBase
+from ..core.tensor_base import TensorBase
 from .capture import ForwardRecord, StepRecord
 from .pack import number
 

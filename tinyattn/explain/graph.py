@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..autograd.function import AccumulateGrad, Node
+from ..core.function import AccumulateGrad, Node
 
 
 @dataclass

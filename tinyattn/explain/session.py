@@ -109,7 +109,7 @@ class Session:
 
     def explain_last_output(self, seed: int = 0) -> bool:
         """No backward ran: backpropagate a fixed random gradient from the biggest output."""
-        from ..autograd.engine import run_backward
+        from ..core.engine import run_backward
 
         fwd = self.capture.forward
         self.capture.assign_names()

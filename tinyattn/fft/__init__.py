@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .. import _dtype as dt
+from ..core import _dtype as dt
 from .._device import check_device
 from .._tensor import Tensor
 from ..ops._util import gradient_doc, normalize_dim

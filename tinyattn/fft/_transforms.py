@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..autograd.function import Function
+from ..core.function import Function
 
 _DUAL = {"backward": "forward", "forward": "backward", "ortho": "ortho"}
 

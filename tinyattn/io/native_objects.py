@@ -15,9 +15,9 @@ from collections import OrderedDict, defaultdict
 from typing import Any
 
 from .._device import device
-from .._dtype import _dtype_by_name
 from .._tensor import Tensor
 from .._type_names import type_name
+from ..core._dtype import _dtype_by_name
 from .native_reader import CheckpointError, _Decoder, _key_label, _tensor
 
 

@@ -33,9 +33,9 @@ from typing import Any
 import numpy as np
 
 from .._device import device
-from .._dtype import dtype
 from .._tensor import Tensor
 from .._type_names import type_name
+from ..core._dtype import dtype
 from .native_reader import _ARRAY_DTYPES, _MAX_DEPTH
 
 _CONTAINERS = {

@@ -317,8 +317,8 @@ def _default_globals(is_class: bool) -> dict[str, Any]:
     """
     from collections import Counter
 
-    from .._dtype import dtype
     from .._size import Size
+    from ..core._dtype import dtype
     from ..nn.parameter import Parameter
 
     built = (int, float, complex, str, bytes, tuple, frozenset, Size)

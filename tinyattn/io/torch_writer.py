@@ -28,10 +28,10 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from .._device import device
-from .._dtype import dtype as tinyattn_dtype
 from .._size import Size
 from .._tensor import Tensor
 from .._type_names import type_name
+from ..core._dtype import dtype as tinyattn_dtype
 from .native_reader import _MAX_DEPTH
 
 _STORAGE_CLASS = {

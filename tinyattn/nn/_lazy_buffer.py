@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _dtype as dt
 from .._device import check_device
 from .._tensor import Tensor
+from ..core import _dtype as dt
 
 __all__ = ["UninitializedBuffer"]
 

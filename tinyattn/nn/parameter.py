@@ -34,7 +34,7 @@ class UninitializedParameter(Parameter):
     """A parameter whose shape is set at the first forward (``LazyLinear``)."""
 
     def materialize(self, shape, dtype=None) -> None:
-        from .. import _dtype as dt
+        from ..core import _dtype as dt
 
         np_dtype = (
             dt.to_dtype(dtype).np_dtype if dtype is not None else dt.get_default_dtype().np_dtype

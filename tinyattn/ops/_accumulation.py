@@ -21,8 +21,8 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from .. import _dtype as dt
 from .._tensor import Tensor
+from ..core import _dtype as dt
 
 __all__ = ["accumulates_in_float32"]
 

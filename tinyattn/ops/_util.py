@@ -8,9 +8,9 @@ import textwrap
 
 import numpy as np
 
-from .. import _dtype as dt
 from .._type_names import type_name
-from ..autograd.xp import _np_sgn
+from ..core import _dtype as dt
+from ..core.xp import _np_sgn
 
 
 def normalize_dim(dim: int, ndim: int, op: str) -> int:
@@ -125,6 +125,6 @@ def gradient_doc(fn_class):
 
 def sgn(x: np.ndarray) -> np.ndarray:
     """``sign(x)`` with ``sgn(NaN) = 0``, ``z / |z|`` for complex ``z``: the derivative of
-    ``|x|`` torch uses. One definition, ``autograd.xp``'s (backward formulas call it as
+    ``|x|`` torch uses. One definition, ``core.xp``'s (backward formulas call it as
     ``xp.sgn``)."""
     return _np_sgn(x)

@@ -18,10 +18,10 @@ import warnings
 
 import numpy as np
 
-from .. import _dtype as dt
 from .._tensor import Tensor
 from .._type_names import type_name
-from ..autograd.function import Function
+from ..core import _dtype as dt
+from ..core.function import Function
 from ._util import gradient_doc
 from .elementwise.arithmetic import _tensor
 from .shape.views import _as_view

@@ -24,11 +24,11 @@ import re
 import numpy as np
 
 from .._tensor import Tensor
-from ..autograd.engine import _fit_tensor, unbroadcast
-from ..autograd.function import Function, Node, NoGradContext, _as_array
 from ..autograd.grad_mode import enable_grad, is_grad_enabled
-from ..autograd.tensor_base import TensorBase, VersionCounter
 from ..autograd.xp import numpy_xp
+from ..core.engine import _fit_tensor, unbroadcast
+from ..core.function import Function, Node, NoGradContext, _as_array
+from ..core.tensor_base import TensorBase, VersionCounter
 
 
 def check_inplace_allowed(t: Tensor, op: str) -> None:

@@ -27,7 +27,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from .._type_names import type_name
-from ..autograd.function import Function
+from ..core.function import Function
 from ._util import gradient_doc, normalize_dim, refuse_complex_order
 from .index.indexing import Gather
 

@@ -27,9 +27,9 @@ from copy import deepcopy
 from itertools import chain
 from typing import Any
 
-from .. import _dtype as dt
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
+from ..core import _dtype as dt
 from ..nn.modules.batchnorm import _BatchNorm
 from ..nn.modules.module import Module
 from ..ops.creation.factories import tensor

@@ -25,9 +25,10 @@ import threading
 import time
 import traceback
 
-from ..autograd import custom_function, engine
-from ..autograd import function as array_function
-from ..autograd.tensor_base import TensorBase
+from ..autograd import custom_function
+from ..core import engine
+from ..core import function as array_function
+from ..core.tensor_base import TensorBase
 from ._events import EventList, FunctionEvent
 
 __all__ = ["Recorder", "record_function"]

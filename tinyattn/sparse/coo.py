@@ -16,8 +16,8 @@ import sys
 import numpy as np
 
 from .._tensor import Tensor
-from ..autograd.function import Function
-from ..autograd.tensor_base import TensorBase
+from ..core.function import Function
+from ..core.tensor_base import TensorBase
 from ..ops.elementwise.unary import Cast, Clone
 from ..ops.linalg.matmul import Matmul
 from ..torch_surface.layouts import sparse_coo

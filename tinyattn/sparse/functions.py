@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..autograd.function import Function
+from ..core.function import Function
 
 
 def scatter(values: np.ndarray, indices: np.ndarray, shape: tuple) -> np.ndarray:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _dtype as dt
+from ..core import _dtype as dt
 from .construction import sparse_coo_tensor
 from .coo import SparseTensor
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from .. import _dtype as dt
 from .._printing import LINEWIDTH
 from .._tensor import Tensor
+from ..core import _dtype as dt
 
 _INDENT = len("tensor(")
 

@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .. import _dtype
 from .._device import check_device
 from .._type_names import type_name
+from ..core import _dtype
 from .out import with_out
 
 if TYPE_CHECKING:

@@ -205,7 +205,7 @@ def set_default_tensor_type(t, /) -> None:
     ``t`` is ``tinyattn.FloatTensor`` / ``DoubleTensor`` / ``HalfTensor`` or its name
     (``'torch.DoubleTensor'`` or ``'tinyattn.DoubleTensor'``); other types raise TypeError.
     """
-    from .. import _dtype
+    from ..core import _dtype
 
     warnings.warn(
         "torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "

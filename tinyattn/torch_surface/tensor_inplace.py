@@ -256,7 +256,7 @@ class TensorInplaceMethods:
         with the old values, the rest uninitialised. Refused for tensors that require
         grad, as in torch.
         """
-        from ..autograd.tensor_base import _empty_with_strides
+        from ..core.tensor_base import _empty_with_strides
 
         self._refuse_resize("resize_")
         shape = _sizes(_ops()._util.int_list(sizes, size, "resize_", "size"), "resize_")
@@ -463,7 +463,7 @@ class TensorInplaceMethods:
         Leaves only (as torch); ``autograd.grad`` does not run it (it accumulates nothing).
         Returns a handle whose ``remove()`` unregisters the hook.
         """
-        from ..autograd.function import leaf_node
+        from ..core.function import leaf_node
 
         if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
@@ -486,7 +486,7 @@ class _RemovableHandle:
 
 
 def _dt():
-    from .. import _dtype
+    from ..core import _dtype
 
     return _dtype
 

@@ -59,9 +59,9 @@ import numpy as np
 from .. import random as _random
 from .._tensor import Tensor
 from .._type_names import type_name
-from ..autograd.function import Function
 from ..autograd.grad_mode import enable_grad, is_grad_enabled, no_grad
 from ..autograd.xp import tensor_xp
+from ..core.function import Function
 
 __all__ = ["checkpoint", "Checkpoint"]
 
@@ -175,7 +175,7 @@ def _graph_vjp(out, grad_output, leaves) -> list:
     returned gradients on) and reconnected after, so that the recorded gradients lead
     back to the inputs. Closure leaves get their ``.grad`` (with its graph) as in torch.
     """
-    from ..autograd.engine import run_backward
+    from ..core.engine import run_backward
 
     clones = [leaf.grad_fn if leaf is not None else None for leaf in leaves]
     cut = [(node, node.next_nodes) for node in clones if node is not None]

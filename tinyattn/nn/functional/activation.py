@@ -19,7 +19,7 @@ import numpy as np
 from ... import ops
 from ..._tensor import Tensor
 from ..._type_names import type_name
-from ...autograd.function import Function
+from ...core.function import Function
 from ...ops.elementwise.arithmetic import where
 from ...ops.inplace import check_inplace_allowed
 from ...ops.reduce.softmax import _implicit_dim, softmax

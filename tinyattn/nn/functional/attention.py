@@ -31,11 +31,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import _dtype, kernels
 from ... import _softmax_math as softmax_math
+from ... import kernels
 from ..._tensor import Tensor
-from ...autograd.function import Function
 from ...autograd.xp import numpy_xp, tensor_xp
+from ...core import _dtype
+from ...core.function import Function
 from ...kernels import reference
 from ...kernels._boundary import default_scale
 from ...random import _numpy_generator

@@ -13,8 +13,8 @@ import numpy as np
 
 from ..._matmul import rows
 from ..._tensor import Tensor
-from ...autograd.function import Function
 from ...autograd.xp import numpy_xp, tensor_xp
+from ...core.function import Function
 from ...kernels import gelu_layer_norm as kernels
 from ...random import _numpy_generator
 from .._checks import require_tensor as _check_tensor

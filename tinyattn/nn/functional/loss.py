@@ -13,7 +13,7 @@ import warnings
 import numpy as np
 
 from ..._tensor import Tensor
-from ...autograd.function import Function
+from ...core.function import Function
 from ...ops._util import gradient_doc
 from ...ops.reduce.softmax import log_softmax
 

@@ -17,9 +17,9 @@ import numpy as np
 
 from ... import ops
 from ..._tensor import Tensor
-from ...autograd.function import Function
 from ...autograd.grad_mode import enable_grad
 from ...autograd.xp import tensor_xp
+from ...core.function import Function
 from ...kernels.ctc import ctc_alpha, ctc_grad
 from ...ops.elementwise.arithmetic import where
 from .loss import _check_reduction

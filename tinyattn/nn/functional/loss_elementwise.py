@@ -17,7 +17,7 @@ import numpy as np
 from ... import ops
 from ..._tensor import Tensor
 from ..._type_names import type_name
-from ...autograd.function import Function
+from ...core.function import Function
 from ...ops.elementwise.arithmetic import where
 from .loss import _as_array, _check_broadcastable, _check_reduction, _numeric_target, _reduce
 

@@ -16,9 +16,9 @@ import warnings
 
 import numpy as np
 
-from ... import _dtype as dt
 from ..._tensor import Tensor
-from ...autograd.function import Function
+from ...core import _dtype as dt
+from ...core.function import Function
 from .._checks import require_tensor
 from .loss import _check_class_range, _check_reduction, cross_entropy
 

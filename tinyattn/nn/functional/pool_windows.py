@@ -20,7 +20,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ...autograd.function import Function
+from ...core.function import Function
 from ...kernels import pool as kernels
 from ...kernels.pool import Windows
 

@@ -20,7 +20,7 @@ import numbers
 import numpy as np
 
 from ..._tensor import Tensor
-from ...autograd.function import Function
+from ...core.function import Function
 from .._checks import require_tensor as _check_tensor
 
 __all__ = ["pad", "interpolate", "unfold", "fold"]

@@ -26,9 +26,9 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from ... import _dtype as dt
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
+from ...core import _dtype as dt
 from .._lazy_buffer import UninitializedBuffer
 from ..parameter import Parameter, UninitializedParameter
 

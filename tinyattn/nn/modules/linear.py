@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import math
 
-from ... import _dtype as dt
 from ..._tensor import Tensor
 from ..._type_names import type_name
+from ...core import _dtype as dt
 from ...ops.creation.factories import empty
 from .. import functional as F
 from .. import init

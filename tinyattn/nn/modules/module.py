@@ -14,9 +14,9 @@ from collections.abc import Callable, Iterator, Mapping
 
 import numpy as np
 
-from ... import _dtype as dt
 from ..._tensor import Tensor
 from ..._type_names import type_name
+from ...core import _dtype as dt
 from ..parameter import Parameter
 from ._hooks import (
     RemovableHandle,

@@ -440,7 +440,7 @@ class Transformer(Module):
     @staticmethod
     def generate_square_subsequent_mask(sz: int, device=None, dtype=None) -> Tensor:
         """``(sz, sz)`` float mask: 0 on and below the diagonal, ``-inf`` above (future keys)."""
-        from ... import _dtype as dt
+        from ...core import _dtype as dt
 
         np_dtype = (dt.to_dtype(dtype) if dtype is not None else dt.get_default_dtype()).np_dtype
         return Tensor._make(np.triu(np.full((sz, sz), -np.inf, dtype=np_dtype), k=1))

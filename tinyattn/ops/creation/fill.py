@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..._tensor import Tensor
-from ...autograd.function import Function
+from ...core.function import Function
 
 
 class Fill(Function):

@@ -11,10 +11,10 @@ import math
 
 import numpy as np
 
-from ... import _dtype as dt
 from ..._tensor import Tensor
 from ..._type_names import type_name
-from ...autograd.function import Function
+from ...core import _dtype as dt
+from ...core.function import Function
 from .._util import broadcast_error, gradient_doc, refuse_complex_order
 
 # -- operand handling ------------------------------------------------------------------

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..._tensor import Tensor
-from ...autograd.function import Function
+from ...core.function import Function
 from .arithmetic import _checked, _promote
 from .compare import (
     bitwise_and,

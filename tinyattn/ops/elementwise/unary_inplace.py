@@ -11,7 +11,7 @@ import numpy as np
 
 from ..._tensor import Tensor
 from ..._type_names import type_name
-from ...autograd.function import Function
+from ...core.function import Function
 from .._util import gradient_doc, to_float
 from .._util import sgn as _sign_nan_zero
 from .arithmetic import _tensor

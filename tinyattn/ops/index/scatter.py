@@ -12,7 +12,7 @@ import numpy as np
 
 from ..._tensor import Tensor
 from ..._type_names import type_name
-from ...autograd.function import Function
+from ...core.function import Function
 from .._util import gradient_doc, normalize_dim
 from ..shape.views import movedim, reshape
 from .indexing import (

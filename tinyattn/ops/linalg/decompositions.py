@@ -17,8 +17,8 @@ import numpy as np
 
 from ..._tensor import Tensor
 from ..._type_names import type_name
-from ...autograd.function import Function
 from ...autograd.xp import numpy_xp
+from ...core.function import Function
 
 __all__ = ["LinAlgError", "check_matrix", "converged", "from_triangle"]
 

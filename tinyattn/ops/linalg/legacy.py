@@ -16,7 +16,7 @@ import numpy as np
 
 from ..._tensor import Tensor
 from ..._type_names import type_name
-from ...autograd.function import Function
+from ...core.function import Function
 from .._util import gradient_doc
 from ..reduce.reduction import norm as _vector_norm
 from . import decompositions as D

@@ -13,9 +13,9 @@ import numbers
 
 import numpy as np
 
-from ... import _dtype as dt
 from ..._tensor import Tensor
 from ..._type_names import type_name
+from ...core import _dtype as dt
 from ..elementwise.arithmetic import where
 from ..reduce.reduction import norm, sum
 from ..shape.rearrange import cat, diag, diagonal, meshgrid, stack

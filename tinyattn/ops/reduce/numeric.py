@@ -13,9 +13,9 @@ from collections import namedtuple
 
 import numpy as np
 
-from ... import _dtype as dt
 from ..._tensor import Tensor
 from ..._type_names import type_name
+from ...core import _dtype as dt
 from .._util import normalize_dim
 from ..elementwise.arithmetic import _tensor
 from ..elementwise.unary import cast

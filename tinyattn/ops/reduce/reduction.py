@@ -12,9 +12,9 @@ from collections import namedtuple
 
 import numpy as np
 
-from ... import _dtype as dt
 from ..._tensor import Tensor
-from ...autograd.function import Function
+from ...core import _dtype as dt
+from ...core.function import Function
 from .._accumulation import accumulates_in_float32
 from .._util import gradient_doc, normalize_dim, normalize_dims, refuse_complex_order
 from .cumulative import cumsum

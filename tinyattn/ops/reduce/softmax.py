@@ -16,11 +16,11 @@ import warnings
 
 import numpy as np
 
-from ... import _dtype as dt
 from ... import _softmax_math as softmax_math
 from ..._tensor import Tensor
 from ..._type_names import type_name
-from ...autograd.function import Function
+from ...core import _dtype as dt
+from ...core.function import Function
 from .._util import normalize_dim, to_float
 
 __all__ = ["softmax", "log_softmax"]

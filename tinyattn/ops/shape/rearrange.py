@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import _dtype as dt
 from ..._tensor import Tensor
 from ..._type_names import type_name
-from ...autograd.function import Function
 from ...autograd.xp import numpy_xp
+from ...core import _dtype as dt
+from ...core.function import Function
 from .._util import gradient_doc, int_list, normalize_dim, normalize_dims, shape_args
 from .views import reshape
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import _dtype as dt
 from ..._tensor import Tensor
-from ...autograd.function import Function
+from ...core import _dtype as dt
+from ...core.function import Function
 from .._util import gradient_doc, int_list, normalize_dim, normalize_dims, shape_args
 
 __all__ = [

@@ -14,8 +14,8 @@ import numpy as np
 
 from ..._tensor import Tensor
 from ..._type_names import type_name
-from ...autograd.function import Function
 from ...autograd.xp import numpy_xp
+from ...core.function import Function
 from .._util import gradient_doc
 from ._math import lgamma as _lgamma
 

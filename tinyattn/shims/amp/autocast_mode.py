@@ -6,7 +6,7 @@ import functools
 import warnings
 from collections.abc import Callable
 
-from ... import _dtype as dt
+from ...core import _dtype as dt
 
 __all__ = ["autocast", "is_autocast_enabled", "get_autocast_dtype"]
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import warnings
 
-from ... import _dtype as dt
+from ...core import _dtype as dt
 from .. import amp as _amp
 
 __all__ = ["GradScaler", "autocast"]

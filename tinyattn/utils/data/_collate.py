@@ -30,8 +30,8 @@ from typing import Any
 
 import numpy as np
 
-from ... import _dtype as dt
 from ..._tensor import Tensor
+from ...core import _dtype as dt
 from ...ops.creation.factories import as_tensor, tensor
 from ...ops.shape.rearrange import stack
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable, Iterator, Sequence, Sized
 
-from ... import _dtype as dt
+from ...core import _dtype as dt
 from ...ops.creation.factories import as_tensor, multinomial, randint, randperm
 from ...random import Generator, _numpy_generator
 

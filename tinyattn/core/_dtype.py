@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._type_names import type_name
+from .extensions import extensions as _ext
 
 
 class dtype:
@@ -101,12 +101,12 @@ short, int_, long = int16, int32, int64
 cfloat, cdouble = complex64, complex128
 
 _ALL = (float16, float32, float64, int8, int16, int32, int64, uint8, bool_, complex64, complex128)
-_COMPLEX_OF = {
+_COMPLEX_OF: dict[np.dtype, np.dtype] = {
     np.dtype(np.float32): np.dtype(np.complex64),
     np.dtype(np.float64): np.dtype(np.complex128),
 }
-_REAL_OF = {c: r for r, c in _COMPLEX_OF.items()}
-_BY_NP = {d.np_dtype: d for d in _ALL}
+_REAL_OF: dict[np.dtype, np.dtype] = {c: r for r, c in _COMPLEX_OF.items()}
+_BY_NP: dict[np.dtype, dtype] = {d.np_dtype: d for d in _ALL}
 _BY_NAME = {d.name: d for d in _ALL}
 
 _default_float = float32
@@ -225,7 +225,9 @@ def default_complex_np_dtype() -> np.dtype:
 
 def result_type(*operands) -> np.dtype:
     """torch's result dtype for arrays (dimensioned or zero-dim) and Python scalars."""
-    dimensioned, zero_dim, scalar_cat = [], [], -1
+    dimensioned: list[np.dtype] = []
+    zero_dim: list[np.dtype] = []
+    scalar_cat = -1
     for x in operands:
         if isinstance(x, np.ndarray):
             (dimensioned if x.ndim else zero_dim).append(x.dtype)
@@ -238,11 +240,11 @@ def result_type(*operands) -> np.dtype:
         elif isinstance(x, (complex, np.complexfloating)):
             scalar_cat = 3
         else:
-            raise TypeError(f"unsupported operand type {type_name(x)}")
+            raise TypeError(f"unsupported operand type {_ext.type_name(x)}")
     result = _combine(_promote_same_rank(dimensioned), _promote_same_rank(zero_dim))
     if result is None or scalar_cat > _category(result):
         if scalar_cat == 3:
-            return _combine(result, default_complex_np_dtype())
+            return _combine(result, default_complex_np_dtype())  # type: ignore[return-value]
         if scalar_cat == 2:
             return _default_float.np_dtype
         return _SCALAR_DEFAULT[max(scalar_cat, 0)]

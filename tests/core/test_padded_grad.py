@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import tinyattn
-from tinyattn.autograd.padded import PaddedGrad
 from tinyattn.autograd.xp import numpy_xp
+from tinyattn.core.padded import PaddedGrad
 
 
 def _leaf(*shape, seed=0):

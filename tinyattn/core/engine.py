@@ -38,34 +38,20 @@ from typing import Any
 
 import numpy as np
 
-from .. import _dtype
-from .._type_names import type_name
-from .custom_function import _MultiGrad
-from .function import AccumulateGrad, Node
+from . import _dtype
+from .extensions import extensions as _ext
+from .function import AccumulateGrad, Node, OpaqueGrad
 from .grad_mode import enable_grad
 from .padded import PaddedGrad
 from .quiet import quiet
 from .tensor_base import TensorBase
-from .xp import tensor_xp
 
-# Active tracers (``autograd.trace()``, the profiler, ``explain``); each gets one
+# The active tracers (``autograd.trace()``, the profiler, ``explain``): the seam's list
+# itself, so that the loop reads it as a global of this module. Each tracer gets one
 # ``_record(node, grad_output, input_grads, seconds)`` call per node run.
-_tracers: list = []
-
-
-def add_tracer(tracer) -> None:
-    """Report every node the engine runs to ``tracer._record`` until :func:`remove_tracer`."""
-    _tracers.append(tracer)
-
-
-def remove_tracer(tracer) -> None:
-    """Stop reporting to ``tracer`` (added by :func:`add_tracer`)."""
-    _tracers.remove(tracer)
-
-
-# autograd.detect_anomaly's settings while it is on (anomaly_mode.py sets it here and in
-# function.py: a global of this module is the cheapest read for every node's backward).
-_anomaly: dict | None = None
+_tracers: list = _ext.tracers
+add_tracer = _ext.add_tracer
+remove_tracer = _ext.remove_tracer
 
 
 def run_backward(
@@ -83,7 +69,7 @@ def run_backward(
     ``create_graph``: gradients are Tensors and the backward pass is recorded
     (``root_grads`` must then be Tensors).
     """
-    with quiet():  # NumPy's FP warnings off, as in every forward (autograd/quiet.py)
+    with quiet():  # NumPy's FP warnings off, as in every forward (core/quiet.py)
         if create_graph:
             with enable_grad():
                 captured = _traverse(
@@ -256,9 +242,10 @@ def _call_backward(node: Node, grad: np.ndarray | None) -> tuple | None:
     if node._saved_versions:
         node.check_versions()
     start = time.perf_counter() if _tracers else 0.0
-    if _anomaly is not None:
-        return _call_backward_checked(node, grad)
-    input_grads = node.fn.backward(node, grad)  # type: ignore[union-attr]
+    if _ext.anomaly is not None:  # autograd.detect_anomaly runs the node (and checks it)
+        input_grads = _ext.anomaly.call_backward(node, grad)
+    else:
+        input_grads = node.fn.backward(node, grad)  # type: ignore[union-attr]
     if type(input_grads) is not tuple:
         input_grads = (input_grads,)
     if len(input_grads) != len(inputs):
@@ -270,28 +257,6 @@ def _call_backward(node: Node, grad: np.ndarray | None) -> tuple | None:
     return input_grads
 
 
-def _call_backward_checked(node: Node, grad) -> tuple | None:
-    """``_call_backward`` under ``detect_anomaly``: say which forward call made a failing
-    node, and raise on a NaN gradient."""
-    from . import anomaly_mode
-
-    with anomaly_mode.set_detect_anomaly(False):  # (the backward's own ops are not checked)
-        try:
-            input_grads = node.fn.backward(node, grad)  # type: ignore[union-attr]
-        except Exception:
-            anomaly_mode.warn_forward_stack(node)
-            raise
-    if type(input_grads) is not tuple:
-        input_grads = (input_grads,)
-    anomaly_mode.check_gradients(node, input_grads)
-    inputs = node.next_nodes
-    if len(input_grads) != len(inputs):
-        raise RuntimeError(
-            f"{node.name()}: backward returned {len(input_grads)} gradients for {len(inputs)} inputs"
-        )
-    return input_grads
-
-
 def _call_backward_graph(node: Node, grad) -> tuple | None:
     """``_call_backward`` with Tensors: the formula runs on ``ctx.xp = tensor_xp``, recorded."""
     fn = node.fn
@@ -300,9 +265,11 @@ def _call_backward_graph(node: Node, grad) -> tuple | None:
             f"{node.name()} does not support create_graph=True yet (its backward runs on NumPy "
             "arrays only); higher-order gradients cannot flow through this op"
         )
+    if _ext.tensor_xp is None:
+        raise RuntimeError("create_graph=True needs the tensor namespace of tinyattn.autograd.xp")
     node._graph = True
     attrs = node.__dict__
-    attrs["xp"] = tensor_xp  # shadows the class's numpy_xp while the node runs
+    attrs["xp"] = _ext.tensor_xp  # shadows the class's numpy_xp while the node runs
     try:
         input_grads = _call_backward(node, grad)
     finally:
@@ -317,7 +284,7 @@ def _call_backward_graph(node: Node, grad) -> tuple | None:
         return None
     return tuple(
         g
-        if g is None or isinstance(g, TensorBase) or type(g) is _MultiGrad
+        if g is None or isinstance(g, TensorBase) or isinstance(g, OpaqueGrad)
         else TensorBase._make(np.asarray(g))
         for g in input_grads
     )
@@ -386,7 +353,7 @@ def _add_grads(node: Node, total, grad, owned: set):
 def _fit_to_input(grad, meta: tuple) -> Any:
     """A backward's gradient, summed over broadcast axes and cast to the input's dtype."""
     shape, dtype = meta
-    if type(grad) is _MultiGrad:  # the outputs' gradients of a custom Function: not an array
+    if isinstance(grad, OpaqueGrad):  # e.g. a custom Function's outputs' gradients
         return grad
     if type(grad) is PaddedGrad:
         if grad.shape == shape and grad.dtype == dtype:
@@ -511,7 +478,7 @@ def _run_hooks(node: Node, grad: np.ndarray) -> np.ndarray:
 def _checked_hook_result(hook, grad: np.ndarray, result) -> np.ndarray:
     """torch's rule: a hook may change the values of a gradient, not its type or size."""
     if not isinstance(result, TensorBase):
-        raise TypeError(f"expected Tensor, but hook returned '{type_name(result)}'")
+        raise TypeError(f"expected Tensor, but hook returned '{_ext.type_name(result)}'")
     new = result._data
     name = getattr(hook, "__name__", type(hook).__name__)
     if new.shape != grad.shape:

@@ -1,6 +1,6 @@
 """NumPy's floating-point warnings are off inside ops (forward and backward), as torch
 never warns for log(0), 0/0, inf - inf or overflow; the user's own NumPy error state is
-kept outside them (autograd/quiet.py)."""
+kept outside them (core/quiet.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import tinyattn
-from tinyattn.autograd import quiet
+from tinyattn.core import quiet
 
 SPECIAL = [0.0, -1.0, 1.0, np.inf, -np.inf, np.nan]
 

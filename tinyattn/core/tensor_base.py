@@ -1,20 +1,21 @@
-"""``TensorBase``: the part of a tensor that the autograd layer reads and writes.
+"""``TensorBase``: the part of a tensor that the engine reads and writes.
 
 A tensor, for autograd, is an array plus a few fields: the node that made it
 (``grad_fn``), whether it wants a gradient, its ``.grad``, and a version counter
-that in-place ops bump. Those fields live here, in the autograd layer; the
+that in-place ops bump. Those fields live here, in the engine; the
 user-facing API (arithmetic, views, reductions ...) lives in
-``tinyattn._tensor.Tensor``, which subclasses this class.
+``tinyattn._tensor.Tensor``, which subclasses this class. With the core alone (no
+tensor class declared), op outputs are plain ``TensorBase`` objects.
 
-The autograd layer makes tensors too (op outputs, the gradients handed to hooks,
+The engine makes tensors too (op outputs, the gradients handed to hooks,
 ``.grad``), and they must be full ``Tensor`` objects. Rather than importing the
 tensor module (which imports the ops, which import this layer: a cycle), the
-autograd layer builds them with ``TensorBase._make``, and the tensor class
+engine builds them with ``TensorBase._make``, and the tensor class
 declares itself the class to build, in its own class statement::
 
     class Tensor(TensorMethods, TensorBase, op_outputs=True): ...
 
-So the dependency points one way: ``_tensor`` -> ``autograd``, never back.
+So the dependency points one way: ``_tensor`` -> ``core``, never back.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import _dtype
+from . import _dtype
 
 
 class VersionCounter:
@@ -114,6 +115,15 @@ class TensorBase:
         t._retains_grad = False
         return t
 
+    def _grad_node(self):
+        """The node gradients for this tensor flow into: its ``grad_fn``, or (a leaf) its
+        accumulator. (``tinyattn.Tensor`` also refreshes a view whose base was written.)"""
+        if self._grad_fn is not None:
+            return self._grad_fn
+        from .function import leaf_node  # (function.py imports this module)
+
+        return leaf_node(self)
+
     @property
     def grad(self):
         """The gradient accumulated by ``backward`` (None until there is one)."""
@@ -124,6 +134,9 @@ class TensorBase:
         if value is not None:
             check_grad_assignment(self, value)
         self._grad = value
+
+
+TensorBase._output_class = TensorBase  # until a full tensor class declares itself
 
 
 def check_grad_assignment(tensor: TensorBase, grad) -> None:
