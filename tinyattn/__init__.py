@@ -545,6 +545,7 @@ _LAZY_SUBMODULES = frozenset(
         "backends",
         "cuda",
         "distributed",
+        "distributions",
         "explain",  # a callable module: tinyattn.explain(loss, path), with tinyattn.explain(path)
         "func",
         "linalg",

@@ -68,7 +68,8 @@ NOT_HERE = {
     + _MISSING
     + " (tinyattn.sparse has COO tensors: docs/sparse.md)",
     "torch.masked": "masked tensors: " + _MISSING,
-    "torch.distributions": "probability distributions: " + _MISSING,
+    "torch.distributions.": "distributions other than Normal, Uniform, Bernoulli and Categorical "
+    "(beta, gamma, multivariate normal ...), transforms, constraints and kl: " + _MISSING,
     "torch.signal": "torch.signal.windows: "
     + _MISSING
     + " (the windows are at the top level: tinyattn.hann_window ...)",
