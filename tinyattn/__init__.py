@@ -560,6 +560,7 @@ _LAZY_SUBMODULES = frozenset(
         "sparse",
         "special",
         "utils",
+        "version",  # tinyattn/shims/version.py (shims/__init__.py: PUBLIC_PATHS)
         "viz",
     }
 )
