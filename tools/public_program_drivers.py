@@ -227,7 +227,39 @@ print(f"loss {loss.item():.4f}")
 finish()
 """
 
+BERT = """
+import torch.nn as nn
+from bert_pytorch.model import BERT, BERTLM
+
+bert = BERT(30, hidden=16, n_layers=2, attn_heads=2, dropout=0.0)
+model = share(BERTLM(bert, 30))
+model.eval()  # BERTEmbedding keeps its own dropout of 0.1 whatever BERT's dropout is
+tokens = randint(30, 4, 12)
+tokens[:, -3:] = 0  # padding
+segments = torch.tensor(np.array([[1] * 5 + [2] * 4 + [0] * 3] * 4))
+labels = randint(30, 4, 12) * torch.tensor((RNG.random((4, 12)) < 0.3).astype(np.int64))
+is_next = torch.tensor(np.array([0, 1, 1, 0]))
+criterion = nn.NLLLoss(ignore_index=0)  # as the trainer
+next_out, lm_out = model.forward(tokens, segments)
+next_loss = criterion(next_out, is_next)
+mask_loss = criterion(lm_out.transpose(1, 2), labels)
+loss = next_loss + mask_loss
+loss.backward()
+observe("next_out", next_out)
+observe("lm_out", lm_out)
+observe("next_loss", next_loss)
+observe("mask_loss", mask_loss)
+observe_grads(model)
+model.train()  # with dropout: the mean loss over draws, compared loosely
+with torch.no_grad():
+    draws = [criterion(model(tokens, segments)[1].transpose(1, 2), labels).item() for _ in range(30)]
+observe("loose.train_mode_losses", np.array(draws))
+print(f"loss {loss.item():.4f}; train-mode mask loss mean {np.mean(draws):.4f}")
+finish()
+"""
+
 DRIVERS = {
+    "bert": BERT,
     "mamba": MAMBA,
     "perceiver": PERCEIVER,
     "linformer": LINFORMER,

@@ -362,6 +362,28 @@ PROGRAMS = [
         same_re=r"^Total Parameters: \d+$",
     ),
     Program(
+        "BERT-pytorch BERTLM",
+        "codertimo/BERT-pytorch",
+        ["bert_pytorch/__init__.py", "bert_pytorch/__main__.py",
+         "bert_pytorch/dataset/__init__.py", "bert_pytorch/dataset/dataset.py",
+         "bert_pytorch/dataset/vocab.py", "bert_pytorch/model/__init__.py",
+         "bert_pytorch/model/attention/__init__.py", "bert_pytorch/model/attention/multi_head.py",
+         "bert_pytorch/model/attention/single.py", "bert_pytorch/model/bert.py",
+         "bert_pytorch/model/embedding/__init__.py", "bert_pytorch/model/embedding/bert.py",
+         "bert_pytorch/model/embedding/position.py", "bert_pytorch/model/embedding/segment.py",
+         "bert_pytorch/model/embedding/token.py", "bert_pytorch/model/language_model.py",
+         "bert_pytorch/model/transformer.py", "bert_pytorch/model/utils/__init__.py",
+         "bert_pytorch/model/utils/feed_forward.py", "bert_pytorch/model/utils/gelu.py",
+         "bert_pytorch/model/utils/layer_norm.py", "bert_pytorch/model/utils/sublayer.py",
+         "bert_pytorch/trainer/__init__.py", "bert_pytorch/trainer/optim_schedule.py",
+         "bert_pytorch/trainer/pretrain.py"],
+        [],
+        "BERT with masked-LM and next-sentence heads from torch's weights: both outputs, "
+        "the trainer's NLLLoss(ignore_index=0) losses, gradients",
+        vocab=30,
+        driver="bert",
+    ),
+    Program(
         "mamba-minimal Mamba",
         "johnma2006/mamba-minimal",
         ["model.py"],
@@ -577,6 +599,8 @@ def compare_observations(shared: str) -> dict:
         diff = np.max(np.abs(t[k].astype(np.float64) - a[k].astype(np.float64)), initial=0.0)
         rel = float(diff / max(scale[k], 1e-3 * top, 1e-12))
         res["n"] += 1
+        if not rel <= 1e-3:
+            res.setdefault("off", []).append(f"{k} {rel:.1e}")
         if not rel <= res["max_rel"]:  # NaN counts as worst
             res["max_rel"], res["worst"] = rel, k
     return res
@@ -623,6 +647,8 @@ def run_program(prog: Program, args: argparse.Namespace) -> dict:
     }
     if prog.driver:
         res["compare"] = compare_observations(shared)
+        for line in res["compare"].get("off", []):
+            print(f"  differs from torch: {line}")
     shutil.rmtree(shared, ignore_errors=True)
     return res
 
