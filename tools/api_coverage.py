@@ -63,6 +63,8 @@ TENSOR_PROPERTIES = {
 # Attribute names too generic to attribute to torch objects when called.
 GENERIC_CALLS = {"compile", "name", "register_module", "share_memory"}
 OPTIMIZER_ATTRS = {"param_groups"}
+# Methods programs define themselves: the keywords of ``self.forward(x, mask=m)`` are theirs.
+USER_DEFINED = {"torch.nn.Module.forward", "torch.nn.Module.extra_repr"}
 SCHEDULER_METHODS = {"get_last_lr"}
 # Not scanned: names whose first component after torch is private.
 PRIVATE = re.compile(r"(^|\.)_[^_]")
@@ -209,7 +211,7 @@ class _Scanner(ast.NodeVisitor):
         self.visit(node.func)
         called = self._called_name(node)
         kws = {k.arg for k in node.keywords if k.arg is not None}  # ``**opts`` has no name
-        if called and kws:
+        if called and kws and called not in USER_DEFINED:
             self.keywords[called] |= kws
         for child in [*node.args, *node.keywords]:
             self.visit(child)
