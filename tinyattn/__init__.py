@@ -545,6 +545,7 @@ _LAZY_SUBMODULES = frozenset(
         "backends",
         "cuda",
         "distributed",
+        "distributions",
         "explain",  # a callable module: tinyattn.explain(loss, path), with tinyattn.explain(path)
         "func",
         "linalg",
@@ -559,6 +560,7 @@ _LAZY_SUBMODULES = frozenset(
         "sparse",
         "special",
         "utils",
+        "version",  # tinyattn/shims/version.py (shims/__init__.py: PUBLIC_PATHS)
         "viz",
     }
 )

@@ -7,6 +7,8 @@ reproduced); load torch weights through ``state_dict`` to compare numerically.
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
 
@@ -60,6 +62,39 @@ def get_rng_state():
 def set_rng_state(new_state) -> None:
     """Restore the default generator from ``get_rng_state()``'s tensor."""
     default_generator.set_state(new_state)
+
+
+@contextlib.contextmanager
+def fork_rng(
+    devices=None,
+    enabled: bool = True,
+    _caller: str = "fork_rng",
+    _devices_kw: str = "devices",
+    device_type: str | None = None,
+):
+    """Run the ``with`` block, then restore the random state it started with.
+
+    Only the CPU generator exists here: ``devices`` must be None or empty (torch forks
+    the listed accelerators' generators too). ``enabled=False`` does nothing."""
+    if devices is not None and len(list(devices)) > 0:
+        raise RuntimeError(
+            f"{_caller}: {_devices_kw} must be None or empty (tinyattn runs on the CPU only), "
+            f"got {list(devices)!r}"
+        )
+    if not enabled:
+        yield
+        return
+    state = get_rng_state()
+    try:
+        yield
+    finally:
+        set_rng_state(state)
+
+
+def thread_safe_generator() -> Generator | None:
+    """The generator of the calling DataLoader thread worker; None elsewhere (tinyattn's
+    workers are processes, so always None: random ops use the global generator)."""
+    return None
 
 
 def _numpy_generator(generator: Generator | None) -> np.random.Generator:

@@ -63,6 +63,8 @@ TENSOR_PROPERTIES = {
 # Attribute names too generic to attribute to torch objects when called.
 GENERIC_CALLS = {"compile", "name", "register_module", "share_memory"}
 OPTIMIZER_ATTRS = {"param_groups"}
+# Methods programs define themselves: the keywords of ``self.forward(x, mask=m)`` are theirs.
+USER_DEFINED = {"torch.nn.Module.forward", "torch.nn.Module.extra_repr"}
 SCHEDULER_METHODS = {"get_last_lr"}
 # Not scanned: names whose first component after torch is private.
 PRIVATE = re.compile(r"(^|\.)_[^_]")
@@ -138,6 +140,7 @@ class _Scanner(ast.NodeVisitor):
         self.alias: dict[str, str] = {}
         self.names: set[str] = set()
         self.excluded: set[str] = set()
+        self.keywords: dict[str, set[str]] = defaultdict(set)
 
     # imports --------------------------------------------------------------
     def visit_Import(self, node: ast.Import) -> None:
@@ -205,13 +208,36 @@ class _Scanner(ast.NodeVisitor):
         if isinstance(node.func, ast.Attribute):
             node.func._is_call_func = True  # type: ignore[attr-defined]
             node.func._call = node  # type: ignore[attr-defined]
-        self.generic_visit(node)
+        self.visit(node.func)
+        called = self._called_name(node)
+        kws = {k.arg for k in node.keywords if k.arg is not None}  # ``**opts`` has no name
+        if called and kws and called not in USER_DEFINED:
+            self.keywords[called] |= kws
+        for child in [*node.args, *node.keywords]:
+            self.visit(child)
+
+    def _called_name(self, node: ast.Call) -> str | None:
+        """The torch name this call calls: its function's chain (``F.softmax``), an imported
+        name (``softmax``), or the method name recorded for an attribute call."""
+        func = node.func
+        chain = self._chain(func) if isinstance(func, ast.Attribute) else None
+        if isinstance(func, ast.Name) and func.id in self.alias:
+            chain = [self.alias[func.id]]
+        if chain is not None:
+            name = ".".join(chain)
+            return name if name in self.names else None
+        if isinstance(func, ast.Attribute) and not _looks_like_python_builtin(func):
+            for prefix in ("Tensor.", "torch.nn.Module.", "torch.optim.Optimizer."):
+                if prefix + func.attr in self.names:
+                    return prefix + func.attr
+        return None
 
     def visit_Name(self, node: ast.Name) -> None:
         if node.id in self.alias and not _is_module(self.alias[node.id]):
             self._record(self.alias[node.id])
 
     def _record(self, name: str, module_ok: bool = False) -> None:
+        name = _up_to_a_value(name)
         if PRIVATE.search(name):
             return
         if name.startswith(OUT_OF_SCOPE):
@@ -220,6 +246,23 @@ class _Scanner(ast.NodeVisitor):
         if not module_ok and _is_module(name):
             return
         self.names.add(name)
+
+
+def _up_to_a_value(name: str) -> str:
+    """The chain cut after the first plain value in torch (``torch.version.cuda.split`` ->
+    ``torch.version.cuda``: what follows is a method of a ``str``, not a torch name)."""
+    parts = name.split(".")
+    if parts[0] != "torch":
+        return name
+    obj = importlib.import_module("torch")
+    for i, part in enumerate(parts[1:], start=1):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            return name
+        if obj is None or isinstance(obj, (str, bytes, int, float)):
+            return ".".join(parts[: i + 1])
+    return name
 
 
 def _looks_like_python_builtin(node: ast.Attribute) -> bool:
@@ -256,6 +299,16 @@ def _is_module(name: str) -> bool:
 
 def scan_sources(sources: list[str], sets=None) -> tuple[set[str], set[str]]:
     """(names used, names excluded) in the Python sources of one file."""
+    scanner = _scan(sources, sets)
+    return scanner.names, scanner.excluded - scanner.names
+
+
+def scan_keywords(sources: list[str], sets=None) -> dict[str, set[str]]:
+    """``name -> keyword argument names`` of the calls of torch names in the sources."""
+    return dict(_scan(sources, sets).keywords)
+
+
+def _scan(sources: list[str], sets=None) -> _Scanner:
     scanner = _Scanner(sets or _torch_attr_sets())
     for src in sources:
         try:
@@ -263,19 +316,27 @@ def scan_sources(sources: list[str], sets=None) -> tuple[set[str], set[str]]:
         except SyntaxError:
             continue  # e.g. a notebook cell of shell commands
         scanner.visit(tree)  # aliases carry over from earlier cells, as in a notebook
-    return scanner.names, scanner.excluded - scanner.names
+    return scanner
 
 
 def scan_files(files: list[tuple[str, str]]) -> dict:
-    """``{"names": [...], "excluded": [...]}`` of a program made of ``(path, text)`` files."""
+    """``{"names": [...], "excluded": [...], "keywords": {name: [...]}}`` of a program made
+    of ``(path, text)`` files."""
     sets = _torch_attr_sets()
     names: set[str] = set()
     excluded: set[str] = set()
+    keywords: dict[str, set[str]] = defaultdict(set)
     for path, text in files:
-        n, e = scan_sources(python_sources(path, text), sets)
-        names |= n
-        excluded |= e
-    return {"names": sorted(names), "excluded": sorted(excluded - names)}
+        scanner = _scan(python_sources(path, text), sets)
+        names |= scanner.names
+        excluded |= scanner.excluded - scanner.names
+        for name, kws in scanner.keywords.items():
+            keywords[name] |= kws
+    return {
+        "names": sorted(names),
+        "excluded": sorted(excluded - names),
+        "keywords": {n: sorted(k) for n, k in sorted(keywords.items()) if n in names},
+    }
 
 
 # --------------------------------------------------------------------------- records
@@ -306,15 +367,20 @@ def _git(gitdir: str, *args: str) -> str:
     ).stdout
 
 
-def scan_manifest(mirrors: str) -> None:
+def scan_manifest(mirrors: str, only: str = "") -> None:
     manifest = json.loads(MANIFEST.read_text())
     data = load_usage()
     for prog in manifest["programs"]:
         repo = prog["repo"]
+        if only and only not in f"{repo}:{prog['path']}":
+            continue
         if "text" in prog:  # read through the search index: scan it by hand
             print(f"skip {repo}:{prog['path']} (not a mirror; scan it by hand)")
             continue
         gitdir = os.path.join(mirrors, repo.replace("/", "+"), "repo")
+        if not os.path.isdir(gitdir):
+            print(f"skip {repo}:{prog['path']} (no mirror at {gitdir}; its record is kept)")
+            continue
         commit = _git(gitdir, "rev-parse", "HEAD").strip()
         files = [(p, _git(gitdir, "show", f"{commit}:{p}")) for p in prog["files"]]
         record = {
@@ -391,6 +457,25 @@ def _einops_on_tinyattn(fn: str):
         if not isinstance(packed, tinyattn.Tensor):
             raise AttributeError(f"einops.pack on tinyattn tensors gave {type(packed).__name__}")
     return f
+
+
+def accepts_keyword(obj, keyword: str) -> bool | None:
+    """Whether calling ``obj`` (a function, method or class) accepts ``keyword=...``:
+    True/False from its signature, None when the signature cannot tell (``**kwargs``,
+    or no signature)."""
+    import inspect
+
+    target = obj.__init__ if isinstance(obj, type) else obj
+    try:
+        sig = inspect.signature(target)
+    except (TypeError, ValueError):
+        return None
+    param = sig.parameters.get(keyword)
+    if param is not None:
+        return param.kind is not inspect.Parameter.POSITIONAL_ONLY
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in sig.parameters.values()):
+        return None
+    return False
 
 
 def presence(names: list[str]) -> dict[str, str | None]:
@@ -632,6 +717,7 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--what", default="")
     m = sub.add_parser("scan-manifest", help="scan every program of the manifest from mirrors")
     m.add_argument("--mirrors", default="/work/.mirror")
+    m.add_argument("--only", default="", help="programs whose 'repo:path' contains this")
     r = sub.add_parser("report", help="write docs/api-coverage.md, print missing names")
     r.add_argument(
         "--registry",
@@ -656,7 +742,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         save_usage(data)
     elif args.cmd == "scan-manifest":
-        scan_manifest(args.mirrors)
+        scan_manifest(args.mirrors, args.only)
     else:
         missing = report(args.registry or _registry_default())
         print(f"{len(missing)} names missing in tinyattn:")

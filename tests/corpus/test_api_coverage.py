@@ -5,6 +5,9 @@ the torch names it uses. For each name:
 
 * ``test_name_exists[name]``: the name resolves in tinyattn (``torch.X`` ->
   ``tinyattn.X``, ``Tensor.m`` -> ``tinyattn.Tensor.m``);
+* ``test_keyword_is_accepted[name-keyword]``: every keyword argument a program passes
+  to a torch name (``F.softmax(x, dim=-1)``, ``nn.Linear(.., bias=False)``) is a
+  parameter of tinyattn's callable (skipped when its signature has ``**kwargs``);
 * ``test_differentiable_name_is_gradchecked_and_parity_tested[name]``: run after
   every other test (``tests/conftest.py``), it calls the name on float64 inputs that
   require grad (``probes.py``); when the output has a graph, every ``Function`` class
@@ -34,6 +37,9 @@ USAGE = json.loads((HERE / "api_usage.json").read_text())
 MANIFEST = json.loads((HERE / "manifest.json").read_text())
 NAMES = sorted({n for p in USAGE["programs"] for n in p["names"]})
 PROBED = [n for n in NAMES if probes.has_probe(n)]
+KEYWORDS = sorted(
+    {(n, k) for p in USAGE["programs"] for n, ks in p.get("keywords", {}).items() for k in ks}
+)
 
 
 def test_corpus_records_are_complete():
@@ -44,6 +50,7 @@ def test_corpus_records_are_complete():
         assert re.fullmatch(r"[0-9a-f]{40}", p["commit"]), p
         assert p["names"] == sorted(set(p["names"])) and p["names"], p["path"]
         assert not set(p["names"]) & set(p.get("excluded", [])), p["path"]
+        assert set(p.get("keywords", {})) <= set(p["names"]), p["path"]
     listed = {(p["repo"], p["path"]) for p in MANIFEST["programs"]}
     assert {(p["repo"], p["path"]) for p in progs} == listed
 
@@ -98,6 +105,56 @@ def test_d2l_chapter_blocks_are_pytorch_only():
     blocks = api_coverage.python_sources("x.md", md)
     names, _ = api_coverage.scan_sources(blocks)
     assert names == {"torch.zeros", "torch.ones"}
+
+
+def test_scanner_records_keyword_names_of_torch_calls():
+    pytest.importorskip("torch", reason="the scanner reads torch.Tensor's method names")
+    src = """
+import torch
+import torch.nn as nn
+from torch.nn.functional import softmax
+x = torch.zeros(size=(3, 4), dtype=torch.float32)
+y = softmax(x, dim=0).split(split_size=2, dim=1)
+lin = nn.Linear(3, 4, bias=False, **extra)
+words = "a b".split(sep=" ")
+names.sort(key=len)
+major = torch.version.cuda.split(".")[0]
+"""
+    assert api_coverage.scan_keywords([src]) == {
+        "torch.zeros": {"size", "dtype"},
+        "torch.nn.functional.softmax": {"dim"},
+        "Tensor.split": {"split_size", "dim"},
+        "torch.nn.Linear": {"bias"},
+    }
+    names, _ = api_coverage.scan_sources([src])
+    assert "torch.version.cuda" in names and "torch.version.cuda.split" not in names
+
+
+def test_keyword_check_reads_signatures():
+    def f(a, /, b, *, c=1): ...
+
+    def g(a, **kw): ...
+
+    class C:
+        def __init__(self, size): ...
+
+    ok = api_coverage.accepts_keyword
+    assert (ok(f, "a"), ok(f, "b"), ok(f, "c"), ok(f, "d")) == (False, True, True, False)
+    assert ok(g, "anything") is None and ok(C, "size") and ok(C, "shape") is False
+
+
+@pytest.mark.parametrize(("name", "keyword"), KEYWORDS)
+def test_keyword_is_accepted(name, keyword):
+    try:
+        obj = api_coverage.resolve(name)
+    except Exception:
+        pytest.skip(f"{name} is missing (test_name_exists fails for it)")
+    verdict = api_coverage.accepts_keyword(obj, keyword)
+    if verdict is None:
+        pytest.skip(
+            f"{api_coverage.tinyattn_target(name)} takes **kwargs: its signature cannot tell"
+        )
+    assert verdict, f"{api_coverage.tinyattn_target(name)} has no parameter {keyword!r}"
 
 
 @pytest.mark.parametrize("name", NAMES)

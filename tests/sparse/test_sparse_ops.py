@@ -104,3 +104,61 @@ def test_products_need_matching_shapes_and_a_sparse_operand():
     with pytest.raises(RuntimeError, match="same dtype"):
         T.sparse.mm(s, T.ones(4, 2))
     assert np.allclose(T.sparse.mm(s, T.eye(4, dtype=T.float64)).numpy(), s.to_dense().numpy())
+
+
+@pytest.mark.parametrize(
+    "dims",
+    [
+        lambda s: s.t(),
+        lambda s: s.transpose(0, 1),
+        lambda s: s.transpose(-1, 0),
+        lambda s: s.permute(1, 0),
+        lambda s: s.permute((1, 0)),
+    ],
+)
+def test_transposed_sparse_tensor_is_sparse_with_swapped_indices(dims):
+    import tinyattn as T
+
+    check_op(lambda L, v: dims(_coo(L, v)).to_dense(), rand(5))
+    _check_without_torchs_second_order(
+        lambda L, v, d: dims(_coo(L, v)) @ d, rand(5), rand(3, 2, seed=1)
+    )
+    s = dims(_coo(T, T.tensor(rand(5))))
+    assert s.is_sparse and s.shape == (4, 3) and not s.is_coalesced()
+    assert s._indices().tolist() == [IDX[1], IDX[0]]
+
+
+def test_transposed_leafs_grad_keeps_torchs_layout():
+    import tinyattn as T
+
+    torch = pytest.importorskip("torch", reason="compares with torch")
+    grads = []
+    for L in (T, torch):
+        s = L.sparse_coo_tensor(L.tensor(IDX_UNIQUE), L.tensor(rand(4)), (3, 4)).requires_grad_()
+        (s.t().to_dense() * L.arange(12.0, dtype=L.float64).view(4, 3)).sum().backward()
+        grads.append(s.grad)
+    assert grads[0].is_sparse == grads[1].is_sparse
+    assert np.allclose(grads[0].to_dense().numpy(), grads[1].to_dense().numpy())
+
+
+def test_dense_plus_sparse_is_dense():
+    check_op(lambda L, d, v: d + _coo(L, v), rand(3, 4), rand(5, seed=1))
+    check_op(lambda L, d, v: d - _coo(L, v), rand(3, 4), rand(5, seed=1))
+    import tinyattn as T
+
+    out = T.eye(3) + T.sparse_coo_tensor([[0, 1], [1, 2]], T.ones(2), (3, 3), dtype=T.int64)
+    assert not out.is_sparse and out.dtype == T.float32
+    assert out.tolist() == [[1, 1, 0], [0, 1, 1], [0, 0, 1]]
+
+
+def test_sparse_dims_must_be_a_permutation():
+    import tinyattn as T
+
+    s = _coo(T, T.tensor(rand(5)))
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        s.transpose(0, 2)
+    with pytest.raises(RuntimeError, match="not a permutation"):
+        s.permute(0, 0)
+    hybrid = T.sparse_coo_tensor(T.tensor([[0, 2]]), T.ones(2, 3), (4, 3))
+    with pytest.raises(NotImplementedError, match="dense dims of a hybrid"):
+        hybrid.t()

@@ -42,6 +42,13 @@ CASES = [
     ("lib.LongTensor([True, False])", "T(2,) int64 [1, 0]"),
     ("lib.LongTensor([1.7, -1.7])", "T(2,) int64 [1, -1]"),
     ("lib.LongTensor(np.int64(3))", "T(3,) int64"),
+    # data: any object with the sequence protocol, not iterators, sets or mappings
+    ("lib.LongTensor(range(3))", "T(3,) int64 [0, 1, 2]"),
+    ("lib.FloatTensor(range(1, 3))", "T(2,) float32 [1.0, 2.0]"),
+    ("lib.LongTensor(iter([1, 2]))", "!TypeError"),
+    ("lib.LongTensor((i for i in [1, 2]))", "!TypeError"),
+    ("lib.LongTensor({1, 2})", "!TypeError"),
+    ("lib.LongTensor({0: 1})", "!TypeError"),
     ("lib.DoubleTensor([0.5])", "T(1,) float64 [0.5]"),
     ("lib.HalfTensor([0.5])", "T(1,) float16 [0.5]"),
     ("lib.ByteTensor([1, 255])", "T(2,) uint8 [1, 255]"),

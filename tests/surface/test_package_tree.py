@@ -68,7 +68,8 @@ NOT_HERE = {
     + _MISSING
     + " (tinyattn.sparse has COO tensors: docs/sparse.md)",
     "torch.masked": "masked tensors: " + _MISSING,
-    "torch.distributions": "probability distributions: " + _MISSING,
+    "torch.distributions.": "distributions other than Normal, Uniform, Bernoulli and Categorical "
+    "(beta, gamma, multivariate normal ...), transforms, constraints and kl: " + _MISSING,
     "torch.signal": "torch.signal.windows: "
     + _MISSING
     + " (the windows are at the top level: tinyattn.hann_window ...)",
@@ -85,8 +86,6 @@ NOT_HERE = {
     "torch.return_types": "named tuples of multi-output ops: tinyattn returns its own (values, indices) named tuples",
     "torch.storage": "untyped storages: tinyattn tensors own NumPy arrays",
     "torch.types": "type aliases for annotations: " + _MISSING,
-    "torch.version": "build metadata (torch.version.cuda ...): tinyattn.__version__ is the version; "
-    + _MISSING,
     "torch.torch_version": "the TorchVersion comparator: " + _MISSING,
     "torch.utils.data.datapipes": "DataPipes (deprecated in torch): " + _MISSING,
     "torch.utils.data.backward_compatibility": _INTERNAL,

@@ -194,3 +194,62 @@ def test_argument_errors():
         checkpoint(3, tinyattn.ones(1), use_reentrant=False)
     with pytest.raises(ValueError, match="use_reentrant"):
         checkpoint(lambda t: t, tinyattn.ones(1), use_reentrant="yes")
+
+
+# torch.utils.checkpoint names tinyattn does not have, and why.
+CHECKPOINT_NOT_HERE = {
+    # selective activation checkpointing chooses which dispatched ops to save; tinyattn
+    # has no op dispatch to intercept
+    "CheckpointPolicy", "SelectiveCheckpointContext", "create_selective_checkpoint_contexts",
+    "SAC_IGNORED_OPS", "GraphExecGroup",
+    # the reentrant autograd.Function of torch's implementation; tinyattn's node is Checkpoint
+    "CheckpointFunction",
+}  # fmt: skip
+
+
+def test_checkpoint_module_has_torchs_public_names():
+    torch = pytest.importorskip("torch", reason="reads torch.utils.checkpoint.__all__")
+    import tinyattn.utils.checkpoint as mine
+
+    theirs = set(torch.utils.checkpoint.__all__)
+    assert not CHECKPOINT_NOT_HERE - theirs, "an exclusion torch no longer has"
+    assert sorted(n for n in theirs - CHECKPOINT_NOT_HERE if not hasattr(mine, n)) == []
+
+
+def test_checkpoint_sequential_equals_the_plain_run():
+    from tinyattn.utils.checkpoint import checkpoint_sequential
+
+    tinyattn.manual_seed(0)
+    net = tinyattn.nn.Sequential(*[tinyattn.nn.Linear(4, 4) for _ in range(5)])
+    x = tinyattn.tensor(rand(3, 4), dtype=tinyattn.float32, requires_grad=True)
+    plain = net(x)
+    plain.sum().backward()
+    want = [p.grad.clone() for p in net.parameters()] + [x.grad.clone()]
+    net.zero_grad()
+    x.grad = None
+    out = checkpoint_sequential(net, 2, x, use_reentrant=False)
+    out.sum().backward()
+    got = [p.grad for p in net.parameters()] + [x.grad]
+    assert np.allclose(out.detach().numpy(), plain.detach().numpy())
+    assert all(np.allclose(a.numpy(), b.numpy()) for a, b in zip(got, want))
+    with pytest.raises(ValueError, match="segments"):
+        checkpoint_sequential(net, 0, x)
+
+
+def test_device_state_helpers_on_a_cpu():
+    from tinyattn.utils import checkpoint as ck
+
+    x = tinyattn.ones(2, requires_grad=True)
+    assert ck.get_device_states(x, 3) == ([], [])
+    ck.set_device_states([], [])
+    with pytest.raises(RuntimeError, match="devices must be empty"):
+        ck.set_device_states([0], [object()])
+    a, b = ck.detach_variable((x, 5))
+    assert a.requires_grad and a.grad_fn is None and b == 5
+    with pytest.raises(RuntimeError, match="Only tuple"):
+        ck.detach_variable([x])
+    with pytest.warns(UserWarning, match="requires_grad"):
+        ck.check_backward_validity((tinyattn.ones(2),))
+    with ck.set_checkpoint_early_stop(False), ck.set_checkpoint_debug_enabled(True):
+        assert ck.noop_context_fn()[0] is not None
+    assert ck.DefaultDeviceType.get_device_type() == "cuda"

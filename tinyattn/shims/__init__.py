@@ -32,6 +32,7 @@ PUBLIC_PATHS = {
     "onnx": "tinyattn.shims.onnx",
     "serialization": "tinyattn.io.serialization",
     "safetensors": "tinyattn.io.safetensors",
+    "version": "tinyattn.shims.version",
 }
 
 

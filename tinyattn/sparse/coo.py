@@ -18,6 +18,7 @@ import numpy as np
 from .._tensor import Tensor
 from ..core.function import Function
 from ..core.tensor_base import TensorBase
+from ..ops.elementwise.arithmetic import Add, Sub
 from ..ops.elementwise.unary import Cast, Clone
 from ..ops.linalg.matmul import Matmul
 from ..torch_surface.layouts import sparse_coo
@@ -27,8 +28,12 @@ _DATA_SLOT = TensorBase.__dict__["_data"]
 _APPLY_CODE = vars(Function)["apply"].__func__.__code__  # (the classmethod's function)
 # The ops that may read a sparse tensor's dense array (besides metadata: shape, dtype ...).
 SUPPORTED: frozenset = frozenset(
-    {F.SparseAssemble, F.SparseValues, F.SparseRelabel, F.SparseDenseMM, Matmul, Cast, Clone}
+    {F.SparseAssemble, F.SparseValues, F.SparseRelabel, F.SparseDenseMM, F.SparsePermute}
+    | {Matmul, Cast, Clone}
 )
+# dense + sparse and dense - sparse give a dense tensor in torch (the sparse operand's
+# gradient is the whole dense gradient); with the sparse operand first torch refuses.
+DENSE_FIRST: frozenset = frozenset({Add, Sub})
 
 
 class SparseTensor(Tensor):
@@ -48,6 +53,8 @@ class SparseTensor(Tensor):
         caller = sys._getframe(1)  # an op's Function.apply unwrapping its inputs?
         if caller.f_code is _APPLY_CODE:
             op, args = caller.f_locals["cls"], caller.f_locals["args"]
+            if op in DENSE_FIRST and _dense_first(args):
+                return _DATA_SLOT.__get__(self)
             if op not in SUPPORTED or (op is Matmul and _all_sparse(args)):
                 _refuse(op)
         return _DATA_SLOT.__get__(self)
@@ -175,6 +182,45 @@ class SparseTensor(Tensor):
         out = Tensor.to(self, *args, **kwargs)
         return out if out is self else _same_form(out, self, lambda v: v.to(out.dtype))
 
+    # -- dims: the indices' rows follow the dense dims ------------------------------------------
+    def permute(self, *dims) -> SparseTensor:  # type: ignore[override]
+        """The sparse tensor with its (sparse) dims reordered; uncoalesced, as torch's."""
+        order = tuple(dims[0]) if len(dims) == 1 and isinstance(dims[0], (tuple, list)) else dims
+        return self._permuted(order, "PermuteBackward0")
+
+    def transpose(self, dim0: int, dim1: int) -> SparseTensor:  # type: ignore[override]
+        """The sparse tensor with two sparse dims swapped."""
+        order = list(range(self.ndim))
+        a, b = (_wrap_dim(d, self.ndim, "transpose") for d in (dim0, dim1))
+        order[a], order[b] = order[b], order[a]
+        return self._permuted(tuple(order), "TransposeBackward0")
+
+    def t(self) -> SparseTensor:  # type: ignore[override]
+        """The transpose of a sparse matrix (or the vector itself)."""
+        if self.ndim > 2:
+            raise RuntimeError(
+                f"t() expects a tensor with <= 2 dimensions, but self is {self.ndim}D"
+            )
+        return self if self.ndim < 2 else self._permuted((1, 0), "TBackward0")
+
+    def _permuted(self, order: tuple, node_name: str) -> SparseTensor:
+        wrapped = [_wrap_dim(d, self.ndim, "permute") for d in order]
+        if sorted(wrapped) != list(range(self.ndim)):
+            raise RuntimeError(
+                f"permute(sparse_coo): dims {list(order)} are not a permutation of {self.ndim} dims"
+            )
+        sd = self.sparse_dim()
+        if any(wrapped[i] != i for i in range(sd, self.ndim)):
+            raise NotImplementedError(
+                "permute: moving the dense dims of a hybrid sparse tensor is not supported in "
+                "tinyattn (to_dense() first)"
+            )
+        indices = self._indices_array[wrapped[:sd]]
+        dense = F.SparsePermute.apply(self, tuple(wrapped), node_name)
+        out = wrap(dense, indices, self._coalesced and sd < 2)
+        out.__dict__["_sparse_source"] = self  # a masked gradient reaches self sparse
+        return out
+
     # -- products and the ops torch refuses on sparse tensors -----------------------------------
     def __matmul__(self, other):
         from .products import spmm
@@ -192,6 +238,10 @@ class SparseTensor(Tensor):
         return sparse_from(Tensor.__deepcopy__(self, memo), self)
 
 
+def _dense_first(args) -> bool:
+    return len(args) == 2 and isinstance(args[0], Tensor) and not isinstance(args[0], SparseTensor)
+
+
 def _all_sparse(args) -> bool:
     """Sparse @ sparse: torch's result is sparse, which tinyattn does not make."""
     return all(isinstance(a, SparseTensor) for a in args)
@@ -204,6 +254,14 @@ def _refuse(fn: type) -> None:
         "tensors support to_dense, coalesce, indices/values, sparse.mm / spmm / mm / @ "
         "with a dense matrix and sparse.sum (docs/sparse.md); call .to_dense() first"
     )
+
+
+def _wrap_dim(dim: int, ndim: int, name: str) -> int:
+    if not -ndim <= dim < ndim:
+        raise IndexError(
+            f"{name}: Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], but got {dim})"
+        )
+    return dim % ndim
 
 
 def wrap(dense: Tensor, indices: np.ndarray, coalesced: bool, raw_values=None) -> SparseTensor:

@@ -110,3 +110,21 @@ class SparseDenseMM(Function):
         if ctx.needs_input_grad[1]:  # (grad^T @ sparse)^T: the sparse operand stays on the right
             g_dense = xp.swapaxes(xp.matmul(xp.swapaxes(grad, 0, 1), sparse), 0, 1)
         return g_sparse, g_dense, None, None
+
+
+class SparsePermute(Function):
+    """The dense array with its dims permuted (``t``, ``transpose``, ``permute`` of a
+    sparse tensor, whose indices' rows are permuted the same way)."""
+
+    supports_create_graph = True
+    supports_complex = True
+
+    @staticmethod
+    def forward(ctx, dense, perm, node_name):
+        ctx.inverse = tuple(int(i) for i in np.argsort(perm))
+        ctx._name = node_name
+        return np.transpose(dense, perm).copy()
+
+    @staticmethod
+    def backward(ctx, grad):
+        return ctx.xp.transpose(grad, ctx.inverse), None, None

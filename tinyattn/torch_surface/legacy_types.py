@@ -74,6 +74,20 @@ def _construct(dtype: dt.dtype, name: str, args: tuple) -> Tensor:
     return _from_data(dtype, name, args[0])
 
 
+def _is_sequence(data) -> bool:
+    """Python's sequence protocol (``len`` and indexing), as torch's legacy constructors
+    require: lists, tuples, ranges, arrays; not iterators, sets or mappings."""
+    if isinstance(data, np.ndarray):
+        return True
+    kind = type(data)
+    return (
+        hasattr(kind, "__len__")
+        and hasattr(kind, "__getitem__")
+        and not isinstance(data, (dict, str, bytes))
+        and not hasattr(kind, "keys")
+    )
+
+
 def _from_data(dtype: dt.dtype, name: str, data) -> Tensor:
     if isinstance(data, Tensor):
         if data.dtype != dtype:
@@ -81,9 +95,12 @@ def _from_data(dtype: dt.dtype, name: str, data) -> Tensor:
         return data.detach()  # shares memory, as torch's legacy constructor
     if isinstance(data, str):
         raise TypeError(f"{name}(): invalid data type 'str'")
-    if not isinstance(data, (list, tuple, np.ndarray)):
+    if not _is_sequence(data):
         raise TypeError(f"{name}(): data must be a sequence (got {python_type_name(data)})")
     from ..ops.creation.factories import tensor
+
+    if not isinstance(data, (list, tuple, np.ndarray)):
+        data = list(data)  # range, array.array, any object with the sequence protocol
 
     try:
         return tensor(data, dtype=dtype)

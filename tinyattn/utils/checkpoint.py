@@ -51,6 +51,8 @@ Examples
 
 from __future__ import annotations
 
+import contextlib
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -260,3 +262,132 @@ def checkpoint(
     if isinstance(result, (tuple, list)):
         return type(result)(wrapped)
     return wrapped[0]
+
+
+def get_device_states(*args: Any) -> tuple[list[int], list]:
+    """The accelerator devices the tensors in ``args`` are on, and their random states.
+
+    tinyattn's tensors are all on the CPU, whose random state ``checkpoint`` keeps itself,
+    so both lists are empty (as torch's are for CPU tensors)."""
+    return [], []
+
+
+def set_device_states(devices: list, states: list, *, device_type: str | None = None) -> None:
+    """Restore accelerator random states saved by :func:`get_device_states` (none on a CPU)."""
+    if len(devices) != len(states):
+        raise ValueError(
+            f"set_device_states: devices and states must have the same length, got "
+            f"{len(devices)} and {len(states)}"
+        )
+    if devices:
+        raise RuntimeError(
+            f"set_device_states: devices must be empty (tinyattn runs on the CPU only), got {devices!r}"
+        )
+
+
+def detach_variable(inputs: tuple) -> tuple:
+    """Each tensor of ``inputs`` detached, keeping its ``requires_grad``; others unchanged."""
+    if not isinstance(inputs, tuple):
+        raise RuntimeError(
+            f"Only tuple of tensors is supported. Got Unsupported input type: {type_name(inputs)}"
+        )
+    out = []
+    for x in inputs:
+        if isinstance(x, Tensor):
+            y = x.detach()
+            y.requires_grad = x.requires_grad
+            out.append(y)
+        else:
+            out.append(x)
+    return tuple(out)
+
+
+def check_backward_validity(inputs: Any) -> None:
+    """Warn when no tensor of ``inputs`` requires grad (a checkpoint would get no gradient)."""
+    if not any(isinstance(x, Tensor) and x.requires_grad for x in inputs):
+        warnings.warn(
+            "None of the inputs have requires_grad=True. Gradients will be None", stacklevel=2
+        )
+
+
+def noop_context_fn() -> tuple[
+    contextlib.AbstractContextManager, contextlib.AbstractContextManager
+]:
+    """The default ``context_fn`` of ``checkpoint``: two contexts that do nothing."""
+    return contextlib.nullcontext(), contextlib.nullcontext()
+
+
+def checkpoint_sequential(
+    functions: Any, segments: int, input: Any, use_reentrant: bool | None = None, **kwargs: Any
+):
+    """Run ``functions`` (a Sequential or a list of modules/functions) on ``input`` in
+    ``segments`` chunks, each but the last through :func:`checkpoint`."""
+    fns = list(functions.children()) if hasattr(functions, "children") else list(functions)
+    if not isinstance(segments, int) or segments < 1:
+        raise ValueError(
+            f"checkpoint_sequential: segments must be a positive int, got {segments!r}"
+        )
+    preserve = kwargs.pop("preserve_rng_state", True)
+    if kwargs:
+        raise TypeError(f"checkpoint_sequential: unexpected keyword arguments {sorted(kwargs)}")
+    size = max(len(fns) // segments, 1)
+
+    def run(start: int, end: int) -> Callable:
+        def forward(x):
+            for f in fns[start : end + 1]:
+                x = f(x)
+            return x
+
+        return forward
+
+    end = -1
+    for start in range(0, size * (segments - 1), size):
+        end = start + size - 1
+        input = checkpoint(
+            run(start, end), input, use_reentrant=use_reentrant, preserve_rng_state=preserve
+        )
+    return run(end + 1, len(fns) - 1)(input)
+
+
+class CheckpointError(RuntimeError):
+    """torch's error for a recomputation that differs from the forward (tinyattn raises
+    no such error: it replays the forward's random state and recomputes in full)."""
+
+
+class DefaultDeviceType:
+    """The device type whose random state ``checkpoint`` saves besides the CPU's."""
+
+    _default_device_type = "cuda"
+
+    @staticmethod
+    def set_device_type(device: str = "cuda") -> None:
+        """Set the device type (recorded; tinyattn has no accelerator state to save)."""
+        if not isinstance(device, str):
+            raise TypeError(f"set_device_type: device must be a str, got {type_name(device)}")
+        DefaultDeviceType._default_device_type = device
+
+    @staticmethod
+    def get_device_type() -> str:
+        """The device type last set (``"cuda"`` by default, as in torch)."""
+        return DefaultDeviceType._default_device_type
+
+
+@contextlib.contextmanager
+def set_checkpoint_early_stop(enable: bool):
+    """torch's switch for stopping a recomputation once the needed tensors exist; tinyattn
+    always recomputes the whole block, so results are the same either way."""
+    if not isinstance(enable, bool):
+        raise TypeError(
+            f"set_checkpoint_early_stop: enable must be a bool, got {type_name(enable)}"
+        )
+    yield
+
+
+@contextlib.contextmanager
+def set_checkpoint_debug_enabled(enabled: bool | None):
+    """torch's switch for tracing recomputations in its error messages; nothing to trace here."""
+    if enabled is not None and not isinstance(enabled, bool):
+        raise TypeError(
+            f"set_checkpoint_debug_enabled: enabled must be a bool or None, got {type_name(enabled)}"
+        )
+    yield
