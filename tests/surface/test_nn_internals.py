@@ -38,7 +38,6 @@ _LAZY = "lazy modules here become their eager class on the first forward; torch'
 _INSTANCE_NORM = (
     "not implemented: InstanceNorm's no-batch-dim helpers (forward handles unbatched input itself)"
 )
-_LOAD = "not implemented: load_state_dict checks every value before writing any (one error lists all problems) and does not call a per-module _load_from_state_dict, so overriding it would have no effect"
 _PRIVATE = "torch's private helper of the container's own indexing: not implemented"
 _MISSING = "not implemented"
 
@@ -63,7 +62,6 @@ NOT_YET = {
     "initialize_parameters": _LAZY + " (here initialize_parameters(input) takes the input only)",
     "_apply_instance_norm": _INSTANCE_NORM, "_get_no_batch_dim": _INSTANCE_NORM,
     "_handle_no_batch_input": _INSTANCE_NORM,
-    "_load_from_state_dict": _LOAD,
     "_get_abs_string_index": _PRIVATE, "_get_item_by_idx": _PRIVATE, "_key_to_attr": _PRIVATE,
     "_check_input_dim": "CircularPad's input check: " + _MISSING + " (its forward checks)",
     "_check_non_zero_input_channels": "SyncBatchNorm's input check: " + _MISSING,
@@ -156,7 +154,7 @@ def test_save_to_state_dict_is_the_step_state_dict_calls():
 @pytest.mark.parametrize("recurse, changed", [(True, 2), (False, 0)])
 def test_apply_recurse(recurse, changed):
     model = nn.Sequential(nn.Linear(2, 2))
-    model._apply(lambda a: a.astype(np.float64), recurse)
+    model._apply(lambda t: t.double(), recurse)
     assert sum(p.dtype == tinyattn.float64 for p in model.parameters()) == changed
 
 
