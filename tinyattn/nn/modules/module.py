@@ -496,14 +496,17 @@ class Module:
         return destination
 
     def _save_to_state_dict(self, destination, prefix: str, keep_vars: bool) -> None:
-        """This module's own parameters and persistent buffers into ``destination``
-        (``state_dict`` calls it for each module; subclasses override it to add entries)."""
+        """This module's own parameters, persistent buffers and extra state (when
+        ``get_extra_state`` is overridden) into ``destination`` (``state_dict`` calls it for
+        each module; subclasses override it to add entries)."""
         for name, p in self._parameters.items():
             if p is not None:
                 destination[prefix + name] = p if keep_vars else p.detach()
         for name, b in self._buffers.items():
             if b is not None and name not in self._non_persistent_buffers_set:
                 destination[prefix + name] = b if keep_vars else b.detach()
+        if type(self).get_extra_state is not Module.get_extra_state:
+            destination[prefix + "_extra_state"] = self.get_extra_state()
 
     def load_state_dict(self, state_dict, strict: bool = True, assign: bool = False):
         """Load parameters and buffers from ``state_dict`` (tensors, torch tensors or array-likes).
