@@ -29,21 +29,16 @@ except ImportError:
 
 CLASSES = json.loads((Path(__file__).parent / "torch_nn_methods.json").read_text())["classes"]
 
+# Deliberate differences and what is not built, each with its reason: the methods torch's
+# nn classes define that tinyattn's lack or spell differently (method name -> reason).
 _DEVICE = "device and dtype moves tinyattn cannot make (CPU only; NumPy has no bfloat16)"
 _BACKWARD_HOOKS = "module backward hooks are not implemented (tensor hooks are)"
 _MULTI_DEVICE = "replication across devices (DataParallel internals): CPU only"
 _FLAT_WEIGHTS = "cuDNN's flat RNN weight buffers: tinyattn keeps the weights as separate parameters"
-_RNN_CHECKS = "not implemented: tinyattn's RNNs check their input and hidden state inside forward"
 _LAZY = "lazy modules here become their eager class on the first forward; torch's lazy-initialisation hooks are not implemented"
-_INSTANCE_NORM = (
-    "not implemented: InstanceNorm's no-batch-dim helpers (forward handles unbatched input itself)"
-)
-_PRIVATE = "torch's private helper of the container's own indexing: not implemented"
-_MISSING = "not implemented"
 
-# method name -> reason (for every class listing it).
 NOT_YET = {
-    "bfloat16": _DEVICE, "ipu": _DEVICE, "mtia": _DEVICE, "xpu": _DEVICE, "to_empty": _DEVICE,
+    "bfloat16": _DEVICE, "ipu": _DEVICE, "mtia": _DEVICE, "xpu": _DEVICE,
     "register_backward_hook": _BACKWARD_HOOKS,
     "register_full_backward_hook": _BACKWARD_HOOKS,
     "register_full_backward_pre_hook": _BACKWARD_HOOKS,
@@ -54,27 +49,11 @@ NOT_YET = {
     "parallel_apply": _MULTI_DEVICE, "_replicate_for_data_parallel": _MULTI_DEVICE,
     "_init_flat_weights": _FLAT_WEIGHTS, "_update_flat_weights": _FLAT_WEIGHTS,
     "_weights_have_changed": _FLAT_WEIGHTS,
-    "check_forward_args": _RNN_CHECKS, "check_hidden_size": _RNN_CHECKS,
-    "check_input": _RNN_CHECKS, "get_expected_hidden_size": _RNN_CHECKS,
-    "get_expected_cell_size": _RNN_CHECKS, "permute_hidden": _RNN_CHECKS,
     "_infer_parameters": _LAZY, "_lazy_load_hook": _LAZY, "_get_in_channels": _LAZY,
     "_get_num_spatial_dims": _LAZY,
     "initialize_parameters": _LAZY + " (here initialize_parameters(input) takes the input only)",
-    "_apply_instance_norm": _INSTANCE_NORM, "_get_no_batch_dim": _INSTANCE_NORM,
-    "_handle_no_batch_input": _INSTANCE_NORM,
-    "_get_abs_string_index": _PRIVATE, "_get_item_by_idx": _PRIVATE, "_key_to_attr": _PRIVATE,
-    "_check_input_dim": "CircularPad's input check: " + _MISSING + " (its forward checks)",
-    "_check_non_zero_input_channels": "SyncBatchNorm's input check: " + _MISSING,
-    "_fill_padding_idx_with_zero": "EmbeddingBag's: " + _MISSING + " (Embedding has it)",
-    "_get_full_log_prob": "AdaptiveLogSoftmaxWithLoss's helper of log_prob: " + _MISSING,
-    "merge_masks": "MultiheadAttention.merge_masks: " + _MISSING,
-    "_require_tuple_int": "Unflatten's argument check: " + _MISSING,
-    "_mha_block": "the Transformer layers' private blocks take tinyattn's own arguments",
-    "_sa_block": "the Transformer layers' private blocks take tinyattn's own arguments",
-    "_output_padding": "ConvTranspose's output-padding helper takes tinyattn's own arguments",
-    "_named_members": "Module's private member walk takes tinyattn's own arguments",
-    "from_pretrained": "Embedding.from_pretrained takes max_norm= and the rest by keyword only",
-    "modules": "Module.modules() takes no remove_duplicate (named_modules does)",
+    "merge_masks": "MultiheadAttention.merge_masks builds the mask of torch's fused fast path; "
+    "tinyattn has one attention path and merges masks inside it",
 }  # fmt: skip
 
 

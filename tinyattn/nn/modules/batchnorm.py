@@ -176,6 +176,17 @@ class SyncBatchNorm(_BatchNorm):
         if input.ndim < 2:
             raise ValueError(f"SyncBatchNorm: expected at least 2D input (got {input.ndim}D input)")
 
+    def _check_non_zero_input_channels(self, input: Tensor) -> None:
+        """``ValueError`` for an input with no channels (dim 1 of size 0), as torch."""
+        if input.shape[1] == 0:
+            raise ValueError("SyncBatchNorm number of input channels should be non-zero")
+
+    def forward(self, input: Tensor) -> Tensor:
+        """Batch norm over every dim but 1 (one process: the local batch is the batch)."""
+        self._check_input_dim(input)
+        self._check_non_zero_input_channels(input)
+        return super().forward(input)
+
     @classmethod
     def convert_sync_batchnorm(cls, module: Module, process_group=None) -> Module:
         """``module`` with every batch-norm layer in it replaced by a ``SyncBatchNorm`` that

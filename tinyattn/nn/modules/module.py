@@ -291,8 +291,10 @@ class Module:
                 memo, f"{prefix}.{name}" if prefix else name, remove_duplicate
             )
 
-    def modules(self) -> Iterator[Module]:
-        for _, m in self.named_modules():
+    def modules(self, remove_duplicate: bool = True) -> Iterator[Module]:
+        """Every module of the tree, self first (a module shared twice once, unless
+        ``remove_duplicate=False``)."""
+        for _, m in self.named_modules(remove_duplicate=remove_duplicate):
             yield m
 
     def named_children(self):
@@ -307,8 +309,10 @@ class Module:
             yield m
 
     def _named_members(
-        self, get_members, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
+        self, get_members_fn, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
     ):
+        """``(dotted name, member)`` for what ``get_members_fn(module)`` yields in each module
+        (``named_parameters`` and ``named_buffers`` are this walk)."""
         memo = set()
         modules = (
             self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate)
@@ -316,7 +320,7 @@ class Module:
             else [(prefix, self)]
         )
         for module_prefix, module in modules:
-            for k, v in get_members(module):
+            for k, v in get_members_fn(module):
                 if v is None or (remove_duplicate and id(v) in memo):
                     continue
                 memo.add(id(v))
@@ -415,6 +419,13 @@ class Module:
                 f"nn.Module.to only accepts floating point dtypes, but got desired dtype={d}"
             )
         return self._apply(lambda t: t.to(d) if t.is_floating_point() else t)
+
+    def to_empty(self, *, device, recurse: bool = True) -> Module:
+        """Replace every parameter's and buffer's values by uninitialised ones of the same
+        shape and dtype on ``device`` (``cpu`` only here)."""
+        from ... import empty_like
+
+        return self._apply(lambda t: empty_like(t, device=device), recurse)
 
     def type(self, dst_type) -> Module:
         """Cast every parameter and buffer to ``dst_type`` (a dtype or legacy tensor type)."""

@@ -155,22 +155,38 @@ class ReplicationPad3d(_PadNd):
     _n, _mode = 3, "replicate"
 
 
-class CircularPad1d(_PadNd):
-    """Wrap the last dim around (padding <= size)."""
+class _CircularPadNd(_PadNd):
+    """Circular padding: ``forward`` checks the input's rank with ``_check_input_dim``."""
 
     _mode = "circular"
 
+    def forward(self, input: Tensor) -> Tensor:
+        """Pad (*, d1, ..., d_n) circularly; gradient: ``g`` summed back to its sources."""
+        self._check_input_dim(input)
+        return pad(input, self.padding, "circular")
 
-class CircularPad2d(_PadNd):
+    def _check_input_dim(self, input: Tensor) -> None:
+        """Unbatched ``(C, *spatial)`` or batched ``(N, C, *spatial)``, as torch."""
+        if input.dim() not in (self._n + 1, self._n + 2):
+            raise ValueError(
+                f"expected {self._n + 1}D or {self._n + 2}D input (got {input.dim()}D input)"
+            )
+
+
+class CircularPad1d(_CircularPadNd):
+    """Wrap the last dim around (padding <= size)."""
+
+
+class CircularPad2d(_CircularPadNd):
     """Wrap the last two dims around."""
 
-    _n, _mode = 2, "circular"
+    _n = 2
 
 
-class CircularPad3d(_PadNd):
+class CircularPad3d(_CircularPadNd):
     """Wrap the last three dims around."""
 
-    _n, _mode = 3, "circular"
+    _n = 3
 
 
 class PixelShuffle(Module):
