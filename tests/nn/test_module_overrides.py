@@ -300,3 +300,80 @@ def test_cuda_on_a_module_without_tensors_is_a_no_op_as_torch():
         assert isinstance(lib.nn.ReLU().cuda(), lib.nn.ReLU)
     with pytest.raises(RuntimeError, match="CPU only"):
         tinyattn.nn.Linear(1, 1).cuda()
+
+
+def _rnn_steps(lib) -> list:
+    """An LSTM subclass sees forward's checking steps, in torch's order and arguments."""
+    calls: list = []
+
+    class Recording(lib.nn.LSTM):
+        def check_forward_args(self, input, hidden, batch_sizes):
+            calls.append(("check_forward_args", tuple(input.shape), batch_sizes is None))
+            super().check_forward_args(input, hidden, batch_sizes)
+
+        def permute_hidden(self, hx, permutation):
+            calls.append(("permute_hidden", permutation is None))
+            return super().permute_hidden(hx, permutation)
+
+    lstm = Recording(3, 2, batch_first=True)
+    h = (lib.zeros(1, 4, 2), lib.zeros(1, 4, 2))
+    lstm(lib.ones(4, 5, 3), h)
+    calls.append(lstm.get_expected_hidden_size(lib.ones(4, 5, 3), None))
+    calls.append(lstm.get_expected_cell_size(lib.ones(4, 5, 3), None))
+    try:
+        lstm(lib.ones(4, 5, 3), (lib.zeros(1, 3, 2), lib.zeros(1, 4, 2)))
+    except RuntimeError as err:
+        calls.append(("(1, 4, 2)" in str(err), "1, 3, 2" in str(err)))
+    try:
+        lib.nn.GRU(3, 2).check_input(lib.ones(5, 3), None)
+    except RuntimeError as err:
+        calls.append(str(err))
+    return calls
+
+
+RNN_STEPS = [("check_forward_args", (4, 5, 3), True), ("permute_hidden", True),
+             ("permute_hidden", True), (1, 4, 2), (1, 4, 2), ("check_forward_args", (4, 5, 3), True), (True, True),
+             "input must have 3 dimensions, got 2"]  # fmt: skip
+
+
+@pytest.mark.parametrize("lib", LIBS, ids=lambda m: m.__name__)
+def test_rnn_forward_calls_check_forward_args_and_permute_hidden(lib):
+    assert _rnn_steps(lib) == RNN_STEPS
+
+
+def _small_steps(lib) -> list:
+    seen: list = []
+
+    class Counting(lib.nn.InstanceNorm1d):
+        def _apply_instance_norm(self, input):
+            seen.append(tuple(input.shape))
+            return super()._apply_instance_norm(input)
+
+    norm = Counting(2)
+    seen.append(tuple(norm(lib.ones(2, 3)).shape))
+    seen.append(norm._get_no_batch_dim())
+    for call in (lambda: lib.nn.CircularPad2d(1)(lib.ones(2, 2)),
+                 lambda: lib.nn.Unflatten(1, (2, "x")),
+                 lambda: lib.nn.ParameterDict()[1]):  # fmt: skip
+        try:
+            call()
+        except (ValueError, TypeError) as err:
+            seen.append(type(err).__name__)
+    shared = lib.nn.Linear(1, 1)
+    tree = lib.nn.Sequential(shared, shared)
+    seen.append((len(list(tree.modules())), len(list(tree.modules(remove_duplicate=False)))))
+    seen.append(lib.nn.ModuleList([lib.nn.ReLU()] * 3)._get_abs_string_index(-1))
+    emptied = lib.nn.Linear(2, 2).to_empty(device="cpu")
+    seen.append((tuple(emptied.weight.shape), isinstance(emptied.weight, lib.nn.Parameter)))
+    deconv = lib.nn.ConvTranspose1d(1, 1, 3, stride=2)
+    seen.append(list(deconv._output_padding(lib.ones(1, 1, 4), [10], [2], [0], [3], 1, [1])))
+    return seen
+
+
+SMALL_STEPS = [(1, 2, 3), (2, 3), 2, "ValueError", "TypeError", "TypeError", (2, 3), "2",
+               ((2, 2), True), [1]]  # fmt: skip
+
+
+@pytest.mark.parametrize("lib", LIBS, ids=lambda m: m.__name__)
+def test_torch_named_steps_of_small_layers(lib):
+    assert _small_steps(lib) == SMALL_STEPS

@@ -107,9 +107,6 @@ def forward_packed(module, packed: PackedSequence, hx, with_cell: bool):
         c_n = ops.rearrange.stack([s[1] for s in final], 0)
     else:
         h_n = ops.rearrange.stack(final, 0)
-    if packed.unsorted_indices is not None:  # back to the caller's batch order
-        h_n = h_n.index_select(1, packed.unsorted_indices)
-        if with_cell:
-            c_n = c_n.index_select(1, packed.unsorted_indices)
     out = packed._replace(data=output)
-    return out, ((h_n, c_n) if with_cell else h_n)
+    hidden = (h_n, c_n) if with_cell else h_n
+    return out, module.permute_hidden(hidden, packed.unsorted_indices)  # the caller's order

@@ -296,7 +296,7 @@ class RNNBase(Module):
             c_n = c_n.squeeze(1) if with_cell else None
         elif self.batch_first:
             output = output.transpose(0, 1)
-        return output, ((h_n, c_n) if with_cell else h_n)
+        return output, self.permute_hidden((h_n, c_n) if with_cell else h_n, None)
 
     def extra_repr(self) -> str:
         s = f"{self.input_size}, {self.hidden_size}"
