@@ -182,7 +182,10 @@ class SyncBatchNorm(_BatchNorm):
             raise ValueError("SyncBatchNorm number of input channels should be non-zero")
 
     def forward(self, input: Tensor) -> Tensor:
-        """Batch norm over every dim but 1 (one process: the local batch is the batch)."""
+        """Batch norm over every dim but 1 (one process: the local batch is the batch).
+
+        Composes: F.batch_norm
+        """
         self._check_input_dim(input)
         self._check_non_zero_input_channels(input)
         return super().forward(input)

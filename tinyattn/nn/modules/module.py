@@ -423,7 +423,7 @@ class Module:
     def to_empty(self, *, device, recurse: bool = True) -> Module:
         """Replace every parameter's and buffer's values by uninitialised ones of the same
         shape and dtype on ``device`` (``cpu`` only here)."""
-        from ... import empty_like
+        from ...ops.creation.factories import empty_like
 
         return self._apply(lambda t: empty_like(t, device=device), recurse)
 
