@@ -238,3 +238,57 @@ def test_parameter_dict_and_list_methods_as_recorded():
 @pytest.mark.skipif(torch is None, reason="torch not installed: the record is checked against it")
 def test_parameter_dict_record_is_torchs():
     assert _dict_methods(torch) == DICT_METHODS
+
+
+# torch.nn.modules' private base classes that tinyattn does not have or places differently.
+PRIVATE_BASES_DIFFER = {
+    "conv._ConvTransposeMixin": "torch's deprecated mixin of transposed convolutions",
+    "instancenorm._InstanceNorm<BatchNorm": "tinyattn's instance norms derive from _BatchNorm "
+    "(they share its running-statistics code); torch's derive from _NormBase only",
+    "instancenorm._InstanceNorm<Lazy": "a lazy instance norm is a _LazyBatchNorm until its "
+    "first forward makes it an InstanceNorm",
+}
+
+
+def _private_bases(torch_module) -> dict:
+    return {
+        name: cls
+        for name, cls in vars(torch_module).items()
+        if inspect.isclass(cls) and issubclass(cls, torch.nn.Module)
+        and name.startswith("_") and not name.startswith("__")
+        and cls.__module__ == torch_module.__name__
+    }  # fmt: skip
+
+
+@pytest.mark.skipif(torch is None, reason="enumerates torch.nn.modules' private bases")
+def test_private_bases_answer_isinstance_as_torchs():
+    """``isinstance(m, nn.modules.batchnorm._BatchNorm)`` and the like, common in public
+    code (weight-decay groups, freezing norms), answer as under torch."""
+    import importlib
+    import pkgutil
+
+    import torch.nn.modules
+
+    found = []
+    for info in pkgutil.iter_modules(torch.nn.modules.__path__):
+        theirs = importlib.import_module(f"torch.nn.modules.{info.name}")
+        bases = _private_bases(theirs)
+        if not bases:
+            continue  # (torch's _functions, utils ...: no module classes)
+        mine = importlib.import_module(f"tinyattn.nn.modules.{info.name}")
+        for name, base in bases.items():
+            if f"{info.name}.{name}" in PRIVATE_BASES_DIFFER:
+                continue
+            our_base = getattr(mine, name, None)
+            if our_base is None:
+                found.append(f"{info.name}.{name}: missing")
+                continue
+            for public in dir(torch.nn):
+                cls, ours_cls = getattr(torch.nn, public), getattr(nn, public, None)
+                if not (inspect.isclass(cls) and inspect.isclass(ours_cls)):
+                    continue
+                if issubclass(cls, base) != issubclass(ours_cls, our_base):
+                    if "InstanceNorm" in public and name in ("_BatchNorm", "_InstanceNorm"):
+                        continue  # the two instancenorm._InstanceNorm entries above
+                    found.append(f"{public} vs {info.name}.{name}: {issubclass(cls, base)}")
+    assert not found, "\n".join(found)

@@ -312,3 +312,10 @@ class LazyBatchNorm3d(_LazyBatchNorm):
 
     _dims = (5,)
     _eager = BatchNorm3d
+
+
+# torch's common base of the batch and instance norms, and of their lazy forms: here the
+# batch-norm classes play both parts (every tinyattn norm layer derives from them), so
+# ``isinstance(m, _NormBase)`` answers as torch's.
+_NormBase = _BatchNorm
+_LazyNormBase = _LazyBatchNorm

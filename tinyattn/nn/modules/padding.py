@@ -119,37 +119,49 @@ class ZeroPad3d(ConstantPad3d):
         return f"{self.padding}"
 
 
-class ReflectionPad1d(_PadNd):
+class _ReflectionPadNd(_PadNd):
+    """Base of the reflection-padding layers (torch's class of that name)."""
+
+    _mode = "reflect"
+
+
+class _ReplicationPadNd(_PadNd):
+    """Base of the replication-padding layers (torch's class of that name)."""
+
+    _mode = "replicate"
+
+
+class ReflectionPad1d(_ReflectionPadNd):
     """Mirror the last dim about its edge elements (padding < size)."""
 
     _mode = "reflect"
 
 
-class ReflectionPad2d(_PadNd):
+class ReflectionPad2d(_ReflectionPadNd):
     """Mirror the last two dims about their edge elements."""
 
     _n, _mode = 2, "reflect"
 
 
-class ReflectionPad3d(_PadNd):
+class ReflectionPad3d(_ReflectionPadNd):
     """Mirror the last three dims about their edge elements."""
 
     _n, _mode = 3, "reflect"
 
 
-class ReplicationPad1d(_PadNd):
+class ReplicationPad1d(_ReplicationPadNd):
     """Repeat the edge element of the last dim."""
 
     _mode = "replicate"
 
 
-class ReplicationPad2d(_PadNd):
+class ReplicationPad2d(_ReplicationPadNd):
     """Repeat the edge elements of the last two dims."""
 
     _n, _mode = 2, "replicate"
 
 
-class ReplicationPad3d(_PadNd):
+class ReplicationPad3d(_ReplicationPadNd):
     """Repeat the edge elements of the last three dims."""
 
     _n, _mode = 3, "replicate"
