@@ -36,6 +36,7 @@ from .autograd import _forward_only as forward_only
 from .core import _dtype as dt
 from .core.function import Function, Node, leaf_node
 from .core.tensor_base import TensorBase
+from .torch_surface.numpy_protocol import NumpyProtocol, operators_promote_arrays_as_numpy
 from .torch_surface.tensor_inplace import TensorInplaceMethods
 from .torch_surface.tensor_longtail import TensorLongTailMethods
 
@@ -44,6 +45,7 @@ from .torch_surface.tensor_longtail import TensorLongTailMethods
 _COMPARABLE = (TensorBase, numbers.Number, np.ndarray, np.generic)
 
 
+@operators_promote_arrays_as_numpy  # t + ndarray: NumPy's dtype, as torch
 class Tensor(
     TensorMathMethods,
     TensorShapeMethods,
@@ -53,6 +55,7 @@ class Tensor(
     TensorMetaMethods,
     TensorInplaceMethods,
     TensorLongTailMethods,
+    NumpyProtocol,
     TensorBase,
     op_outputs=True,
 ):
@@ -67,8 +70,6 @@ class Tensor(
     # A view's copy of its base's version when its grad_fn was last made (set by
     # ops.inplace in the instance __dict__; only views have it).
     _view_version: builtins.int
-    __array_priority__ = 1000
-    __array_ufunc__ = None  # numpy defers to our reflected operators: ndarray * Tensor -> Tensor
 
     def __init__(self, *args, dtype=None, device=None, requires_grad: bool = False) -> None:
         check_device(device)
@@ -273,11 +274,6 @@ class Tensor(
                 "instead."
             )
         return self._data
-
-    def __array__(self, dtype=None, copy=None):
-        if dtype is not None and np.dtype(dtype) != self._data.dtype:
-            return self._data.astype(dtype)
-        return self._data.copy() if copy else self._data
 
     def item(self):
         """The value of a one-element tensor as a Python number."""

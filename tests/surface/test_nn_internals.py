@@ -29,22 +29,16 @@ except ImportError:
 
 CLASSES = json.loads((Path(__file__).parent / "torch_nn_methods.json").read_text())["classes"]
 
+# Deliberate differences and what is not built, each with its reason: the methods torch's
+# nn classes define that tinyattn's lack or spell differently (method name -> reason).
 _DEVICE = "device and dtype moves tinyattn cannot make (CPU only; NumPy has no bfloat16)"
 _BACKWARD_HOOKS = "module backward hooks are not implemented (tensor hooks are)"
 _MULTI_DEVICE = "replication across devices (DataParallel internals): CPU only"
 _FLAT_WEIGHTS = "cuDNN's flat RNN weight buffers: tinyattn keeps the weights as separate parameters"
-_RNN_CHECKS = "not implemented: tinyattn's RNNs check their input and hidden state inside forward"
 _LAZY = "lazy modules here become their eager class on the first forward; torch's lazy-initialisation hooks are not implemented"
-_INSTANCE_NORM = (
-    "not implemented: InstanceNorm's no-batch-dim helpers (forward handles unbatched input itself)"
-)
-_LOAD = "not implemented: load_state_dict checks every value before writing any (one error lists all problems) and does not call a per-module _load_from_state_dict, so overriding it would have no effect"
-_PRIVATE = "torch's private helper of the container's own indexing: not implemented"
-_MISSING = "not implemented"
 
-# method name -> reason (for every class listing it).
 NOT_YET = {
-    "bfloat16": _DEVICE, "ipu": _DEVICE, "mtia": _DEVICE, "xpu": _DEVICE, "to_empty": _DEVICE,
+    "bfloat16": _DEVICE, "ipu": _DEVICE, "mtia": _DEVICE, "xpu": _DEVICE,
     "register_backward_hook": _BACKWARD_HOOKS,
     "register_full_backward_hook": _BACKWARD_HOOKS,
     "register_full_backward_pre_hook": _BACKWARD_HOOKS,
@@ -55,28 +49,11 @@ NOT_YET = {
     "parallel_apply": _MULTI_DEVICE, "_replicate_for_data_parallel": _MULTI_DEVICE,
     "_init_flat_weights": _FLAT_WEIGHTS, "_update_flat_weights": _FLAT_WEIGHTS,
     "_weights_have_changed": _FLAT_WEIGHTS,
-    "check_forward_args": _RNN_CHECKS, "check_hidden_size": _RNN_CHECKS,
-    "check_input": _RNN_CHECKS, "get_expected_hidden_size": _RNN_CHECKS,
-    "get_expected_cell_size": _RNN_CHECKS, "permute_hidden": _RNN_CHECKS,
     "_infer_parameters": _LAZY, "_lazy_load_hook": _LAZY, "_get_in_channels": _LAZY,
     "_get_num_spatial_dims": _LAZY,
     "initialize_parameters": _LAZY + " (here initialize_parameters(input) takes the input only)",
-    "_apply_instance_norm": _INSTANCE_NORM, "_get_no_batch_dim": _INSTANCE_NORM,
-    "_handle_no_batch_input": _INSTANCE_NORM,
-    "_load_from_state_dict": _LOAD,
-    "_get_abs_string_index": _PRIVATE, "_get_item_by_idx": _PRIVATE, "_key_to_attr": _PRIVATE,
-    "_check_input_dim": "CircularPad's input check: " + _MISSING + " (its forward checks)",
-    "_check_non_zero_input_channels": "SyncBatchNorm's input check: " + _MISSING,
-    "_fill_padding_idx_with_zero": "EmbeddingBag's: " + _MISSING + " (Embedding has it)",
-    "_get_full_log_prob": "AdaptiveLogSoftmaxWithLoss's helper of log_prob: " + _MISSING,
-    "merge_masks": "MultiheadAttention.merge_masks: " + _MISSING,
-    "_require_tuple_int": "Unflatten's argument check: " + _MISSING,
-    "_mha_block": "the Transformer layers' private blocks take tinyattn's own arguments",
-    "_sa_block": "the Transformer layers' private blocks take tinyattn's own arguments",
-    "_output_padding": "ConvTranspose's output-padding helper takes tinyattn's own arguments",
-    "_named_members": "Module's private member walk takes tinyattn's own arguments",
-    "from_pretrained": "Embedding.from_pretrained takes max_norm= and the rest by keyword only",
-    "modules": "Module.modules() takes no remove_duplicate (named_modules does)",
+    "merge_masks": "MultiheadAttention.merge_masks builds the mask of torch's fused fast path; "
+    "tinyattn has one attention path and merges masks inside it",
 }  # fmt: skip
 
 
@@ -156,7 +133,7 @@ def test_save_to_state_dict_is_the_step_state_dict_calls():
 @pytest.mark.parametrize("recurse, changed", [(True, 2), (False, 0)])
 def test_apply_recurse(recurse, changed):
     model = nn.Sequential(nn.Linear(2, 2))
-    model._apply(lambda a: a.astype(np.float64), recurse)
+    model._apply(lambda t: t.double(), recurse)
     assert sum(p.dtype == tinyattn.float64 for p in model.parameters()) == changed
 
 
@@ -261,3 +238,57 @@ def test_parameter_dict_and_list_methods_as_recorded():
 @pytest.mark.skipif(torch is None, reason="torch not installed: the record is checked against it")
 def test_parameter_dict_record_is_torchs():
     assert _dict_methods(torch) == DICT_METHODS
+
+
+# torch.nn.modules' private base classes that tinyattn does not have or places differently.
+PRIVATE_BASES_DIFFER = {
+    "conv._ConvTransposeMixin": "torch's deprecated mixin of transposed convolutions",
+    "instancenorm._InstanceNorm<BatchNorm": "tinyattn's instance norms derive from _BatchNorm "
+    "(they share its running-statistics code); torch's derive from _NormBase only",
+    "instancenorm._InstanceNorm<Lazy": "a lazy instance norm is a _LazyBatchNorm until its "
+    "first forward makes it an InstanceNorm",
+}
+
+
+def _private_bases(torch_module) -> dict:
+    return {
+        name: cls
+        for name, cls in vars(torch_module).items()
+        if inspect.isclass(cls) and issubclass(cls, torch.nn.Module)
+        and name.startswith("_") and not name.startswith("__")
+        and cls.__module__ == torch_module.__name__
+    }  # fmt: skip
+
+
+@pytest.mark.skipif(torch is None, reason="enumerates torch.nn.modules' private bases")
+def test_private_bases_answer_isinstance_as_torchs():
+    """``isinstance(m, nn.modules.batchnorm._BatchNorm)`` and the like, common in public
+    code (weight-decay groups, freezing norms), answer as under torch."""
+    import importlib
+    import pkgutil
+
+    import torch.nn.modules
+
+    found = []
+    for info in pkgutil.iter_modules(torch.nn.modules.__path__):
+        theirs = importlib.import_module(f"torch.nn.modules.{info.name}")
+        bases = _private_bases(theirs)
+        if not bases:
+            continue  # (torch's _functions, utils ...: no module classes)
+        mine = importlib.import_module(f"tinyattn.nn.modules.{info.name}")
+        for name, base in bases.items():
+            if f"{info.name}.{name}" in PRIVATE_BASES_DIFFER:
+                continue
+            our_base = getattr(mine, name, None)
+            if our_base is None:
+                found.append(f"{info.name}.{name}: missing")
+                continue
+            for public in dir(torch.nn):
+                cls, ours_cls = getattr(torch.nn, public), getattr(nn, public, None)
+                if not (inspect.isclass(cls) and inspect.isclass(ours_cls)):
+                    continue
+                if issubclass(cls, base) != issubclass(ours_cls, our_base):
+                    if "InstanceNorm" in public and name in ("_BatchNorm", "_InstanceNorm"):
+                        continue  # the two instancenorm._InstanceNorm entries above
+                    found.append(f"{public} vs {info.name}.{name}: {issubclass(cls, base)}")
+    assert not found, "\n".join(found)

@@ -1,15 +1,12 @@
-"""Module state-dict hooks: the handle every ``register_*_hook`` returns, and the walk that
-runs the load pre-hooks before ``load_state_dict`` and the post-hooks after it.
+"""Module hooks: the handle every ``register_*_hook`` returns, the forward-hook call and
+the load post-hooks.
 
-Torch loads module by module: each module's load pre-hooks see that module's slice of the
-state dict (the keys under its prefix, a fresh dict per child) and may rewrite it, so a
-legacy key format (``weight_g`` / ``weight_v`` of the old ``weight_norm``) can be renamed
-before the keys are matched. tinyattn runs the same walk first, gathers the keys each
-module would read into one effective dict, and hands that to the transactional loader
-(``_state_loading``). Post-hooks ``hook(module, incompatible_keys)`` run after the values are
-written (children before parents; unlike torch, which runs each right after its own module,
-every post-hook sees the complete lists) and may edit the missing / unexpected key
-lists in place; the ``strict`` check reads the lists after them, as torch's does.
+Load pre-hooks run inside each module's ``_load_from_state_dict`` (``module.py``), on that
+module's slice of the state dict, as torch's do. Post-hooks ``hook(module,
+incompatible_keys)`` run after the values are written (children before parents; unlike
+torch, which runs each right after its own module, every post-hook sees the complete
+lists) and may edit the missing / unexpected key lists in place; the ``strict`` check
+reads the lists after them, as torch's does.
 """
 
 from __future__ import annotations
@@ -18,7 +15,7 @@ import functools
 import itertools
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 _ids = itertools.count()
@@ -135,71 +132,6 @@ class WrappedHook:
         self.hook, self.with_module = state["hook"], state["with_module"]
         if self.with_module:
             self.module = weakref.ref(state["module"])
-
-
-def _own_keys(module) -> set[str]:
-    """The names ``module`` itself stores in a state dict (parameters and persistent buffers)."""
-    keys = {n for n, p in module._parameters.items() if p is not None}
-    return keys | {
-        n
-        for n, b in module._buffers.items()
-        if b is not None and n not in module._non_persistent_buffers_set
-    }
-
-
-def has_load_hooks(module) -> bool:
-    return any(m._load_state_dict_pre_hooks or m._load_state_dict_post_hooks for m in _all(module))
-
-
-def _all(module):
-    yield module
-    for child in module._modules.values():
-        if child is not None:
-            yield from _all(child)
-
-
-def run_load_pre_hooks(module, state_dict: Mapping, assign: bool):
-    """Walk the modules as torch's ``load_state_dict`` does, running each one's pre-hooks.
-
-    Returns ``(effective, missing, unexpected, error_msgs)``: the keys each module would
-    read from its (possibly rewritten) slice, plus the keys it would call unexpected
-    (torch's rule: under its prefix, naming neither its own entry nor a child), and what
-    the hooks appended to the three lists.
-    """
-    metadata = getattr(state_dict, "_metadata", None)
-    root = OrderedDict(state_dict)
-    if metadata is not None:
-        root._metadata = metadata
-    effective: OrderedDict = OrderedDict()
-    missing: list[str] = []
-    unexpected: list[str] = []
-    error_msgs: list[str] = []
-
-    def load(mod, local: dict, prefix: str) -> None:
-        local_metadata = {} if metadata is None else dict(metadata.get(prefix[:-1], {}))
-        if assign:
-            local_metadata["assign_to_params_buffers"] = assign
-        for hook in mod._load_state_dict_pre_hooks.values():
-            # torch passes strict=True here whatever the caller asked (its own quirk)
-            hook(local, prefix, local_metadata, True, missing, unexpected, error_msgs)
-        own = _own_keys(mod)
-        for key, value in local.items():
-            if not key.startswith(prefix):
-                continue
-            name = key[len(prefix) :]
-            if name in own or name.split(".", 1)[0] not in mod._modules:
-                effective[key] = value
-        for name, child in mod._modules.items():
-            if child is not None:
-                child_prefix = prefix + name + "."
-                load(
-                    child,
-                    {k: v for k, v in local.items() if k.startswith(child_prefix)},
-                    child_prefix,
-                )
-
-    load(module, root, "")
-    return effective, missing, unexpected, error_msgs
 
 
 def run_load_post_hooks(module, incompatible_keys) -> None:

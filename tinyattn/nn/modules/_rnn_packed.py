@@ -73,18 +73,10 @@ def _initial_states(module, packed: PackedSequence, hx, with_cell: bool, batch: 
     if hx is None:
         h0 = zeros(shape, dtype=packed.data.dtype)
         hx = (h0, h0) if with_cell else h0
-    elif with_cell:
-        if not (isinstance(hx, (tuple, list)) and len(hx) == 2):
-            raise TypeError(f"{name}: hx must be a tuple (h_0, c_0), got {type_name(hx)}")
-        module._check_hidden(hx[0], batch, "h_0")
-        module._check_hidden(hx[1], batch, "c_0")
-    else:
-        if not isinstance(hx, Tensor):
-            raise TypeError(f"{name}: hx must be a Tensor, got {type_name(hx)}")
-        module._check_hidden(hx, batch, "hidden")
-    if packed.sorted_indices is not None:  # the caller's batch order -> the packed order
-        pick = lambda h: h.index_select(1, packed.sorted_indices)  # noqa: E731
-        hx = tuple(pick(h) for h in hx) if with_cell else pick(hx)
+    elif with_cell and not (isinstance(hx, (tuple, list)) and len(hx) == 2):
+        raise TypeError(f"{name}: hx must be a tuple (h_0, c_0), got {type_name(hx)}")
+    module.check_forward_args(packed.data, hx, packed.batch_sizes)
+    hx = module.permute_hidden(hx, packed.sorted_indices)  # the caller's order -> packed order
     if with_cell:
         return [(hx[0][i], hx[1][i]) for i in range(shape[0])]
     return [hx[i] for i in range(shape[0])]
@@ -115,9 +107,6 @@ def forward_packed(module, packed: PackedSequence, hx, with_cell: bool):
         c_n = ops.rearrange.stack([s[1] for s in final], 0)
     else:
         h_n = ops.rearrange.stack(final, 0)
-    if packed.unsorted_indices is not None:  # back to the caller's batch order
-        h_n = h_n.index_select(1, packed.unsorted_indices)
-        if with_cell:
-            c_n = c_n.index_select(1, packed.unsorted_indices)
     out = packed._replace(data=output)
-    return out, ((h_n, c_n) if with_cell else h_n)
+    hidden = (h_n, c_n) if with_cell else h_n
+    return out, module.permute_hidden(hidden, packed.unsorted_indices)  # the caller's order

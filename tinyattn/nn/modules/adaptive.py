@@ -157,12 +157,13 @@ class AdaptiveLogSoftmaxWithLoss(Module):
         loss = (-output).mean()
         return _ASMoutput(output if batched else output.squeeze(0), loss)
 
-    def _full_log_prob(self, x: Tensor, head_output: Tensor) -> Tensor:
+    def _get_full_log_prob(self, input: Tensor, head_output: Tensor) -> Tensor:
+        """Log-probabilities of every class from the head's output and each tail cluster."""
         head_logp = F.log_softmax(head_output, dim=1)
         parts = [head_logp[:, : self.shortlist_size]]
         for i, projection in enumerate(self.tail):
             cluster = head_logp[:, self.shortlist_size + i : self.shortlist_size + i + 1]
-            parts.append(F.log_softmax(projection(x), dim=1) + cluster)
+            parts.append(F.log_softmax(projection(input), dim=1) + cluster)
         return cat(parts, dim=1)
 
     def log_prob(self, input: Tensor) -> Tensor:
@@ -173,7 +174,7 @@ class AdaptiveLogSoftmaxWithLoss(Module):
                 f"AdaptiveLogSoftmaxWithLoss.log_prob: expected a 1D or 2D input, got {got}"
             )
         x = input if input.ndim == 2 else input.unsqueeze(0)
-        out = self._full_log_prob(x, self.head(x))
+        out = self._get_full_log_prob(x, self.head(x))
         return out if input.ndim == 2 else out.squeeze(0)
 
     def predict(self, input: Tensor) -> Tensor:
@@ -184,7 +185,9 @@ class AdaptiveLogSoftmaxWithLoss(Module):
         outside = best >= self.shortlist_size  # a cluster won the head: look inside them all
         if outside.any():
             rows = Tensor._make(np.flatnonzero(outside))
-            full = self._full_log_prob(x.index_select(0, rows), head_output.index_select(0, rows))
+            full = self._get_full_log_prob(
+                x.index_select(0, rows), head_output.index_select(0, rows)
+            )
             best[outside] = np.argmax(full._data, axis=1)
         out = Tensor._make(best.astype(np.int64))
         return out if input.ndim == 2 else out.squeeze(0)

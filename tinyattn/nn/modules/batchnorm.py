@@ -176,6 +176,20 @@ class SyncBatchNorm(_BatchNorm):
         if input.ndim < 2:
             raise ValueError(f"SyncBatchNorm: expected at least 2D input (got {input.ndim}D input)")
 
+    def _check_non_zero_input_channels(self, input: Tensor) -> None:
+        """``ValueError`` for an input with no channels (dim 1 of size 0), as torch."""
+        if input.shape[1] == 0:
+            raise ValueError("SyncBatchNorm number of input channels should be non-zero")
+
+    def forward(self, input: Tensor) -> Tensor:
+        """Batch norm over every dim but 1 (one process: the local batch is the batch).
+
+        Composes: F.batch_norm
+        """
+        self._check_input_dim(input)
+        self._check_non_zero_input_channels(input)
+        return super().forward(input)
+
     @classmethod
     def convert_sync_batchnorm(cls, module: Module, process_group=None) -> Module:
         """``module`` with every batch-norm layer in it replaced by a ``SyncBatchNorm`` that
@@ -298,3 +312,10 @@ class LazyBatchNorm3d(_LazyBatchNorm):
 
     _dims = (5,)
     _eager = BatchNorm3d
+
+
+# torch's common base of the batch and instance norms, and of their lazy forms: here the
+# batch-norm classes play both parts (every tinyattn norm layer derives from them), so
+# ``isinstance(m, _NormBase)`` answers as torch's.
+_NormBase = _BatchNorm
+_LazyNormBase = _LazyBatchNorm

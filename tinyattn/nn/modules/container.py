@@ -33,15 +33,18 @@ class Sequential(Module):
             for i, module in enumerate(args):
                 self.add_module(str(i), module)
 
+    def _get_item_by_idx(self, iterator, idx: int):
+        """The ``idx``-th item (negative from the end) of ``iterator``, one of this
+        container's views (``_modules.values()`` or ``.keys()``)."""
+        return list(iterator)[_index(idx, len(self))]
+
     def __getitem__(self, idx):
-        modules = list(self._modules.values())
         if isinstance(idx, slice):
             return Sequential(OrderedDict(list(self._modules.items())[idx]))
-        return modules[_index(idx, len(modules))]
+        return self._get_item_by_idx(self._modules.values(), idx)
 
     def __setitem__(self, idx: int, module: Module) -> None:
-        key = list(self._modules)[_index(idx, len(self._modules))]
-        self.add_module(key, module)
+        self.add_module(self._get_item_by_idx(self._modules.keys(), idx), module)
 
     def __delitem__(self, idx) -> None:
         keys = list(self._modules)
@@ -114,13 +117,17 @@ class ModuleList(Module):
         if modules is not None:
             self.extend(modules)
 
+    def _get_abs_string_index(self, idx: int) -> str:
+        """The registration name of index ``idx`` (negative from the end)."""
+        return str(_index(idx, len(self)))
+
     def __getitem__(self, idx):
         if isinstance(idx, slice):
             return ModuleList(list(self._modules.values())[idx])
-        return self._modules[str(_index(idx, len(self)))]
+        return self._modules[self._get_abs_string_index(idx)]
 
     def __setitem__(self, idx: int, module: Module) -> None:
-        self.add_module(str(_index(idx, len(self))), module)
+        self.add_module(self._get_abs_string_index(idx), module)
 
     def __delitem__(self, idx) -> None:
         items = list(self._modules.values())
@@ -230,8 +237,12 @@ class ParameterList(Module):
         for v in values or []:
             self.append(v)
 
+    def _get_abs_string_index(self, idx: int) -> str:
+        """The registration name of index ``idx`` (negative from the end)."""
+        return str(_index(idx, len(self)))
+
     def __getitem__(self, idx: int) -> Parameter:
-        return self._parameters[str(_index(idx, len(self)))]
+        return self._parameters[self._get_abs_string_index(idx)]
 
     def __len__(self) -> int:
         return len(self._parameters)
@@ -260,11 +271,21 @@ class ParameterDict(Module):
         for k, v in (parameters or {}).items():
             self[k] = v
 
+    def _key_to_attr(self, key: str) -> str:
+        """The registration name of ``key``; ``TypeError`` unless it is a string, as torch."""
+        if not isinstance(key, str):
+            raise TypeError(
+                "Index given to ParameterDict cannot be used as a key as it is not a string "
+                f"(type is '{type(key).__name__}')."
+            )
+        return key
+
     def __getitem__(self, key: str) -> Parameter:
-        return self._parameters[key]
+        return self._parameters[self._key_to_attr(key)]
 
     def __setitem__(self, key: str, value) -> None:
-        self.register_parameter(key, value if isinstance(value, Parameter) else Parameter(value))
+        value = value if isinstance(value, Parameter) else Parameter(value)
+        self.register_parameter(self._key_to_attr(key), value)
 
     def __len__(self) -> int:
         return len(self._parameters)

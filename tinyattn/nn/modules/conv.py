@@ -261,3 +261,13 @@ class LazyConv3d(_LazyConv):
 
     _n = 3
     _eager = Conv3d
+
+
+def __getattr__(name: str):
+    """torch keeps ``_ConvTransposeNd`` in ``nn.modules.conv``; here it lives beside the
+    transposed convolutions (``conv_transpose.py``), which import this module."""
+    if name == "_ConvTransposeNd":
+        from .conv_transpose import _ConvTransposeNd
+
+        return _ConvTransposeNd
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -67,12 +67,22 @@ class _ConvTransposeNd(_ConvNd):
             self.register_parameter("bias", None)
         self.reset_parameters()
 
-    def _output_padding(self, input: Tensor, output_size) -> tuple[int, ...]:
+    def _output_padding(
+        self,
+        input: Tensor,
+        output_size,
+        stride,
+        padding,
+        kernel_size,
+        num_spatial_dims: int,
+        dilation=None,
+    ) -> tuple[int, ...]:
         """The ``output_padding`` that makes the output ``output_size`` (spatial dims, or with
-        batch and channel dims in front); the module's own when None."""
+        batch and channel dims in front) for these conv settings; the module's own when None."""
         if output_size is None:
             return self.output_padding
-        n, name = self._n, type(self).__name__
+        n, name = num_spatial_dims, type(self).__name__
+        dilation = dilation if dilation is not None else (1,) * n
         size = [int(s) for s in output_size]
         if len(size) > n:
             size = size[-n:] if len(size) in (n + 1, n + 2) else size
@@ -81,18 +91,18 @@ class _ConvTransposeNd(_ConvNd):
                 f"{name}: output_size must have {n} or {n + 2} elements, got {list(output_size)}"
             )
         spatial = input.shape[-n:]
-        padding = []
+        extra = []
         for i in range(n):
-            least = ((spatial[i] - 1) * self.stride[i] - 2 * self.padding[i]
-                     + self.dilation[i] * (self.kernel_size[i] - 1) + 1)  # fmt: skip
-            most = least + self.stride[i] - 1
+            least = ((spatial[i] - 1) * stride[i] - 2 * padding[i]
+                     + dilation[i] * (kernel_size[i] - 1) + 1)  # fmt: skip
+            most = least + stride[i] - 1
             if not least <= size[i] <= most:
                 raise ValueError(
                     f"{name}: requested an output size of {size}, but valid sizes range from "
                     f"{least} to {most} in dim {i} (for an input of {list(input.shape)})"
                 )
-            padding.append(size[i] - least)
-        return tuple(padding)
+            extra.append(size[i] - least)
+        return tuple(extra)
 
     def forward(self, input: Tensor, output_size=None) -> Tensor:
         """(N, C_in, *) -> (N, C_out, *out): the adjoint of the matching convolution.
@@ -105,7 +115,9 @@ class _ConvTransposeNd(_ConvNd):
                 f"{type(self).__name__}: input must be a Tensor, got {type_name(input)}"
             )
         fn = (conv_transpose1d, conv_transpose2d, conv_transpose3d)[self._n - 1]
-        output_padding = self._output_padding(input, output_size)
+        output_padding = self._output_padding(
+            input, output_size, self.stride, self.padding, self.kernel_size, self._n, self.dilation
+        )
         return fn(input, self.weight, self.bias, self.stride, self.padding, output_padding,
                   self.groups, self.dilation)  # fmt: skip
 

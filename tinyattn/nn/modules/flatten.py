@@ -33,15 +33,18 @@ class Unflatten(Module):
         super().__init__()
         if not isinstance(dim, numbers.Integral):
             raise TypeError(f"Unflatten: invalid type of dim, expected int, got {type_name(dim)}")
-        if not isinstance(unflattened_size, (tuple, list)) or not all(
-            isinstance(s, numbers.Integral) for s in unflattened_size
-        ):
-            raise TypeError(
-                f"Unflatten: unflattened_size must be a tuple (or list) of ints, got "
-                f"{unflattened_size!r}"
-            )
+        self._require_tuple_int(unflattened_size)
         self.dim = dim
         self.unflattened_size = unflattened_size
+
+    def _require_tuple_int(self, input) -> None:
+        """``TypeError`` unless ``input`` (``unflattened_size``) is a tuple or list of ints."""
+        if not isinstance(input, (tuple, list)) or not all(
+            isinstance(s, numbers.Integral) for s in input
+        ):
+            raise TypeError(
+                f"Unflatten: unflattened_size must be a tuple (or list) of ints, got {input!r}"
+            )
 
     def forward(self, input: Tensor) -> Tensor:
         """``input.unflatten(dim, unflattened_size)``. ``dx = reshape(g)`` back to the input's

@@ -48,7 +48,7 @@ class _InstanceNorm(_BatchNorm):
         """(N, C, *) or unbatched (C, *) -> same shape: ``y = (x - mean) / sqrt(var + eps)``
         per map (then ``* weight + bias``); gradient as :func:`F.instance_norm`'s."""
         self._check_input_dim(input)
-        unbatched = input.ndim == self._dims[0]
+        unbatched = input.dim() == self._get_no_batch_dim()
         channels = input.shape[0 if unbatched else 1]
         if channels != self.num_features:
             if self.affine:
@@ -62,9 +62,22 @@ class _InstanceNorm(_BatchNorm):
                 "warning by not passing in num_features, which is not used because affine=False",
                 stacklevel=2,
             )
-        x = input.unsqueeze(0) if unbatched else input
-        out = instance_norm(
-            x,
+        if unbatched:
+            return self._handle_no_batch_input(input)
+        return self._apply_instance_norm(input)
+
+    def _get_no_batch_dim(self) -> int:
+        """The rank of an unbatched input: (C, L) 2, (C, H, W) 3, (C, D, H, W) 4."""
+        return self._dims[0]
+
+    def _handle_no_batch_input(self, input: Tensor) -> Tensor:
+        """An unbatched input normalised as a batch of one."""
+        return self._apply_instance_norm(input.unsqueeze(0)).squeeze(0)
+
+    def _apply_instance_norm(self, input: Tensor) -> Tensor:
+        """:func:`F.instance_norm` of a batched input with this layer's state."""
+        return instance_norm(
+            input,
             self.running_mean,
             self.running_var,
             self.weight,
@@ -73,7 +86,6 @@ class _InstanceNorm(_BatchNorm):
             self.momentum if self.momentum is not None else 0.0,
             self.eps,
         )
-        return out.squeeze(0) if unbatched else out
 
 
 class InstanceNorm1d(_InstanceNorm):
@@ -100,6 +112,11 @@ class _LazyInstanceNorm(_LazyBatchNorm):
 
     def _features(self, input: Tensor) -> int:
         return input.shape[0 if input.ndim == self._dims[0] else 1]
+
+    # torch's lazy instance norms are instance norms: the same steps, for subclasses to call
+    _get_no_batch_dim = _InstanceNorm._get_no_batch_dim
+    _handle_no_batch_input = _InstanceNorm._handle_no_batch_input
+    _apply_instance_norm = _InstanceNorm._apply_instance_norm
 
 
 class LazyInstanceNorm1d(_LazyInstanceNorm):

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import warnings
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 
 import numpy as np
 
 from ..._tensor import Tensor
 from ..._type_names import type_name
+from ...autograd.grad_mode import no_grad
 from ...core import _dtype as dt
 from ..parameter import Parameter
 from ._hooks import (
@@ -24,9 +25,6 @@ from ._hooks import (
     add_forward_hook,
     add_hook,
     call_with_forward_hooks,
-    has_load_hooks,
-    run_load_post_hooks,
-    run_load_pre_hooks,
 )
 
 _STATE_HOOK_STORES = (
@@ -293,8 +291,10 @@ class Module:
                 memo, f"{prefix}.{name}" if prefix else name, remove_duplicate
             )
 
-    def modules(self) -> Iterator[Module]:
-        for _, m in self.named_modules():
+    def modules(self, remove_duplicate: bool = True) -> Iterator[Module]:
+        """Every module of the tree, self first (a module shared twice once, unless
+        ``remove_duplicate=False``)."""
+        for _, m in self.named_modules(remove_duplicate=remove_duplicate):
             yield m
 
     def named_children(self):
@@ -309,8 +309,10 @@ class Module:
             yield m
 
     def _named_members(
-        self, get_members, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
+        self, get_members_fn, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
     ):
+        """``(dotted name, member)`` for what ``get_members_fn(module)`` yields in each module
+        (``named_parameters`` and ``named_buffers`` are this walk)."""
         memo = set()
         modules = (
             self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate)
@@ -318,7 +320,7 @@ class Module:
             else [(prefix, self)]
         )
         for module_prefix, module in modules:
-            for k, v in get_members(module):
+            for k, v in get_members_fn(module):
                 if v is None or (remove_duplicate and id(v) in memo):
                     continue
                 memo.add(id(v))
@@ -377,20 +379,23 @@ class Module:
                     p.grad._data[...] = 0
 
     # -- dtype / device -----------------------------------------------------------------
-    def _apply(self, fn: Callable[[np.ndarray], np.ndarray], recurse: bool = True) -> Module:
-        """Replace the arrays of the parameters, buffers and gradients by ``fn(array)``
-        (``to``, ``float``, ``double`` ... go through here); ``recurse=False``: this module's
-        own only."""
-        for module in self.modules() if recurse else (self,):
-            for store in (module._parameters, module._buffers):
+    def _apply(self, fn: Callable[[Tensor], Tensor], recurse: bool = True) -> Module:
+        """Replace every parameter's, buffer's and gradient's values by ``fn(tensor)``.
+
+        ``to``, ``float``, ``double``, ``half``, ``type``, ``cpu`` and ``cuda`` go through
+        here, so an override sees each conversion. As torch's: children first (when
+        ``recurse``), ``fn`` runs under ``no_grad`` and a parameter stays the same object
+        (its values are swapped, as ``param.data = fn(param)``). Unlike torch, a buffer also
+        stays the same object (torch registers ``fn``'s result in its place).
+        """
+        if recurse:
+            for module in self.children():
+                module._apply(fn)
+        with no_grad():
+            for store in (self._parameters, self._buffers):
                 for t in store.values():
-                    if t is None:
-                        continue
-                    new = fn(t._data)
-                    if new is not t._data:
-                        t._data = new
-                        if t.grad is not None:
-                            t.grad._data = fn(t.grad._data)
+                    if t is not None:
+                        _swap_values(t, fn)
         return self
 
     def to(self, *args, **kwargs) -> Module:
@@ -413,13 +418,18 @@ class Module:
             raise TypeError(
                 f"nn.Module.to only accepts floating point dtypes, but got desired dtype={d}"
             )
-        return self._apply(
-            lambda a: a.astype(d.np_dtype) if a.dtype.kind == "f" and a.dtype != d.np_dtype else a
-        )
+        return self._apply(lambda t: t.to(d) if t.is_floating_point() else t)
+
+    def to_empty(self, *, device, recurse: bool = True) -> Module:
+        """Replace every parameter's and buffer's values by uninitialised ones of the same
+        shape and dtype on ``device`` (``cpu`` only here)."""
+        from ...ops.creation.factories import empty_like
+
+        return self._apply(lambda t: empty_like(t, device=device), recurse)
 
     def type(self, dst_type) -> Module:
         """Cast every parameter and buffer to ``dst_type`` (a dtype or legacy tensor type)."""
-        return self._apply(lambda a: Tensor._make(a).type(dst_type)._data)
+        return self._apply(lambda t: t.type(dst_type))
 
     def share_memory(self) -> Module:
         """This module: its tensors are NumPy arrays in this process (nothing to move)."""
@@ -449,10 +459,11 @@ class Module:
         return self.to(dt.float16)
 
     def cpu(self) -> Module:
-        return self
+        return self._apply(lambda t: t.cpu())
 
     def cuda(self, device=None) -> Module:
-        raise RuntimeError("tinyattn runs on the CPU only: Module.cuda() is not available")
+        """As torch's on a machine without CUDA: a module with tensors raises."""
+        return self._apply(lambda t: t.cuda(device))
 
     # -- state dict ---------------------------------------------------------------------
     def state_dict(self, *args, destination=None, prefix: str = "", keep_vars: bool = False):
@@ -496,14 +507,17 @@ class Module:
         return destination
 
     def _save_to_state_dict(self, destination, prefix: str, keep_vars: bool) -> None:
-        """This module's own parameters and persistent buffers into ``destination``
-        (``state_dict`` calls it for each module; subclasses override it to add entries)."""
+        """This module's own parameters, persistent buffers and extra state (when
+        ``get_extra_state`` is overridden) into ``destination`` (``state_dict`` calls it for
+        each module; subclasses override it to add entries)."""
         for name, p in self._parameters.items():
             if p is not None:
                 destination[prefix + name] = p if keep_vars else p.detach()
         for name, b in self._buffers.items():
             if b is not None and name not in self._non_persistent_buffers_set:
                 destination[prefix + name] = b if keep_vars else b.detach()
+        if type(self).get_extra_state is not Module.get_extra_state:
+            destination[prefix + "_extra_state"] = self.get_extra_state()
 
     def load_state_dict(self, state_dict, strict: bool = True, assign: bool = False):
         """Load parameters and buffers from ``state_dict`` (tensors, torch tensors or array-likes).
@@ -524,36 +538,34 @@ class Module:
         """
         from ._state_loading import load_state_dict
 
-        if not isinstance(state_dict, Mapping):
-            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
-        if not has_load_hooks(self):
-            return _IncompatibleKeys(*load_state_dict(self, state_dict, strict, assign))
-        effective, missing, unexpected, errors = run_load_pre_hooks(self, state_dict, assign)
-        if not (missing or unexpected or errors or _has_post_hooks(self)):
-            return _IncompatibleKeys(*load_state_dict(self, effective, strict, assign))
-        found_missing, found_unexpected = load_state_dict(self, effective, False, assign)
-        keys = _IncompatibleKeys(missing + found_missing, unexpected + found_unexpected)
-        run_load_post_hooks(self, keys)
-        if strict and keys.unexpected_keys:
-            errors.insert(
-                0,
-                "Unexpected key(s) in state_dict: "
-                + ", ".join(f'"{k}"' for k in keys.unexpected_keys)
-                + ".",
-            )
-        if strict and keys.missing_keys:
-            errors.insert(
-                0,
-                "Missing key(s) in state_dict: "
-                + ", ".join(f'"{k}"' for k in keys.missing_keys)
-                + ".",
-            )
-        if errors:
-            raise RuntimeError(
-                f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
-                + "\n\t".join(errors)
-            )
-        return keys
+        return load_state_dict(self, state_dict, strict, assign, _IncompatibleKeys)
+
+    def _load_from_state_dict(
+        self,
+        state_dict: dict,
+        prefix: str,
+        local_metadata: dict,
+        strict: bool,
+        missing_keys: list[str],
+        unexpected_keys: list[str],
+        error_msgs: list[str],
+    ) -> None:
+        """Read this module's own entries (keys ``prefix + name``) from ``state_dict``.
+
+        ``load_state_dict`` calls it for each module, parents first, with that module's
+        slice of the dict: the load pre-hooks run, then the parameters, persistent buffers
+        and extra state are read; keys not found go to ``missing_keys`` and keys under
+        ``prefix`` naming nothing here to ``unexpected_keys``. Subclasses override it to
+        rename legacy keys before calling ``super()._load_from_state_dict``. Inside
+        ``load_state_dict`` the values are written once every module has been read.
+        """
+        from ._state_loading import load_own_state
+
+        for hook in self._load_state_dict_pre_hooks.values():
+            hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                 error_msgs)  # fmt: skip
+        load_own_state(self, state_dict, prefix, local_metadata, strict, missing_keys,
+                       unexpected_keys, error_msgs)  # fmt: skip
 
     # -- printing and copying -----------------------------------------------------------
     def extra_repr(self) -> str:
@@ -589,5 +601,12 @@ class Module:
         return self.__dict__
 
 
-def _has_post_hooks(module: Module) -> bool:
-    return any(m._load_state_dict_post_hooks for m in module.modules())
+def _swap_values(t: Tensor, fn: Callable[[Tensor], Tensor]) -> None:
+    """``t``'s values (and its gradient's) become ``fn``'s result, keeping the object."""
+    new = fn(t)
+    if not isinstance(new, Tensor):
+        raise TypeError(f"Module._apply(): fn must return a Tensor, got {type_name(new)}")
+    if new is not t and new._data is not t._data:
+        t._data = new._data
+    if t.grad is not None:
+        t.grad._data = fn(t.grad)._data

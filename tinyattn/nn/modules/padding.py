@@ -119,58 +119,86 @@ class ZeroPad3d(ConstantPad3d):
         return f"{self.padding}"
 
 
-class ReflectionPad1d(_PadNd):
+class _ReflectionPadNd(_PadNd):
+    """Base of the reflection-padding layers (torch's class of that name)."""
+
+    _mode = "reflect"
+
+
+class _ReplicationPadNd(_PadNd):
+    """Base of the replication-padding layers (torch's class of that name)."""
+
+    _mode = "replicate"
+
+
+class ReflectionPad1d(_ReflectionPadNd):
     """Mirror the last dim about its edge elements (padding < size)."""
 
     _mode = "reflect"
 
 
-class ReflectionPad2d(_PadNd):
+class ReflectionPad2d(_ReflectionPadNd):
     """Mirror the last two dims about their edge elements."""
 
     _n, _mode = 2, "reflect"
 
 
-class ReflectionPad3d(_PadNd):
+class ReflectionPad3d(_ReflectionPadNd):
     """Mirror the last three dims about their edge elements."""
 
     _n, _mode = 3, "reflect"
 
 
-class ReplicationPad1d(_PadNd):
+class ReplicationPad1d(_ReplicationPadNd):
     """Repeat the edge element of the last dim."""
 
     _mode = "replicate"
 
 
-class ReplicationPad2d(_PadNd):
+class ReplicationPad2d(_ReplicationPadNd):
     """Repeat the edge elements of the last two dims."""
 
     _n, _mode = 2, "replicate"
 
 
-class ReplicationPad3d(_PadNd):
+class ReplicationPad3d(_ReplicationPadNd):
     """Repeat the edge elements of the last three dims."""
 
     _n, _mode = 3, "replicate"
 
 
-class CircularPad1d(_PadNd):
-    """Wrap the last dim around (padding <= size)."""
+class _CircularPadNd(_PadNd):
+    """Circular padding: ``forward`` checks the input's rank with ``_check_input_dim``."""
 
     _mode = "circular"
 
+    def forward(self, input: Tensor) -> Tensor:
+        """Pad (*, d1, ..., d_n) circularly; gradient: ``g`` summed back to its sources."""
+        self._check_input_dim(input)
+        return pad(input, self.padding, "circular")
 
-class CircularPad2d(_PadNd):
+    def _check_input_dim(self, input: Tensor) -> None:
+        """Unbatched ``(C, *spatial)`` or batched ``(N, C, *spatial)``, as torch."""
+        if input.dim() not in (self._n + 1, self._n + 2):
+            raise ValueError(
+                f"expected {self._n + 1}D or {self._n + 2}D input (got {input.dim()}D input)"
+            )
+
+
+class CircularPad1d(_CircularPadNd):
+    """Wrap the last dim around (padding <= size)."""
+
+
+class CircularPad2d(_CircularPadNd):
     """Wrap the last two dims around."""
 
-    _n, _mode = 2, "circular"
+    _n = 2
 
 
-class CircularPad3d(_PadNd):
+class CircularPad3d(_CircularPadNd):
     """Wrap the last three dims around."""
 
-    _n, _mode = 3, "circular"
+    _n = 3
 
 
 class PixelShuffle(Module):

@@ -112,7 +112,19 @@ class MaxPool3d(_MaxPoolNd):
         )
 
 
-class AvgPool1d(Module):
+class _AvgPoolNd(Module):
+    """Base of the average-pooling layers (torch's class of that name, for ``isinstance``)."""
+
+
+class _LPPoolNd(Module):
+    """Base of the power-average pooling layers (torch's class of that name)."""
+
+
+class _MaxUnpoolNd(Module):
+    """Base of the max-unpooling layers (torch's class of that name)."""
+
+
+class AvgPool1d(_AvgPoolNd):
     """Average pooling over (N, C, L) or (C, L); sizes kept as 1-tuples, as in torch."""
 
     def __init__(
@@ -144,7 +156,7 @@ class AvgPool1d(Module):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
-class AvgPool2d(Module):
+class AvgPool2d(_AvgPoolNd):
     """Average pooling over (N, C, H, W) or (C, H, W): see
     :func:`~tinyattn.nn.functional.avg_pool2d`."""
 
@@ -206,7 +218,15 @@ class _AdaptivePool(Module):
         return f"output_size={self.output_size}"
 
 
-class AdaptiveAvgPool1d(_AdaptivePool):
+class _AdaptiveAvgPoolNd(_AdaptivePool):
+    """Base of the adaptive average-pooling layers (torch's class of that name)."""
+
+
+class _AdaptiveMaxPoolNd(_AdaptivePool):
+    """Base of the adaptive max-pooling layers (torch's class of that name)."""
+
+
+class AdaptiveAvgPool1d(_AdaptiveAvgPoolNd):
     """Mean over ``output_size`` windows tiling L."""
 
     def forward(self, input: Tensor) -> Tensor:
@@ -214,7 +234,7 @@ class AdaptiveAvgPool1d(_AdaptivePool):
         return P.adaptive_avg_pool1d(input, self.output_size)
 
 
-class AdaptiveAvgPool2d(_AdaptivePool):
+class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd):
     """Mean over windows tiling (H, W) into ``output_size`` (``None`` keeps a dim)."""
 
     def forward(self, input: Tensor) -> Tensor:
@@ -222,7 +242,7 @@ class AdaptiveAvgPool2d(_AdaptivePool):
         return P.adaptive_avg_pool2d(input, self.output_size)
 
 
-class AdaptiveAvgPool3d(_AdaptivePool):
+class AdaptiveAvgPool3d(_AdaptiveAvgPoolNd):
     """Mean over windows tiling (D, H, W) into ``output_size`` (``None`` keeps a dim)."""
 
     def forward(self, input: Tensor) -> Tensor:
@@ -231,7 +251,7 @@ class AdaptiveAvgPool3d(_AdaptivePool):
         return P.adaptive_avg_pool3d(input, self.output_size)
 
 
-class AdaptiveMaxPool1d(_AdaptivePool):
+class AdaptiveMaxPool1d(_AdaptiveMaxPoolNd):
     """Max over ``output_size`` windows tiling L."""
 
     def __init__(self, output_size, return_indices: bool = False) -> None:
@@ -260,7 +280,7 @@ class AdaptiveMaxPool3d(AdaptiveMaxPool1d):
         return P.adaptive_max_pool3d(input, self.output_size, self.return_indices)
 
 
-class LPPool1d(Module):
+class LPPool1d(_LPPoolNd):
     """Power-average pooling ``(sum over the window of x^p)^(1/p)`` along L."""
 
     def __init__(self, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False) -> None:
@@ -287,7 +307,7 @@ class LPPool2d(LPPool1d):
         return P.lp_pool2d(input, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
 
 
-class MaxUnpool1d(Module):
+class MaxUnpool1d(_MaxUnpoolNd):
     """Partial inverse of ``MaxPool1d``: each value put back at its index, zeros elsewhere."""
 
     _n = 1

@@ -196,12 +196,47 @@ class RNNBase(Module):
             )
         return input.ndim == 3
 
-    def _check_hidden(self, hx: Tensor, batch: int, what: str) -> None:
-        expected = (self.num_layers * (2 if self.bidirectional else 1), batch, self.hidden_size)
-        if tuple(hx.shape) != expected:
+    # -- torch's checking steps: forward calls them, subclasses override them ----------
+    def check_input(self, input: Tensor, batch_sizes: Tensor | None) -> None:
+        """3-D input (2-D packed data when ``batch_sizes`` is given) of ``input_size``."""
+        expected = 2 if batch_sizes is not None else 3
+        if input.dim() != expected:
+            raise RuntimeError(f"input must have {expected} dimensions, got {input.dim()}")
+        if input.shape[-1] != self.input_size:
             raise RuntimeError(
-                f"{type(self).__name__}: expected {what} size {expected}, got {tuple(hx.shape)}"
+                f"input.size(-1) must be equal to input_size. Expected {self.input_size}, "
+                f"got {input.shape[-1]}"
             )
+
+    def get_expected_hidden_size(
+        self, input: Tensor, batch_sizes: Tensor | None
+    ) -> tuple[int, int, int]:
+        """``(num_layers * num_directions, batch, hidden_size)`` for this input."""
+        if batch_sizes is not None:
+            batch = int(batch_sizes[0])
+        else:
+            batch = input.shape[0] if self.batch_first else input.shape[1]
+        return (self.num_layers * (2 if self.bidirectional else 1), batch, self.hidden_size)
+
+    def check_hidden_size(
+        self, hx: Tensor, expected_hidden_size, msg: str = "Expected hidden size {}, got {}"
+    ) -> None:
+        """``RuntimeError(msg.format(expected, got))`` unless ``hx`` has the expected shape."""
+        if not isinstance(hx, Tensor):
+            raise TypeError(f"{type(self).__name__}: hx must be a Tensor, got {type_name(hx)}")
+        if tuple(hx.shape) != tuple(expected_hidden_size):
+            raise RuntimeError(msg.format(tuple(expected_hidden_size), tuple(hx.shape)))
+
+    def check_forward_args(self, input: Tensor, hidden: Tensor, batch_sizes: Tensor | None) -> None:
+        """The input and the initial hidden state, as ``forward`` receives them."""
+        self.check_input(input, batch_sizes)
+        expected = self.get_expected_hidden_size(input, batch_sizes)
+        msg = f"{type(self).__name__}: expected hidden size {{}}, got {{}}"
+        self.check_hidden_size(hidden, expected, msg)
+
+    def permute_hidden(self, hx: Tensor, permutation: Tensor | None) -> Tensor:
+        """``hx`` with its batch (dim 1) reordered by ``permutation`` (None: as is)."""
+        return hx if permutation is None else hx.index_select(1, permutation)
 
     def _run(self, input: Tensor, states: list, run_direction=None) -> tuple[Tensor, list]:
         """Run every layer and direction over ``input``; ``states[layer*D + d]``.
@@ -232,26 +267,20 @@ class RNNBase(Module):
         if isinstance(input, PackedSequence):
             return forward_packed(self, input, hx, with_cell)
         batched = self._check_input(input)
-        if not batched:
-            input = input.unsqueeze(1)
-        elif self.batch_first:
-            input = input.transpose(0, 1)
-        batch = input.shape[1]
-        directions = 2 if self.bidirectional else 1
-        shape = (self.num_layers * directions, batch, self.hidden_size)
+        if with_cell and hx is not None and not (isinstance(hx, (tuple, list)) and len(hx) == 2):
+            raise TypeError(f"{type(self).__name__}: hx must be a tuple (h_0, c_0)")
+        if not batched:  # as torch: one sequence becomes a batch of one
+            input = input.unsqueeze(0 if self.batch_first else 1)
+            if hx is not None:
+                hx = tuple(h.unsqueeze(1) for h in hx) if with_cell else hx.unsqueeze(1)
+        shape = self.get_expected_hidden_size(input, None)
         if hx is None:
             h0 = zeros(shape, dtype=input.dtype)
             hx = (h0, h0) if with_cell else h0
-        else:
-            if with_cell and not (isinstance(hx, (tuple, list)) and len(hx) == 2):
-                raise TypeError(f"{type(self).__name__}: hx must be a tuple (h_0, c_0)")
-            if not batched:
-                hx = tuple(h.unsqueeze(1) for h in hx) if with_cell else hx.unsqueeze(1)
-            if with_cell:
-                self._check_hidden(hx[0], batch, "h_0")
-                self._check_hidden(hx[1], batch, "c_0")
-            else:
-                self._check_hidden(hx, batch, "hidden")
+        self.check_forward_args(input, hx, None)
+        hx = self.permute_hidden(hx, None)
+        if self.batch_first:
+            input = input.transpose(0, 1)
         if with_cell:
             states = [(hx[0][i], hx[1][i]) for i in range(shape[0])]
         else:
@@ -267,7 +296,7 @@ class RNNBase(Module):
             c_n = c_n.squeeze(1) if with_cell else None
         elif self.batch_first:
             output = output.transpose(0, 1)
-        return output, ((h_n, c_n) if with_cell else h_n)
+        return output, self.permute_hidden((h_n, c_n) if with_cell else h_n, None)
 
     def extra_repr(self) -> str:
         s = f"{self.input_size}, {self.hidden_size}"
@@ -295,6 +324,31 @@ class LSTM(RNNBase):
 
     def __init__(self, input_size: int, hidden_size: int, *args, **kwargs) -> None:
         super().__init__("LSTM", input_size, hidden_size, *args, **kwargs)
+
+    def get_expected_cell_size(
+        self, input: Tensor, batch_sizes: Tensor | None
+    ) -> tuple[int, int, int]:
+        """The shape of ``c_0``: ``(num_layers * num_directions, batch, hidden_size)``."""
+        return RNNBase.get_expected_hidden_size(self, input, batch_sizes)
+
+    def check_forward_args(  # type: ignore[override]
+        self, input: Tensor, hidden: tuple[Tensor, Tensor], batch_sizes: Tensor | None
+    ) -> None:
+        """The input and ``(h_0, c_0)``, as ``forward`` receives them."""
+        name = type(self).__name__
+        self.check_input(input, batch_sizes)
+        expected_h = self.get_expected_hidden_size(input, batch_sizes)
+        self.check_hidden_size(hidden[0], expected_h, f"{name}: expected h_0 size {{}}, got {{}}")
+        expected_c = self.get_expected_cell_size(input, batch_sizes)
+        self.check_hidden_size(hidden[1], expected_c, f"{name}: expected c_0 size {{}}, got {{}}")
+
+    def permute_hidden(  # type: ignore[override]
+        self, hx: tuple[Tensor, Tensor], permutation: Tensor | None
+    ) -> tuple[Tensor, Tensor]:
+        """``(h, c)`` with their batch (dim 1) reordered by ``permutation``."""
+        if permutation is None:
+            return hx
+        return hx[0].index_select(1, permutation), hx[1].index_select(1, permutation)
 
     def forward(self, input: Tensor, hx: tuple[Tensor, Tensor] | None = None):
         """Run the LSTM over the sequence; shapes in the class docstring.

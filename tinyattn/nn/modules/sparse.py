@@ -98,7 +98,14 @@ class Embedding(Module):
 
     @classmethod
     def from_pretrained(
-        cls, embeddings: Tensor, freeze: bool = True, padding_idx: int | None = None, **kwargs
+        cls,
+        embeddings: Tensor,
+        freeze: bool = True,
+        padding_idx: int | None = None,
+        max_norm: float | None = None,
+        norm_type: float = 2.0,
+        scale_grad_by_freq: bool = False,
+        sparse: bool = False,
     ) -> Embedding:
         """An Embedding holding ``embeddings`` (2-D); frozen (no grad) unless ``freeze=False``."""
         if embeddings.ndim != 2:
@@ -107,7 +114,8 @@ class Embedding(Module):
                 f"{list(embeddings.shape)}"
             )
         rows, cols = embeddings.shape
-        return cls(rows, cols, padding_idx, _weight=embeddings, _freeze=freeze, **kwargs)
+        return cls(rows, cols, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse,
+                   _weight=embeddings, _freeze=freeze)  # fmt: skip
 
 
 class EmbeddingBag(Module):
@@ -166,6 +174,10 @@ class EmbeddingBag(Module):
 
     def reset_parameters(self) -> None:
         init.normal_(self.weight)
+        self._fill_padding_idx_with_zero()
+
+    def _fill_padding_idx_with_zero(self) -> None:
+        """Zero row ``padding_idx`` of the weight (torch's ``reset_parameters`` step)."""
         if self.padding_idx is not None:
             with no_grad():
                 self.weight._data[self.padding_idx] = 0

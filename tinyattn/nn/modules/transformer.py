@@ -148,7 +148,7 @@ class TransformerEncoderLayer(Module):
             x = self.norm2(x + self._ff_block(x))
         return x
 
-    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal) -> Tensor:
+    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal: bool = False) -> Tensor:
         return _attention_block(
             self.self_attn, self.dropout1, x, x, attn_mask, key_padding_mask, is_causal
         )
@@ -230,14 +230,14 @@ class TransformerDecoderLayer(Module):
             x = self.norm3(x + self._ff_block(x))
         return x
 
-    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal) -> Tensor:
+    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal: bool = False) -> Tensor:
         return _attention_block(
             self.self_attn, self.dropout1, x, x, attn_mask, key_padding_mask, is_causal
         )
 
-    def _mha_block(self, x, memory, attn_mask, key_padding_mask, is_causal) -> Tensor:
+    def _mha_block(self, x, mem, attn_mask, key_padding_mask, is_causal: bool = False) -> Tensor:
         return _attention_block(
-            self.multihead_attn, self.dropout2, x, memory, attn_mask, key_padding_mask, is_causal
+            self.multihead_attn, self.dropout2, x, mem, attn_mask, key_padding_mask, is_causal
         )
 
     def _ff_block(self, x: Tensor) -> Tensor:
