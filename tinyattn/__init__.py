@@ -29,8 +29,8 @@ _os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "20")
 _os.environ.setdefault("GOMP_SPINCOUNT", "10000")
 
 # glibc: freed arrays stay in the heap for the next step instead of coming back as fresh
-# pages (a page fault each); see _malloc.py. TINYATTN_MALLOC=default turns it off.
-from . import _malloc
+# pages (a page fault each); see foundations/malloc.py. TINYATTN_MALLOC=default turns it off.
+from .foundations import malloc as _malloc
 
 _malloc.tune()
 

@@ -12,7 +12,7 @@ import numpy as np
 from . import _dtype as dt
 from ._device import check_device
 from ._device import device as _device
-from ._type_names import type_name
+from .foundations.type_names import type_name
 
 __all__ = [
     "finfo",

@@ -15,8 +15,8 @@ from pathlib import Path
 import numpy as np
 
 from ._tensor import Tensor
-from ._type_names import type_name
 from .autograd.function import AccumulateGrad
+from .foundations.type_names import type_name
 
 _SHADES = " ░▒▓█"
 

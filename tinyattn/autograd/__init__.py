@@ -15,7 +15,7 @@ from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, se
 from .gradcheck import gradcheck, gradgradcheck
 from .tensor_base import TensorBase
 from .trace import trace
-from .._type_names import type_name
+from ..foundations.type_names import type_name
 
 __all__ = [
     "Function",

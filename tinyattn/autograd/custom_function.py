@@ -55,7 +55,7 @@ from typing import Any
 import numpy as np
 
 from .. import _dtype
-from .._type_names import type_name
+from ..foundations.type_names import type_name
 from . import function as _function
 from .function import Node, leaf_node
 from .grad_mode import _state as _grad_mode

@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from .. import _dtype
-from .._type_names import type_name
+from ..foundations.type_names import type_name
 from .custom_function import _MultiGrad
 from .function import AccumulateGrad, Node
 from .grad_mode import enable_grad

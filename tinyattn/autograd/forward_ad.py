@@ -66,7 +66,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .._type_names import type_name
+from ..foundations.type_names import type_name
 from . import _forward_only
 from . import custom_function as _custom_function
 from .custom_function import Function

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._type_names import type_name
+from ..foundations.type_names import type_name
 from . import grad as _vjp_primitive
 from .grad_mode import enable_grad
 from .tensor_base import TensorBase

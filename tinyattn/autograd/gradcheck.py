@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from .._type_names import type_name
+from ..foundations.type_names import type_name
 from .tensor_base import TensorBase
 
 

@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .._type_names import type_name
+from ..foundations.type_names import type_name
 from . import engine
 from . import function as _function
 from .function import Node, _saved_hooks

@@ -17,7 +17,7 @@ from typing import Any
 from .._device import device
 from .._dtype import _dtype_by_name
 from .._tensor import Tensor
-from .._type_names import type_name
+from ..foundations.type_names import type_name
 from .native_reader import CheckpointError, _Decoder, _key_label, _tensor
 
 

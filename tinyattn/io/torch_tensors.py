@@ -27,7 +27,7 @@ from .._device import device
 from .._dtype import _dtype_by_name
 from .._size import Size
 from .._tensor import Tensor
-from .._type_names import type_name
+from ..foundations.type_names import type_name
 from .errors import CheckpointError
 
 # torch dtype name -> NumPy dtype of its storage bytes ("bfloat16" is widened on load)

@@ -31,7 +31,7 @@ from .._device import device
 from .._dtype import dtype as tinyattn_dtype
 from .._size import Size
 from .._tensor import Tensor
-from .._type_names import type_name
+from ..foundations.type_names import type_name
 from .native_reader import _MAX_DEPTH
 
 _STORAGE_CLASS = {

@@ -9,8 +9,8 @@ import textwrap
 import numpy as np
 
 from .. import _dtype as dt
-from .._type_names import type_name
 from ..autograd.xp import _np_sgn
+from ..foundations.type_names import type_name
 
 
 def normalize_dim(dim: int, ndim: int, op: str) -> int:

@@ -40,8 +40,8 @@ import numpy as np
 
 from .._dtype import float64, get_default_dtype
 from .._tensor import Tensor
-from .._type_names import type_name
 from ..autograd.grad_mode import enable_grad
+from ..foundations.type_names import type_name
 from . import _hooks
 from ._hooks import (
     RemovableHandle,

@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import _dtype
 from .._device import check_device
-from .._type_names import type_name
+from ..foundations.type_names import type_name
 from .out import with_out
 
 if TYPE_CHECKING:

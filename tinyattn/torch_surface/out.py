@@ -37,8 +37,8 @@ import numpy as np
 
 from .._dtype import _category
 from .._tensor import Tensor
-from .._type_names import type_name
 from ..autograd.grad_mode import is_grad_enabled, no_grad
+from ..foundations.type_names import type_name
 from . import out_table as _out_names  # the names: data generated from torch 2.13
 
 # torch's names of dtypes: in "result type Float can't be cast ..." and in the C type form

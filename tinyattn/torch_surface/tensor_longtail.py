@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
-from .._type_names import type_name
+from ..foundations.type_names import type_name
 
 if TYPE_CHECKING:
     from .._tensor import Tensor

@@ -17,7 +17,7 @@ import contextlib
 from collections.abc import Iterable, Iterator
 
 from ...shims.backends.cuda import SDPBackend, sdp_backends_enabled
-from ..._type_names import type_name
+from ...foundations.type_names import type_name
 
 __all__ = ["SDPBackend", "sdpa_kernel", "flex_attention"]
 

@@ -53,7 +53,7 @@ import numpy as np
 
 from ... import _dtype as dt
 from ..._tensor import Tensor
-from ..._type_names import type_name
+from ...foundations.type_names import type_name
 from ...kernels._boundary import default_scale
 from ...ops.creation.factories import arange, tensor
 from ..functional.attention import scaled_dot_product_attention

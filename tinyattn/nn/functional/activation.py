@@ -18,8 +18,8 @@ import numpy as np
 
 from ... import ops
 from ..._tensor import Tensor
-from ..._type_names import type_name
 from ...autograd.function import Function
+from ...foundations.type_names import type_name
 from ...ops.elementwise.arithmetic import where
 from ...ops.inplace import check_inplace_allowed
 from ...ops.reduce.softmax import _implicit_dim, softmax

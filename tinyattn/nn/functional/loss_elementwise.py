@@ -16,8 +16,8 @@ import numpy as np
 
 from ... import ops
 from ..._tensor import Tensor
-from ..._type_names import type_name
 from ...autograd.function import Function
+from ...foundations.type_names import type_name
 from ...ops.elementwise.arithmetic import where
 from .loss import _as_array, _check_broadcastable, _check_reduction, _numeric_target, _reduce
 

@@ -20,7 +20,7 @@ import numpy as np
 
 from ... import ops
 from ..._tensor import Tensor
-from ..._type_names import type_name
+from ...foundations.type_names import type_name
 from ...ops.creation.factories import zeros
 from ..utils.rnn import PackedSequence
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ... import _dtype as dt
 from ..._tensor import Tensor
-from ..._type_names import type_name
+from ...foundations.type_names import type_name
 from ...ops.creation.factories import ones, tensor, zeros
 from .. import init
 from .._lazy_buffer import UninitializedBuffer

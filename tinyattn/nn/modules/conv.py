@@ -6,7 +6,7 @@ import math
 
 from ... import _dtype as dt
 from ..._tensor import Tensor
-from ..._type_names import type_name
+from ...foundations.type_names import type_name
 from ...ops.creation.factories import empty
 from .. import init
 from ..functional import conv as _conv

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ... import _dtype as dt
 from ..._tensor import Tensor
-from ..._type_names import type_name
+from ...foundations.type_names import type_name
 from ...ops.creation.factories import empty
 from ..functional import conv as _conv
 from ..functional.conv_transpose import conv_transpose1d, conv_transpose2d, conv_transpose3d

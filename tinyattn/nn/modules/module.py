@@ -16,7 +16,7 @@ import numpy as np
 
 from ... import _dtype as dt
 from ..._tensor import Tensor
-from ..._type_names import type_name
+from ...foundations.type_names import type_name
 from ..parameter import Parameter
 from ._hooks import (
     RemovableHandle,

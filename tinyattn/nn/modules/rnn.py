@@ -23,7 +23,7 @@ import warnings
 from ... import ops
 from ..._device import check_device
 from ..._tensor import Tensor
-from ..._type_names import type_name
+from ...foundations.type_names import type_name
 from ...ops.creation.factories import empty, zeros
 from .. import functional as F
 from .. import init

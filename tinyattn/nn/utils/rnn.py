@@ -27,7 +27,7 @@ import numpy as np
 
 from ..._dtype import float32, float64
 from ..._tensor import Tensor
-from ..._type_names import type_name
+from ...foundations.type_names import type_name
 from ...ops.creation.factories import tensor as _as_tensor
 from ...ops.shape.rearrange import cat, stack
 

@@ -16,7 +16,7 @@ import numpy as np
 from ... import _dtype as dt
 from ..._device import check_device
 from ..._tensor import Tensor
-from ..._type_names import type_name
+from ...foundations.type_names import type_name
 from ...random import _numpy_generator
 from ..elementwise.arithmetic import _tensor
 from .factories import _finish, _sizes, tensor

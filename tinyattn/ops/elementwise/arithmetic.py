@@ -13,8 +13,8 @@ import numpy as np
 
 from ... import _dtype as dt
 from ..._tensor import Tensor
-from ..._type_names import type_name
 from ...autograd.function import Function
+from ...foundations.type_names import type_name
 from .._util import broadcast_error, gradient_doc, refuse_complex_order
 
 # -- operand handling ------------------------------------------------------------------

@@ -18,8 +18,8 @@ import numpy as np
 
 from ... import _dtype as dt
 from ..._tensor import Tensor
-from ..._type_names import type_name
 from ...autograd.function import Function
+from ...foundations.type_names import type_name
 from .._util import gradient_doc
 from .arithmetic import _checked, _promote, _tensor, mul, pow, sub
 from .binary import heaviside

@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..._tensor import Tensor
-from ..._type_names import type_name
 from ...autograd.function import Function
+from ...foundations.type_names import type_name
 from .._util import gradient_doc, normalize_dim
 from ..shape.views import movedim, reshape
 from .indexing import (

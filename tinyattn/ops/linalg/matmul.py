@@ -14,9 +14,9 @@ from ... import _dtype as dt
 from ..._matmul import matmul as matmul_arrays
 from ..._matmul import matmul_sum_batch
 from ..._tensor import Tensor
-from ..._type_names import type_name
 from ...autograd.function import Function
 from ...autograd.xp import numpy_xp
+from ...foundations.type_names import type_name
 from .._util import gradient_doc, normalize_dim
 
 __all__ = [

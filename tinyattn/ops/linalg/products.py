@@ -15,7 +15,7 @@ import numpy as np
 
 from ... import _dtype as dt
 from ..._tensor import Tensor
-from ..._type_names import type_name
+from ...foundations.type_names import type_name
 from ..elementwise.arithmetic import where
 from ..reduce.reduction import norm, sum
 from ..shape.rearrange import cat, diag, diagonal, meshgrid, stack

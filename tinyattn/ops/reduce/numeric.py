@@ -15,7 +15,7 @@ import numpy as np
 
 from ... import _dtype as dt
 from ..._tensor import Tensor
-from ..._type_names import type_name
+from ...foundations.type_names import type_name
 from .._util import normalize_dim
 from ..elementwise.arithmetic import _tensor
 from ..elementwise.unary import cast

@@ -19,8 +19,8 @@ import numpy as np
 from ... import _dtype as dt
 from ... import _softmax_math as softmax_math
 from ..._tensor import Tensor
-from ..._type_names import type_name
 from ...autograd.function import Function
+from ...foundations.type_names import type_name
 from .._util import normalize_dim, to_float
 
 __all__ = ["softmax", "log_softmax"]

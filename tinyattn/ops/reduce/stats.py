@@ -16,8 +16,8 @@ import numpy as np
 
 from ... import _dtype as dt
 from ..._tensor import Tensor
-from ..._type_names import type_name
 from ...autograd.function import Function
+from ...foundations.type_names import type_name
 from .._accumulation import accumulates_in_float32
 from .._util import gradient_doc, normalize_dim
 from ..elementwise.arithmetic import where

@@ -8,9 +8,9 @@ import numpy as np
 
 from ... import _dtype as dt
 from ..._tensor import Tensor
-from ..._type_names import type_name
 from ...autograd.function import Function
 from ...autograd.xp import numpy_xp
+from ...foundations.type_names import type_name
 from .._util import gradient_doc, int_list, normalize_dim, normalize_dims, shape_args
 from .views import reshape
 

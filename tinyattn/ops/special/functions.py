@@ -19,8 +19,8 @@ import numpy as np
 
 from ... import _dtype as dt
 from ..._tensor import Tensor
-from ..._type_names import type_name
 from ...autograd.function import Function
+from ...foundations.type_names import type_name
 from .._util import gradient_doc, to_float
 from ..elementwise.arithmetic import _checked, _operand, _promote, _tensor
 from . import _math as sm

@@ -3,7 +3,7 @@
 A module may import its own layer and the layers below it, so a reader can start at the
 bottom and never meet a name that is not yet explained. ``tests/test_layering.py`` checks
 every import against this table and ``docs/architecture.md`` shows it (a test checks that
-the document's table is :func:`markdown_table`; ``python -m tinyattn._layers`` prints it).
+the document's table is :func:`markdown_table`; ``python -m tinyattn.foundations.layers`` prints it).
 
 Modules are named by their dotted path below ``tinyattn``; the longest listed prefix of a
 module's path gives its layer, and a module listed nowhere is in the top layer.
@@ -23,8 +23,7 @@ TABLE: tuple[tuple[int, str, tuple[str, ...], str, str], ...] = (
             "random",
             "_random_fill",
             "_version",
-            "_layers",
-            "_type_names",
+            "foundations",
             "shims.distributed",
             "torch_surface.out_table",
         ),  # fmt: skip
