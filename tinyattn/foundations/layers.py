@@ -43,9 +43,9 @@ TABLE: tuple[tuple[int, str, tuple[str, ...], str, str], ...] = (
     (
         2,
         "kernels",
-        ("kernels", "_softmax_math", "_matmul"),
+        ("kernels",),
         "the numba attention, GELU, LayerNorm, pooling and Adam kernels and their NumPy "
-        "twins; the one softmax formula",
+        "twins; the one softmax formula; BLAS matrix products; the SDPA path switches",
         "layer 0, NumPy, numba (lazily)",
     ),
     (
@@ -81,7 +81,7 @@ TABLE: tuple[tuple[int, str, tuple[str, ...], str, str], ...] = (
         ("nn",),
         "`nn/functional/` (one file per concept), `nn/modules/`, `nn/attention/`, `nn/init.py`: "
         "layers, losses, attention",
-        "layers 0-4 (and `shims.backends` for the `sdpa_kernel` switches)",
+        "layers 0-4",
     ),
 )
 TOP = 6
@@ -131,7 +131,6 @@ ALLOWED_UPWARD: dict[tuple[str, str], str] = {
         "nn",
         "_einops",
     ): "the einops layers (nn.Rearrange ...) share the einops backend's registration",
-    ("nn", "shims.backends"): "nn.attention.sdpa_kernel sets torch's SDPA switches (as torch's)",
     ("_tensor", "torch_surface"): "Tensor.type / is_contiguous / cpu read torch's legacy types "
     "and layouts at call time",
     ("nn", "torch_surface"): "nn.functional.softmax / log_softmax take torch.nn.functional's "

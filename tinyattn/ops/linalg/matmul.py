@@ -11,12 +11,12 @@ import string
 import numpy as np
 
 from ... import _dtype as dt
-from ..._matmul import matmul as matmul_arrays
-from ..._matmul import matmul_sum_batch
 from ..._tensor import Tensor
 from ...autograd.function import Function
 from ...autograd.xp import numpy_xp
 from ...foundations.type_names import type_name
+from ...kernels.matmul import matmul as matmul_arrays
+from ...kernels.matmul import matmul_sum_batch
 from .._util import gradient_doc, normalize_dim
 
 __all__ = [
