@@ -87,9 +87,11 @@ from ._size import Size
 from ._tensor import Tensor
 from . import autograd
 from .torch_surface.legacy_types import *  # noqa: F403 (FloatTensor, LongTensor ...)
-from ._legacy import Variable as _Variable
+from .torch_surface.legacy_names import Variable as _Variable
 
-autograd.Variable = _Variable  # torch.autograd.Variable: kept for pre-0.4 tutorials (_legacy.py)
+autograd.Variable = (
+    _Variable  # torch.autograd.Variable: kept for pre-0.4 tutorials (torch_surface/legacy_names.py)
+)
 
 inf = _math.inf
 nan = _math.nan
@@ -465,7 +467,7 @@ from .ops.sorting import (
 )
 
 # -- queries, dtype promotion, printing ------------------------------------------------
-from ._meta import (
+from .torch_surface.queries import (
     can_cast,
     detach,
     finfo,
@@ -483,7 +485,8 @@ from ._meta import (
 from ._printing import set_printoptions
 
 # -- einops finds tinyattn tensors once einops is imported (costs nothing now) ---------
-from . import _einops, fft
+from . import fft
+from .shims import einops as _einops
 
 _einops.install()  # einops finds tinyattn tensors once einops is imported (costs nothing now)
 
@@ -567,7 +570,7 @@ _LAZY_NAMES = {  # name -> the module that defines it
     "save": "serialization",
     "compile": "shims.compile",
     "vmap": "func",
-    "range": "_legacy",  # deprecated torch.range (end inclusive); lazy, so builtin range stays
+    "range": "torch_surface.legacy_names",  # deprecated torch.range (end inclusive); lazy, so builtin range stays
     "autocast": "amp",
     "GradScaler": "amp",
     "get_autocast_dtype": "amp",

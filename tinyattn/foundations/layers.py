@@ -129,7 +129,7 @@ ALLOWED_UPWARD: dict[tuple[str, str], str] = {
     ("torch_surface.tensor_longtail", "tinyattn"): "Tensor.hardshrink / prelu: the functional form",
     (
         "nn",
-        "_einops",
+        "shims.einops",
     ): "the einops layers (nn.Rearrange ...) share the einops backend's registration",
     ("_tensor", "torch_surface"): "Tensor.type / is_contiguous / cpu read torch's legacy types "
     "and layouts at call time",
