@@ -27,8 +27,9 @@ TABLE: tuple[tuple[int, str, tuple[str, ...], str, str], ...] = (
             "shims.distributed",
             "torch_surface.out_table",
         ),  # fmt: skip
-        "dtypes and promotion, the CPU device, `Size`, the RNG, this table, the no-op "
-        "`distributed` shim, the names that take `out=` (data)",
+        "dtypes and promotion, the CPU device, `Size`, the RNG, this table, how messages name "
+        "a type, the malloc settings, the no-op `distributed` shim, the names that take `out=` "
+        "(data)",
         "NumPy",
     ),
     (
