@@ -1,4 +1,4 @@
-"""The layers of tinyattn/_layers.py (shown in docs/architecture.md) import only downwards.
+"""The layers of tinyattn/foundations/layers.py (shown in docs/architecture.md) import only downwards.
 
 Every ``import`` in ``tinyattn/`` (module level and inside functions) is resolved to
 the layer it names; a module may import its own layer and the ones below it. This
@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from tinyattn import _layers
+from tinyattn.foundations import layers as _layers
 
 PACKAGE = Path(__file__).resolve().parent.parent / "tinyattn"
 
-# The table lives in tinyattn/_layers.py (docs/architecture.md shows it).
+# The table lives in tinyattn/foundations/layers.py (docs/architecture.md shows it).
 LAYERS, TOP, ALLOWED_UPWARD, ALLOWED_FILES = (
     _layers.LAYERS,
     _layers.TOP,
@@ -98,11 +98,11 @@ def test_imports_point_down(path):
 
 
 def test_the_architecture_document_shows_the_table():
-    """docs/architecture.md holds the table of tinyattn/_layers.py, as it prints it."""
+    """docs/architecture.md holds the table of tinyattn/foundations/layers.py, as it prints it."""
     doc = (PACKAGE.parent / "docs" / "architecture.md").read_text()
     assert _layers.markdown_table() in doc, (
-        "docs/architecture.md's layer table differs from tinyattn/_layers.py: "
-        "paste the output of python -m tinyattn._layers"
+        "docs/architecture.md's layer table differs from tinyattn/foundations/layers.py: "
+        "paste the output of python -m tinyattn.foundations.layers"
     )
 
 

@@ -291,15 +291,13 @@ def test_the_cycle_scan_finds_a_cycle():
     assert cycles({"a": {"b"}, "b": set()}) == []
 
 
-# The folder cycles of today, to be removed by ``core/`` (the tensor, the engine and the
-# primitive ops in one folder that imports nothing outside itself) and by ``io/`` (the
-# checkpoint readers and writers in one folder). A cycle that grows or a new one fails.
+# The folder cycle of today, to be removed by ``core/`` (the tensor, the engine and the
+# primitive ops in one folder that imports nothing outside itself). A cycle that grows or a
+# new one fails.
 KNOWN_FOLDER_CYCLES = [
-    frozenset({"_einops", "_tensor", "_tensor_meta", "_tensor_methods_binary",
-               "_tensor_methods_elementwise", "_tensor_methods_math", "_tensor_methods_select",
-               "_tensor_methods_shape", "autograd", "kernels", "linalg", "nn", "ops", "shims",
-               "torch_surface"}),
-    frozenset({"_checkpoint_build", "_checkpoint_reader"}),
+    frozenset({"_tensor", "_tensor_meta", "_tensor_methods_binary", "_tensor_methods_elementwise",
+               "_tensor_methods_math", "_tensor_methods_select", "_tensor_methods_shape",
+               "autograd", "linalg", "nn", "ops", "shims", "torch_surface"}),
 ]  # fmt: skip
 
 

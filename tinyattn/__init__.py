@@ -29,8 +29,8 @@ _os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "20")
 _os.environ.setdefault("GOMP_SPINCOUNT", "10000")
 
 # glibc: freed arrays stay in the heap for the next step instead of coming back as fresh
-# pages (a page fault each); see _malloc.py. TINYATTN_MALLOC=default turns it off.
-from . import _malloc
+# pages (a page fault each); see foundations/malloc.py. TINYATTN_MALLOC=default turns it off.
+from .foundations import malloc as _malloc
 
 _malloc.tune()
 
@@ -43,41 +43,18 @@ _shims.install()
 
 import math as _math
 
+# The names below are an index of the public API, grouped by concept: one import per module,
+# one binding per name (tests/test_layout_rules.py checks it).
+# fmt: off
+# -- dtypes, version, grad modes, softmax -------------------------------------------------
 from .core import _dtype
 from .core._dtype import (
-    bool_ as bool,
+    bfloat16, cdouble, cfloat, complex128, complex64, double, dtype, float16, float32, float64,
+    get_default_dtype, half, int16, int32, int64, int8, long, set_default_dtype, short, uint8,
+    bool_ as bool, float_ as float, int_ as int
 )
-from .core._dtype import (
-    bfloat16,
-    cdouble,
-    cfloat,
-    complex64,
-    complex128,
-    double,
-    dtype,
-    float16,
-    float32,
-    float64,
-    get_default_dtype,
-    half,
-    int8,
-    int16,
-    int32,
-    int64,
-    long,
-    set_default_dtype,
-    short,
-    uint8,
-)
-from .core._dtype import float_ as float
-from .core._dtype import int_ as int
 from ._version import __version__
-from .autograd.grad_mode import (
-    enable_grad,
-    is_grad_enabled,
-    no_grad,
-    set_grad_enabled,
-)
+from .autograd.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .ops.reduce.softmax import log_softmax, softmax
 
 # -- the tensor, device, size, random state; legacy constructors -----------------------
@@ -87,9 +64,10 @@ from ._size import Size
 from ._tensor import Tensor
 from . import autograd
 from .torch_surface.legacy_types import *  # noqa: F403 (FloatTensor, LongTensor ...)
-from ._legacy import Variable as _Variable
+from .torch_surface.legacy_names import Variable as _Variable
 
-autograd.Variable = _Variable  # torch.autograd.Variable: kept for pre-0.4 tutorials (_legacy.py)
+# torch.autograd.Variable, for pre-0.4 tutorials (torch_surface/legacy_names.py)
+autograd.Variable = _Variable
 
 inf = _math.inf
 nan = _math.nan
@@ -112,336 +90,98 @@ def is_floating_point(input: Tensor) -> bool:
 
 # -- creation: factories, samplers, signal windows -------------------------------------
 from .ops.creation.factories import (
-    arange,
-    as_tensor,
-    bernoulli,
-    empty,
-    empty_like,
-    eye,
-    from_numpy,
-    full,
-    full_like,
-    linspace,
-    multinomial,
-    normal,
-    ones,
-    ones_like,
-    rand,
-    rand_like,
-    randint,
-    randn,
-    randn_like,
-    randperm,
-    tensor,
-    zeros,
-    zeros_like,
+    arange, as_tensor, bernoulli, empty, empty_like, eye, from_numpy, full, full_like, linspace,
+    multinomial, normal, ones, ones_like, rand, rand_like, randint, randn, randn_like, randperm,
+    tensor, zeros, zeros_like
 )
-from .ops.creation.from_buffers import asarray, binomial, empty_strided, frombuffer, poisson
-from .ops.creation.from_buffers import randint_like, scalar_tensor
-from .ops.windows import bartlett_window, blackman_window, hamming_window, hann_window
-from .ops.windows import kaiser_window, logspace, vander
+from .ops.creation.from_buffers import (
+    asarray, binomial, empty_strided, frombuffer, poisson, randint_like, scalar_tensor
+)
+from .ops.windows import (
+    bartlett_window, blackman_window, hamming_window, hann_window, kaiser_window, logspace, vander
+)
 
 # -- elementwise: arithmetic, unary, comparisons, trigonometry, integer and special functions ---
 from .ops.elementwise.arithmetic import (
-    add,
-    div,
-    divide,
-    floor_divide,
-    maximum,
-    minimum,
-    mul,
-    multiply,
-    pow,
-    remainder,
-    sub,
-    subtract,
-    true_divide,
-    where,
+    add, div, divide, floor_divide, maximum, minimum, mul, multiply, pow, remainder, sub, subtract,
+    true_divide, where
 )
 from .ops.elementwise.unary import (
-    abs,
-    absolute,
-    ceil,
-    clamp,
-    clip,
-    clone,
-    cos,
-    erf,
-    exp,
-    expm1,
-    floor,
-    log,
-    log1p,
-    log2,
-    neg,
-    negative,
-    reciprocal,
-    relu,
-    round,
-    rsqrt,
-    sigmoid,
-    sign,
-    sin,
-    sqrt,
-    square,
-    tanh,
+    abs, absolute, ceil, clamp, clip, clone, cos, erf, exp, expm1, floor, lerp, log, log1p, log2,
+    neg, negative, reciprocal, relu, round, rsqrt, sigmoid, sign, sin, sqrt, square, tanh
 )
-from .ops.elementwise.unary import lerp
 from .ops.elementwise.compare import (
-    allclose,
-    bitwise_and,
-    bitwise_not,
-    bitwise_or,
-    bitwise_xor,
-    eq,
-    equal,
-    ge,
-    greater,
-    greater_equal,
-    gt,
-    isclose,
-    isfinite,
-    isinf,
-    isnan,
-    le,
-    less,
-    less_equal,
-    logical_and,
-    logical_not,
-    logical_or,
-    logical_xor,
-    lt,
-    ne,
-    not_equal,
+    allclose, bitwise_and, bitwise_left_shift, bitwise_not, bitwise_or, bitwise_right_shift,
+    bitwise_xor, eq, equal, ge, greater, greater_equal, gt, isclose, isfinite, isinf, isnan, le,
+    less, less_equal, logical_and, logical_not, logical_or, logical_xor, lt, ne, not_equal
 )
-from .ops.elementwise.compare import bitwise_left_shift, bitwise_right_shift
 from .ops.elementwise.trig import (
-    acos,
-    acosh,
-    arccos,
-    arccosh,
-    arcsin,
-    arcsinh,
-    arctan,
-    arctanh,
-    asin,
-    asinh,
-    atan,
-    atanh,
-    cosh,
-    deg2rad,
-    rad2deg,
-    sinc,
-    sinh,
-    tan,
+    acos, acosh, arccos, arccosh, arcsin, arcsinh, arctan, arctanh, asin, asinh, atan, atanh, cosh,
+    deg2rad, rad2deg, sinc, sinh, tan
 )
 from .ops.elementwise.binary import (
-    addcdiv,
-    addcmul,
-    arctan2,
-    atan2,
-    copysign,
-    float_power,
-    fmax,
-    fmin,
-    fmod,
-    heaviside,
-    hypot,
-    logaddexp,
-    logaddexp2,
-    xlogy,
+    addcdiv, addcmul, arctan2, atan2, copysign, float_power, fmax, fmin, fmod, heaviside, hypot,
+    logaddexp, logaddexp2, xlogy
 )
 from .ops.elementwise.unary_inplace import (
-    clamp_max,
-    clamp_min,
-    exp2,
-    fix,
-    frac,
-    log10,
-    logit,
-    nan_to_num,
-    positive,
-    sgn,
-    signbit,
-    trunc,
+    clamp_max, clamp_min, exp2, fix, frac, log10, logit, nan_to_num, positive, sgn, signbit, trunc
 )
 from .ops.elementwise.integer_math import (
-    angle,
-    conj,
-    conj_physical,
-    frexp,
-    gcd,
-    gcd_,
-    is_conj,
-    is_neg,
+    angle, conj, conj_physical, frexp, gcd, gcd_, is_conj, is_neg, isneginf, isposinf, isreal, lcm,
+    lcm_, ldexp, ldexp_, nextafter, resolve_conj, resolve_neg, rsub
 )
-from .ops.elementwise.integer_math import (
-    isneginf,
-    isposinf,
-    isreal,
-    lcm,
-    lcm_,
-    ldexp,
-    ldexp_,
-    nextafter,
-)
-from .ops.elementwise.integer_math import resolve_conj, resolve_neg, rsub
 from .ops.special.functions import digamma, erfc, erfinv, i0, lgamma, mvlgamma, polygamma
 from .ops.special.igamma import igamma, igammac
 
 # -- reductions, scans, statistics, numerical integration ------------------------------
 from .ops.reduce.reduction import (
-    all,
-    amax,
-    amin,
-    any,
-    argmax,
-    argmin,
-    count_nonzero,
-    cumsum,
-    logsumexp,
-    max,
-    mean,
-    min,
-    prod,
-    std,
-    std_mean,
-    sum,
-    var,
-    var_mean,
+    all, amax, amin, any, argmax, argmin, count_nonzero, cumsum, logsumexp, max, mean, min, prod,
+    std, std_mean, sum, var, var_mean
 )
 from .ops.reduce.cumulative import cummax, cummin, cumprod
 from .ops.reduce.stats import (
-    aminmax,
-    cumulative_trapezoid,
-    histc,
-    isin,
-    logcumsumexp,
-    nanmean,
-    nanquantile,
-    nansum,
-    quantile,
-    trapezoid,
-    unravel_index,
+    aminmax, cumulative_trapezoid, histc, isin, logcumsumexp, nanmean, nanquantile, nansum,
+    quantile, trapezoid, unravel_index
 )
 from .ops.reduce.numeric import gradient, histogram, histogramdd, trapz
 
 # -- shape: views, rearrangements, joins and splits, strides ---------------------------
 from .ops.shape.rearrange import (
-    cat,
-    concat,
-    concatenate,
-    diagonal,
-    flip,
-    repeat_interleave,
-    roll,
-    stack,
-    tril,
-    triu,
+    cat, concat, concatenate, diag, diag_embed, diagonal, diff, flip, meshgrid, repeat_interleave,
+    roll, stack, tril, tril_indices, triu, triu_indices
 )
-from .ops.shape.rearrange import diag, diag_embed, diff, tril_indices, triu_indices
-from .ops.shape.rearrange import meshgrid
 from .ops.shape.views import (
-    chunk,
-    flatten,
-    movedim,
-    narrow,
-    permute,
-    reshape,
-    select,
-    split,
-    squeeze,
-    swapaxes,
-    t,
-    transpose,
-    unbind,
-    unflatten,
-    unsqueeze,
+    chunk, flatten, movedim, narrow, permute, reshape, select, split, squeeze, swapaxes, t,
+    transpose, unbind, unflatten, unsqueeze
 )
 from .ops.shape.composites import (
-    atleast_1d,
-    atleast_2d,
-    atleast_3d,
-    broadcast_shapes,
-    broadcast_tensors,
-    broadcast_to,
-    column_stack,
-    dsplit,
-    dstack,
-    fliplr,
-    flipud,
-    hsplit,
-    hstack,
-    moveaxis,
-    ravel,
-    rot90,
-    row_stack,
-    split_with_sizes,
-    swapdims,
-    take,
-    take_along_dim,
-    tensor_split,
-    tile,
-    vsplit,
-    vstack,
+    atleast_1d, atleast_2d, atleast_3d, broadcast_shapes, broadcast_tensors, broadcast_to,
+    column_stack, dsplit, dstack, fliplr, flipud, hsplit, hstack, moveaxis, ravel, rot90,
+    row_stack, split_with_sizes, swapdims, take, take_along_dim, tensor_split, tile, vsplit, vstack
 )
 from .ops.shape.strided import as_strided
 
 # -- indexing: gather, scatter, masked and index writes --------------------------------
 from .ops.index.indexing import (
-    argwhere,
-    gather,
-    index_fill,
-    index_select,
-    masked_fill,
-    masked_select,
-    nonzero,
-    scatter,
-    scatter_add,
+    argwhere, gather, index_add, index_fill, index_select, masked_fill, masked_select, nonzero,
+    scatter, scatter_add
 )
-from .ops.index.indexing import index_add
 from .ops.index.scatter import (
-    diagonal_scatter,
-    index_copy,
-    index_put,
-    masked_scatter,
-    scatter_reduce,
-    select_scatter,
-    slice_scatter,
+    diagonal_scatter, index_copy, index_put, masked_scatter, scatter_reduce, select_scatter,
+    slice_scatter
 )
 from .ops.index.writes import index_reduce, put
 
 # -- linear algebra: products, matrix functions, decompositions ------------------------
-from .ops.linalg.matmul import bmm, dot, einsum, inner, matmul, mm, outer
-from .ops.linalg.matmul import addbmm, addmm, baddbmm, cross
+from .ops.linalg.matmul import (
+    addbmm, addmm, baddbmm, bmm, cross, dot, einsum, inner, matmul, mm, outer
+)
 from .ops.linalg.products import (
-    block_diag,
-    cartesian_prod,
-    cdist,
-    chain_matmul,
-    combinations,
-    corrcoef,
-    cov,
-    diagflat,
-    dist,
-    ger,
-    kron,
-    matrix_power,
-    mv,
-    tensordot,
-    trace,
-    vdot,
+    block_diag, cartesian_prod, cdist, chain_matmul, combinations, corrcoef, cov, diagflat, dist,
+    ger, kron, matrix_power, mv, tensordot, trace, vdot
 )
 from .ops.linalg.matrix_methods import (
-    cholesky,
-    det,
-    inverse,
-    logdet,
-    matrix_exp,
-    pinverse,
-    qr,
-    slogdet,
-    svd,
+    cholesky, det, inverse, logdet, matrix_exp, pinverse, qr, slogdet, svd
 )
 from .ops.linalg.helpers import addmv, addmv_, addr, renorm
 from .ops.linalg.legacy import *  # noqa: F403
@@ -449,43 +189,22 @@ from .ops.linalg.lu import lu, lu_solve, lu_unpack
 
 # -- sorting and selection -------------------------------------------------------------
 from .ops.sorting import (
-    argsort,
-    bincount,
-    bucketize,
-    kthvalue,
-    median,
-    mode,
-    msort,
-    nanmedian,
-    searchsorted,
-    sort,
-    topk,
-    unique,
-    unique_consecutive,
+    argsort, bincount, bucketize, kthvalue, median, mode, msort, nanmedian, searchsorted, sort,
+    topk, unique, unique_consecutive
 )
 
 # -- queries, dtype promotion, printing ------------------------------------------------
-from ._meta import (
-    can_cast,
-    detach,
-    finfo,
-    get_default_device,
-    get_num_threads,
-    iinfo,
-    is_nonzero,
-    is_same_size,
-    is_signed,
-    promote_types,
-    result_type,
-    set_default_device,
-    set_num_threads,
+from .torch_surface.queries import (
+    can_cast, detach, finfo, get_default_device, get_num_threads, iinfo, is_nonzero, is_same_size,
+    is_signed, promote_types, result_type, set_default_device, set_num_threads
 )
 from ._printing import set_printoptions
 
-# -- einops finds tinyattn tensors once einops is imported (costs nothing now) ---------
-from . import _einops, fft
+# -- torch.fft; einops finds tinyattn tensors once einops is imported (costs nothing now) ----
+from . import fft
+from .shims import einops as _einops
 
-_einops.install()  # einops finds tinyattn tensors once einops is imported (costs nothing now)
+_einops.install()
 
 # -- torch's top-level forms of functional ops, in-place forms, *_copy, native_*, dlpack ---
 # (each module lists its names in ``__all__``; see tinyattn/torch_surface/)
@@ -532,12 +251,13 @@ from .torch_surface.out import install as _install_out
 _factory_options.install(globals(), Tensor)  # layout=, pin_memory= ... (before out=)
 _install_out(globals())
 
+# fmt: on
+
 # -- lazy imports: subpackages and names loaded on first access (PEP 562) ------------------
 # ``import tinyattn`` loads the tensor, autograd and ops only; ``tinyattn.nn``,
 # ``tinyattn.optim``, ``tinyattn.save`` ... import their module the first time they are
-# used (then they are ordinary attributes). ``import tinyattn`` went from 207 to 133 ms of
-# CPU (286 -> 197 ms wall, median of 7 fresh processes on a loaded 2-core machine;
-# benchmarks/cold_start.py). numba is never imported here (kernels import it on first use).
+# used (then they are ordinary attributes); numba is never imported here (kernels import it
+# on first use). benchmarks/cold_start.py measures ``import tinyattn``.
 _LAZY_SUBMODULES = frozenset(
     {
         "accelerator",
@@ -569,7 +289,7 @@ _LAZY_NAMES = {  # name -> the module that defines it
     "save": "serialization",
     "compile": "shims.compile",
     "vmap": "func",
-    "range": "_legacy",  # deprecated torch.range (end inclusive); lazy, so builtin range stays
+    "range": "torch_surface.legacy_names",  # torch.range, deprecated; lazy: builtin range stays
     "autocast": "amp",
     "GradScaler": "amp",
     "get_autocast_dtype": "amp",

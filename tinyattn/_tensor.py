@@ -312,7 +312,7 @@ class Tensor(
                 check_device(a)
         if target is None:
             return self.clone() if copy else self
-        return ops.unary.cast(self, dt.to_dtype(target), copy=copy)
+        return ops.elementwise.unary.cast(self, dt.to_dtype(target), copy=copy)
 
     def cpu(self, memory_format=None) -> Tensor:
         """This tensor (tinyattn tensors always live on the CPU)."""
@@ -386,7 +386,7 @@ class Tensor(
     def __iter__(self):
         if self._data.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
-        return iter(ops.views.unbind(self, 0))
+        return iter(ops.shape.views.unbind(self, 0))
 
     def __bool__(self) -> builtins.bool:
         if self._data.size != 1:
@@ -471,62 +471,62 @@ class Tensor(
         self._version.value += 1
 
     def __setitem__(self, index, value) -> None:
-        ops.indexing.setitem(self, index, value)
+        ops.index.indexing.setitem(self, index, value)
 
     def __getitem__(self, index) -> Tensor:
-        return ops.indexing.getitem(self, index)
+        return ops.index.indexing.getitem(self, index)
 
     # -- operators ------------------------------------------------------------------------
     def __add__(self, other):
-        return ops.arithmetic.add(self, other)
+        return ops.elementwise.arithmetic.add(self, other)
 
     def __radd__(self, other):
-        return ops.arithmetic.add(other, self)
+        return ops.elementwise.arithmetic.add(other, self)
 
     def __iadd__(self, other):
         return self.add_(other)
 
     def __sub__(self, other):
-        return ops.arithmetic.sub(self, other)
+        return ops.elementwise.arithmetic.sub(self, other)
 
     def __rsub__(self, other):
-        return ops.arithmetic.sub(other, self)
+        return ops.elementwise.arithmetic.sub(other, self)
 
     def __isub__(self, other):
         return self.sub_(other)
 
     def __mul__(self, other):
-        return ops.arithmetic.mul(self, other)
+        return ops.elementwise.arithmetic.mul(self, other)
 
     def __rmul__(self, other):
-        return ops.arithmetic.mul(other, self)
+        return ops.elementwise.arithmetic.mul(other, self)
 
     def __imul__(self, other):
         return self.mul_(other)
 
     def __truediv__(self, other):
-        return ops.arithmetic.div(self, other)
+        return ops.elementwise.arithmetic.div(self, other)
 
     def __rtruediv__(self, other):
-        return ops.arithmetic.div(other, self)
+        return ops.elementwise.arithmetic.div(other, self)
 
     def __itruediv__(self, other):
         return self.div_(other)
 
     def __floordiv__(self, other):
-        return ops.arithmetic.floor_divide(self, other)
+        return ops.elementwise.arithmetic.floor_divide(self, other)
 
     def __rfloordiv__(self, other):
-        return ops.arithmetic.floor_divide(other, self)
+        return ops.elementwise.arithmetic.floor_divide(other, self)
 
     def __mod__(self, other):
-        return ops.arithmetic.remainder(self, other)
+        return ops.elementwise.arithmetic.remainder(self, other)
 
     def __pow__(self, other):
-        return ops.arithmetic.pow(self, other)
+        return ops.elementwise.arithmetic.pow(self, other)
 
     def __rpow__(self, other):
-        return ops.arithmetic.pow(other, self)
+        return ops.elementwise.arithmetic.pow(other, self)
 
     def __matmul__(self, other):
         return ops.linalg.matmul.matmul(self, other)
@@ -535,61 +535,61 @@ class Tensor(
         return ops.linalg.matmul.matmul(other, self)
 
     def __neg__(self):
-        return ops.unary.neg(self)
+        return ops.elementwise.unary.neg(self)
 
     def __pos__(self):
         return self
 
     def __abs__(self):
-        return ops.unary.abs(self)
+        return ops.elementwise.unary.abs(self)
 
     def __eq__(self, other):  # type: ignore[override]
         if not isinstance(other, _COMPARABLE):
             return NotImplemented  # as torch: Python then compares identities (t == None: False)
-        return ops.compare.eq(self, other)
+        return ops.elementwise.compare.eq(self, other)
 
     def __ne__(self, other):  # type: ignore[override]
         if not isinstance(other, _COMPARABLE):
             return NotImplemented  # (t != None: True)
-        return ops.compare.ne(self, other)
+        return ops.elementwise.compare.ne(self, other)
 
     def __lt__(self, other):
-        return ops.compare.lt(self, other)
+        return ops.elementwise.compare.lt(self, other)
 
     def __le__(self, other):
-        return ops.compare.le(self, other)
+        return ops.elementwise.compare.le(self, other)
 
     def __gt__(self, other):
-        return ops.compare.gt(self, other)
+        return ops.elementwise.compare.gt(self, other)
 
     def __ge__(self, other):
-        return ops.compare.ge(self, other)
+        return ops.elementwise.compare.ge(self, other)
 
     def __invert__(self):
-        return ops.compare.logical_not_or_invert(self)
+        return ops.elementwise.compare.logical_not_or_invert(self)
 
     def __and__(self, other):
-        return ops.compare.bitwise_and(self, other)
+        return ops.elementwise.compare.bitwise_and(self, other)
 
     __rand__ = __and__
 
     def __or__(self, other):
-        return ops.compare.bitwise_or(self, other)
+        return ops.elementwise.compare.bitwise_or(self, other)
 
     __ror__ = __or__
 
     def __xor__(self, other):
-        return ops.compare.bitwise_xor(self, other)
+        return ops.elementwise.compare.bitwise_xor(self, other)
 
     __rxor__ = __xor__
 
     @property
     def T(self) -> Tensor:
-        return ops.views.permute(self, *range(self.ndim - 1, -1, -1))
+        return ops.shape.views.permute(self, *range(self.ndim - 1, -1, -1))
 
     @property
     def mT(self) -> Tensor:
-        return ops.views.transpose(self, -2, -1)
+        return ops.shape.views.transpose(self, -2, -1)
 
 
 # Imported last: the op modules import Tensor from this module.

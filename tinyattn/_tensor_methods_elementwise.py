@@ -26,298 +26,302 @@ class TensorElementwiseMethods:
 
     def tan(self) -> Tensor:
         """See :func:`tinyattn.tan`."""
-        return tinyattn.ops.trig.tan(cast("Tensor", self))
+        return tinyattn.ops.elementwise.trig.tan(cast("Tensor", self))
 
     def asin(self) -> Tensor:
         """See :func:`tinyattn.asin`."""
-        return tinyattn.ops.trig.asin(cast("Tensor", self))
+        return tinyattn.ops.elementwise.trig.asin(cast("Tensor", self))
 
     def acos(self) -> Tensor:
         """See :func:`tinyattn.acos`."""
-        return tinyattn.ops.trig.acos(cast("Tensor", self))
+        return tinyattn.ops.elementwise.trig.acos(cast("Tensor", self))
 
     def atan(self) -> Tensor:
         """See :func:`tinyattn.atan`."""
-        return tinyattn.ops.trig.atan(cast("Tensor", self))
+        return tinyattn.ops.elementwise.trig.atan(cast("Tensor", self))
 
     def sinh(self) -> Tensor:
         """See :func:`tinyattn.sinh`."""
-        return tinyattn.ops.trig.sinh(cast("Tensor", self))
+        return tinyattn.ops.elementwise.trig.sinh(cast("Tensor", self))
 
     def cosh(self) -> Tensor:
         """See :func:`tinyattn.cosh`."""
-        return tinyattn.ops.trig.cosh(cast("Tensor", self))
+        return tinyattn.ops.elementwise.trig.cosh(cast("Tensor", self))
 
     def asinh(self) -> Tensor:
         """See :func:`tinyattn.asinh`."""
-        return tinyattn.ops.trig.asinh(cast("Tensor", self))
+        return tinyattn.ops.elementwise.trig.asinh(cast("Tensor", self))
 
     def acosh(self) -> Tensor:
         """See :func:`tinyattn.acosh`."""
-        return tinyattn.ops.trig.acosh(cast("Tensor", self))
+        return tinyattn.ops.elementwise.trig.acosh(cast("Tensor", self))
 
     def atanh(self) -> Tensor:
         """See :func:`tinyattn.atanh`."""
-        return tinyattn.ops.trig.atanh(cast("Tensor", self))
+        return tinyattn.ops.elementwise.trig.atanh(cast("Tensor", self))
 
     def arcsin(self) -> Tensor:
         """See :func:`tinyattn.arcsin`."""
-        return tinyattn.ops.trig.arcsin(cast("Tensor", self))
+        return tinyattn.ops.elementwise.trig.arcsin(cast("Tensor", self))
 
     def arccos(self) -> Tensor:
         """See :func:`tinyattn.arccos`."""
-        return tinyattn.ops.trig.arccos(cast("Tensor", self))
+        return tinyattn.ops.elementwise.trig.arccos(cast("Tensor", self))
 
     def arctan(self) -> Tensor:
         """See :func:`tinyattn.arctan`."""
-        return tinyattn.ops.trig.arctan(cast("Tensor", self))
+        return tinyattn.ops.elementwise.trig.arctan(cast("Tensor", self))
 
     def arcsinh(self) -> Tensor:
         """See :func:`tinyattn.arcsinh`."""
-        return tinyattn.ops.trig.arcsinh(cast("Tensor", self))
+        return tinyattn.ops.elementwise.trig.arcsinh(cast("Tensor", self))
 
     def arccosh(self) -> Tensor:
         """See :func:`tinyattn.arccosh`."""
-        return tinyattn.ops.trig.arccosh(cast("Tensor", self))
+        return tinyattn.ops.elementwise.trig.arccosh(cast("Tensor", self))
 
     def arctanh(self) -> Tensor:
         """See :func:`tinyattn.arctanh`."""
-        return tinyattn.ops.trig.arctanh(cast("Tensor", self))
+        return tinyattn.ops.elementwise.trig.arctanh(cast("Tensor", self))
 
     def deg2rad(self) -> Tensor:
         """See :func:`tinyattn.deg2rad`."""
-        return tinyattn.ops.trig.deg2rad(cast("Tensor", self))
+        return tinyattn.ops.elementwise.trig.deg2rad(cast("Tensor", self))
 
     def rad2deg(self) -> Tensor:
         """See :func:`tinyattn.rad2deg`."""
-        return tinyattn.ops.trig.rad2deg(cast("Tensor", self))
+        return tinyattn.ops.elementwise.trig.rad2deg(cast("Tensor", self))
 
     def sinc(self) -> Tensor:
         """See :func:`tinyattn.sinc`."""
-        return tinyattn.ops.trig.sinc(cast("Tensor", self))
+        return tinyattn.ops.elementwise.trig.sinc(cast("Tensor", self))
 
     def tan_(self) -> Tensor:
-        """See :func:`tinyattn.ops.trig.tan_`."""
-        return tinyattn.ops.trig.tan_(cast("Tensor", self))
+        """See :func:`tinyattn.ops.elementwise.trig.tan_`."""
+        return tinyattn.ops.elementwise.trig.tan_(cast("Tensor", self))
 
     def asin_(self) -> Tensor:
-        """See :func:`tinyattn.ops.trig.asin_`."""
-        return tinyattn.ops.trig.asin_(cast("Tensor", self))
+        """See :func:`tinyattn.ops.elementwise.trig.asin_`."""
+        return tinyattn.ops.elementwise.trig.asin_(cast("Tensor", self))
 
     def acos_(self) -> Tensor:
-        """See :func:`tinyattn.ops.trig.acos_`."""
-        return tinyattn.ops.trig.acos_(cast("Tensor", self))
+        """See :func:`tinyattn.ops.elementwise.trig.acos_`."""
+        return tinyattn.ops.elementwise.trig.acos_(cast("Tensor", self))
 
     def atan_(self) -> Tensor:
-        """See :func:`tinyattn.ops.trig.atan_`."""
-        return tinyattn.ops.trig.atan_(cast("Tensor", self))
+        """See :func:`tinyattn.ops.elementwise.trig.atan_`."""
+        return tinyattn.ops.elementwise.trig.atan_(cast("Tensor", self))
 
     def sinh_(self) -> Tensor:
-        """See :func:`tinyattn.ops.trig.sinh_`."""
-        return tinyattn.ops.trig.sinh_(cast("Tensor", self))
+        """See :func:`tinyattn.ops.elementwise.trig.sinh_`."""
+        return tinyattn.ops.elementwise.trig.sinh_(cast("Tensor", self))
 
     def cosh_(self) -> Tensor:
-        """See :func:`tinyattn.ops.trig.cosh_`."""
-        return tinyattn.ops.trig.cosh_(cast("Tensor", self))
+        """See :func:`tinyattn.ops.elementwise.trig.cosh_`."""
+        return tinyattn.ops.elementwise.trig.cosh_(cast("Tensor", self))
 
     def asinh_(self) -> Tensor:
-        """See :func:`tinyattn.ops.trig.asinh_`."""
-        return tinyattn.ops.trig.asinh_(cast("Tensor", self))
+        """See :func:`tinyattn.ops.elementwise.trig.asinh_`."""
+        return tinyattn.ops.elementwise.trig.asinh_(cast("Tensor", self))
 
     def acosh_(self) -> Tensor:
-        """See :func:`tinyattn.ops.trig.acosh_`."""
-        return tinyattn.ops.trig.acosh_(cast("Tensor", self))
+        """See :func:`tinyattn.ops.elementwise.trig.acosh_`."""
+        return tinyattn.ops.elementwise.trig.acosh_(cast("Tensor", self))
 
     def atanh_(self) -> Tensor:
-        """See :func:`tinyattn.ops.trig.atanh_`."""
-        return tinyattn.ops.trig.atanh_(cast("Tensor", self))
+        """See :func:`tinyattn.ops.elementwise.trig.atanh_`."""
+        return tinyattn.ops.elementwise.trig.atanh_(cast("Tensor", self))
 
     def arcsin_(self) -> Tensor:
-        """See :func:`tinyattn.ops.trig.arcsin_`."""
-        return tinyattn.ops.trig.arcsin_(cast("Tensor", self))
+        """See :func:`tinyattn.ops.elementwise.trig.arcsin_`."""
+        return tinyattn.ops.elementwise.trig.arcsin_(cast("Tensor", self))
 
     def arccos_(self) -> Tensor:
-        """See :func:`tinyattn.ops.trig.arccos_`."""
-        return tinyattn.ops.trig.arccos_(cast("Tensor", self))
+        """See :func:`tinyattn.ops.elementwise.trig.arccos_`."""
+        return tinyattn.ops.elementwise.trig.arccos_(cast("Tensor", self))
 
     def arctan_(self) -> Tensor:
-        """See :func:`tinyattn.ops.trig.arctan_`."""
-        return tinyattn.ops.trig.arctan_(cast("Tensor", self))
+        """See :func:`tinyattn.ops.elementwise.trig.arctan_`."""
+        return tinyattn.ops.elementwise.trig.arctan_(cast("Tensor", self))
 
     def arcsinh_(self) -> Tensor:
-        """See :func:`tinyattn.ops.trig.arcsinh_`."""
-        return tinyattn.ops.trig.arcsinh_(cast("Tensor", self))
+        """See :func:`tinyattn.ops.elementwise.trig.arcsinh_`."""
+        return tinyattn.ops.elementwise.trig.arcsinh_(cast("Tensor", self))
 
     def arccosh_(self) -> Tensor:
-        """See :func:`tinyattn.ops.trig.arccosh_`."""
-        return tinyattn.ops.trig.arccosh_(cast("Tensor", self))
+        """See :func:`tinyattn.ops.elementwise.trig.arccosh_`."""
+        return tinyattn.ops.elementwise.trig.arccosh_(cast("Tensor", self))
 
     def arctanh_(self) -> Tensor:
-        """See :func:`tinyattn.ops.trig.arctanh_`."""
-        return tinyattn.ops.trig.arctanh_(cast("Tensor", self))
+        """See :func:`tinyattn.ops.elementwise.trig.arctanh_`."""
+        return tinyattn.ops.elementwise.trig.arctanh_(cast("Tensor", self))
 
     def deg2rad_(self) -> Tensor:
-        """See :func:`tinyattn.ops.trig.deg2rad_`."""
-        return tinyattn.ops.trig.deg2rad_(cast("Tensor", self))
+        """See :func:`tinyattn.ops.elementwise.trig.deg2rad_`."""
+        return tinyattn.ops.elementwise.trig.deg2rad_(cast("Tensor", self))
 
     def rad2deg_(self) -> Tensor:
-        """See :func:`tinyattn.ops.trig.rad2deg_`."""
-        return tinyattn.ops.trig.rad2deg_(cast("Tensor", self))
+        """See :func:`tinyattn.ops.elementwise.trig.rad2deg_`."""
+        return tinyattn.ops.elementwise.trig.rad2deg_(cast("Tensor", self))
 
     def sinc_(self) -> Tensor:
-        """See :func:`tinyattn.ops.trig.sinc_`."""
-        return tinyattn.ops.trig.sinc_(cast("Tensor", self))
+        """See :func:`tinyattn.ops.elementwise.trig.sinc_`."""
+        return tinyattn.ops.elementwise.trig.sinc_(cast("Tensor", self))
 
     # -- unary_inplace --------------------------------------------------------------------------
 
     def log10(self) -> Tensor:
         """See :func:`tinyattn.log10`."""
-        return tinyattn.ops.unary_inplace.log10(cast("Tensor", self))
+        return tinyattn.ops.elementwise.unary_inplace.log10(cast("Tensor", self))
 
     def exp2(self) -> Tensor:
         """See :func:`tinyattn.exp2`."""
-        return tinyattn.ops.unary_inplace.exp2(cast("Tensor", self))
+        return tinyattn.ops.elementwise.unary_inplace.exp2(cast("Tensor", self))
 
     def trunc(self) -> Tensor:
         """See :func:`tinyattn.trunc`."""
-        return tinyattn.ops.unary_inplace.trunc(cast("Tensor", self))
+        return tinyattn.ops.elementwise.unary_inplace.trunc(cast("Tensor", self))
 
     def fix(self) -> Tensor:
         """See :func:`tinyattn.fix`."""
-        return tinyattn.ops.unary_inplace.fix(cast("Tensor", self))
+        return tinyattn.ops.elementwise.unary_inplace.fix(cast("Tensor", self))
 
     def frac(self) -> Tensor:
         """See :func:`tinyattn.frac`."""
-        return tinyattn.ops.unary_inplace.frac(cast("Tensor", self))
+        return tinyattn.ops.elementwise.unary_inplace.frac(cast("Tensor", self))
 
     def sgn(self) -> Tensor:
         """See :func:`tinyattn.sgn`."""
-        return tinyattn.ops.unary_inplace.sgn(cast("Tensor", self))
+        return tinyattn.ops.elementwise.unary_inplace.sgn(cast("Tensor", self))
 
     def signbit(self) -> Tensor:
         """See :func:`tinyattn.signbit`."""
-        return tinyattn.ops.unary_inplace.signbit(cast("Tensor", self))
+        return tinyattn.ops.elementwise.unary_inplace.signbit(cast("Tensor", self))
 
     def logit(self, eps: float | None = None) -> Tensor:
         """See :func:`tinyattn.logit`."""
-        return tinyattn.ops.unary_inplace.logit(cast("Tensor", self), eps)
+        return tinyattn.ops.elementwise.unary_inplace.logit(cast("Tensor", self), eps)
 
     def nan_to_num(self, nan: float = 0.0, posinf=None, neginf=None) -> Tensor:
         """See :func:`tinyattn.nan_to_num`."""
-        return tinyattn.ops.unary_inplace.nan_to_num(cast("Tensor", self), nan, posinf, neginf)
+        return tinyattn.ops.elementwise.unary_inplace.nan_to_num(
+            cast("Tensor", self), nan, posinf, neginf
+        )
 
     def positive(self) -> Tensor:
         """See :func:`tinyattn.positive`."""
-        return tinyattn.ops.unary_inplace.positive(cast("Tensor", self))
+        return tinyattn.ops.elementwise.unary_inplace.positive(cast("Tensor", self))
 
     def clamp_min(self, min) -> Tensor:
         """See :func:`tinyattn.clamp_min`."""
-        return tinyattn.ops.unary_inplace.clamp_min(cast("Tensor", self), min)
+        return tinyattn.ops.elementwise.unary_inplace.clamp_min(cast("Tensor", self), min)
 
     def clamp_max(self, max) -> Tensor:
         """See :func:`tinyattn.clamp_max`."""
-        return tinyattn.ops.unary_inplace.clamp_max(cast("Tensor", self), max)
+        return tinyattn.ops.elementwise.unary_inplace.clamp_max(cast("Tensor", self), max)
 
     def nan_to_num_(self, nan: float = 0.0, posinf=None, neginf=None) -> Tensor:
-        """See :func:`tinyattn.ops.unary_inplace.nan_to_num_`."""
-        return tinyattn.ops.unary_inplace.nan_to_num_(cast("Tensor", self), nan, posinf, neginf)
+        """See :func:`tinyattn.ops.elementwise.unary_inplace.nan_to_num_`."""
+        return tinyattn.ops.elementwise.unary_inplace.nan_to_num_(
+            cast("Tensor", self), nan, posinf, neginf
+        )
 
     def clamp_min_(self, min) -> Tensor:
-        """See :func:`tinyattn.ops.unary_inplace.clamp_min_`."""
-        return tinyattn.ops.unary_inplace.clamp_min_(cast("Tensor", self), min)
+        """See :func:`tinyattn.ops.elementwise.unary_inplace.clamp_min_`."""
+        return tinyattn.ops.elementwise.unary_inplace.clamp_min_(cast("Tensor", self), min)
 
     def clamp_max_(self, max) -> Tensor:
-        """See :func:`tinyattn.ops.unary_inplace.clamp_max_`."""
-        return tinyattn.ops.unary_inplace.clamp_max_(cast("Tensor", self), max)
+        """See :func:`tinyattn.ops.elementwise.unary_inplace.clamp_max_`."""
+        return tinyattn.ops.elementwise.unary_inplace.clamp_max_(cast("Tensor", self), max)
 
     def trunc_(self) -> Tensor:
-        """See :func:`tinyattn.ops.unary_inplace.trunc_`."""
-        return tinyattn.ops.unary_inplace.trunc_(cast("Tensor", self))
+        """See :func:`tinyattn.ops.elementwise.unary_inplace.trunc_`."""
+        return tinyattn.ops.elementwise.unary_inplace.trunc_(cast("Tensor", self))
 
     def fix_(self) -> Tensor:
-        """See :func:`tinyattn.ops.unary_inplace.fix_`."""
-        return tinyattn.ops.unary_inplace.fix_(cast("Tensor", self))
+        """See :func:`tinyattn.ops.elementwise.unary_inplace.fix_`."""
+        return tinyattn.ops.elementwise.unary_inplace.fix_(cast("Tensor", self))
 
     def floor_(self) -> Tensor:
-        """See :func:`tinyattn.ops.unary_inplace.floor_`."""
-        return tinyattn.ops.unary_inplace.floor_(cast("Tensor", self))
+        """See :func:`tinyattn.ops.elementwise.unary_inplace.floor_`."""
+        return tinyattn.ops.elementwise.unary_inplace.floor_(cast("Tensor", self))
 
     def ceil_(self) -> Tensor:
-        """See :func:`tinyattn.ops.unary_inplace.ceil_`."""
-        return tinyattn.ops.unary_inplace.ceil_(cast("Tensor", self))
+        """See :func:`tinyattn.ops.elementwise.unary_inplace.ceil_`."""
+        return tinyattn.ops.elementwise.unary_inplace.ceil_(cast("Tensor", self))
 
     def round_(self, decimals: int = 0) -> Tensor:
-        """See :func:`tinyattn.ops.unary_inplace.round_`."""
-        return tinyattn.ops.unary_inplace.round_(cast("Tensor", self), decimals)
+        """See :func:`tinyattn.ops.elementwise.unary_inplace.round_`."""
+        return tinyattn.ops.elementwise.unary_inplace.round_(cast("Tensor", self), decimals)
 
     def sign_(self) -> Tensor:
-        """See :func:`tinyattn.ops.unary_inplace.sign_`."""
-        return tinyattn.ops.unary_inplace.sign_(cast("Tensor", self))
+        """See :func:`tinyattn.ops.elementwise.unary_inplace.sign_`."""
+        return tinyattn.ops.elementwise.unary_inplace.sign_(cast("Tensor", self))
 
     def sgn_(self) -> Tensor:
-        """See :func:`tinyattn.ops.unary_inplace.sgn_`."""
-        return tinyattn.ops.unary_inplace.sgn_(cast("Tensor", self))
+        """See :func:`tinyattn.ops.elementwise.unary_inplace.sgn_`."""
+        return tinyattn.ops.elementwise.unary_inplace.sgn_(cast("Tensor", self))
 
     def frac_(self) -> Tensor:
-        """See :func:`tinyattn.ops.unary_inplace.frac_`."""
-        return tinyattn.ops.unary_inplace.frac_(cast("Tensor", self))
+        """See :func:`tinyattn.ops.elementwise.unary_inplace.frac_`."""
+        return tinyattn.ops.elementwise.unary_inplace.frac_(cast("Tensor", self))
 
     def logit_(self, eps: float | None = None) -> Tensor:
-        """See :func:`tinyattn.ops.unary_inplace.logit_`."""
-        return tinyattn.ops.unary_inplace.logit_(cast("Tensor", self), eps)
+        """See :func:`tinyattn.ops.elementwise.unary_inplace.logit_`."""
+        return tinyattn.ops.elementwise.unary_inplace.logit_(cast("Tensor", self), eps)
 
     def sin_(self) -> Tensor:
-        """See :func:`tinyattn.ops.unary_inplace.sin_`."""
-        return tinyattn.ops.unary_inplace.sin_(cast("Tensor", self))
+        """See :func:`tinyattn.ops.elementwise.unary_inplace.sin_`."""
+        return tinyattn.ops.elementwise.unary_inplace.sin_(cast("Tensor", self))
 
     def cos_(self) -> Tensor:
-        """See :func:`tinyattn.ops.unary_inplace.cos_`."""
-        return tinyattn.ops.unary_inplace.cos_(cast("Tensor", self))
+        """See :func:`tinyattn.ops.elementwise.unary_inplace.cos_`."""
+        return tinyattn.ops.elementwise.unary_inplace.cos_(cast("Tensor", self))
 
     def log2_(self) -> Tensor:
-        """See :func:`tinyattn.ops.unary_inplace.log2_`."""
-        return tinyattn.ops.unary_inplace.log2_(cast("Tensor", self))
+        """See :func:`tinyattn.ops.elementwise.unary_inplace.log2_`."""
+        return tinyattn.ops.elementwise.unary_inplace.log2_(cast("Tensor", self))
 
     def log10_(self) -> Tensor:
-        """See :func:`tinyattn.ops.unary_inplace.log10_`."""
-        return tinyattn.ops.unary_inplace.log10_(cast("Tensor", self))
+        """See :func:`tinyattn.ops.elementwise.unary_inplace.log10_`."""
+        return tinyattn.ops.elementwise.unary_inplace.log10_(cast("Tensor", self))
 
     def log1p_(self) -> Tensor:
-        """See :func:`tinyattn.ops.unary_inplace.log1p_`."""
-        return tinyattn.ops.unary_inplace.log1p_(cast("Tensor", self))
+        """See :func:`tinyattn.ops.elementwise.unary_inplace.log1p_`."""
+        return tinyattn.ops.elementwise.unary_inplace.log1p_(cast("Tensor", self))
 
     def expm1_(self) -> Tensor:
-        """See :func:`tinyattn.ops.unary_inplace.expm1_`."""
-        return tinyattn.ops.unary_inplace.expm1_(cast("Tensor", self))
+        """See :func:`tinyattn.ops.elementwise.unary_inplace.expm1_`."""
+        return tinyattn.ops.elementwise.unary_inplace.expm1_(cast("Tensor", self))
 
     def exp2_(self) -> Tensor:
-        """See :func:`tinyattn.ops.unary_inplace.exp2_`."""
-        return tinyattn.ops.unary_inplace.exp2_(cast("Tensor", self))
+        """See :func:`tinyattn.ops.elementwise.unary_inplace.exp2_`."""
+        return tinyattn.ops.elementwise.unary_inplace.exp2_(cast("Tensor", self))
 
     def rsqrt_(self) -> Tensor:
-        """See :func:`tinyattn.ops.unary_inplace.rsqrt_`."""
-        return tinyattn.ops.unary_inplace.rsqrt_(cast("Tensor", self))
+        """See :func:`tinyattn.ops.elementwise.unary_inplace.rsqrt_`."""
+        return tinyattn.ops.elementwise.unary_inplace.rsqrt_(cast("Tensor", self))
 
     def reciprocal_(self) -> Tensor:
-        """See :func:`tinyattn.ops.unary_inplace.reciprocal_`."""
-        return tinyattn.ops.unary_inplace.reciprocal_(cast("Tensor", self))
+        """See :func:`tinyattn.ops.elementwise.unary_inplace.reciprocal_`."""
+        return tinyattn.ops.elementwise.unary_inplace.reciprocal_(cast("Tensor", self))
 
     def square_(self) -> Tensor:
-        """See :func:`tinyattn.ops.unary_inplace.square_`."""
-        return tinyattn.ops.unary_inplace.square_(cast("Tensor", self))
+        """See :func:`tinyattn.ops.elementwise.unary_inplace.square_`."""
+        return tinyattn.ops.elementwise.unary_inplace.square_(cast("Tensor", self))
 
     def erf_(self) -> Tensor:
-        """See :func:`tinyattn.ops.unary_inplace.erf_`."""
-        return tinyattn.ops.unary_inplace.erf_(cast("Tensor", self))
+        """See :func:`tinyattn.ops.elementwise.unary_inplace.erf_`."""
+        return tinyattn.ops.elementwise.unary_inplace.erf_(cast("Tensor", self))
 
     def negative_(self) -> Tensor:
-        """See :func:`tinyattn.ops.unary_inplace.negative_`."""
-        return tinyattn.ops.unary_inplace.negative_(cast("Tensor", self))
+        """See :func:`tinyattn.ops.elementwise.unary_inplace.negative_`."""
+        return tinyattn.ops.elementwise.unary_inplace.negative_(cast("Tensor", self))
 
     def negative(self) -> Tensor:
         """See :func:`tinyattn.negative`."""
-        return tinyattn.ops.unary_inplace.negative(cast("Tensor", self))
+        return tinyattn.ops.elementwise.unary_inplace.negative(cast("Tensor", self))
 
     def absolute(self) -> Tensor:
         """See :func:`tinyattn.absolute`."""
-        return tinyattn.ops.unary_inplace.absolute(cast("Tensor", self))
+        return tinyattn.ops.elementwise.unary_inplace.absolute(cast("Tensor", self))

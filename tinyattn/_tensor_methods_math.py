@@ -26,375 +26,383 @@ class TensorMathMethods:
 
     def add(self, other, *, alpha=1) -> Tensor:
         """See :func:`tinyattn.add`."""
-        return tinyattn.ops.arithmetic.add(cast("Tensor", self), other, alpha=alpha)
+        return tinyattn.ops.elementwise.arithmetic.add(cast("Tensor", self), other, alpha=alpha)
 
     def sub(self, other, *, alpha=1) -> Tensor:
         """See :func:`tinyattn.sub`."""
-        return tinyattn.ops.arithmetic.sub(cast("Tensor", self), other, alpha=alpha)
+        return tinyattn.ops.elementwise.arithmetic.sub(cast("Tensor", self), other, alpha=alpha)
 
     def mul(self, other) -> Tensor:
         """See :func:`tinyattn.mul`."""
-        return tinyattn.ops.arithmetic.mul(cast("Tensor", self), other)
+        return tinyattn.ops.elementwise.arithmetic.mul(cast("Tensor", self), other)
 
     def div(self, other, *, rounding_mode=None) -> Tensor:
         """See :func:`tinyattn.div`."""
-        return tinyattn.ops.arithmetic.div(cast("Tensor", self), other, rounding_mode=rounding_mode)
+        return tinyattn.ops.elementwise.arithmetic.div(
+            cast("Tensor", self), other, rounding_mode=rounding_mode
+        )
 
     def true_divide(self, other, *, rounding_mode=None) -> Tensor:
         """See :func:`tinyattn.true_divide`."""
-        return tinyattn.ops.arithmetic.true_divide(
+        return tinyattn.ops.elementwise.arithmetic.true_divide(
             cast("Tensor", self), other, rounding_mode=rounding_mode
         )
 
     def floor_divide(self, other) -> Tensor:
         """See :func:`tinyattn.floor_divide`."""
-        return tinyattn.ops.arithmetic.floor_divide(cast("Tensor", self), other)
+        return tinyattn.ops.elementwise.arithmetic.floor_divide(cast("Tensor", self), other)
 
     def remainder(self, other) -> Tensor:
         """See :func:`tinyattn.remainder`."""
-        return tinyattn.ops.arithmetic.remainder(cast("Tensor", self), other)
+        return tinyattn.ops.elementwise.arithmetic.remainder(cast("Tensor", self), other)
 
     def pow(self, exponent) -> Tensor:
         """See :func:`tinyattn.pow`."""
-        return tinyattn.ops.arithmetic.pow(cast("Tensor", self), exponent)
+        return tinyattn.ops.elementwise.arithmetic.pow(cast("Tensor", self), exponent)
 
     def maximum(self, other: Tensor) -> Tensor:
         """See :func:`tinyattn.maximum`."""
-        return tinyattn.ops.arithmetic.maximum(cast("Tensor", self), other)
+        return tinyattn.ops.elementwise.arithmetic.maximum(cast("Tensor", self), other)
 
     def minimum(self, other: Tensor) -> Tensor:
         """See :func:`tinyattn.minimum`."""
-        return tinyattn.ops.arithmetic.minimum(cast("Tensor", self), other)
+        return tinyattn.ops.elementwise.arithmetic.minimum(cast("Tensor", self), other)
 
     def add_(self, other, *, alpha=1) -> Tensor:
-        """See :func:`tinyattn.ops.arithmetic.add_`."""
-        return tinyattn.ops.arithmetic.add_(cast("Tensor", self), other, alpha=alpha)
+        """See :func:`tinyattn.ops.elementwise.arithmetic.add_`."""
+        return tinyattn.ops.elementwise.arithmetic.add_(cast("Tensor", self), other, alpha=alpha)
 
     def sub_(self, other, *, alpha=1) -> Tensor:
-        """See :func:`tinyattn.ops.arithmetic.sub_`."""
-        return tinyattn.ops.arithmetic.sub_(cast("Tensor", self), other, alpha=alpha)
+        """See :func:`tinyattn.ops.elementwise.arithmetic.sub_`."""
+        return tinyattn.ops.elementwise.arithmetic.sub_(cast("Tensor", self), other, alpha=alpha)
 
     def mul_(self, other) -> Tensor:
-        """See :func:`tinyattn.ops.arithmetic.mul_`."""
-        return tinyattn.ops.arithmetic.mul_(cast("Tensor", self), other)
+        """See :func:`tinyattn.ops.elementwise.arithmetic.mul_`."""
+        return tinyattn.ops.elementwise.arithmetic.mul_(cast("Tensor", self), other)
 
     def div_(self, other, *, rounding_mode=None) -> Tensor:
-        """See :func:`tinyattn.ops.arithmetic.div_`."""
-        return tinyattn.ops.arithmetic.div_(
+        """See :func:`tinyattn.ops.elementwise.arithmetic.div_`."""
+        return tinyattn.ops.elementwise.arithmetic.div_(
             cast("Tensor", self), other, rounding_mode=rounding_mode
         )
 
     def pow_(self, exponent) -> Tensor:
-        """See :func:`tinyattn.ops.arithmetic.pow_`."""
-        return tinyattn.ops.arithmetic.pow_(cast("Tensor", self), exponent)
+        """See :func:`tinyattn.ops.elementwise.arithmetic.pow_`."""
+        return tinyattn.ops.elementwise.arithmetic.pow_(cast("Tensor", self), exponent)
 
     def divide(self, other, *, rounding_mode=None) -> Tensor:
         """See :func:`tinyattn.divide`."""
-        return tinyattn.ops.arithmetic.divide(
+        return tinyattn.ops.elementwise.arithmetic.divide(
             cast("Tensor", self), other, rounding_mode=rounding_mode
         )
 
     def multiply(self, other) -> Tensor:
         """See :func:`tinyattn.multiply`."""
-        return tinyattn.ops.arithmetic.multiply(cast("Tensor", self), other)
+        return tinyattn.ops.elementwise.arithmetic.multiply(cast("Tensor", self), other)
 
     def subtract(self, other, alpha=1) -> Tensor:
         """See :func:`tinyattn.subtract`."""
-        return tinyattn.ops.arithmetic.subtract(cast("Tensor", self), other, alpha)
+        return tinyattn.ops.elementwise.arithmetic.subtract(cast("Tensor", self), other, alpha)
 
     def where(self, condition, other) -> Tensor:
         """``tinyattn.where(condition, self, other)``. See :func:`tinyattn.where`."""
-        return tinyattn.ops.arithmetic.where(condition, cast("Tensor", self), other)
+        return tinyattn.ops.elementwise.arithmetic.where(condition, cast("Tensor", self), other)
 
     # -- unary ----------------------------------------------------------------------------------
 
     def neg(self) -> Tensor:
         """See :func:`tinyattn.neg`."""
-        return tinyattn.ops.unary.neg(cast("Tensor", self))
+        return tinyattn.ops.elementwise.unary.neg(cast("Tensor", self))
 
     def abs(self) -> Tensor:
         """See :func:`tinyattn.abs`."""
-        return tinyattn.ops.unary.abs(cast("Tensor", self))
+        return tinyattn.ops.elementwise.unary.abs(cast("Tensor", self))
 
     def erf(self) -> Tensor:
         """See :func:`tinyattn.erf`."""
-        return tinyattn.ops.unary.erf(cast("Tensor", self))
+        return tinyattn.ops.elementwise.unary.erf(cast("Tensor", self))
 
     def exp(self) -> Tensor:
         """See :func:`tinyattn.exp`."""
-        return tinyattn.ops.unary.exp(cast("Tensor", self))
+        return tinyattn.ops.elementwise.unary.exp(cast("Tensor", self))
 
     def log(self) -> Tensor:
         """See :func:`tinyattn.log`."""
-        return tinyattn.ops.unary.log(cast("Tensor", self))
+        return tinyattn.ops.elementwise.unary.log(cast("Tensor", self))
 
     def log2(self) -> Tensor:
         """See :func:`tinyattn.log2`."""
-        return tinyattn.ops.unary.log2(cast("Tensor", self))
+        return tinyattn.ops.elementwise.unary.log2(cast("Tensor", self))
 
     def log1p(self) -> Tensor:
         """See :func:`tinyattn.log1p`."""
-        return tinyattn.ops.unary.log1p(cast("Tensor", self))
+        return tinyattn.ops.elementwise.unary.log1p(cast("Tensor", self))
 
     def expm1(self) -> Tensor:
         """See :func:`tinyattn.expm1`."""
-        return tinyattn.ops.unary.expm1(cast("Tensor", self))
+        return tinyattn.ops.elementwise.unary.expm1(cast("Tensor", self))
 
     def sqrt(self) -> Tensor:
         """See :func:`tinyattn.sqrt`."""
-        return tinyattn.ops.unary.sqrt(cast("Tensor", self))
+        return tinyattn.ops.elementwise.unary.sqrt(cast("Tensor", self))
 
     def rsqrt(self) -> Tensor:
         """See :func:`tinyattn.rsqrt`."""
-        return tinyattn.ops.unary.rsqrt(cast("Tensor", self))
+        return tinyattn.ops.elementwise.unary.rsqrt(cast("Tensor", self))
 
     def sin(self) -> Tensor:
         """See :func:`tinyattn.sin`."""
-        return tinyattn.ops.unary.sin(cast("Tensor", self))
+        return tinyattn.ops.elementwise.unary.sin(cast("Tensor", self))
 
     def cos(self) -> Tensor:
         """See :func:`tinyattn.cos`."""
-        return tinyattn.ops.unary.cos(cast("Tensor", self))
+        return tinyattn.ops.elementwise.unary.cos(cast("Tensor", self))
 
     def tanh(self) -> Tensor:
         """See :func:`tinyattn.tanh`."""
-        return tinyattn.ops.unary.tanh(cast("Tensor", self))
+        return tinyattn.ops.elementwise.unary.tanh(cast("Tensor", self))
 
     def sigmoid(self) -> Tensor:
         """See :func:`tinyattn.sigmoid`."""
-        return tinyattn.ops.unary.sigmoid(cast("Tensor", self))
+        return tinyattn.ops.elementwise.unary.sigmoid(cast("Tensor", self))
 
     def relu(self) -> Tensor:
         """See :func:`tinyattn.relu`."""
-        return tinyattn.ops.unary.relu(cast("Tensor", self))
+        return tinyattn.ops.elementwise.unary.relu(cast("Tensor", self))
 
     def reciprocal(self) -> Tensor:
         """See :func:`tinyattn.reciprocal`."""
-        return tinyattn.ops.unary.reciprocal(cast("Tensor", self))
+        return tinyattn.ops.elementwise.unary.reciprocal(cast("Tensor", self))
 
     def square(self) -> Tensor:
         """See :func:`tinyattn.square`."""
-        return tinyattn.ops.unary.square(cast("Tensor", self))
+        return tinyattn.ops.elementwise.unary.square(cast("Tensor", self))
 
     def sign(self) -> Tensor:
         """See :func:`tinyattn.sign`."""
-        return tinyattn.ops.unary.sign(cast("Tensor", self))
+        return tinyattn.ops.elementwise.unary.sign(cast("Tensor", self))
 
     def floor(self) -> Tensor:
         """See :func:`tinyattn.floor`."""
-        return tinyattn.ops.unary.floor(cast("Tensor", self))
+        return tinyattn.ops.elementwise.unary.floor(cast("Tensor", self))
 
     def ceil(self) -> Tensor:
         """See :func:`tinyattn.ceil`."""
-        return tinyattn.ops.unary.ceil(cast("Tensor", self))
+        return tinyattn.ops.elementwise.unary.ceil(cast("Tensor", self))
 
     def round(self, decimals: int = 0) -> Tensor:
         """See :func:`tinyattn.round`."""
-        return tinyattn.ops.unary.round(cast("Tensor", self), decimals)
+        return tinyattn.ops.elementwise.unary.round(cast("Tensor", self), decimals)
 
     def clamp(self, min=None, max=None) -> Tensor:
         """See :func:`tinyattn.clamp`."""
-        return tinyattn.ops.unary.clamp(cast("Tensor", self), min, max)
+        return tinyattn.ops.elementwise.unary.clamp(cast("Tensor", self), min, max)
 
     def clip(self, min=None, max=None) -> Tensor:
         """See :func:`tinyattn.clip`."""
-        return tinyattn.ops.unary.clip(cast("Tensor", self), min, max)
+        return tinyattn.ops.elementwise.unary.clip(cast("Tensor", self), min, max)
 
     def clone(self, *, memory_format=None) -> Tensor:
         """See :func:`tinyattn.clone`."""
-        return tinyattn.ops.unary.clone(cast("Tensor", self), memory_format=memory_format)
+        return tinyattn.ops.elementwise.unary.clone(
+            cast("Tensor", self), memory_format=memory_format
+        )
 
     def contiguous(self, memory_format=None) -> Tensor:
-        """See :func:`tinyattn.ops.unary.contiguous`."""
-        return tinyattn.ops.unary.contiguous(cast("Tensor", self), memory_format)
+        """See :func:`tinyattn.ops.elementwise.unary.contiguous`."""
+        return tinyattn.ops.elementwise.unary.contiguous(cast("Tensor", self), memory_format)
 
     def lerp(self, end: Tensor, weight) -> Tensor:
         """See :func:`tinyattn.lerp`."""
-        return tinyattn.ops.unary.lerp(cast("Tensor", self), end, weight)
+        return tinyattn.ops.elementwise.unary.lerp(cast("Tensor", self), end, weight)
 
     def neg_(self) -> Tensor:
-        """See :func:`tinyattn.ops.unary.neg_`."""
-        return tinyattn.ops.unary.neg_(cast("Tensor", self))
+        """See :func:`tinyattn.ops.elementwise.unary.neg_`."""
+        return tinyattn.ops.elementwise.unary.neg_(cast("Tensor", self))
 
     def abs_(self) -> Tensor:
-        """See :func:`tinyattn.ops.unary.abs_`."""
-        return tinyattn.ops.unary.abs_(cast("Tensor", self))
+        """See :func:`tinyattn.ops.elementwise.unary.abs_`."""
+        return tinyattn.ops.elementwise.unary.abs_(cast("Tensor", self))
 
     def exp_(self) -> Tensor:
-        """See :func:`tinyattn.ops.unary.exp_`."""
-        return tinyattn.ops.unary.exp_(cast("Tensor", self))
+        """See :func:`tinyattn.ops.elementwise.unary.exp_`."""
+        return tinyattn.ops.elementwise.unary.exp_(cast("Tensor", self))
 
     def log_(self) -> Tensor:
-        """See :func:`tinyattn.ops.unary.log_`."""
-        return tinyattn.ops.unary.log_(cast("Tensor", self))
+        """See :func:`tinyattn.ops.elementwise.unary.log_`."""
+        return tinyattn.ops.elementwise.unary.log_(cast("Tensor", self))
 
     def sqrt_(self) -> Tensor:
-        """See :func:`tinyattn.ops.unary.sqrt_`."""
-        return tinyattn.ops.unary.sqrt_(cast("Tensor", self))
+        """See :func:`tinyattn.ops.elementwise.unary.sqrt_`."""
+        return tinyattn.ops.elementwise.unary.sqrt_(cast("Tensor", self))
 
     def tanh_(self) -> Tensor:
-        """See :func:`tinyattn.ops.unary.tanh_`."""
-        return tinyattn.ops.unary.tanh_(cast("Tensor", self))
+        """See :func:`tinyattn.ops.elementwise.unary.tanh_`."""
+        return tinyattn.ops.elementwise.unary.tanh_(cast("Tensor", self))
 
     def sigmoid_(self) -> Tensor:
-        """See :func:`tinyattn.ops.unary.sigmoid_`."""
-        return tinyattn.ops.unary.sigmoid_(cast("Tensor", self))
+        """See :func:`tinyattn.ops.elementwise.unary.sigmoid_`."""
+        return tinyattn.ops.elementwise.unary.sigmoid_(cast("Tensor", self))
 
     def relu_(self) -> Tensor:
-        """See :func:`tinyattn.ops.unary.relu_`."""
-        return tinyattn.ops.unary.relu_(cast("Tensor", self))
+        """See :func:`tinyattn.ops.elementwise.unary.relu_`."""
+        return tinyattn.ops.elementwise.unary.relu_(cast("Tensor", self))
 
     def clamp_(self, min=None, max=None) -> Tensor:
-        """See :func:`tinyattn.ops.unary.clamp_`."""
-        return tinyattn.ops.unary.clamp_(cast("Tensor", self), min, max)
+        """See :func:`tinyattn.ops.elementwise.unary.clamp_`."""
+        return tinyattn.ops.elementwise.unary.clamp_(cast("Tensor", self), min, max)
 
     def clip_(self, min=None, max=None) -> Tensor:
-        """See :func:`tinyattn.ops.unary.clip_`."""
-        return tinyattn.ops.unary.clip_(cast("Tensor", self), min, max)
+        """See :func:`tinyattn.ops.elementwise.unary.clip_`."""
+        return tinyattn.ops.elementwise.unary.clip_(cast("Tensor", self), min, max)
 
     # -- compare --------------------------------------------------------------------------------
 
     def eq(self, other) -> Tensor:
         """See :func:`tinyattn.eq`."""
-        return tinyattn.ops.compare.eq(cast("Tensor", self), other)
+        return tinyattn.ops.elementwise.compare.eq(cast("Tensor", self), other)
 
     def ne(self, other) -> Tensor:
         """See :func:`tinyattn.ne`."""
-        return tinyattn.ops.compare.ne(cast("Tensor", self), other)
+        return tinyattn.ops.elementwise.compare.ne(cast("Tensor", self), other)
 
     def lt(self, other) -> Tensor:
         """See :func:`tinyattn.lt`."""
-        return tinyattn.ops.compare.lt(cast("Tensor", self), other)
+        return tinyattn.ops.elementwise.compare.lt(cast("Tensor", self), other)
 
     def le(self, other) -> Tensor:
         """See :func:`tinyattn.le`."""
-        return tinyattn.ops.compare.le(cast("Tensor", self), other)
+        return tinyattn.ops.elementwise.compare.le(cast("Tensor", self), other)
 
     def gt(self, other) -> Tensor:
         """See :func:`tinyattn.gt`."""
-        return tinyattn.ops.compare.gt(cast("Tensor", self), other)
+        return tinyattn.ops.elementwise.compare.gt(cast("Tensor", self), other)
 
     def ge(self, other) -> Tensor:
         """See :func:`tinyattn.ge`."""
-        return tinyattn.ops.compare.ge(cast("Tensor", self), other)
+        return tinyattn.ops.elementwise.compare.ge(cast("Tensor", self), other)
 
     def greater(self, other) -> Tensor:
         """See :func:`tinyattn.greater`."""
-        return tinyattn.ops.compare.greater(cast("Tensor", self), other)
+        return tinyattn.ops.elementwise.compare.greater(cast("Tensor", self), other)
 
     def less(self, other) -> Tensor:
         """See :func:`tinyattn.less`."""
-        return tinyattn.ops.compare.less(cast("Tensor", self), other)
+        return tinyattn.ops.elementwise.compare.less(cast("Tensor", self), other)
 
     def equal(self, other: Tensor) -> bool:
         """See :func:`tinyattn.equal`."""
-        return tinyattn.ops.compare.equal(cast("Tensor", self), other)
+        return tinyattn.ops.elementwise.compare.equal(cast("Tensor", self), other)
 
     def logical_not(self) -> Tensor:
         """See :func:`tinyattn.logical_not`."""
-        return tinyattn.ops.compare.logical_not(cast("Tensor", self))
+        return tinyattn.ops.elementwise.compare.logical_not(cast("Tensor", self))
 
     def logical_and(self, other) -> Tensor:
         """See :func:`tinyattn.logical_and`."""
-        return tinyattn.ops.compare.logical_and(cast("Tensor", self), other)
+        return tinyattn.ops.elementwise.compare.logical_and(cast("Tensor", self), other)
 
     def logical_or(self, other) -> Tensor:
         """See :func:`tinyattn.logical_or`."""
-        return tinyattn.ops.compare.logical_or(cast("Tensor", self), other)
+        return tinyattn.ops.elementwise.compare.logical_or(cast("Tensor", self), other)
 
     def logical_xor(self, other) -> Tensor:
         """See :func:`tinyattn.logical_xor`."""
-        return tinyattn.ops.compare.logical_xor(cast("Tensor", self), other)
+        return tinyattn.ops.elementwise.compare.logical_xor(cast("Tensor", self), other)
 
     def isnan(self) -> Tensor:
         """See :func:`tinyattn.isnan`."""
-        return tinyattn.ops.compare.isnan(cast("Tensor", self))
+        return tinyattn.ops.elementwise.compare.isnan(cast("Tensor", self))
 
     def isinf(self) -> Tensor:
         """See :func:`tinyattn.isinf`."""
-        return tinyattn.ops.compare.isinf(cast("Tensor", self))
+        return tinyattn.ops.elementwise.compare.isinf(cast("Tensor", self))
 
     def isfinite(self) -> Tensor:
         """See :func:`tinyattn.isfinite`."""
-        return tinyattn.ops.compare.isfinite(cast("Tensor", self))
+        return tinyattn.ops.elementwise.compare.isfinite(cast("Tensor", self))
 
     def isclose(self, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan=False) -> Tensor:
         """See :func:`tinyattn.isclose`."""
-        return tinyattn.ops.compare.isclose(cast("Tensor", self), other, rtol, atol, equal_nan)
+        return tinyattn.ops.elementwise.compare.isclose(
+            cast("Tensor", self), other, rtol, atol, equal_nan
+        )
 
     def allclose(self, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan=False) -> bool:
         """See :func:`tinyattn.allclose`."""
-        return tinyattn.ops.compare.allclose(cast("Tensor", self), other, rtol, atol, equal_nan)
+        return tinyattn.ops.elementwise.compare.allclose(
+            cast("Tensor", self), other, rtol, atol, equal_nan
+        )
 
     # -- reduction ------------------------------------------------------------------------------
 
     def sum(self, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
         """See :func:`tinyattn.sum`."""
-        return tinyattn.ops.reduction.sum(cast("Tensor", self), dim, keepdim, dtype=dtype)
+        return tinyattn.ops.reduce.reduction.sum(cast("Tensor", self), dim, keepdim, dtype=dtype)
 
     def mean(self, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
         """See :func:`tinyattn.mean`."""
-        return tinyattn.ops.reduction.mean(cast("Tensor", self), dim, keepdim, dtype=dtype)
+        return tinyattn.ops.reduce.reduction.mean(cast("Tensor", self), dim, keepdim, dtype=dtype)
 
     def var(self, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> Tensor:
         """See :func:`tinyattn.var`."""
-        return tinyattn.ops.reduction.var(
+        return tinyattn.ops.reduce.reduction.var(
             cast("Tensor", self), dim, unbiased, keepdim, correction=correction
         )
 
     def std(self, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> Tensor:
         """See :func:`tinyattn.std`."""
-        return tinyattn.ops.reduction.std(
+        return tinyattn.ops.reduce.reduction.std(
             cast("Tensor", self), dim, unbiased, keepdim, correction=correction
         )
 
     def max(self, dim=None, keepdim: bool = False, *, other=None):
         """See :func:`tinyattn.max`."""
-        return tinyattn.ops.reduction.max(cast("Tensor", self), dim, keepdim, other=other)
+        return tinyattn.ops.reduce.reduction.max(cast("Tensor", self), dim, keepdim, other=other)
 
     def min(self, dim=None, keepdim: bool = False, *, other=None):
         """See :func:`tinyattn.min`."""
-        return tinyattn.ops.reduction.min(cast("Tensor", self), dim, keepdim, other=other)
+        return tinyattn.ops.reduce.reduction.min(cast("Tensor", self), dim, keepdim, other=other)
 
     def amax(self, dim=(), keepdim: bool = False) -> Tensor:
         """See :func:`tinyattn.amax`."""
-        return tinyattn.ops.reduction.amax(cast("Tensor", self), dim, keepdim)
+        return tinyattn.ops.reduce.reduction.amax(cast("Tensor", self), dim, keepdim)
 
     def amin(self, dim=(), keepdim: bool = False) -> Tensor:
         """See :func:`tinyattn.amin`."""
-        return tinyattn.ops.reduction.amin(cast("Tensor", self), dim, keepdim)
+        return tinyattn.ops.reduce.reduction.amin(cast("Tensor", self), dim, keepdim)
 
     def argmax(self, dim=None, keepdim: bool = False) -> Tensor:
         """See :func:`tinyattn.argmax`."""
-        return tinyattn.ops.reduction.argmax(cast("Tensor", self), dim, keepdim)
+        return tinyattn.ops.reduce.reduction.argmax(cast("Tensor", self), dim, keepdim)
 
     def argmin(self, dim=None, keepdim: bool = False) -> Tensor:
         """See :func:`tinyattn.argmin`."""
-        return tinyattn.ops.reduction.argmin(cast("Tensor", self), dim, keepdim)
+        return tinyattn.ops.reduce.reduction.argmin(cast("Tensor", self), dim, keepdim)
 
     def logsumexp(self, dim, keepdim: bool = False) -> Tensor:
         """See :func:`tinyattn.logsumexp`."""
-        return tinyattn.ops.reduction.logsumexp(cast("Tensor", self), dim, keepdim)
+        return tinyattn.ops.reduce.reduction.logsumexp(cast("Tensor", self), dim, keepdim)
 
     def norm(self, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
         """See :func:`tinyattn.norm`."""
-        return tinyattn.ops.reduction.norm(cast("Tensor", self), p, dim, keepdim, dtype)
+        return tinyattn.ops.reduce.reduction.norm(cast("Tensor", self), p, dim, keepdim, dtype)
 
     def prod(self, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
         """See :func:`tinyattn.prod`."""
-        return tinyattn.ops.reduction.prod(cast("Tensor", self), dim, keepdim, dtype=dtype)
+        return tinyattn.ops.reduce.reduction.prod(cast("Tensor", self), dim, keepdim, dtype=dtype)
 
     def any(self, dim=None, keepdim: bool = False) -> Tensor:
         """See :func:`tinyattn.any`."""
-        return tinyattn.ops.reduction.any(cast("Tensor", self), dim, keepdim)
+        return tinyattn.ops.reduce.reduction.any(cast("Tensor", self), dim, keepdim)
 
     def all(self, dim=None, keepdim: bool = False) -> Tensor:
         """See :func:`tinyattn.all`."""
-        return tinyattn.ops.reduction.all(cast("Tensor", self), dim, keepdim)
+        return tinyattn.ops.reduce.reduction.all(cast("Tensor", self), dim, keepdim)
 
     def count_nonzero(self, dim=None) -> Tensor:
         """See :func:`tinyattn.count_nonzero`."""
-        return tinyattn.ops.reduction.count_nonzero(cast("Tensor", self), dim)
+        return tinyattn.ops.reduce.reduction.count_nonzero(cast("Tensor", self), dim)
 
     # -- linalg.matmul --------------------------------------------------------------------------
 
@@ -444,90 +452,90 @@ class TensorMathMethods:
 
     def softmax(self, dim: int | None = None, dtype=None) -> Tensor:
         """See :func:`tinyattn.softmax`."""
-        return tinyattn.ops.activation.softmax(cast("Tensor", self), dim, dtype)
+        return tinyattn.ops.reduce.softmax.softmax(cast("Tensor", self), dim, dtype)
 
     def log_softmax(self, dim: int | None = None, dtype=None) -> Tensor:
         """See :func:`tinyattn.log_softmax`."""
-        return tinyattn.ops.activation.log_softmax(cast("Tensor", self), dim, dtype)
+        return tinyattn.ops.reduce.softmax.log_softmax(cast("Tensor", self), dim, dtype)
 
     # -- products -------------------------------------------------------------------------------
 
     def trace(self) -> Tensor:
         """See :func:`tinyattn.trace`."""
-        return tinyattn.ops.products.trace(cast("Tensor", self))
+        return tinyattn.ops.linalg.products.trace(cast("Tensor", self))
 
     def diagflat(self, offset: int = 0) -> Tensor:
         """See :func:`tinyattn.diagflat`."""
-        return tinyattn.ops.products.diagflat(cast("Tensor", self), offset)
+        return tinyattn.ops.linalg.products.diagflat(cast("Tensor", self), offset)
 
     def kron(self, other: Tensor) -> Tensor:
         """See :func:`tinyattn.kron`."""
-        return tinyattn.ops.products.kron(cast("Tensor", self), other)
+        return tinyattn.ops.linalg.products.kron(cast("Tensor", self), other)
 
     def mv(self, vec: Tensor) -> Tensor:
         """See :func:`tinyattn.mv`."""
-        return tinyattn.ops.products.mv(cast("Tensor", self), vec)
+        return tinyattn.ops.linalg.products.mv(cast("Tensor", self), vec)
 
     def ger(self, vec2: Tensor) -> Tensor:
         """See :func:`tinyattn.ger`."""
-        return tinyattn.ops.products.ger(cast("Tensor", self), vec2)
+        return tinyattn.ops.linalg.products.ger(cast("Tensor", self), vec2)
 
     def vdot(self, other: Tensor) -> Tensor:
         """See :func:`tinyattn.vdot`."""
-        return tinyattn.ops.products.vdot(cast("Tensor", self), other)
+        return tinyattn.ops.linalg.products.vdot(cast("Tensor", self), other)
 
     def matrix_power(self, n: int) -> Tensor:
         """See :func:`tinyattn.matrix_power`."""
-        return tinyattn.ops.products.matrix_power(cast("Tensor", self), n)
+        return tinyattn.ops.linalg.products.matrix_power(cast("Tensor", self), n)
 
     def dist(self, other: Tensor, p: float = 2) -> Tensor:
         """See :func:`tinyattn.dist`."""
-        return tinyattn.ops.products.dist(cast("Tensor", self), other, p)
+        return tinyattn.ops.linalg.products.dist(cast("Tensor", self), other, p)
 
     def cov(self, *, correction: int = 1, fweights=None, aweights=None) -> Tensor:
         """See :func:`tinyattn.cov`."""
-        return tinyattn.ops.products.cov(
+        return tinyattn.ops.linalg.products.cov(
             cast("Tensor", self), correction=correction, fweights=fweights, aweights=aweights
         )
 
     def corrcoef(self) -> Tensor:
         """See :func:`tinyattn.corrcoef`."""
-        return tinyattn.ops.products.corrcoef(cast("Tensor", self))
+        return tinyattn.ops.linalg.products.corrcoef(cast("Tensor", self))
 
     def inner(self, other: Tensor) -> Tensor:
         """See :func:`tinyattn.inner`."""
-        return tinyattn.ops.products.inner(cast("Tensor", self), other)
+        return tinyattn.ops.linalg.products.inner(cast("Tensor", self), other)
 
     # -- linalg_helpers -------------------------------------------------------------------------
 
     def addmv(self, mat: Tensor, vec: Tensor, *, beta=1, alpha=1) -> Tensor:
         """See :func:`tinyattn.addmv`."""
-        return tinyattn.ops.linalg_helpers.addmv(
+        return tinyattn.ops.linalg.helpers.addmv(
             cast("Tensor", self), mat, vec, beta=beta, alpha=alpha
         )
 
     def addmv_(self, mat: Tensor, vec: Tensor, *, beta=1, alpha=1) -> Tensor:
         """See :func:`tinyattn.addmv_`."""
-        return tinyattn.ops.linalg_helpers.addmv_(
+        return tinyattn.ops.linalg.helpers.addmv_(
             cast("Tensor", self), mat, vec, beta=beta, alpha=alpha
         )
 
     def addr(self, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1) -> Tensor:
         """See :func:`tinyattn.addr`."""
-        return tinyattn.ops.linalg_helpers.addr(
+        return tinyattn.ops.linalg.helpers.addr(
             cast("Tensor", self), vec1, vec2, beta=beta, alpha=alpha
         )
 
     def addr_(self, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1) -> Tensor:
-        """See :func:`tinyattn.ops.linalg_helpers.addr_`."""
-        return tinyattn.ops.linalg_helpers.addr_(
+        """See :func:`tinyattn.ops.linalg.helpers.addr_`."""
+        return tinyattn.ops.linalg.helpers.addr_(
             cast("Tensor", self), vec1, vec2, beta=beta, alpha=alpha
         )
 
     def renorm(self, p, dim: int, maxnorm) -> Tensor:
         """See :func:`tinyattn.renorm`."""
-        return tinyattn.ops.linalg_helpers.renorm(cast("Tensor", self), p, dim, maxnorm)
+        return tinyattn.ops.linalg.helpers.renorm(cast("Tensor", self), p, dim, maxnorm)
 
     def renorm_(self, p, dim: int, maxnorm) -> Tensor:
-        """See :func:`tinyattn.ops.linalg_helpers.renorm_`."""
-        return tinyattn.ops.linalg_helpers.renorm_(cast("Tensor", self), p, dim, maxnorm)
+        """See :func:`tinyattn.ops.linalg.helpers.renorm_`."""
+        return tinyattn.ops.linalg.helpers.renorm_(cast("Tensor", self), p, dim, maxnorm)

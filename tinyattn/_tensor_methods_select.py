@@ -88,39 +88,39 @@ class TensorSelectMethods:
 
     def cumsum(self, dim: int, *, dtype=None) -> Tensor:
         """See :func:`tinyattn.cumsum`."""
-        return tinyattn.ops.cumulative.cumsum(cast("Tensor", self), dim, dtype=dtype)
+        return tinyattn.ops.reduce.cumulative.cumsum(cast("Tensor", self), dim, dtype=dtype)
 
     def cumprod(self, dim: int, *, dtype=None) -> Tensor:
         """See :func:`tinyattn.cumprod`."""
-        return tinyattn.ops.cumulative.cumprod(cast("Tensor", self), dim, dtype=dtype)
+        return tinyattn.ops.reduce.cumulative.cumprod(cast("Tensor", self), dim, dtype=dtype)
 
     def cummax(self, dim: int):
         """See :func:`tinyattn.cummax`."""
-        return tinyattn.ops.cumulative.cummax(cast("Tensor", self), dim)
+        return tinyattn.ops.reduce.cumulative.cummax(cast("Tensor", self), dim)
 
     def cummin(self, dim: int):
         """See :func:`tinyattn.cummin`."""
-        return tinyattn.ops.cumulative.cummin(cast("Tensor", self), dim)
+        return tinyattn.ops.reduce.cumulative.cummin(cast("Tensor", self), dim)
 
     # -- stats ----------------------------------------------------------------------------------
 
     def nansum(self, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
         """See :func:`tinyattn.nansum`."""
-        return tinyattn.ops.stats.nansum(cast("Tensor", self), dim, keepdim, dtype=dtype)
+        return tinyattn.ops.reduce.stats.nansum(cast("Tensor", self), dim, keepdim, dtype=dtype)
 
     def nanmean(self, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
         """See :func:`tinyattn.nanmean`."""
-        return tinyattn.ops.stats.nanmean(cast("Tensor", self), dim, keepdim, dtype=dtype)
+        return tinyattn.ops.reduce.stats.nanmean(cast("Tensor", self), dim, keepdim, dtype=dtype)
 
     def aminmax(self, *, dim=None, keepdim: bool = False):
         """See :func:`tinyattn.aminmax`."""
-        return tinyattn.ops.stats.aminmax(cast("Tensor", self), dim=dim, keepdim=keepdim)
+        return tinyattn.ops.reduce.stats.aminmax(cast("Tensor", self), dim=dim, keepdim=keepdim)
 
     def quantile(
         self, q, dim=None, keepdim: bool = False, *, interpolation: str = "linear"
     ) -> Tensor:
         """See :func:`tinyattn.quantile`."""
-        return tinyattn.ops.stats.quantile(
+        return tinyattn.ops.reduce.stats.quantile(
             cast("Tensor", self), q, dim, keepdim, interpolation=interpolation
         )
 
@@ -128,55 +128,55 @@ class TensorSelectMethods:
         self, q, dim=None, keepdim: bool = False, *, interpolation: str = "linear"
     ) -> Tensor:
         """See :func:`tinyattn.nanquantile`."""
-        return tinyattn.ops.stats.nanquantile(
+        return tinyattn.ops.reduce.stats.nanquantile(
             cast("Tensor", self), q, dim, keepdim, interpolation=interpolation
         )
 
     def histc(self, bins: int = 100, min=0, max=0) -> Tensor:
         """See :func:`tinyattn.histc`."""
-        return tinyattn.ops.stats.histc(cast("Tensor", self), bins, min, max)
+        return tinyattn.ops.reduce.stats.histc(cast("Tensor", self), bins, min, max)
 
     def logcumsumexp(self, dim: int) -> Tensor:
         """See :func:`tinyattn.logcumsumexp`."""
-        return tinyattn.ops.stats.logcumsumexp(cast("Tensor", self), dim)
+        return tinyattn.ops.reduce.stats.logcumsumexp(cast("Tensor", self), dim)
 
     # -- matrix_methods -------------------------------------------------------------------------
 
     def det(self) -> Tensor:
         """See :func:`tinyattn.det`."""
-        return tinyattn.ops.matrix_methods.det(cast("Tensor", self))
+        return tinyattn.ops.linalg.matrix_methods.det(cast("Tensor", self))
 
     def logdet(self) -> Tensor:
         """See :func:`tinyattn.logdet`."""
-        return tinyattn.ops.matrix_methods.logdet(cast("Tensor", self))
+        return tinyattn.ops.linalg.matrix_methods.logdet(cast("Tensor", self))
 
     def slogdet(self):
         """See :func:`tinyattn.slogdet`."""
-        return tinyattn.ops.matrix_methods.slogdet(cast("Tensor", self))
+        return tinyattn.ops.linalg.matrix_methods.slogdet(cast("Tensor", self))
 
     def inverse(self) -> Tensor:
         """See :func:`tinyattn.inverse`."""
-        return tinyattn.ops.matrix_methods.inverse(cast("Tensor", self))
+        return tinyattn.ops.linalg.matrix_methods.inverse(cast("Tensor", self))
 
     def cholesky(self, upper: bool = False) -> Tensor:
         """See :func:`tinyattn.cholesky`."""
-        return tinyattn.ops.matrix_methods.cholesky(cast("Tensor", self), upper)
+        return tinyattn.ops.linalg.matrix_methods.cholesky(cast("Tensor", self), upper)
 
     def qr(self, some: bool = True):
         """See :func:`tinyattn.qr`."""
-        return tinyattn.ops.matrix_methods.qr(cast("Tensor", self), some)
+        return tinyattn.ops.linalg.matrix_methods.qr(cast("Tensor", self), some)
 
     def svd(self, some: bool = True, compute_uv: bool = True):
         """See :func:`tinyattn.svd`."""
-        return tinyattn.ops.matrix_methods.svd(cast("Tensor", self), some, compute_uv)
+        return tinyattn.ops.linalg.matrix_methods.svd(cast("Tensor", self), some, compute_uv)
 
     def pinverse(self, rcond: float = 1e-15) -> Tensor:
         """See :func:`tinyattn.pinverse`."""
-        return tinyattn.ops.matrix_methods.pinverse(cast("Tensor", self), rcond)
+        return tinyattn.ops.linalg.matrix_methods.pinverse(cast("Tensor", self), rcond)
 
     def matrix_exp(self) -> Tensor:
         """See :func:`tinyattn.matrix_exp`."""
-        return tinyattn.ops.matrix_methods.matrix_exp(cast("Tensor", self))
+        return tinyattn.ops.linalg.matrix_methods.matrix_exp(cast("Tensor", self))
 
     # -- special.functions ----------------------------------------------------------------------
 
@@ -240,6 +240,6 @@ class TensorSelectMethods:
 
     def histogram(self, bins=100, *, range=None, weight=None, density: bool = False):
         """See :func:`tinyattn.histogram`."""
-        return tinyattn.ops.numeric.histogram(
+        return tinyattn.ops.reduce.numeric.histogram(
             cast("Tensor", self), bins, range=range, weight=weight, density=density
         )

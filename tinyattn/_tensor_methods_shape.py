@@ -25,36 +25,42 @@ class TensorShapeMethods:
     # -- fill -----------------------------------------------------------------------------------
 
     def fill_(self, value) -> Tensor:
-        """See :func:`tinyattn.ops.fill.fill_`."""
-        return tinyattn.ops.fill.fill_(cast("Tensor", self), value)
+        """See :func:`tinyattn.ops.creation.fill.fill_`."""
+        return tinyattn.ops.creation.fill.fill_(cast("Tensor", self), value)
 
     def zero_(self) -> Tensor:
-        """See :func:`tinyattn.ops.fill.zero_`."""
-        return tinyattn.ops.fill.zero_(cast("Tensor", self))
+        """See :func:`tinyattn.ops.creation.fill.zero_`."""
+        return tinyattn.ops.creation.fill.zero_(cast("Tensor", self))
 
     def copy_(self, other, non_blocking: bool = False) -> Tensor:
-        """See :func:`tinyattn.ops.fill.copy_`."""
-        return tinyattn.ops.fill.copy_(cast("Tensor", self), other, non_blocking)
+        """See :func:`tinyattn.ops.creation.fill.copy_`."""
+        return tinyattn.ops.creation.fill.copy_(cast("Tensor", self), other, non_blocking)
 
     def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator=None) -> Tensor:
-        """See :func:`tinyattn.ops.fill.uniform_`."""
-        return tinyattn.ops.fill.uniform_(cast("Tensor", self), a, b, generator=generator)
+        """See :func:`tinyattn.ops.creation.fill.uniform_`."""
+        return tinyattn.ops.creation.fill.uniform_(cast("Tensor", self), a, b, generator=generator)
 
     def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator=None) -> Tensor:
-        """See :func:`tinyattn.ops.fill.normal_`."""
-        return tinyattn.ops.fill.normal_(cast("Tensor", self), mean, std, generator=generator)
+        """See :func:`tinyattn.ops.creation.fill.normal_`."""
+        return tinyattn.ops.creation.fill.normal_(
+            cast("Tensor", self), mean, std, generator=generator
+        )
 
     def bernoulli_(self, p: float = 0.5, *, generator=None) -> Tensor:
-        """See :func:`tinyattn.ops.fill.bernoulli_`."""
-        return tinyattn.ops.fill.bernoulli_(cast("Tensor", self), p, generator=generator)
+        """See :func:`tinyattn.ops.creation.fill.bernoulli_`."""
+        return tinyattn.ops.creation.fill.bernoulli_(cast("Tensor", self), p, generator=generator)
 
     def exponential_(self, lambd: float = 1.0, *, generator=None) -> Tensor:
-        """See :func:`tinyattn.ops.fill.exponential_`."""
-        return tinyattn.ops.fill.exponential_(cast("Tensor", self), lambd, generator=generator)
+        """See :func:`tinyattn.ops.creation.fill.exponential_`."""
+        return tinyattn.ops.creation.fill.exponential_(
+            cast("Tensor", self), lambd, generator=generator
+        )
 
     def random_(self, low: int = 0, high: int | None = None, *, generator=None) -> Tensor:
-        """See :func:`tinyattn.ops.fill.random_`."""
-        return tinyattn.ops.fill.random_(cast("Tensor", self), low, high, generator=generator)
+        """See :func:`tinyattn.ops.creation.fill.random_`."""
+        return tinyattn.ops.creation.fill.random_(
+            cast("Tensor", self), low, high, generator=generator
+        )
 
     # -- creation.factories ---------------------------------------------------------------------
 
@@ -131,368 +137,378 @@ class TensorShapeMethods:
     # -- views ----------------------------------------------------------------------------------
 
     def view(self, *shape, size=None, dtype=None) -> Tensor:
-        """See :func:`tinyattn.ops.views.view`."""
-        return tinyattn.ops.views.view(cast("Tensor", self), *shape, size=size, dtype=dtype)
+        """See :func:`tinyattn.ops.shape.views.view`."""
+        return tinyattn.ops.shape.views.view(cast("Tensor", self), *shape, size=size, dtype=dtype)
 
     def view_as(self, other: Tensor) -> Tensor:
-        """See :func:`tinyattn.ops.views.view_as`."""
-        return tinyattn.ops.views.view_as(cast("Tensor", self), other)
+        """See :func:`tinyattn.ops.shape.views.view_as`."""
+        return tinyattn.ops.shape.views.view_as(cast("Tensor", self), other)
 
     def reshape(self, *sizes, shape=None) -> Tensor:
         """See :func:`tinyattn.reshape`."""
-        return tinyattn.ops.views.reshape(cast("Tensor", self), *sizes, shape=shape)
+        return tinyattn.ops.shape.views.reshape(cast("Tensor", self), *sizes, shape=shape)
 
     def reshape_as(self, other: Tensor) -> Tensor:
-        """See :func:`tinyattn.ops.views.reshape_as`."""
-        return tinyattn.ops.views.reshape_as(cast("Tensor", self), other)
+        """See :func:`tinyattn.ops.shape.views.reshape_as`."""
+        return tinyattn.ops.shape.views.reshape_as(cast("Tensor", self), other)
 
     def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
         """See :func:`tinyattn.flatten`."""
-        return tinyattn.ops.views.flatten(cast("Tensor", self), start_dim, end_dim)
+        return tinyattn.ops.shape.views.flatten(cast("Tensor", self), start_dim, end_dim)
 
     def unflatten(self, dim: int, sizes) -> Tensor:
         """See :func:`tinyattn.unflatten`."""
-        return tinyattn.ops.views.unflatten(cast("Tensor", self), dim, sizes)
+        return tinyattn.ops.shape.views.unflatten(cast("Tensor", self), dim, sizes)
 
     def squeeze(self, dim=None) -> Tensor:
         """See :func:`tinyattn.squeeze`."""
-        return tinyattn.ops.views.squeeze(cast("Tensor", self), dim)
+        return tinyattn.ops.shape.views.squeeze(cast("Tensor", self), dim)
 
     def unsqueeze(self, dim: int) -> Tensor:
         """See :func:`tinyattn.unsqueeze`."""
-        return tinyattn.ops.views.unsqueeze(cast("Tensor", self), dim)
+        return tinyattn.ops.shape.views.unsqueeze(cast("Tensor", self), dim)
 
     def squeeze_(self, dim=None) -> Tensor:
-        """See :func:`tinyattn.ops.views.squeeze_`."""
-        return tinyattn.ops.views.squeeze_(cast("Tensor", self), dim)
+        """See :func:`tinyattn.ops.shape.views.squeeze_`."""
+        return tinyattn.ops.shape.views.squeeze_(cast("Tensor", self), dim)
 
     def unsqueeze_(self, dim: int) -> Tensor:
-        """See :func:`tinyattn.ops.views.unsqueeze_`."""
-        return tinyattn.ops.views.unsqueeze_(cast("Tensor", self), dim)
+        """See :func:`tinyattn.ops.shape.views.unsqueeze_`."""
+        return tinyattn.ops.shape.views.unsqueeze_(cast("Tensor", self), dim)
 
     def transpose(self, dim0: int, dim1: int) -> Tensor:
         """See :func:`tinyattn.transpose`."""
-        return tinyattn.ops.views.transpose(cast("Tensor", self), dim0, dim1)
+        return tinyattn.ops.shape.views.transpose(cast("Tensor", self), dim0, dim1)
 
     def swapaxes(self, axis0: int, axis1: int) -> Tensor:
         """See :func:`tinyattn.swapaxes`."""
-        return tinyattn.ops.views.swapaxes(cast("Tensor", self), axis0, axis1)
+        return tinyattn.ops.shape.views.swapaxes(cast("Tensor", self), axis0, axis1)
 
     def permute(self, *order, dims=None) -> Tensor:
         """See :func:`tinyattn.permute`."""
-        return tinyattn.ops.views.permute(cast("Tensor", self), *order, dims=dims)
+        return tinyattn.ops.shape.views.permute(cast("Tensor", self), *order, dims=dims)
 
     def t(self) -> Tensor:
         """See :func:`tinyattn.t`."""
-        return tinyattn.ops.views.t(cast("Tensor", self))
+        return tinyattn.ops.shape.views.t(cast("Tensor", self))
 
     def movedim(self, source, destination) -> Tensor:
         """See :func:`tinyattn.movedim`."""
-        return tinyattn.ops.views.movedim(cast("Tensor", self), source, destination)
+        return tinyattn.ops.shape.views.movedim(cast("Tensor", self), source, destination)
 
     def expand(self, *sizes, size=None, implicit: bool = False) -> Tensor:
-        """See :func:`tinyattn.ops.views.expand`."""
-        return tinyattn.ops.views.expand(cast("Tensor", self), *sizes, size=size, implicit=implicit)
+        """See :func:`tinyattn.ops.shape.views.expand`."""
+        return tinyattn.ops.shape.views.expand(
+            cast("Tensor", self), *sizes, size=size, implicit=implicit
+        )
 
     def expand_as(self, other: Tensor) -> Tensor:
-        """See :func:`tinyattn.ops.views.expand_as`."""
-        return tinyattn.ops.views.expand_as(cast("Tensor", self), other)
+        """See :func:`tinyattn.ops.shape.views.expand_as`."""
+        return tinyattn.ops.shape.views.expand_as(cast("Tensor", self), other)
 
     def narrow(self, dim: int, start: int, length: int) -> Tensor:
         """See :func:`tinyattn.narrow`."""
-        return tinyattn.ops.views.narrow(cast("Tensor", self), dim, start, length)
+        return tinyattn.ops.shape.views.narrow(cast("Tensor", self), dim, start, length)
 
     def select(self, dim: int, index: int) -> Tensor:
         """See :func:`tinyattn.select`."""
-        return tinyattn.ops.views.select(cast("Tensor", self), dim, index)
+        return tinyattn.ops.shape.views.select(cast("Tensor", self), dim, index)
 
     def chunk(self, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
         """See :func:`tinyattn.chunk`."""
-        return tinyattn.ops.views.chunk(cast("Tensor", self), chunks, dim)
+        return tinyattn.ops.shape.views.chunk(cast("Tensor", self), chunks, dim)
 
     def unbind(self, dim: int = 0) -> tuple[Tensor, ...]:
         """See :func:`tinyattn.unbind`."""
-        return tinyattn.ops.views.unbind(cast("Tensor", self), dim)
+        return tinyattn.ops.shape.views.unbind(cast("Tensor", self), dim)
 
     # -- rearrange ------------------------------------------------------------------------------
 
     def repeat(self, *sizes, repeats=None) -> Tensor:
-        """See :func:`tinyattn.ops.rearrange.repeat`."""
-        return tinyattn.ops.rearrange.repeat(cast("Tensor", self), *sizes, repeats=repeats)
+        """See :func:`tinyattn.ops.shape.rearrange.repeat`."""
+        return tinyattn.ops.shape.rearrange.repeat(cast("Tensor", self), *sizes, repeats=repeats)
 
     def repeat_interleave(
         self, repeats=None, dim: int | None = None, *, output_size=None
     ) -> Tensor:
         """See :func:`tinyattn.repeat_interleave`."""
-        return tinyattn.ops.rearrange.repeat_interleave(
+        return tinyattn.ops.shape.rearrange.repeat_interleave(
             cast("Tensor", self), repeats, dim, output_size=output_size
         )
 
     def flip(self, *order, dims=None) -> Tensor:
         """See :func:`tinyattn.flip`."""
-        return tinyattn.ops.rearrange.flip(cast("Tensor", self), *order, dims=dims)
+        return tinyattn.ops.shape.rearrange.flip(cast("Tensor", self), *order, dims=dims)
 
     def roll(self, shifts, dims=None) -> Tensor:
         """See :func:`tinyattn.roll`."""
-        return tinyattn.ops.rearrange.roll(cast("Tensor", self), shifts, dims)
+        return tinyattn.ops.shape.rearrange.roll(cast("Tensor", self), shifts, dims)
 
     def triu(self, diagonal: int = 0) -> Tensor:
         """See :func:`tinyattn.triu`."""
-        return tinyattn.ops.rearrange.triu(cast("Tensor", self), diagonal)
+        return tinyattn.ops.shape.rearrange.triu(cast("Tensor", self), diagonal)
 
     def tril(self, diagonal: int = 0) -> Tensor:
         """See :func:`tinyattn.tril`."""
-        return tinyattn.ops.rearrange.tril(cast("Tensor", self), diagonal)
+        return tinyattn.ops.shape.rearrange.tril(cast("Tensor", self), diagonal)
 
     def triu_(self, diagonal: int = 0) -> Tensor:
-        """See :func:`tinyattn.ops.rearrange.triu_`."""
-        return tinyattn.ops.rearrange.triu_(cast("Tensor", self), diagonal)
+        """See :func:`tinyattn.ops.shape.rearrange.triu_`."""
+        return tinyattn.ops.shape.rearrange.triu_(cast("Tensor", self), diagonal)
 
     def tril_(self, diagonal: int = 0) -> Tensor:
-        """See :func:`tinyattn.ops.rearrange.tril_`."""
-        return tinyattn.ops.rearrange.tril_(cast("Tensor", self), diagonal)
+        """See :func:`tinyattn.ops.shape.rearrange.tril_`."""
+        return tinyattn.ops.shape.rearrange.tril_(cast("Tensor", self), diagonal)
 
     def diagonal(self, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
         """See :func:`tinyattn.diagonal`."""
-        return tinyattn.ops.rearrange.diagonal(cast("Tensor", self), offset, dim1, dim2)
+        return tinyattn.ops.shape.rearrange.diagonal(cast("Tensor", self), offset, dim1, dim2)
 
     def diff(self, n: int = 1, dim: int = -1, prepend=None, append=None) -> Tensor:
         """See :func:`tinyattn.diff`."""
-        return tinyattn.ops.rearrange.diff(cast("Tensor", self), n, dim, prepend, append)
+        return tinyattn.ops.shape.rearrange.diff(cast("Tensor", self), n, dim, prepend, append)
 
     def diag(self, diagonal: int = 0) -> Tensor:
         """See :func:`tinyattn.diag`."""
-        return tinyattn.ops.rearrange.diag(cast("Tensor", self), diagonal)
+        return tinyattn.ops.shape.rearrange.diag(cast("Tensor", self), diagonal)
 
     def diag_embed(self, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
         """See :func:`tinyattn.diag_embed`."""
-        return tinyattn.ops.rearrange.diag_embed(cast("Tensor", self), offset, dim1, dim2)
+        return tinyattn.ops.shape.rearrange.diag_embed(cast("Tensor", self), offset, dim1, dim2)
 
     # -- indexing -------------------------------------------------------------------------------
 
     def gather(self, dim: int, index, *, sparse_grad: bool = False) -> Tensor:
         """See :func:`tinyattn.gather`."""
-        return tinyattn.ops.indexing.gather(
+        return tinyattn.ops.index.indexing.gather(
             cast("Tensor", self), dim, index, sparse_grad=sparse_grad
         )
 
     def scatter(self, dim: int, index, src=None, *, value=None, reduce=None) -> Tensor:
         """See :func:`tinyattn.scatter`."""
-        return tinyattn.ops.indexing.scatter(
+        return tinyattn.ops.index.indexing.scatter(
             cast("Tensor", self), dim, index, src, value=value, reduce=reduce
         )
 
     def scatter_(self, dim: int, index, src=None, *, value=None, reduce=None) -> Tensor:
-        """See :func:`tinyattn.ops.indexing.scatter_`."""
-        return tinyattn.ops.indexing.scatter_(
+        """See :func:`tinyattn.ops.index.indexing.scatter_`."""
+        return tinyattn.ops.index.indexing.scatter_(
             cast("Tensor", self), dim, index, src, value=value, reduce=reduce
         )
 
     def scatter_add(self, dim: int, index, src) -> Tensor:
         """See :func:`tinyattn.scatter_add`."""
-        return tinyattn.ops.indexing.scatter_add(cast("Tensor", self), dim, index, src)
+        return tinyattn.ops.index.indexing.scatter_add(cast("Tensor", self), dim, index, src)
 
     def scatter_add_(self, dim: int, index, src) -> Tensor:
-        """See :func:`tinyattn.ops.indexing.scatter_add_`."""
-        return tinyattn.ops.indexing.scatter_add_(cast("Tensor", self), dim, index, src)
+        """See :func:`tinyattn.ops.index.indexing.scatter_add_`."""
+        return tinyattn.ops.index.indexing.scatter_add_(cast("Tensor", self), dim, index, src)
 
     def index_select(self, dim: int, index) -> Tensor:
         """See :func:`tinyattn.index_select`."""
-        return tinyattn.ops.indexing.index_select(cast("Tensor", self), dim, index)
+        return tinyattn.ops.index.indexing.index_select(cast("Tensor", self), dim, index)
 
     def index_fill(self, dim: int, index, value) -> Tensor:
         """See :func:`tinyattn.index_fill`."""
-        return tinyattn.ops.indexing.index_fill(cast("Tensor", self), dim, index, value)
+        return tinyattn.ops.index.indexing.index_fill(cast("Tensor", self), dim, index, value)
 
     def index_fill_(self, dim: int, index, value) -> Tensor:
-        """See :func:`tinyattn.ops.indexing.index_fill_`."""
-        return tinyattn.ops.indexing.index_fill_(cast("Tensor", self), dim, index, value)
+        """See :func:`tinyattn.ops.index.indexing.index_fill_`."""
+        return tinyattn.ops.index.indexing.index_fill_(cast("Tensor", self), dim, index, value)
 
     def masked_fill(self, mask, value) -> Tensor:
         """See :func:`tinyattn.masked_fill`."""
-        return tinyattn.ops.indexing.masked_fill(cast("Tensor", self), mask, value)
+        return tinyattn.ops.index.indexing.masked_fill(cast("Tensor", self), mask, value)
 
     def masked_fill_(self, mask, value) -> Tensor:
-        """See :func:`tinyattn.ops.indexing.masked_fill_`."""
-        return tinyattn.ops.indexing.masked_fill_(cast("Tensor", self), mask, value)
+        """See :func:`tinyattn.ops.index.indexing.masked_fill_`."""
+        return tinyattn.ops.index.indexing.masked_fill_(cast("Tensor", self), mask, value)
 
     def masked_select(self, mask) -> Tensor:
         """See :func:`tinyattn.masked_select`."""
-        return tinyattn.ops.indexing.masked_select(cast("Tensor", self), mask)
+        return tinyattn.ops.index.indexing.masked_select(cast("Tensor", self), mask)
 
     def nonzero(self, *, as_tuple: bool = False):
         """See :func:`tinyattn.nonzero`."""
-        return tinyattn.ops.indexing.nonzero(cast("Tensor", self), as_tuple=as_tuple)
+        return tinyattn.ops.index.indexing.nonzero(cast("Tensor", self), as_tuple=as_tuple)
 
     def index_put_(self, indices, values, accumulate: bool = False) -> Tensor:
-        """See :func:`tinyattn.ops.indexing.index_put_`."""
-        return tinyattn.ops.indexing.index_put_(cast("Tensor", self), indices, values, accumulate)
+        """See :func:`tinyattn.ops.index.indexing.index_put_`."""
+        return tinyattn.ops.index.indexing.index_put_(
+            cast("Tensor", self), indices, values, accumulate
+        )
 
     def index_add(self, dim: int, index, source, *, alpha=1) -> Tensor:
         """See :func:`tinyattn.index_add`."""
-        return tinyattn.ops.indexing.index_add(
+        return tinyattn.ops.index.indexing.index_add(
             cast("Tensor", self), dim, index, source, alpha=alpha
         )
 
     def index_add_(self, dim: int, index, source, *, alpha=1) -> Tensor:
-        """See :func:`tinyattn.ops.indexing.index_add_`."""
-        return tinyattn.ops.indexing.index_add_(
+        """See :func:`tinyattn.ops.index.indexing.index_add_`."""
+        return tinyattn.ops.index.indexing.index_add_(
             cast("Tensor", self), dim, index, source, alpha=alpha
         )
 
     def masked_scatter_(self, mask, source) -> Tensor:
-        """See :func:`tinyattn.ops.indexing.masked_scatter_`."""
-        return tinyattn.ops.indexing.masked_scatter_(cast("Tensor", self), mask, source)
+        """See :func:`tinyattn.ops.index.indexing.masked_scatter_`."""
+        return tinyattn.ops.index.indexing.masked_scatter_(cast("Tensor", self), mask, source)
 
     def argwhere(self) -> Tensor:
         """See :func:`tinyattn.argwhere`."""
-        return tinyattn.ops.indexing.argwhere(cast("Tensor", self))
+        return tinyattn.ops.index.indexing.argwhere(cast("Tensor", self))
 
     # -- shape_composites -----------------------------------------------------------------------
 
     def broadcast_to(self, *sizes, size=None) -> Tensor:
         """See :func:`tinyattn.broadcast_to`."""
-        return tinyattn.ops.shape_composites.broadcast_to(cast("Tensor", self), *sizes, size=size)
+        return tinyattn.ops.shape.composites.broadcast_to(cast("Tensor", self), *sizes, size=size)
 
     def moveaxis(self, source, destination) -> Tensor:
         """See :func:`tinyattn.moveaxis`."""
-        return tinyattn.ops.shape_composites.moveaxis(cast("Tensor", self), source, destination)
+        return tinyattn.ops.shape.composites.moveaxis(cast("Tensor", self), source, destination)
 
     def swapdims(self, dim0: int, dim1: int) -> Tensor:
         """See :func:`tinyattn.swapdims`."""
-        return tinyattn.ops.shape_composites.swapdims(cast("Tensor", self), dim0, dim1)
+        return tinyattn.ops.shape.composites.swapdims(cast("Tensor", self), dim0, dim1)
 
     def ravel(self) -> Tensor:
         """See :func:`tinyattn.ravel`."""
-        return tinyattn.ops.shape_composites.ravel(cast("Tensor", self))
+        return tinyattn.ops.shape.composites.ravel(cast("Tensor", self))
 
     def tile(self, *reps, dims=None) -> Tensor:
         """See :func:`tinyattn.tile`."""
-        return tinyattn.ops.shape_composites.tile(cast("Tensor", self), *reps, dims=dims)
+        return tinyattn.ops.shape.composites.tile(cast("Tensor", self), *reps, dims=dims)
 
     def tensor_split(
         self, indices_or_sections=None, dim: int = 0, *, sections=None, indices=None
     ) -> tuple[Tensor, ...]:
         """See :func:`tinyattn.tensor_split`."""
-        return tinyattn.ops.shape_composites.tensor_split(
+        return tinyattn.ops.shape.composites.tensor_split(
             cast("Tensor", self), indices_or_sections, dim, sections=sections, indices=indices
         )
 
     def hsplit(self, sections=None, *, indices=None) -> tuple[Tensor, ...]:
         """See :func:`tinyattn.hsplit`."""
-        return tinyattn.ops.shape_composites.hsplit(cast("Tensor", self), sections, indices=indices)
+        return tinyattn.ops.shape.composites.hsplit(cast("Tensor", self), sections, indices=indices)
 
     def vsplit(self, sections=None, *, indices=None) -> tuple[Tensor, ...]:
         """See :func:`tinyattn.vsplit`."""
-        return tinyattn.ops.shape_composites.vsplit(cast("Tensor", self), sections, indices=indices)
+        return tinyattn.ops.shape.composites.vsplit(cast("Tensor", self), sections, indices=indices)
 
     def dsplit(self, sections=None, *, indices=None) -> tuple[Tensor, ...]:
         """See :func:`tinyattn.dsplit`."""
-        return tinyattn.ops.shape_composites.dsplit(cast("Tensor", self), sections, indices=indices)
+        return tinyattn.ops.shape.composites.dsplit(cast("Tensor", self), sections, indices=indices)
 
     def split_with_sizes(self, split_sizes, dim: int = 0) -> tuple[Tensor, ...]:
         """See :func:`tinyattn.split_with_sizes`."""
-        return tinyattn.ops.shape_composites.split_with_sizes(
+        return tinyattn.ops.shape.composites.split_with_sizes(
             cast("Tensor", self), split_sizes, dim
         )
 
     def flipud(self) -> Tensor:
         """See :func:`tinyattn.flipud`."""
-        return tinyattn.ops.shape_composites.flipud(cast("Tensor", self))
+        return tinyattn.ops.shape.composites.flipud(cast("Tensor", self))
 
     def fliplr(self) -> Tensor:
         """See :func:`tinyattn.fliplr`."""
-        return tinyattn.ops.shape_composites.fliplr(cast("Tensor", self))
+        return tinyattn.ops.shape.composites.fliplr(cast("Tensor", self))
 
     def rot90(self, k: int = 1, dims=(0, 1)) -> Tensor:
         """See :func:`tinyattn.rot90`."""
-        return tinyattn.ops.shape_composites.rot90(cast("Tensor", self), k, dims)
+        return tinyattn.ops.shape.composites.rot90(cast("Tensor", self), k, dims)
 
     def unfold(self, dimension: int, size: int, step: int) -> Tensor:
-        """See :func:`tinyattn.ops.shape_composites.unfold`."""
-        return tinyattn.ops.shape_composites.unfold(cast("Tensor", self), dimension, size, step)
+        """See :func:`tinyattn.ops.shape.composites.unfold`."""
+        return tinyattn.ops.shape.composites.unfold(cast("Tensor", self), dimension, size, step)
 
     def take(self, index) -> Tensor:
         """See :func:`tinyattn.take`."""
-        return tinyattn.ops.shape_composites.take(cast("Tensor", self), index)
+        return tinyattn.ops.shape.composites.take(cast("Tensor", self), index)
 
     def take_along_dim(self, indices, dim: int | None = None) -> Tensor:
         """See :func:`tinyattn.take_along_dim`."""
-        return tinyattn.ops.shape_composites.take_along_dim(cast("Tensor", self), indices, dim)
+        return tinyattn.ops.shape.composites.take_along_dim(cast("Tensor", self), indices, dim)
 
     # -- scatter --------------------------------------------------------------------------------
 
     def select_scatter(self, src: Tensor, dim: int, index: int) -> Tensor:
         """See :func:`tinyattn.select_scatter`."""
-        return tinyattn.ops.scatter.select_scatter(cast("Tensor", self), src, dim, index)
+        return tinyattn.ops.index.scatter.select_scatter(cast("Tensor", self), src, dim, index)
 
     def slice_scatter(
         self, src: Tensor, dim: int = 0, start=None, end=None, step: int = 1
     ) -> Tensor:
         """See :func:`tinyattn.slice_scatter`."""
-        return tinyattn.ops.scatter.slice_scatter(cast("Tensor", self), src, dim, start, end, step)
+        return tinyattn.ops.index.scatter.slice_scatter(
+            cast("Tensor", self), src, dim, start, end, step
+        )
 
     def diagonal_scatter(
         self, src: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1
     ) -> Tensor:
         """See :func:`tinyattn.diagonal_scatter`."""
-        return tinyattn.ops.scatter.diagonal_scatter(cast("Tensor", self), src, offset, dim1, dim2)
+        return tinyattn.ops.index.scatter.diagonal_scatter(
+            cast("Tensor", self), src, offset, dim1, dim2
+        )
 
     def index_copy(self, dim: int, index, source: Tensor) -> Tensor:
         """See :func:`tinyattn.index_copy`."""
-        return tinyattn.ops.scatter.index_copy(cast("Tensor", self), dim, index, source)
+        return tinyattn.ops.index.scatter.index_copy(cast("Tensor", self), dim, index, source)
 
     def index_copy_(self, dim: int, index, source: Tensor) -> Tensor:
-        """See :func:`tinyattn.ops.scatter.index_copy_`."""
-        return tinyattn.ops.scatter.index_copy_(cast("Tensor", self), dim, index, source)
+        """See :func:`tinyattn.ops.index.scatter.index_copy_`."""
+        return tinyattn.ops.index.scatter.index_copy_(cast("Tensor", self), dim, index, source)
 
     def index_put(self, indices, values, accumulate: bool = False) -> Tensor:
         """See :func:`tinyattn.index_put`."""
-        return tinyattn.ops.scatter.index_put(cast("Tensor", self), indices, values, accumulate)
+        return tinyattn.ops.index.scatter.index_put(
+            cast("Tensor", self), indices, values, accumulate
+        )
 
     def scatter_reduce(
         self, dim: int, index, src: Tensor, reduce: str, *, include_self: bool = True
     ) -> Tensor:
         """See :func:`tinyattn.scatter_reduce`."""
-        return tinyattn.ops.scatter.scatter_reduce(
+        return tinyattn.ops.index.scatter.scatter_reduce(
             cast("Tensor", self), dim, index, src, reduce, include_self=include_self
         )
 
     def scatter_reduce_(
         self, dim: int, index, src: Tensor, reduce: str, *, include_self: bool = True
     ) -> Tensor:
-        """See :func:`tinyattn.ops.scatter.scatter_reduce_`."""
-        return tinyattn.ops.scatter.scatter_reduce_(
+        """See :func:`tinyattn.ops.index.scatter.scatter_reduce_`."""
+        return tinyattn.ops.index.scatter.scatter_reduce_(
             cast("Tensor", self), dim, index, src, reduce, include_self=include_self
         )
 
     def masked_scatter(self, mask, source: Tensor) -> Tensor:
         """See :func:`tinyattn.masked_scatter`."""
-        return tinyattn.ops.scatter.masked_scatter(cast("Tensor", self), mask, source)
+        return tinyattn.ops.index.scatter.masked_scatter(cast("Tensor", self), mask, source)
 
     # -- index_writes ---------------------------------------------------------------------------
 
     def put(self, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
         """See :func:`tinyattn.put`."""
-        return tinyattn.ops.index_writes.put(cast("Tensor", self), index, source, accumulate)
+        return tinyattn.ops.index.writes.put(cast("Tensor", self), index, source, accumulate)
 
     def put_(self, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
-        """See :func:`tinyattn.ops.index_writes.put_`."""
-        return tinyattn.ops.index_writes.put_(cast("Tensor", self), index, source, accumulate)
+        """See :func:`tinyattn.ops.index.writes.put_`."""
+        return tinyattn.ops.index.writes.put_(cast("Tensor", self), index, source, accumulate)
 
     def index_reduce(
         self, dim: int, index: Tensor, source: Tensor, reduce: str, *, include_self=True
     ) -> Tensor:
         """See :func:`tinyattn.index_reduce`."""
-        return tinyattn.ops.index_writes.index_reduce(
+        return tinyattn.ops.index.writes.index_reduce(
             cast("Tensor", self), dim, index, source, reduce, include_self=include_self
         )
 
     def index_reduce_(
         self, dim: int, index: Tensor, source: Tensor, reduce: str, *, include_self=True
     ) -> Tensor:
-        """See :func:`tinyattn.ops.index_writes.index_reduce_`."""
-        return tinyattn.ops.index_writes.index_reduce_(
+        """See :func:`tinyattn.ops.index.writes.index_reduce_`."""
+        return tinyattn.ops.index.writes.index_reduce_(
             cast("Tensor", self), dim, index, source, reduce, include_self=include_self
         )
 
@@ -500,4 +516,6 @@ class TensorShapeMethods:
 
     def as_strided(self, size, stride, storage_offset: int | None = None) -> Tensor:
         """See :func:`tinyattn.as_strided`."""
-        return tinyattn.ops.strided.as_strided(cast("Tensor", self), size, stride, storage_offset)
+        return tinyattn.ops.shape.strided.as_strided(
+            cast("Tensor", self), size, stride, storage_offset
+        )

@@ -2,7 +2,7 @@
 
 Run ``python tools/gen_tensor_methods.py`` after adding an op to the table below
 (or changing an op's signature); ``--check`` exits 1 if the files on disk differ
-from what it would write (``tests/test_tensor_api.py`` runs that check).
+from what it would write (``tests/core/test_tensor_api.py`` runs that check).
 
 Each method is written out with the op's own signature (minus its first
 parameter, which the method fills with ``self``, and private ``_`` options), so
@@ -18,7 +18,47 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# The tensor API by op family: each name resolves to ``tinyattn.ops.<family>.<name>``.
+# The module of ``tinyattn.ops`` each family below names (a family not listed is its path).
+OPS_PATHS = {
+    "fill": "creation.fill",
+    "from_buffers": "creation.from_buffers",
+    "arithmetic": "elementwise.arithmetic",
+    "binary": "elementwise.binary",
+    "compare": "elementwise.compare",
+    "integer_math": "elementwise.integer_math",
+    "logic": "elementwise.logic",
+    "trig": "elementwise.trig",
+    "unary": "elementwise.unary",
+    "unary_inplace": "elementwise.unary_inplace",
+    "indexing": "index.indexing",
+    "scatter": "index.scatter",
+    "index_writes": "index.writes",
+    "linalg_api": "linalg.api",
+    "decompositions": "linalg.decompositions",
+    "lu": "linalg.lu",
+    "matrix_methods": "linalg.matrix_methods",
+    "products": "linalg.products",
+    "linalg_helpers": "linalg.helpers",
+    "linalg_legacy": "linalg.legacy",
+    "cumulative": "reduce.cumulative",
+    "numeric": "reduce.numeric",
+    "reduction": "reduce.reduction",
+    "stats": "reduce.stats",
+    "activation": "reduce.softmax",
+    "shape_composites": "shape.composites",
+    "rearrange": "shape.rearrange",
+    "strided": "shape.strided",
+    "views": "shape.views",
+    "igamma": "special.igamma",
+}
+
+
+def ops_path(family: str) -> str:
+    """The dotted path below ``tinyattn.ops`` of the module that holds ``family``'s ops."""
+    return OPS_PATHS.get(family, family)
+
+
+# The tensor API by op family: each name resolves to ``tinyattn.ops.<ops_path(family)>.<name>``.
 FAMILIES = {
     "arithmetic": (
         "add sub mul div true_divide floor_divide remainder pow maximum minimum "
@@ -111,7 +151,7 @@ SPECIAL = {
     "arithmetic": [
         '''    def where(self, condition, other) -> Tensor:
         """``tinyattn.where(condition, self, other)``. See :func:`tinyattn.where`."""
-        return tinyattn.ops.arithmetic.where(condition, cast("Tensor", self), other)
+        return tinyattn.ops.elementwise.arithmetic.where(condition, cast("Tensor", self), other)
 '''
     ],
 }
@@ -119,7 +159,7 @@ SPECIAL = {
 SPECIAL["logic"] = [  # operators torch has and the Tensor class lacked (elementwise)
     f'''    def __{dunder}__(self, other) -> Tensor:
         """``{expr}``. See :func:`tinyattn.{op}`."""
-        return tinyattn.ops.{module}.{op}({args})
+        return tinyattn.ops.{ops_path(module)}.{op}({args})
 '''
     for dunder, expr, module, op, args in (
         ("lshift", "self << other", "compare", "bitwise_left_shift", 'cast("Tensor", self), other'),
@@ -291,7 +331,7 @@ def _wrapped(head: str, items: list[str], tail: str, indent: str) -> str:
 def _method(family: str, name: str) -> str:
     import tinyattn
 
-    op = getattr(operator.attrgetter(family)(tinyattn.ops), name)
+    op = getattr(operator.attrgetter(ops_path(family))(tinyattn.ops), name)
     params = [
         p for p in list(inspect.signature(op).parameters.values())[1:] if not p.name.startswith("_")
     ]
@@ -314,11 +354,11 @@ def _method(family: str, name: str) -> str:
         tinyattn, name, None
     )  # (the out= wrapper of it, see tinyattn/torch_surface/out.py)
     public = getattr(public_fn, "__wrapped_for_out__", public_fn) is op
-    target = f"tinyattn.{name}" if public else f"tinyattn.ops.{family}.{name}"
+    target = f"tinyattn.{name}" if public else f"tinyattn.ops.{ops_path(family)}.{name}"
     return (
         _wrapped(f"def {name}", items, tail, "    ")
         + f'\n        """See :func:`{target}`."""\n'
-        + _wrapped(f"return tinyattn.ops.{family}.{name}", args, "", "        ")
+        + _wrapped(f"return tinyattn.ops.{ops_path(family)}.{name}", args, "", "        ")
         + "\n"
     )
 

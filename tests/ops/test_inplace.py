@@ -223,7 +223,7 @@ def test_optimizer_style_update_then_view_backward():
     np.testing.assert_array_equal(p.grad.numpy(), [[0, 0, 0], [3, 3, 3]])
 
 
-# -- found by tests/test_differential.py ----------------------------------------------------
+# -- found by tests/core/test_differential.py ----------------------------------------------
 
 
 def test_inplace_on_an_empty_view_of_a_leaf_raises():

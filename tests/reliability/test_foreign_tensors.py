@@ -12,7 +12,7 @@ import pytest
 
 import tinyattn
 import tinyattn.nn.functional as F
-from tinyattn._type_names import type_name
+from tinyattn.foundations.type_names import type_name
 
 PACKAGE = Path(tinyattn.__file__).resolve().parent
 

@@ -1,4 +1,4 @@
-"""``import tinyattn`` keeps freed arrays in glibc's heap (``tinyattn/_malloc.py``): an
+"""``import tinyattn`` keeps freed arrays in glibc's heap (``tinyattn/foundations/malloc.py``): an
 array allocated again after a free reuses memory, with no page faults; the opt-out and
 the user's own glibc variables leave malloc as it was."""
 

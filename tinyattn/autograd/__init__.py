@@ -15,7 +15,7 @@ from ..core.grad_mode import enable_grad, inference_mode, is_grad_enabled, no_gr
 from .gradcheck import gradcheck, gradgradcheck
 from ..core.tensor_base import TensorBase
 from .trace import trace
-from .._type_names import type_name
+from ..foundations.type_names import type_name
 from ..core.extensions import extensions as _extensions
 
 __all__ = [

@@ -15,9 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from .._type_names import type_name
 from ..core.grad_mode import enable_grad
 from ..core.tensor_base import TensorBase
+from ..foundations.type_names import type_name
 from . import custom_function as _custom_function
 from . import forward_ad as _fw
 from .custom_function import Function

@@ -53,13 +53,13 @@ from typing import Any
 
 import numpy as np
 
-from .._type_names import type_name
 from ..core import _dtype
 from ..core.extensions import extensions as _ext
 from ..core.function import Node, OpaqueGrad, leaf_node
 from ..core.grad_mode import _state as _grad_mode
 from ..core.grad_mode import enable_grad, no_grad
 from ..core.tensor_base import TensorBase
+from ..foundations.type_names import type_name
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable"]
 

@@ -66,11 +66,11 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .._type_names import type_name
 from ..core.extensions import extensions
 from ..core.function import AccumulateGrad
 from ..core.grad_mode import enable_grad, is_grad_enabled
 from ..core.tensor_base import TensorBase
+from ..foundations.type_names import type_name
 from . import _forward_only
 from .custom_function import Function
 

@@ -23,9 +23,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._type_names import type_name
 from ..core.grad_mode import enable_grad
 from ..core.tensor_base import TensorBase
+from ..foundations.type_names import type_name
 from . import grad as _vjp_primitive
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]

@@ -26,8 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from .._type_names import type_name
 from ..core.tensor_base import TensorBase
+from ..foundations.type_names import type_name
 
 
 class GradcheckError(RuntimeError):

@@ -19,12 +19,12 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .._type_names import type_name
 from ..core import engine
 from ..core.extensions import extensions
 from ..core.function import Node
 from ..core.grad_mode import no_grad
 from ..core.tensor_base import TensorBase
+from ..foundations.type_names import type_name
 
 __all__ = [
     "Node",

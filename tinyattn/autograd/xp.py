@@ -226,7 +226,7 @@ def log1p(x):
 
 
 def erf(x):
-    """erf as a differentiable op (``ops.unary.Erf``)."""
+    """erf as a differentiable op (``ops.elementwise.unary.Erf``)."""
     from ..ops.elementwise.unary import Erf
 
     return Erf.apply(x)

@@ -24,7 +24,7 @@ before shows gradients, formulas and names, without them.
 
 from __future__ import annotations
 
-from .._type_names import type_name
+from ..foundations.type_names import type_name
 
 import os
 import sys

@@ -6,7 +6,7 @@ Three kinds of node hold attention weights ``P``:
 * ``ScaledDotProductAttention`` (one fused node): its five steps are expanded with the
   NumPy reference (``tinyattn.kernels.reference``) from the recorded q, k, v and dO;
 * ``AttentionWeights`` (``nn.MultiheadAttention`` returning its weights): P is its
-  output, dP its incoming gradient, dS = P * (dP - rowsum(dP * P)) (``_softmax_math``);
+  output, dP its incoming gradient, dS = P * (dP - rowsum(dP * P)) (``kernels/softmax_math.py``);
 * ``Softmax`` over the last axis of a matrix (attention written out by hand): P its
   output, dP its incoming gradient, dS the gradient it sends back.
 
@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _softmax_math
 from ..kernels import reference
+from ..kernels import softmax_math as _softmax_math
 from .capture import Capture
 from .graph import Graph, is_leaf, op_name
 from .pack import number, pack

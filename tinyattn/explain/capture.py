@@ -73,7 +73,7 @@ def _array(x) -> np.ndarray:
 
 # The package's own programs that build models the way a learner would (``python -m
 # tinyattn explain demo``): their lines are shown as the learner's code.
-_PROGRAMS = (str(Path(_PACKAGE_DIR) / "demo.py"),)
+_PROGRAMS = (str(Path(_PACKAGE_DIR) / "demo" / "__init__.py"),)
 
 
 def _library(filename: str) -> bool:

@@ -12,7 +12,7 @@ are computed in the default float dtype, as torch.
 
 from __future__ import annotations
 
-from .._type_names import type_name
+from ..foundations.type_names import type_name
 
 from collections.abc import Sequence
 

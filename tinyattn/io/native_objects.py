@@ -16,8 +16,8 @@ from typing import Any
 
 from .._device import device
 from .._tensor import Tensor
-from .._type_names import type_name
 from ..core._dtype import _dtype_by_name
+from ..foundations.type_names import type_name
 from .native_reader import CheckpointError, _Decoder, _key_label, _tensor
 
 

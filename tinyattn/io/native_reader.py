@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from .._tensor import Tensor
-from .._type_names import type_name
+from ..foundations.type_names import type_name
 from .errors import CheckpointError
 
 _INDEX = "__tinyattn_index__"

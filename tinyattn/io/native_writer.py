@@ -34,8 +34,8 @@ import numpy as np
 
 from .._device import device
 from .._tensor import Tensor
-from .._type_names import type_name
 from ..core._dtype import dtype
+from ..foundations.type_names import type_name
 from .native_reader import _ARRAY_DTYPES, _MAX_DEPTH
 
 _CONTAINERS = {

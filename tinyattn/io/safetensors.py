@@ -35,7 +35,7 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from .._tensor import Tensor
-from .._type_names import type_name
+from ..foundations.type_names import type_name
 from .errors import CheckpointError, warn_user
 
 __all__ = ["load_file", "save_file", "load", "save", "safe_open"]

@@ -86,7 +86,7 @@ import numpy as np
 
 from .._device import check_device, device
 from .._tensor import Tensor
-from .._type_names import type_name
+from ..foundations.type_names import type_name
 from .errors import CheckpointError, WeightsOnlyError
 from .formats import read_any
 from .native_reader import _FORMAT, _INDEX, _VERSION

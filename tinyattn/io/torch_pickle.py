@@ -26,7 +26,7 @@ from collections import Counter, OrderedDict
 from collections.abc import Callable
 from typing import Any
 
-from .._type_names import type_name
+from ..foundations.type_names import type_name
 from .errors import CheckpointError, WeightsOnlyError
 
 _BLOCKED_MODULES = ("sys", "os", "posix", "nt")

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from .._type_names import type_name
+from ..foundations.type_names import type_name
 from .errors import CheckpointError, warn_user
 from .native_reader import checked_directory
 from .safetensors import read_into

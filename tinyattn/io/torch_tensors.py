@@ -26,8 +26,8 @@ import numpy as np
 from .._device import device
 from .._size import Size
 from .._tensor import Tensor
-from .._type_names import type_name
 from ..core._dtype import _dtype_by_name
+from ..foundations.type_names import type_name
 from .errors import CheckpointError
 
 # torch dtype name -> NumPy dtype of its storage bytes ("bfloat16" is widened on load)

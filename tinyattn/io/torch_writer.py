@@ -30,8 +30,8 @@ import numpy as np
 from .._device import device
 from .._size import Size
 from .._tensor import Tensor
-from .._type_names import type_name
 from ..core._dtype import dtype as tinyattn_dtype
+from ..foundations.type_names import type_name
 from .native_reader import _MAX_DEPTH
 
 _STORAGE_CLASS = {

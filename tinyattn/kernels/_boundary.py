@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._type_names import type_name
+from ..foundations.type_names import type_name
 
 FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 

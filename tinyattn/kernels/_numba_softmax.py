@@ -1,7 +1,7 @@
 """Row softmax for the returned-weights attention path, parallel over rows.
 
 Used when the weights are returned (``nn.MultiheadAttention(need_weights=True)``);
-the NumPy twins are ``tinyattn._softmax_math.attention_softmax`` and
+the NumPy twins are ``tinyattn.kernels.softmax_math.attention_softmax`` and
 ``softmax_backward`` (``tests/kernels/test_softmax_rows.py`` holds these to them):
 
     forward   P = exp(S - max) / sum(exp(S - max))   per row; an all -inf row gives 0,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._type_names import type_name
+from ..foundations.type_names import type_name
 from . import backend
 from .gelu_layer_norm import _launch
 

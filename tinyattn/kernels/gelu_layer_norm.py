@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._type_names import type_name
+from ..foundations.type_names import type_name
 from . import backend
 
 __all__ = ["fits", "gelu", "gelu_backward", "layer_norm", "layer_norm_backward"]

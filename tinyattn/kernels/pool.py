@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._type_names import type_name
+from ..foundations.type_names import type_name
 from . import backend
 from .gelu_layer_norm import _launch
 

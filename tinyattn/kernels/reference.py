@@ -30,7 +30,7 @@ a backward's ``ctx.xp``): under ``create_graph=True`` the same formulas run on
 Tensors (``tinyattn.autograd.xp.tensor_xp``) and are recorded, which is how
 ``scaled_dot_product_attention`` is differentiated twice.
 
-Two compositions of the same steps (softmax math from ``tinyattn._softmax_math``):
+Two compositions of the same steps (softmax math from ``tinyattn.kernels.softmax_math``):
 
 * ``attention_forward`` / ``attention_backward``: the *stored-weights* path, which
   keeps ``weights`` (L x S) for the backward;
@@ -46,9 +46,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _softmax_math as softmax_math
-from .._matmul import matmul as _blas_matmul  # batched products that reach BLAS
-from ..autograd.xp import tensor_xp
+from . import softmax_math
+from .matmul import matmul as _blas_matmul  # batched products that reach BLAS
 
 __all__ = [
     "dropout_keep",
@@ -105,8 +104,10 @@ def dropout_scale(
 
 
 def matmul(a, b, xp=np):
-    """``a @ b`` batched: through BLAS on arrays, the Matmul op on Tensors (``xp``)."""
-    return xp.matmul(a, b) if xp is tensor_xp else _blas_matmul(a, b)
+    """``a @ b`` batched: through BLAS on two arrays, else ``xp.matmul`` (on Tensors, the op)."""
+    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
+        return _blas_matmul(a, b)
+    return xp.matmul(a, b)
 
 
 def _dtype_of(x) -> np.dtype:
@@ -177,7 +178,7 @@ def softmax_rows(scores: np.ndarray) -> np.ndarray:
     """weights = exp(scores - max) / sum(exp(scores - max)) along the last axis.
 
     A row that is entirely -inf (every key blocked) gives weights 0, not NaN;
-    a row holding NaN or +inf gives NaN (``_softmax_math.attention_softmax``).
+    a row holding NaN or +inf gives NaN (``softmax_math.attention_softmax``).
     """
     return softmax_math.attention_softmax(scores)
 

@@ -13,7 +13,7 @@ from numbers import Real
 import numpy as np
 
 from .._tensor import Tensor
-from .._type_names import type_name
+from ..foundations.type_names import type_name
 
 SDPA = "scaled_dot_product_attention"
 MHA = "multi_head_attention_forward"

@@ -11,36 +11,10 @@
 - ``complex.py`` (complex construction and views), ``sorting.py``, ``windows.py``; ``inplace.py`` (versions and writes through views) and
   ``_util.py`` serve them all.
 
-Each module is also an attribute of ``ops`` under a short name (``ops.unary`` is
-``ops.elementwise.unary``, ``ops.shape_composites`` is ``ops.shape.composites``): the Tensor
-methods and ``nn`` reach an op as ``ops.<module>.<op>`` at call time. The modules of
-``creation``, ``linalg`` and ``special`` are reached through their folder
-(``ops.creation.factories``, ``ops.linalg.matmul``, ``ops.special.functions``).
+Each module is reached by its path: ``ops.elementwise.unary``, ``ops.shape.composites``,
+``ops.linalg.matmul`` (the Tensor methods and ``nn`` call ``ops.<family>.<module>.<op>`` at
+call time); importing ``ops`` imports every family and its modules.
 """
 
 from . import complex, inplace, sorting, windows
-from .creation import factories as _factories
-from .creation import fill, from_buffers
-from .elementwise import (
-    arithmetic,
-    binary,
-    compare,
-    integer_math,
-    logic,
-    trig,
-    unary,
-    unary_inplace,
-)
-from .index import indexing, scatter
-from .index import writes as index_writes
-from .linalg import api as linalg_api
-from .linalg import decompositions, lu, matrix_methods, products
-from .linalg import helpers as linalg_helpers
-from .linalg import legacy as linalg_legacy
-from .linalg import matmul as _matmul
-from .reduce import cumulative, numeric, reduction, stats
-from .reduce import softmax as activation
-from .shape import composites as shape_composites
-from .shape import rearrange, strided, views
-from .special import functions as _special_functions
-from .special import igamma
+from . import creation, elementwise, index, linalg, reduce, shape, special

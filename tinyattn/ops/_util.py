@@ -8,9 +8,9 @@ import textwrap
 
 import numpy as np
 
-from .._type_names import type_name
 from ..core import _dtype as dt
 from ..core.xp import _np_sgn
+from ..foundations.type_names import type_name
 
 
 def normalize_dim(dim: int, ndim: int, op: str) -> int:

@@ -26,8 +26,8 @@ from collections import namedtuple
 import numpy as np
 
 from .._tensor import Tensor
-from .._type_names import type_name
 from ..core.function import Function
+from ..foundations.type_names import type_name
 from ._util import gradient_doc, normalize_dim, refuse_complex_order
 from .index.indexing import Gather
 

@@ -18,8 +18,8 @@ import numpy as np
 
 from .._device import check_device
 from .._tensor import Tensor
-from .._type_names import type_name
 from ..core import _dtype as dt
+from ..foundations.type_names import type_name
 from .creation.factories import _finish, _linspace_values
 from .elementwise.arithmetic import _tensor
 from .shape.rearrange import flip

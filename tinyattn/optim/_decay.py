@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from .._type_names import type_name
+from ..foundations.type_names import type_name
 from .lr_scheduler import LRScheduler, _warn_get_lr_called_within_step
 from .optimizer import Optimizer
 

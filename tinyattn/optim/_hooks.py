@@ -16,7 +16,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
-from .._type_names import type_name
+from ..foundations.type_names import type_name
 
 _ids = itertools.count()
 

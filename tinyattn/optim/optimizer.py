@@ -39,9 +39,9 @@ from typing import Any
 import numpy as np
 
 from .._tensor import Tensor
-from .._type_names import type_name
 from ..autograd.grad_mode import enable_grad
 from ..core._dtype import float64, get_default_dtype
+from ..foundations.type_names import type_name
 from . import _hooks
 from ._hooks import (
     RemovableHandle,

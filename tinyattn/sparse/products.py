@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._tensor import Tensor
-from .._type_names import type_name
+from ..foundations.type_names import type_name
 from . import functions as F
 from .construction import to_sparse
 from .coo import SparseTensor, wrap

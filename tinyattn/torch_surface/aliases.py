@@ -49,4 +49,4 @@ def unsafe_split(input: Tensor, split_size: int, dim: int = 0) -> tuple:
 
 def unsafe_split_with_sizes(input: Tensor, split_sizes, dim: int = 0) -> tuple:
     """``split_with_sizes``."""
-    return _ops().shape_composites.split_with_sizes(input, split_sizes, dim)
+    return _ops().shape.composites.split_with_sizes(input, split_sizes, dim)

@@ -12,19 +12,19 @@ import functools
 import inspect
 
 from .._tensor import Tensor
-from ..ops import activation
+from ..ops.reduce import softmax as softmax_ops
 from ..ops.reduce.reduction import norm as _norm
 from .out import with_out
 
 
 def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
     """:func:`tinyattn.softmax` in ``torch.nn.functional``'s argument order."""
-    return activation.softmax(input, dim, dtype, _stacklevel=_stacklevel + 1)  # + this frame
+    return softmax_ops.softmax(input, dim, dtype, _stacklevel=_stacklevel + 1)  # + this frame
 
 
 def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
     """:func:`tinyattn.log_softmax` in ``torch.nn.functional``'s argument order."""
-    return activation.log_softmax(input, dim, dtype, _stacklevel=_stacklevel + 1)  # + this frame
+    return softmax_ops.log_softmax(input, dim, dtype, _stacklevel=_stacklevel + 1)  # + this frame
 
 
 def norm_with_positional_out(norm_with_out):

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .._device import check_device
-from .._type_names import type_name
 from ..core import _dtype
+from ..foundations.type_names import type_name
 from .out import with_out
 
 if TYPE_CHECKING:
@@ -44,7 +44,7 @@ def _check(input, op: str) -> None:
 
 def _fresh(t: Tensor) -> Tensor:
     """A C-contiguous copy (torch's ``*_copy`` results are contiguous). Gradient: ``g``."""
-    return _ops().unary.Clone.apply(t, order="C")
+    return _ops().elementwise.unary.Clone.apply(t, order="C")
 
 
 def view_copy(input: Tensor, size=None, *, dtype=None) -> Tensor:
@@ -143,7 +143,7 @@ def split_with_sizes_copy(input: Tensor, split_sizes, dim: int = 0) -> tuple:
     """``split_with_sizes(input, split_sizes, dim)``, each piece copied.
     Composes: split_with_sizes, clone."""
     _check(input, "split_with_sizes_copy")
-    pieces = _ops().shape_composites.split_with_sizes(input, split_sizes, dim)
+    pieces = _ops().shape.composites.split_with_sizes(input, split_sizes, dim)
     return tuple(_fresh(piece) for piece in pieces)
 
 
@@ -163,7 +163,7 @@ def as_strided_copy(input: Tensor, size, stride, storage_offset: int | None = No
     """``as_strided(input, size, stride, storage_offset).clone()``.
     Composes: as_strided, clone."""
     _check(input, "as_strided_copy")
-    return _fresh(_ops().strided.as_strided(input, size, stride, storage_offset))
+    return _fresh(_ops().shape.strided.as_strided(input, size, stride, storage_offset))
 
 
 def as_strided_scatter(
@@ -179,7 +179,7 @@ def as_strided_scatter(
     _check(input, "as_strided_scatter")
     _check(src, "as_strided_scatter")
     out = _fresh(input)
-    view = _ops().strided.as_strided(out, size, stride, storage_offset)
+    view = _ops().shape.strided.as_strided(out, size, stride, storage_offset)
     if tuple(view.shape) != tuple(src.shape):
         raise RuntimeError(
             f"expected src to have a size equal to the slice of self. src size = "
@@ -243,7 +243,7 @@ def slice_inverse(
     _check(src, "slice_inverse")
     d = _ops()._util.normalize_dims(dim, src.ndim, "slice_inverse")[0]
     if input.requires_grad or src.requires_grad:
-        return _ops().scatter.slice_scatter(src, input, d, start, end, step)
+        return _ops().index.scatter.slice_scatter(src, input, d, start, end, step)
     first = slice(start, end, step).indices(src.shape[d])[0]
     offset = input.storage_offset() - first * src.stride(d)
     if offset < 0:
@@ -251,7 +251,7 @@ def slice_inverse(
             f"slice_inverse: input starts {input.storage_offset()} elements into its storage, "
             f"before the {first} * {src.stride(d)} elements the slice would skip"
         )
-    return _ops().strided.as_strided(input, tuple(src.shape), src.stride(), offset)
+    return _ops().shape.strided.as_strided(input, tuple(src.shape), src.stride(), offset)
 
 
 nonzero_static = with_out(nonzero_static, "nonzero_static")  # torch takes out= here too

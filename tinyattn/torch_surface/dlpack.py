@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._device import check_device
-from .._type_names import type_name
+from ..foundations.type_names import type_name
 
 if TYPE_CHECKING:
     from .._tensor import Tensor

@@ -25,7 +25,7 @@ import inspect
 from collections.abc import Callable
 
 from .._device import check_device
-from .._type_names import type_name
+from ..foundations.type_names import type_name
 from .layouts import contiguous_format, layout, memory_format, preserve_format, strided
 
 _OPTIONS = {

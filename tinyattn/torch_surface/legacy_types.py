@@ -25,8 +25,8 @@ import numpy as np
 from .._device import check_device
 from .._size import Size
 from .._tensor import Tensor
-from .._type_names import type_name as python_type_name
 from ..core import _dtype as dt
+from ..foundations.type_names import type_name as python_type_name
 from .layouts import strided
 
 # dtype name -> the legacy type's name without "Tensor" (torch's names)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .._type_names import type_name
+from ..foundations.type_names import type_name
 
 if TYPE_CHECKING:
     from .._tensor import Tensor

@@ -15,9 +15,9 @@ import threading
 import warnings
 from typing import Any
 
-from .._type_names import type_name
 from ..autograd import anomaly_mode as _anomaly_mode
 from ..autograd import grad_mode as _grad_mode
+from ..foundations.type_names import type_name
 
 
 class _Switches:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .._type_names import type_name
+from ..foundations.type_names import type_name
 
 if TYPE_CHECKING:
     from .._tensor import Tensor
@@ -46,7 +46,7 @@ class TensorInplaceMethods:
     def split(self, split_size, dim: int = 0) -> tuple[Tensor, ...]:
         """See :func:`tinyattn.split`: the method names the sizes ``split_size`` (torch's
         ``x.split(split_size=[4, 4], dim=-1)``), the function ``split_size_or_sections``."""
-        return _ops().views.split(self, split_size, dim)
+        return _ops().shape.views.split(self, split_size, dim)
 
     __slots__ = ()
     _data: np.ndarray  # (TensorBase's fields, declared for type checkers)
@@ -59,8 +59,8 @@ class TensorInplaceMethods:
 
         ops = _ops()
         ops.inplace.check_inplace_allowed(self, op)
-        source = ops.unary.clone(self) if is_grad_enabled() else self
-        return ops.fill.copy_(self, compute(source))
+        source = ops.elementwise.unary.clone(self) if is_grad_enabled() else self
+        return ops.creation.fill.copy_(self, compute(source))
 
     def addmm_(self, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:
         """In-place :func:`tinyattn.addmm`: ``self = beta * self + alpha * mat1 @ mat2``."""
@@ -83,17 +83,17 @@ class TensorInplaceMethods:
 
     def cumsum_(self, dim: int, *, dtype=None) -> Tensor:
         """In-place :func:`tinyattn.cumsum` (the result is cast back to ``self.dtype``)."""
-        cumsum = _ops().cumulative.cumsum
+        cumsum = _ops().reduce.cumulative.cumsum
         return self._write_result(lambda x: cumsum(x, dim, dtype=dtype), "cumsum_")
 
     def cumprod_(self, dim: int, *, dtype=None) -> Tensor:
         """In-place :func:`tinyattn.cumprod`."""
-        cumprod = _ops().cumulative.cumprod
+        cumprod = _ops().reduce.cumulative.cumprod
         return self._write_result(lambda x: cumprod(x, dim, dtype=dtype), "cumprod_")
 
     def lerp_(self, end: Tensor, weight) -> Tensor:
         """In-place :func:`tinyattn.lerp`: ``self += weight * (end - self)``."""
-        lerp = _ops().unary.lerp
+        lerp = _ops().elementwise.unary.lerp
         return self._write_result(lambda x: lerp(x, end, weight), "lerp_")
 
     def fill_diagonal_(self, fill_value, wrap: builtins.bool = False) -> Tensor:
@@ -142,12 +142,12 @@ class TensorInplaceMethods:
     def t_(self) -> Tensor:
         """In-place :meth:`t`: ``self`` becomes its own transpose (same memory)."""
         _ops().inplace.check_inplace_allowed(self, "t_")
-        return self._become_view(_ops().views.t(self), "t_")
+        return self._become_view(_ops().shape.views.t(self), "t_")
 
     def transpose_(self, dim0: int, dim1: int) -> Tensor:
         """In-place :meth:`transpose`: swap two dims of ``self`` (same memory)."""
         _ops().inplace.check_inplace_allowed(self, "transpose_")
-        return self._become_view(_ops().views.transpose(self, dim0, dim1), "transpose_")
+        return self._become_view(_ops().shape.views.transpose(self, dim0, dim1), "transpose_")
 
     def swapaxes_(self, axis0: int, axis1: int) -> Tensor:
         """``transpose_(axis0, axis1)``."""
@@ -436,15 +436,15 @@ class TensorInplaceMethods:
 
     def narrow_copy(self, dim: int, start: int, length: int) -> Tensor:
         """``narrow(dim, start, length).clone()``: the same values in new memory."""
-        return _ops().views.narrow(self, dim, start, length).clone()
+        return _ops().shape.views.narrow(self, dim, start, length).clone()
 
     def unsafe_chunk(self, chunks: int, dim: int = 0) -> tuple:
         """``chunk`` (torch's unsafe form skips a view check tinyattn does not make)."""
-        return _ops().views.chunk(self, chunks, dim)
+        return _ops().shape.views.chunk(self, chunks, dim)
 
     def unsafe_split(self, split_size: int, dim: int = 0) -> tuple:
         """``split`` (torch's unsafe form skips a view check tinyattn does not make)."""
-        return _ops().views.split(self, split_size, dim)
+        return _ops().shape.views.split(self, split_size, dim)
 
     def is_set_to(self, tensor: Tensor) -> builtins.bool:
         """Whether ``tensor`` views exactly the same memory: address, shape, strides, dtype."""

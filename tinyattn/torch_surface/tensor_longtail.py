@@ -1,6 +1,6 @@
 """Tensor methods of torch's older matrix functions (``cholesky_solve``, ``lu``,
 ``triangular_solve``, the Householder trio, the removed ``solve`` / ``eig`` ...),
-forwarding to ``tinyattn.ops.linalg_legacy`` / ``ops.lu`` at call time.
+forwarding to ``tinyattn.ops.linalg.legacy`` / ``ops.linalg.lu`` at call time.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
-from .._type_names import type_name
+from ..foundations.type_names import type_name
 
 if TYPE_CHECKING:
     from .._tensor import Tensor
@@ -50,64 +50,64 @@ class TensorLongTailMethods:
     # -- matrix functions (torch's older spellings) ---------------------------------------------
     def cholesky_solve(self, input2: Tensor, upper: bool = False) -> Tensor:
         """See :func:`tinyattn.cholesky_solve`."""
-        return _ops().linalg_legacy.cholesky_solve(cast("Tensor", self), input2, upper)
+        return _ops().linalg.legacy.cholesky_solve(cast("Tensor", self), input2, upper)
 
     def cholesky_inverse(self, upper: bool = False) -> Tensor:
         """See :func:`tinyattn.cholesky_inverse`."""
-        return _ops().linalg_legacy.cholesky_inverse(cast("Tensor", self), upper)
+        return _ops().linalg.legacy.cholesky_inverse(cast("Tensor", self), upper)
 
     def triangular_solve(
         self, A: Tensor, upper: bool = True, transpose: bool = False, unitriangular: bool = False
     ):
         """See :func:`tinyattn.triangular_solve`."""
-        return _ops().linalg_legacy.triangular_solve(
+        return _ops().linalg.legacy.triangular_solve(
             cast("Tensor", self), A, upper, transpose, unitriangular
         )
 
     def lu(self, pivot: bool = True, get_infos: bool = False):
         """See :func:`tinyattn.lu`."""
-        return _ops().lu.lu(cast("Tensor", self), pivot, get_infos)
+        return _ops().linalg.lu.lu(cast("Tensor", self), pivot, get_infos)
 
     def lu_solve(self, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:
         """See :func:`tinyattn.lu_solve`."""
-        return _ops().lu.lu_solve(cast("Tensor", self), LU_data, LU_pivots)
+        return _ops().linalg.lu.lu_solve(cast("Tensor", self), LU_data, LU_pivots)
 
     def geqrf(self):
         """See :func:`tinyattn.geqrf`."""
-        return _ops().linalg_legacy.geqrf(cast("Tensor", self))
+        return _ops().linalg.legacy.geqrf(cast("Tensor", self))
 
     def orgqr(self, input2: Tensor) -> Tensor:
         """See :func:`tinyattn.orgqr`."""
-        return _ops().linalg_legacy.orgqr(cast("Tensor", self), input2)
+        return _ops().linalg.legacy.orgqr(cast("Tensor", self), input2)
 
     def ormqr(
         self, input2: Tensor, input3: Tensor, left: bool = True, transpose: bool = False
     ) -> Tensor:
         """See :func:`tinyattn.ormqr`."""
-        return _ops().linalg_legacy.ormqr(cast("Tensor", self), input2, input3, left, transpose)
+        return _ops().linalg.legacy.ormqr(cast("Tensor", self), input2, input3, left, transpose)
 
     def solve(self, A: Tensor):
         """Removed from torch: raises torch's RuntimeError. See :func:`tinyattn.solve`."""
-        return _ops().linalg_legacy.solve(self, A)
+        return _ops().linalg.legacy.solve(self, A)
 
     def lstsq(self, A: Tensor):
         """Removed from torch: raises torch's RuntimeError. See :func:`tinyattn.lstsq`."""
-        return _ops().linalg_legacy.lstsq(self, A)
+        return _ops().linalg.legacy.lstsq(self, A)
 
     def eig(self, eigenvectors: bool = False):
         """Removed from torch: raises torch's RuntimeError. See :func:`tinyattn.eig`."""
-        return _ops().linalg_legacy.eig(self, eigenvectors)
+        return _ops().linalg.legacy.eig(self, eigenvectors)
 
     def symeig(self, eigenvectors: bool = False, upper: bool = True):
         """Removed from torch: raises torch's RuntimeError. See :func:`tinyattn.symeig`."""
-        return _ops().linalg_legacy.symeig(self, eigenvectors, upper)
+        return _ops().linalg.legacy.symeig(self, eigenvectors, upper)
 
     # -- strided views and static-shape selection -----------------------------------------------
     def as_strided_(self, size, stride, storage_offset: int | None = None) -> Tensor:
         """In-place :meth:`as_strided`: ``self`` becomes that view of its storage."""
         ops = _ops()
         ops.inplace.check_inplace_allowed(self, "as_strided_")
-        view = ops.strided.as_strided(cast("Tensor", self), size, stride, storage_offset)
+        view = ops.shape.strided.as_strided(cast("Tensor", self), size, stride, storage_offset)
         return cast("Tensor", self)._become_view(view, "as_strided_")
 
     def as_strided_scatter(
@@ -240,19 +240,19 @@ class TensorLongTailMethods:
     # -- regularized incomplete gamma ---------------------------------------------------------------
     def igamma(self, other) -> Tensor:
         """See :func:`tinyattn.igamma`."""
-        return _ops().igamma.igamma(cast("Tensor", self), other)
+        return _ops().special.igamma.igamma(cast("Tensor", self), other)
 
     def igammac(self, other) -> Tensor:
         """See :func:`tinyattn.igammac`."""
-        return _ops().igamma.igammac(cast("Tensor", self), other)
+        return _ops().special.igamma.igammac(cast("Tensor", self), other)
 
     def igamma_(self, other) -> Tensor:
         """In-place :func:`tinyattn.igamma`."""
-        return _ops().igamma.igamma_(cast("Tensor", self), other)
+        return _ops().special.igamma.igamma_(cast("Tensor", self), other)
 
     def igammac_(self, other) -> Tensor:
         """In-place :func:`tinyattn.igammac`."""
-        return _ops().igamma.igammac_(cast("Tensor", self), other)
+        return _ops().special.igamma.igammac_(cast("Tensor", self), other)
 
 
 def _resize(x: Tensor, sizes) -> Tensor:

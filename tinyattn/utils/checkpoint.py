@@ -60,10 +60,10 @@ import numpy as np
 
 from .. import random as _random
 from .._tensor import Tensor
-from .._type_names import type_name
 from ..autograd.grad_mode import enable_grad, is_grad_enabled, no_grad
 from ..autograd.xp import tensor_xp
 from ..core.function import Function
+from ..foundations.type_names import type_name
 
 __all__ = ["checkpoint", "Checkpoint"]
 

@@ -312,7 +312,7 @@ def test_python_scalar_keeps_tensor_dtype(value, name):
         assert y.dtype.name == name
 
 
-# -- found by tests/test_differential.py ----------------------------------------------------
+# -- found by tests/core/test_differential.py ----------------------------------------------
 
 
 @pytest.mark.parametrize("op", ["relu", "maximum", "minimum"])

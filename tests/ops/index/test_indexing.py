@@ -441,7 +441,7 @@ def test_index_select_fill_add_errors():
         x.index_add_(0, tinyattn.tensor([-1]), tinyattn.ones(1, 4))
 
 
-# -- found by tests/test_differential.py ----------------------------------------------------
+# -- found by tests/core/test_differential.py ----------------------------------------------
 
 
 def test_masked_fill_broadcasts_input_to_a_wider_mask():

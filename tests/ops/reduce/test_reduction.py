@@ -225,7 +225,7 @@ def test_bad_dims_raise_clear_errors():
         x.cumsum(dim="a")
 
 
-# -- found by tests/test_differential.py ----------------------------------------------------
+# -- found by tests/core/test_differential.py ----------------------------------------------
 
 
 @pytest.mark.parametrize("op", ["sum", "mean", "amax", "logsumexp", "norm", "var", "cumsum"])

@@ -383,7 +383,7 @@ def test_roll_errors_and_cat_legacy_empty():
     check_op(lambda T, x: T.cat([x, T.tensor([], dtype=x.dtype), x]), rand(2, 3, seed=16))
 
 
-# -- found by tests/test_differential.py ----------------------------------------------------
+# -- found by tests/core/test_differential.py ----------------------------------------------
 
 
 def test_movedim_of_a_0d_tensor():

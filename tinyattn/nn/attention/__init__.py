@@ -16,8 +16,8 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterable, Iterator
 
-from ...shims.backends.cuda import SDPBackend, sdp_backends_enabled
-from ..._type_names import type_name
+from ...kernels.sdp_switches import SDPBackend, sdp_backends_enabled
+from ...foundations.type_names import type_name
 
 __all__ = ["SDPBackend", "sdpa_kernel", "flex_attention"]
 

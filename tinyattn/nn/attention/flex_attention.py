@@ -52,8 +52,8 @@ from typing import NamedTuple
 import numpy as np
 
 from ..._tensor import Tensor
-from ..._type_names import type_name
 from ...core import _dtype as dt
+from ...foundations.type_names import type_name
 from ...kernels._boundary import default_scale
 from ...ops.creation.factories import arange, tensor
 from ..functional.attention import scaled_dot_product_attention

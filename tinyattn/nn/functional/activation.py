@@ -18,8 +18,8 @@ import numpy as np
 
 from ... import ops
 from ..._tensor import Tensor
-from ..._type_names import type_name
 from ...core.function import Function
+from ...foundations.type_names import type_name
 from ...ops.elementwise.arithmetic import where
 from ...ops.inplace import check_inplace_allowed
 from ...ops.reduce.softmax import _implicit_dim, softmax
@@ -146,7 +146,7 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:
     Gradient: ``d input = g s (1 + x (1 - s))`` with ``s = sigmoid(x)``.
     """
     _check_float(input, "silu")
-    return _run(input, lambda x: x * ops.unary.sigmoid(x), inplace, "silu")
+    return _run(input, lambda x: x * ops.elementwise.unary.sigmoid(x), inplace, "silu")
 
 
 def mish(input: Tensor, inplace: bool = False) -> Tensor:
@@ -155,7 +155,12 @@ def mish(input: Tensor, inplace: bool = False) -> Tensor:
     Gradient: ``d input = g (t + x sigmoid(x) (1 - t^2))`` with ``t = tanh(softplus(x))``.
     """
     _check_float(input, "mish")
-    return _run(input, lambda x: x * ops.unary.tanh(Softplus.apply(x, 1.0, 20.0)), inplace, "mish")
+    return _run(
+        input,
+        lambda x: x * ops.elementwise.unary.tanh(Softplus.apply(x, 1.0, 20.0)),
+        inplace,
+        "mish",
+    )
 
 
 def softsign(input: Tensor) -> Tensor:
@@ -172,7 +177,7 @@ def tanhshrink(input: Tensor) -> Tensor:
     """
     if not (isinstance(input, Tensor) and input.dtype.np_dtype.kind in "iu"):
         _check_float(input, "tanhshrink")
-    return input - ops.unary.tanh(input)
+    return input - ops.elementwise.unary.tanh(input)
 
 
 def _elu(input: Tensor, alpha: float, scale: float, input_scale: float) -> Tensor:
@@ -183,7 +188,7 @@ def _elu(input: Tensor, alpha: float, scale: float, input_scale: float) -> Tenso
     """
     positive = input > 0
     negative = where(positive, 0.0, input)
-    branch = ops.unary.expm1(negative * input_scale) * (alpha * scale)
+    branch = ops.elementwise.unary.expm1(negative * input_scale) * (alpha * scale)
     return where(positive, input * scale if scale != 1.0 else input, branch)
 
 
@@ -271,7 +276,12 @@ def hardtanh(
                 f"min_val ({min_val})"
             )
         bounds = Tensor._make(np.array([min_val, max_val]).astype(input.dtype.np_dtype))
-        return _run(input, lambda x: ops.unary.clamp(x, bounds[0], bounds[1]), inplace, "hardtanh")
+        return _run(
+            input,
+            lambda x: ops.elementwise.unary.clamp(x, bounds[0], bounds[1]),
+            inplace,
+            "hardtanh",
+        )
     lo, hi = float(min_val), float(max_val)
     return _run(input, lambda x: _clamp_inside(x, lo, hi), inplace, "hardtanh")
 
@@ -442,7 +452,7 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:
 
     Gradient: ``d input = g * (x > 0)``.
     """
-    return input.relu_() if inplace else ops.unary.relu(input)
+    return input.relu_() if inplace else ops.elementwise.unary.relu(input)
 
 
 def relu_(input: Tensor) -> Tensor:
@@ -481,7 +491,7 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
             f"(input shape {list(input.shape)})"
         )
     a, b = input.chunk(2, d)
-    return a * ops.unary.sigmoid(b)
+    return a * ops.elementwise.unary.sigmoid(b)
 
 
 def gumbel_softmax(

@@ -10,7 +10,7 @@ The math (per batch and head; ``Q (L, E)``, ``K (S, E)``, ``V (S, Ev)``)::
     dV  = Pd^T dO
     dPd = dO V^T
     dP  = dPd * keep / (1 - p)
-    dS  = P * (dP - rowsum(dP * P))    softmax backward (tinyattn._softmax_math)
+    dS  = P * (dP - rowsum(dP * P))    softmax backward (tinyattn.kernels.softmax_math)
     dQ  = dS K * scale
     dK  = dS^T Q * scale
     dmask = dS                         (a float mask that requires grad)
@@ -31,16 +31,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import _softmax_math as softmax_math
 from ... import kernels
 from ..._tensor import Tensor
 from ...autograd.xp import numpy_xp, tensor_xp
 from ...core import _dtype
 from ...core.function import Function
-from ...kernels import reference
+from ...kernels import reference, sdp_switches, softmax_math
 from ...kernels._boundary import default_scale
 from ...random import _numpy_generator
-from ...shims.backends import cuda as sdp_switches
 from .. import _checks as checks
 
 

@@ -11,11 +11,11 @@ import numbers
 
 import numpy as np
 
-from ..._matmul import rows
 from ..._tensor import Tensor
 from ...autograd.xp import numpy_xp, tensor_xp
 from ...core.function import Function
 from ...kernels import gelu_layer_norm as kernels
+from ...kernels.matmul import rows
 from ...random import _numpy_generator
 from .._checks import require_tensor as _check_tensor
 

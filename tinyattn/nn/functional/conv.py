@@ -22,7 +22,7 @@ from __future__ import annotations
 import numbers
 
 from ..._tensor import Tensor
-from ..._type_names import type_name
+from ...foundations.type_names import type_name
 from .sampling_spatial import pad, unfold
 
 __all__ = ["conv1d", "conv2d", "conv3d"]

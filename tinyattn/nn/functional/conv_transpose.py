@@ -19,7 +19,7 @@ every input depth slice ``t`` with ``W[:, :, i]``, placed at output depth ``t s_
 from __future__ import annotations
 
 from ..._tensor import Tensor
-from ..._type_names import type_name
+from ...foundations.type_names import type_name
 from .conv import _ints
 from .sampling_spatial import fold, pad
 

@@ -10,7 +10,7 @@ import numpy as np
 
 from ... import linalg
 from ..._tensor import Tensor
-from ..._type_names import type_name
+from ...foundations.type_names import type_name
 from ...ops._accumulation import accumulates_in_float32
 from ...ops._util import normalize_dim
 from ...ops.elementwise.unary import clamp

@@ -15,7 +15,7 @@ import warnings
 import numpy as np
 
 from ..._tensor import Tensor
-from ..._type_names import type_name
+from ...foundations.type_names import type_name
 from ...random import _numpy_generator
 
 __all__ = [

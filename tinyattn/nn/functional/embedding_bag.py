@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..._tensor import Tensor
-from ..._type_names import type_name
+from ...foundations.type_names import type_name
 from ...ops.creation.factories import zeros
 from .._checks import require_tensor
 

@@ -83,12 +83,12 @@ def _alphas(lp_ext: Tensor, skip: np.ndarray) -> Tensor:
     out = [alpha]
     for t in range(1, steps):
         stay = alpha
-        step = ops.rearrange.cat([pad1, alpha[:, :-1]], 1)
-        jump = where(skip_t, ops.rearrange.cat([pad2, alpha[:, :-2]], 1), _LOG0)
-        paths = ops.rearrange.stack([stay, step, jump], 0)
-        alpha = ops.reduction.logsumexp(paths, 0) + lp_ext[t]
+        step = ops.shape.rearrange.cat([pad1, alpha[:, :-1]], 1)
+        jump = where(skip_t, ops.shape.rearrange.cat([pad2, alpha[:, :-2]], 1), _LOG0)
+        paths = ops.shape.rearrange.stack([stay, step, jump], 0)
+        alpha = ops.reduce.reduction.logsumexp(paths, 0) + lp_ext[t]
         out.append(alpha)
-    return ops.rearrange.stack(out, 0)
+    return ops.shape.rearrange.stack(out, 0)
 
 
 def _nll_by_ops(lp: Tensor, ext: np.ndarray, skip: np.ndarray, in_len, tg_len, zero_infinity):
@@ -102,7 +102,7 @@ def _nll_by_ops(lp: Tensor, ext: np.ndarray, skip: np.ndarray, in_len, tg_len, z
     end = last.gather(1, Tensor._make(2 * tg_len[:, None]))[:, 0]
     before = last.gather(1, Tensor._make(np.maximum(2 * tg_len - 1, 0)[:, None]))[:, 0]
     before = where(Tensor._make(tg_len > 0), before, _LOG0)
-    ll = ops.reduction.logsumexp(ops.rearrange.stack([end, before], 0), 0)
+    ll = ops.reduce.reduction.logsumexp(ops.shape.rearrange.stack([end, before], 0), 0)
     impossible = Tensor._make(ll._data < _IMPOSSIBLE)
     return where(impossible, 0.0 if zero_infinity else float("inf"), -ll)
 

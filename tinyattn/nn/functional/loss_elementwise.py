@@ -16,8 +16,8 @@ import numpy as np
 
 from ... import ops
 from ..._tensor import Tensor
-from ..._type_names import type_name
 from ...core.function import Function
+from ...foundations.type_names import type_name
 from ...ops.elementwise.arithmetic import where
 from .loss import _as_array, _check_broadcastable, _check_reduction, _numeric_target, _reduce
 
@@ -262,7 +262,7 @@ def gaussian_nll_loss(
     lifted = np.maximum(var._data, eps) - var._data  # clamp's value, not its gradient
     var = var + Tensor._make(lifted.astype(var._data.dtype, copy=False))
     diff = input - target
-    loss = 0.5 * (ops.unary.log(var) + diff * diff / var)
+    loss = 0.5 * (ops.elementwise.unary.log(var) + diff * diff / var)
     if full:
         loss = loss + 0.5 * math.log(2 * math.pi)
     return _reduce(loss, reduction)
@@ -287,11 +287,11 @@ def poisson_nll_loss(
     _tensors("poisson_nll_loss", input=input, target=target)
     _check_broadcastable(input, target, "poisson_nll_loss")
     if log_input:
-        loss = ops.unary.exp(input) - target * input
+        loss = ops.elementwise.unary.exp(input) - target * input
     else:
-        loss = input - target * ops.unary.log(input + eps)
+        loss = input - target * ops.elementwise.unary.log(input + eps)
     if full:
-        log = ops.unary.log
+        log = ops.elementwise.unary.log
         stirling = target * log(target) - target + 0.5 * log(2 * math.pi * target)
         loss = loss + stirling.masked_fill(target <= 1, 0)
     return _reduce(loss, reduction)

@@ -44,7 +44,9 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
     _check_reduction(reduction, "soft_margin_loss")
     _tensors("soft_margin_loss", input=input, target=target)
     _check_broadcastable(input, target, "soft_margin_loss")
-    return _reduce(ops.unary.log1p(ops.unary.exp(-input * target)), reduction)
+    return _reduce(
+        ops.elementwise.unary.log1p(ops.elementwise.unary.exp(-input * target)), reduction
+    )
 
 
 def margin_ranking_loss(
@@ -282,7 +284,7 @@ def _triplet(anchor, positive, negative, distance, margin, swap, reduction, op: 
     d_pos = distance(anchor, positive)
     d_neg = distance(anchor, negative)
     if swap:
-        d_neg = ops.arithmetic.minimum(d_neg, distance(positive, negative))
+        d_neg = ops.elementwise.arithmetic.minimum(d_neg, distance(positive, negative))
     return _reduce(clamp(margin + d_pos - d_neg, min=0), reduction)
 
 

@@ -53,7 +53,7 @@ def _append_unblocked_column(mask: Tensor | None) -> Tensor | None:
     if mask is None:
         return None
     zeros = Tensor._make(np.zeros(tuple(mask.shape[:-1]) + (1,), dtype=mask._data.dtype))
-    return ops.rearrange.cat([mask, zeros], dim=-1)
+    return ops.shape.rearrange.cat([mask, zeros], dim=-1)
 
 
 def _prepare_masks(attn_mask, key_padding_mask, is_causal, L, S, N, heads, dtype):
@@ -96,8 +96,8 @@ def _extra_key_columns(k, v, masks, bias_kv, static_kv, add_zero_attn, N, heads)
             raise ValueError(
                 f"{checks.MHA}: bias_k/bias_v cannot be combined with static_k/static_v"
             )
-        k = ops.rearrange.cat([k, bias_k.repeat(1, N, 1)])
-        v = ops.rearrange.cat([v, bias_v.repeat(1, N, 1)])
+        k = ops.shape.rearrange.cat([k, bias_k.repeat(1, N, 1)])
+        v = ops.shape.rearrange.cat([v, bias_v.repeat(1, N, 1)])
         masks = [_append_unblocked_column(m) for m in masks]
     head_dim = k.shape[-1] // heads
     k, v = (
@@ -106,7 +106,10 @@ def _extra_key_columns(k, v, masks, bias_kv, static_kv, add_zero_attn, N, heads)
     )
     if add_zero_attn:
         zeros = Tensor._make(np.zeros((N, heads, 1, head_dim), dtype=k._data.dtype))
-        k, v = ops.rearrange.cat([k, zeros], dim=2), ops.rearrange.cat([v, zeros], dim=2)
+        k, v = (
+            ops.shape.rearrange.cat([k, zeros], dim=2),
+            ops.shape.rearrange.cat([v, zeros], dim=2),
+        )
         masks = [_append_unblocked_column(m) for m in masks]
     return k, v, masks
 

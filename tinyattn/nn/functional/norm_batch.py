@@ -19,7 +19,7 @@ import numbers
 import numpy as np
 
 from ..._tensor import Tensor
-from ..._type_names import type_name
+from ...foundations.type_names import type_name
 from ...ops._accumulation import accumulates_in_float32
 
 __all__ = ["batch_norm"]

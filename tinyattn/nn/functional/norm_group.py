@@ -18,7 +18,7 @@ import math
 import numbers
 
 from ..._tensor import Tensor
-from ..._type_names import type_name
+from ...foundations.type_names import type_name
 from ...ops._accumulation import accumulates_in_float32
 from .pool import avg_pool2d
 from .sampling_spatial import pad

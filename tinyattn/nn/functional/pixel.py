@@ -10,7 +10,7 @@ from __future__ import annotations
 import numbers
 
 from ..._tensor import Tensor
-from ..._type_names import type_name
+from ...foundations.type_names import type_name
 
 __all__ = ["pixel_shuffle", "pixel_unshuffle", "channel_shuffle"]
 

@@ -23,7 +23,7 @@ import numbers
 import numpy as np
 
 from ..._tensor import Tensor
-from ..._type_names import type_name
+from ...foundations.type_names import type_name
 from ...kernels import pool as kernels
 from .conv import _ints
 from .pool_windows import AvgPool, MaxPool, adaptive_windows, avg_windows, max_windows

@@ -25,7 +25,7 @@ import numbers
 import numpy as np
 
 from ..._tensor import Tensor
-from ..._type_names import type_name
+from ...foundations.type_names import type_name
 from ...ops.creation.factories import rand
 from .conv import _ints
 

@@ -18,7 +18,7 @@ import numbers
 import numpy as np
 
 from ..._tensor import Tensor
-from ..._type_names import type_name
+from ...foundations.type_names import type_name
 from ...ops.creation.factories import zeros
 from .conv import _ints
 from .pool import (

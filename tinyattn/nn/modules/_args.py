@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numbers
 
-from ..._type_names import type_name
+from ...foundations.type_names import type_name
 
 
 def int_arg(layer: str, name: str, value) -> int:

@@ -20,7 +20,7 @@ import numpy as np
 
 from ... import ops
 from ..._tensor import Tensor
-from ..._type_names import type_name
+from ...foundations.type_names import type_name
 from ...ops.creation.factories import zeros
 from ..utils.rnn import PackedSequence
 
@@ -36,7 +36,7 @@ def _merge(new, old, n: int):
     """``new`` (first ``n`` rows) on top of the remaining rows of ``old``."""
     if isinstance(new, tuple):
         return tuple(_merge(a, b, n) for a, b in zip(new, old))
-    return new if n == old.shape[0] else ops.rearrange.cat([new, old[n:]], 0)
+    return new if n == old.shape[0] else ops.shape.rearrange.cat([new, old[n:]], 0)
 
 
 def _run_direction(step, x_gates, batch_sizes, state, w_hh, b_hh, reverse: bool):
@@ -49,7 +49,7 @@ def _run_direction(step, x_gates, batch_sizes, state, w_hh, b_hh, reverse: bool)
         y, new = step(x_gates[int(offsets[t]) : int(offsets[t + 1])], _rows(state, n), w_hh, b_hh)
         out[t] = y
         state = _merge(new, state, n)
-    return ops.rearrange.cat(out, 0), state
+    return ops.shape.rearrange.cat(out, 0), state
 
 
 def run_packed(module, data: Tensor, batch_sizes: np.ndarray, states: list):
@@ -103,8 +103,8 @@ def forward_packed(module, packed: PackedSequence, hx, with_cell: bool):
     states = _initial_states(module, packed, hx, with_cell, int(batch_sizes[0]))
     output, final = run_packed(module, data, batch_sizes, states)
     if with_cell:
-        h_n = ops.rearrange.stack([s[0] for s in final], 0)
-        c_n = ops.rearrange.stack([s[1] for s in final], 0)
+        h_n = ops.shape.rearrange.stack([s[0] for s in final], 0)
+        c_n = ops.shape.rearrange.stack([s[1] for s in final], 0)
     else:
         h_n = ops.rearrange.stack(final, 0)
     out = packed._replace(data=output)

@@ -14,7 +14,7 @@ from collections import namedtuple
 import numpy as np
 
 from ..._tensor import Tensor
-from ..._type_names import type_name
+from ...foundations.type_names import type_name
 from ...ops.creation.factories import zeros
 from ...ops.shape.rearrange import cat
 from .. import functional as F

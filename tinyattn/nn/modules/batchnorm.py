@@ -5,8 +5,8 @@ parameters (``weight``, ``bias``), buffers (``running_mean``, ``running_var``,
 from __future__ import annotations
 
 from ..._tensor import Tensor
-from ..._type_names import type_name
 from ...core import _dtype as dt
+from ...foundations.type_names import type_name
 from ...ops.creation.factories import ones, tensor, zeros
 from .. import init
 from .._lazy_buffer import UninitializedBuffer

@@ -16,9 +16,9 @@ from __future__ import annotations
 from einops.layers import RearrangeMixin, ReduceMixin
 from einops.layers._einmix import _EinmixMixin
 
-from ... import _einops
 from ...ops.creation.factories import empty
 from ...ops.linalg.matmul import einsum
+from ...shims import einops as _einops
 from ..parameter import Parameter
 from .module import Module
 

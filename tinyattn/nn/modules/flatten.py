@@ -5,7 +5,7 @@ from __future__ import annotations
 import numbers
 
 from ..._tensor import Tensor
-from ..._type_names import type_name
+from ...foundations.type_names import type_name
 from .module import Module
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 
 from ..._tensor import Tensor
-from ..._type_names import type_name
 from ...core import _dtype as dt
+from ...foundations.type_names import type_name
 from ...ops.creation.factories import empty
 from .. import functional as F
 from .. import init

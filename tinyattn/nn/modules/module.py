@@ -15,9 +15,9 @@ from collections.abc import Callable, Iterator
 import numpy as np
 
 from ..._tensor import Tensor
-from ..._type_names import type_name
 from ...autograd.grad_mode import no_grad
 from ...core import _dtype as dt
+from ...foundations.type_names import type_name
 from ..parameter import Parameter
 from ._hooks import (
     RemovableHandle,

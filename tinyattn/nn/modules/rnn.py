@@ -23,7 +23,7 @@ import warnings
 from ... import ops
 from ..._device import check_device
 from ..._tensor import Tensor
-from ..._type_names import type_name
+from ...foundations.type_names import type_name
 from ...ops.creation.factories import empty, zeros
 from .. import functional as F
 from .. import init
@@ -40,23 +40,25 @@ _GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
 def _lstm_step(x_gates, state, w_hh, b_hh):
     h, c = state
     i, f, g, o = (x_gates + F.linear(h, w_hh, b_hh)).chunk(4, -1)
-    c = ops.unary.sigmoid(f) * c + ops.unary.sigmoid(i) * ops.unary.tanh(g)
-    h = ops.unary.sigmoid(o) * ops.unary.tanh(c)
+    c = ops.elementwise.unary.sigmoid(f) * c + ops.elementwise.unary.sigmoid(
+        i
+    ) * ops.elementwise.unary.tanh(g)
+    h = ops.elementwise.unary.sigmoid(o) * ops.elementwise.unary.tanh(c)
     return h, (h, c)
 
 
 def _gru_step(x_gates, h, w_hh, b_hh):
     x_r, x_z, x_n = x_gates.chunk(3, -1)
     h_r, h_z, h_n = F.linear(h, w_hh, b_hh).chunk(3, -1)
-    r = ops.unary.sigmoid(x_r + h_r)
-    z = ops.unary.sigmoid(x_z + h_z)
-    n = ops.unary.tanh(x_n + r * h_n)
+    r = ops.elementwise.unary.sigmoid(x_r + h_r)
+    z = ops.elementwise.unary.sigmoid(x_z + h_z)
+    n = ops.elementwise.unary.tanh(x_n + r * h_n)
     h = (1 - z) * n + z * h
     return h, h
 
 
 def _rnn_step(nonlinearity):
-    act = ops.unary.tanh if nonlinearity == "tanh" else ops.unary.relu
+    act = ops.elementwise.unary.tanh if nonlinearity == "tanh" else ops.elementwise.unary.relu
 
     def step(x_gates, h, w_hh, b_hh):
         h = act(x_gates + F.linear(h, w_hh, b_hh))
@@ -108,7 +110,7 @@ def _run_padded(step, x_gates: Tensor, state, w_hh, b_hh, reverse: int):
     out: list = [None] * len(steps)
     for t in reversed(steps) if reverse else steps:
         out[t], state = step(x_gates[t], state, w_hh, b_hh)
-    return ops.rearrange.stack(out, 0), state
+    return ops.shape.rearrange.stack(out, 0), state
 
 
 class RNNBase(Module):
@@ -258,7 +260,7 @@ class RNNBase(Module):
                 y, state = run_direction(step, x_gates, state, w_hh, b_hh, direction)
                 outputs.append(y)
                 final.append(state)
-            layer_input = outputs[0] if directions == 1 else ops.rearrange.cat(outputs, -1)
+            layer_input = outputs[0] if directions == 1 else ops.shape.rearrange.cat(outputs, -1)
             if self.dropout and self.training and layer < self.num_layers - 1:
                 layer_input = F.dropout(layer_input, p=self.dropout, training=True)
         return layer_input, final
@@ -287,10 +289,10 @@ class RNNBase(Module):
             states = [hx[i] for i in range(shape[0])]
         output, final = self._run(input, states)
         if with_cell:
-            h_n = ops.rearrange.stack([s[0] for s in final], 0)
-            c_n = ops.rearrange.stack([s[1] for s in final], 0)
+            h_n = ops.shape.rearrange.stack([s[0] for s in final], 0)
+            c_n = ops.shape.rearrange.stack([s[1] for s in final], 0)
         else:
-            h_n = ops.rearrange.stack(final, 0)
+            h_n = ops.shape.rearrange.stack(final, 0)
         if not batched:
             output, h_n = output.squeeze(1), h_n.squeeze(1)
             c_n = c_n.squeeze(1) if with_cell else None

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ..._tensor import Tensor
-from ..._type_names import type_name
+from ...foundations.type_names import type_name
 from ...ops.shape.rearrange import cat
 
 __all__ = ["parameters_to_vector", "vector_to_parameters"]

@@ -20,8 +20,8 @@ import copy
 from collections.abc import Sequence
 
 from ..._tensor import Tensor
-from ..._type_names import type_name
 from ...autograd.grad_mode import no_grad
+from ...foundations.type_names import type_name
 from ..modules.container import ModuleDict, ModuleList
 from ..modules.module import Module
 from ..parameter import Parameter

@@ -19,7 +19,7 @@ import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..._type_names import type_name
+from ...foundations.type_names import type_name
 
 __all__ = ["functional_call"]
 

@@ -10,8 +10,8 @@ import numpy as np
 from ..._device import check_device
 from ..._random_fill import standard_normal, uniform01
 from ..._tensor import Tensor
-from ..._type_names import type_name
 from ...core import _dtype as dt
+from ...foundations.type_names import type_name
 from ...random import _numpy_generator
 from .._util import int_list, shape_args
 

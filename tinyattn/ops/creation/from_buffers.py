@@ -15,8 +15,8 @@ import numpy as np
 
 from ..._device import check_device
 from ..._tensor import Tensor
-from ..._type_names import type_name
 from ...core import _dtype as dt
+from ...foundations.type_names import type_name
 from ...random import _numpy_generator
 from ..elementwise.arithmetic import _tensor
 from .factories import _finish, _sizes, tensor

@@ -12,9 +12,9 @@ import math
 import numpy as np
 
 from ..._tensor import Tensor
-from ..._type_names import type_name
 from ...core import _dtype as dt
 from ...core.function import Function
+from ...foundations.type_names import type_name
 from .._util import broadcast_error, gradient_doc, refuse_complex_order
 
 # -- operand handling ------------------------------------------------------------------

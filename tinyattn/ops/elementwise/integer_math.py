@@ -17,9 +17,9 @@ from collections import namedtuple
 import numpy as np
 
 from ..._tensor import Tensor
-from ..._type_names import type_name
 from ...core import _dtype as dt
 from ...core.function import Function
+from ...foundations.type_names import type_name
 from .._util import gradient_doc
 from .arithmetic import _checked, _promote, _tensor, mul, pow, sub
 from .binary import heaviside

@@ -1,6 +1,6 @@
 """Trigonometric and hyperbolic functions, their inverses, angle units and ``sinc``.
 
-One-input elementwise ops built by :func:`tinyattn.ops.unary._unary`: integer and
+One-input elementwise ops built by :func:`tinyattn.ops.elementwise.unary._unary`: integer and
 bool inputs are computed in the default float dtype (as torch), inf/NaN come out
 without NumPy warnings. A formula that needs another op of this module (``sinh``'s
 derivative is ``cosh``) calls it through ``xp.apply``, so it is differentiable again.

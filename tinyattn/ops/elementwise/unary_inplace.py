@@ -10,8 +10,8 @@ import math
 import numpy as np
 
 from ..._tensor import Tensor
-from ..._type_names import type_name
 from ...core.function import Function
+from ...foundations.type_names import type_name
 from .._util import gradient_doc, to_float
 from .._util import sgn as _sign_nan_zero
 from .arithmetic import _tensor

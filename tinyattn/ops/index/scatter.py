@@ -1,7 +1,7 @@
 """Writing into a copy: select/slice/diagonal_scatter, index_copy, index_put, masked_scatter,
 and scatter_reduce (sum, prod, mean, amax, amin, with or without the input's own values).
 
-The plain writes are :class:`~tinyattn.ops.indexing.IndexPut` with an index built here
+The plain writes are :class:`~tinyattn.ops.index.indexing.IndexPut` with an index built here
 (``out = x; out[index] = src``), so their gradients are its own: ``dx = g`` zeroed where
 written, ``dsrc = g[index]``.
 """
@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..._tensor import Tensor
-from ..._type_names import type_name
 from ...core.function import Function
+from ...foundations.type_names import type_name
 from .._util import gradient_doc, normalize_dim
 from ..shape.views import movedim, reshape
 from .indexing import (

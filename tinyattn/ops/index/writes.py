@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..._tensor import Tensor
-from ..._type_names import type_name
+from ...foundations.type_names import type_name
 from .._util import normalize_dim
 from ..elementwise.arithmetic import _tensor
 from ..inplace import check_inplace_allowed

@@ -16,9 +16,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..._tensor import Tensor
-from ..._type_names import type_name
 from ...autograd.xp import numpy_xp
 from ...core.function import Function
+from ...foundations.type_names import type_name
 
 __all__ = ["LinAlgError", "check_matrix", "converged", "from_triangle"]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numbers
 
 from ..._tensor import Tensor
-from ..._type_names import type_name
+from ...foundations.type_names import type_name
 from .._util import normalize_dim
 from ..elementwise.arithmetic import _tensor, where
 from ..inplace import check_inplace_allowed

@@ -14,9 +14,9 @@ import warnings
 import numpy as np
 
 from ..._tensor import Tensor
-from ..._type_names import type_name
 from ...autograd.xp import numpy_xp
 from ...core.function import Function
+from ...foundations.type_names import type_name
 from .._util import gradient_doc
 from . import decompositions as D
 from .api import _const, _tuple, solve_triangular

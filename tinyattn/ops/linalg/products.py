@@ -14,8 +14,8 @@ import numbers
 import numpy as np
 
 from ..._tensor import Tensor
-from ..._type_names import type_name
 from ...core import _dtype as dt
+from ...foundations.type_names import type_name
 from ..elementwise.arithmetic import where
 from ..reduce.reduction import norm, sum
 from ..shape.rearrange import cat, diag, diagonal, meshgrid, stack

@@ -1,1 +1,3 @@
 """Reductions along dims: sum/mean/max ..., softmax, scans (cumsum ...), statistics, numerical integration and histograms."""
+
+from . import cumulative, numeric, reduction, stats, softmax

@@ -7,7 +7,7 @@ log_softmax:  y = x - max - log(sum(exp(x - max)))
 
 A row that is all ``-inf`` gives NaN, exactly as in torch: this is a plain
 tensor op. (The attention APIs treat fully-masked rows specially instead.)
-The softmax math itself lives in ``tinyattn._softmax_math``, shared with attention.
+The softmax math itself lives in ``tinyattn.kernels.softmax_math``, shared with attention.
 """
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ import warnings
 
 import numpy as np
 
-from ... import _softmax_math as softmax_math
 from ..._tensor import Tensor
-from ..._type_names import type_name
 from ...core import _dtype as dt
 from ...core.function import Function
+from ...foundations.type_names import type_name
+from ...kernels import softmax_math
 from .._util import normalize_dim, to_float
 
 __all__ = ["softmax", "log_softmax"]

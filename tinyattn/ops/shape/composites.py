@@ -14,8 +14,8 @@ import numpy as np
 
 from ..._size import Size
 from ..._tensor import Tensor
-from ..._type_names import type_name
 from ...core.function import Function
+from ...foundations.type_names import type_name
 from .._util import gradient_doc, normalize_dim, shape_args
 from ..index.indexing import gather, getitem
 from .rearrange import cat, flip, repeat

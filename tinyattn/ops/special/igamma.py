@@ -13,9 +13,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..._tensor import Tensor
-from ..._type_names import type_name
 from ...autograd.xp import numpy_xp
 from ...core.function import Function
+from ...foundations.type_names import type_name
 from .._util import gradient_doc
 from ._math import lgamma as _lgamma
 

@@ -6,7 +6,7 @@ Present so the common tutorial idiom keeps working unchanged::
 """
 
 from __future__ import annotations
-from ..._type_names import type_name
+from ...foundations.type_names import type_name
 
 
 def is_available() -> bool:

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 
-from ..._type_names import type_name
+from ...foundations.type_names import type_name
 from .common import Measurement, TaskSpec
 
 __all__ = ["Timer", "Language"]

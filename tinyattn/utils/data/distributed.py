@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from ..._type_names import type_name
+from ...foundations.type_names import type_name
 from ...random import Generator
 from .sampler import Sampler
 

@@ -198,7 +198,3 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     return run(args.task, args.steps, args.seed, args.out)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

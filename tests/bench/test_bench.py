@@ -12,7 +12,7 @@ import pytest
 import tinyattn
 from tinyattn.bench import _cases, _harness
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 @pytest.mark.parametrize("suite", ["kernels", "layers", "train", "overhead", "construction"])

@@ -14,12 +14,12 @@ import warnings
 
 import numpy as np
 
-from ._device import check_device
-from ._tensor import Tensor
-from ._type_names import type_name
-from .core._dtype import get_default_dtype
-from .ops.creation.factories import tensor
-from .torch_surface.out import with_out
+from .._device import check_device
+from .._tensor import Tensor
+from ..core._dtype import get_default_dtype
+from ..foundations.type_names import type_name
+from ..ops.creation.factories import tensor
+from .out import with_out
 
 
 class _VariableMeta(type):

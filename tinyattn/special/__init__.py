@@ -8,14 +8,14 @@ Names that torch.special shares with the main namespace are the same ops (``expi
 
 from __future__ import annotations
 
-from ._tensor import Tensor
-from .ops.elementwise.binary import xlogy
-from .ops.elementwise.trig import sinc
-from .ops.elementwise.unary import erf, expm1, log1p, round, sigmoid
-from .ops.elementwise.unary_inplace import exp2, logit
-from .ops.reduce.reduction import logsumexp
-from .ops.reduce.softmax import log_softmax, softmax
-from .ops.special.functions import (
+from .._tensor import Tensor
+from ..ops.elementwise.binary import xlogy
+from ..ops.elementwise.trig import sinc
+from ..ops.elementwise.unary import erf, expm1, log1p, round, sigmoid
+from ..ops.elementwise.unary_inplace import exp2, logit
+from ..ops.reduce.reduction import logsumexp
+from ..ops.reduce.softmax import log_softmax, softmax
+from ..ops.special.functions import (
     digamma,
     entr,
     erfc,
@@ -53,7 +53,7 @@ __all__ = [
 ]  # fmt: skip
 
 # torch's out= keyword (tinyattn/torch_surface/out.py; the names are data in tinyattn/torch_surface/out_table.py)
-from .torch_surface.out import install as _install_out  # noqa: E402
-from .torch_surface.out_table import OUT_SPECIAL as _OUT_NAMES  # noqa: E402
+from ..torch_surface.out import install as _install_out
+from ..torch_surface.out_table import OUT_SPECIAL as _OUT_NAMES
 
 _install_out(globals(), _OUT_NAMES, "special_")

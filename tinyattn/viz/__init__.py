@@ -14,9 +14,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ._tensor import Tensor
-from ._type_names import type_name
-from .core.function import AccumulateGrad
+from .._tensor import Tensor
+from ..autograd.function import AccumulateGrad
+from ..foundations.type_names import type_name
 
 _SHADES = " ░▒▓█"
 

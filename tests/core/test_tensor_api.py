@@ -13,7 +13,7 @@ from harness import torch
 import tinyattn
 from tinyattn import Tensor
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _generator():

@@ -3,7 +3,7 @@
 A module may import its own layer and the layers below it, so a reader can start at the
 bottom and never meet a name that is not yet explained. ``tests/test_layering.py`` checks
 every import against this table and ``docs/architecture.md`` shows it (a test checks that
-the document's table is :func:`markdown_table`; ``python -m tinyattn._layers`` prints it).
+the document's table is :func:`markdown_table`; ``python -m tinyattn.foundations.layers`` prints it).
 
 Modules are named by their dotted path below ``tinyattn``; the longest listed prefix of a
 module's path gives its layer, and a module listed nowhere is in the top layer.
@@ -23,15 +23,15 @@ TABLE: tuple[tuple[int, str, tuple[str, ...], str, str], ...] = (
             "random",
             "_random_fill",
             "_version",
-            "_layers",
-            "_type_names",
+            "foundations",
             "shims.distributed",
             "torch_surface.out_table",
         ),  # fmt: skip
         "`core/`: `TensorBase` (a tensor's autograd fields), the op base `Function` (on "
         "arrays) and `Node`, the backward engine and its one extension seam, grad mode, "
-        "dtypes and promotion, `numpy_xp`; the CPU device, `Size`, the RNG, this table, the "
-        "no-op `distributed` shim, the names that take `out=` (data)",
+        "dtypes and promotion, `numpy_xp`; the CPU device, `Size`, the RNG, this table, how "
+        "messages name a type, the malloc settings, the no-op `distributed` shim, the names "
+        "that take `out=` (data)",
         "NumPy (`core/` imports only itself)",
     ),
     (
@@ -46,9 +46,9 @@ TABLE: tuple[tuple[int, str, tuple[str, ...], str, str], ...] = (
     (
         2,
         "kernels",
-        ("kernels", "_softmax_math", "_matmul"),
+        ("kernels",),
         "the numba attention, GELU, LayerNorm, pooling and Adam kernels and their NumPy "
-        "twins; the one softmax formula",
+        "twins; the one softmax formula; BLAS matrix products; the SDPA path switches",
         "layer 0, NumPy, numba (lazily)",
     ),
     (
@@ -84,7 +84,7 @@ TABLE: tuple[tuple[int, str, tuple[str, ...], str, str], ...] = (
         ("nn",),
         "`nn/functional/` (one file per concept), `nn/modules/`, `nn/attention/`, `nn/init.py`: "
         "layers, losses, attention",
-        "layers 0-4 (and `shims.backends` for the `sdpa_kernel` switches)",
+        "layers 0-4",
     ),
 )
 TOP = 6
@@ -132,9 +132,8 @@ ALLOWED_UPWARD: dict[tuple[str, str], str] = {
     ("torch_surface.tensor_longtail", "tinyattn"): "Tensor.hardshrink / prelu: the functional form",
     (
         "nn",
-        "_einops",
+        "shims.einops",
     ): "the einops layers (nn.Rearrange ...) share the einops backend's registration",
-    ("nn", "shims.backends"): "nn.attention.sdpa_kernel sets torch's SDPA switches (as torch's)",
     ("_tensor", "torch_surface"): "Tensor.type / is_contiguous / cpu read torch's legacy types "
     "and layouts at call time",
     ("nn", "torch_surface"): "nn.functional.softmax / log_softmax take torch.nn.functional's "

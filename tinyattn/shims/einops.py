@@ -98,9 +98,7 @@ def register():
             return x.is_floating_point()
 
         def layers(self):
-            from .nn.modules import einops_layers
-
-            return einops_layers
+            return self.tinyattn.nn  # nn.Rearrange, nn.Reduce, nn.EinMix (einops_layers.py)
 
         def einsum(self, pattern, *x):
             return self.tinyattn.einsum(pattern, *x)

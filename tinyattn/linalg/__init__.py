@@ -6,9 +6,9 @@ compositions) and ``ops/linalg/decompositions.py`` (the Functions and their grad
 
 from __future__ import annotations
 
-from ._tensor import Tensor
-from .ops.linalg import matmul as _ops
-from .ops.linalg.api import (
+from .._tensor import Tensor
+from ..ops.linalg import matmul as _ops
+from ..ops.linalg.api import (
     LinAlgError,
     cholesky,
     det,
@@ -31,7 +31,7 @@ from .ops.linalg.api import (
     svdvals,
     vecdot,
 )
-from .ops.reduce.reduction import norm as _norm
+from ..ops.reduce.reduction import norm as _norm
 
 __all__ = [
     "cross", "vector_norm", "LinAlgError", "cholesky", "det", "eigh", "eigvalsh", "inv",
@@ -55,7 +55,7 @@ def vector_norm(input: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype=
 
 
 # torch's out= keyword (tinyattn/torch_surface/out.py; the names are data in tinyattn/torch_surface/out_table.py)
-from .torch_surface.out import install as _install_out  # noqa: E402
-from .torch_surface.out_table import OUT_LINALG as _OUT_NAMES  # noqa: E402
+from ..torch_surface.out import install as _install_out
+from ..torch_surface.out_table import OUT_LINALG as _OUT_NAMES
 
 _install_out(globals(), _OUT_NAMES, "linalg_")
