@@ -31,11 +31,11 @@ from typing import Any
 import numpy as np
 
 from .. import nn
-from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 from ..nn import functional as F
 from ..ops.creation.factories import tensor as make_tensor
 from ..ops.shape.rearrange import cat
+from ..tensor_api.tensor import Tensor
 from .kv_cache import KVCache
 
 Cache = list[tuple[Tensor, Tensor]]  # per layer: keys and values, (batch, heads, time, dim)

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._tensor import Tensor
 from ..autograd.grad_mode import is_grad_enabled
+from ..tensor_api.tensor import Tensor
 
 
 class KVCache:

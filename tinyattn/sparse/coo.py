@@ -15,12 +15,12 @@ import sys
 
 import numpy as np
 
-from .._tensor import Tensor
 from ..core.function import Function
 from ..core.tensor_base import TensorBase
 from ..ops.elementwise.arithmetic import Add, Sub
 from ..ops.elementwise.unary import Cast, Clone
 from ..ops.linalg.matmul import Matmul
+from ..tensor_api.tensor import Tensor
 from ..torch_surface.layouts import sparse_coo
 from . import functions as F
 

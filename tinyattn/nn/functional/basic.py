@@ -11,13 +11,13 @@ import numbers
 
 import numpy as np
 
-from ..._tensor import Tensor
 from ...autograd.xp import numpy_xp, tensor_xp
 from ...core.function import Function
 from ...kernels import gelu_layer_norm as kernels
 from ...kernels._blas import single_threaded_blas
 from ...kernels.matmul import rows
 from ...random import _numpy_generator
+from ...tensor_api.tensor import Tensor
 from .._checks import require_tensor as _check_tensor
 
 # -- linear ---------------------------------------------------------------------------------
