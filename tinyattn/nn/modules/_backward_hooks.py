@@ -138,14 +138,19 @@ class ModuleBackwardHooks:
         grad_input = (None,) * max(self.n_args, 1)
         for hook in self.hooks:
             result = hook(self.module, grad_input, grads)
-            if result is not None and any(g is not None for g in _as_grad_tuple(result, "", "")):
+            if result is not None and (
+                not isinstance(result, (tuple, list)) or any(g is not None for g in result)
+            ):
                 raise RuntimeError(
                     "Backward hook for Modules where no input requires gradient should always "
                     "return None or None for all gradients."
                 )
 
     def _on_input_grads(self, grads: tuple) -> tuple:
-        """Run the full hooks on ``grad_input``; return the (possibly replaced) gradients."""
+        """Run the full hooks on ``grad_input``; return the (possibly replaced) gradients.
+        (No hook when the output was not wrapped: an output kind hooks do not follow.)"""
+        if not self.n_outputs:
+            return grads
         grad_input: list = [None] * self.n_args
         for i, g in zip(self.tensor_positions, grads):
             grad_input[i] = g
@@ -162,12 +167,11 @@ class ModuleBackwardHooks:
 
 
 def _as_grad_tuple(result: Any, who: str, what: str) -> tuple:
-    if isinstance(result, TensorBase) or result is None:
-        return (result,)
+    """A hook's non-None result as a tuple; it must be a tuple (or list) of gradients."""
     if isinstance(result, (tuple, list)):
         return tuple(result)
-    raise TypeError(
-        f"{who} must return None, a Tensor or a tuple of Tensors as the new {what}, "
+    raise RuntimeError(
+        f"{who} must return None or a tuple of Tensors (or None) as the new {what}, "
         f"got {type(result).__name__}"
     )
 
@@ -211,4 +215,6 @@ def register_module_backward_hook(hook: Callable) -> RemovableHandle:
 
 def any_global_backward_hooks() -> bool:
     """Whether a global backward hook or pre-hook is registered."""
-    return bool(global_backward_hooks or global_backward_pre_hooks or global_non_full_backward_hooks)
+    return bool(
+        global_backward_hooks or global_backward_pre_hooks or global_non_full_backward_hooks
+    )

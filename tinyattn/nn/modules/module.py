@@ -25,6 +25,9 @@ from ._backward_hooks import (
     global_backward_hooks,
     global_backward_pre_hooks,
     global_non_full_backward_hooks,
+    register_module_backward_hook,
+    register_module_full_backward_hook,
+    register_module_full_backward_pre_hook,
 )
 from ._hooks import (
     RemovableHandle,
@@ -33,6 +36,13 @@ from ._hooks import (
     add_hook,
     call_with_forward_hooks,
 )
+
+__all__ = [
+    "Module",
+    "register_module_backward_hook",
+    "register_module_full_backward_hook",
+    "register_module_full_backward_pre_hook",
+]
 
 _STATE_HOOK_STORES = (
     "_state_dict_hooks",
