@@ -34,7 +34,6 @@ CLASSES = json.loads((Path(__file__).parent / "torch_nn_methods.json").read_text
 _DEVICE = "device and dtype moves tinyattn cannot make (CPU only; NumPy has no bfloat16)"
 _MULTI_DEVICE = "replication across devices (DataParallel internals): CPU only"
 _FLAT_WEIGHTS = "cuDNN's flat RNN weight buffers: tinyattn keeps the weights as separate parameters"
-_LAZY = "lazy modules here become their eager class on the first forward; torch's lazy-initialisation hooks are not implemented"
 
 NOT_YET = {
     "bfloat16": _DEVICE, "ipu": _DEVICE, "mtia": _DEVICE, "xpu": _DEVICE,
@@ -42,9 +41,6 @@ NOT_YET = {
     "parallel_apply": _MULTI_DEVICE, "_replicate_for_data_parallel": _MULTI_DEVICE,
     "_init_flat_weights": _FLAT_WEIGHTS, "_update_flat_weights": _FLAT_WEIGHTS,
     "_weights_have_changed": _FLAT_WEIGHTS,
-    "_infer_parameters": _LAZY, "_lazy_load_hook": _LAZY, "_get_in_channels": _LAZY,
-    "_get_num_spatial_dims": _LAZY,
-    "initialize_parameters": _LAZY + " (here initialize_parameters(input) takes the input only)",
 }  # fmt: skip
 
 
