@@ -290,3 +290,14 @@ def test_merge_masks_bad_shapes_name_the_argument():
         mha.merge_masks(tinyattn.zeros(5, 5), tinyattn.zeros(3, 4), q)
     with pytest.raises(ValueError, match="query must be a 3-D tensor"):
         mha.merge_masks(tinyattn.zeros(5, 5), None, tinyattn.zeros(5, 4))
+
+
+def test_a_module_pickled_without_backward_hook_stores_takes_hooks():
+    lin = nn.Linear(2, 2)
+    state = {k: v for k, v in lin.__getstate__().items() if "backward" not in k}
+    old = nn.Linear.__new__(nn.Linear)
+    old.__setstate__(state)
+    calls = []
+    old.register_full_backward_hook(lambda *_: calls.append(1))
+    old(tinyattn.ones(1, 2, requires_grad=True)).sum().backward()
+    assert calls == [1]

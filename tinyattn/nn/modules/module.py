@@ -696,8 +696,9 @@ class Module:
 
     def __setstate__(self, state) -> None:
         self.__dict__.update(state)
-        for store in _STATE_HOOK_STORES:  # modules pickled before these stores existed
-            self.__dict__.setdefault(store, OrderedDict())
+        for store in (*_STATE_HOOK_STORES, "_backward_hooks", "_backward_pre_hooks"):
+            self.__dict__.setdefault(store, OrderedDict())  # (pickled before they existed)
+        self.__dict__.setdefault("_is_full_backward_hook", None)
 
     def __getstate__(self):
         return self.__dict__
