@@ -301,3 +301,14 @@ def test_a_module_pickled_without_backward_hook_stores_takes_hooks():
     old.register_full_backward_hook(lambda *_: calls.append(1))
     old(tinyattn.ones(1, 2, requires_grad=True)).sum().backward()
     assert calls == [1]
+
+
+def test_under_no_grad_the_arguments_stay_writable():
+    lin = nn.Linear(2, 2)
+    lin.register_full_backward_hook(lambda *_: None)
+    h = tinyattn.ones(1, 2, requires_grad=True) * 2
+    with tinyattn.no_grad():
+        out = lin(h)
+    h.add_(1)  # h is the caller's tensor, not a view made by the hooks
+    out.add_(1)
+    np.testing.assert_array_equal(h.detach().numpy(), [[3.0, 3.0]])

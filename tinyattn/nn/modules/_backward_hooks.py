@@ -62,10 +62,11 @@ class BackwardHookFunction(Function):
         return (None, None, *ctx.on_backward(grads))
 
 
-def _mark_views(tensors: tuple) -> None:
-    """Mark the identity's outputs so that an in-place change of one raises (torch's rule)."""
-    for i, t in enumerate(tensors):
-        if isinstance(t, TensorBase) and t.requires_grad:
+def _mark_views(wrapped: tuple, originals: tuple) -> None:
+    """Mark the identity's new outputs so that an in-place change of one raises (torch's
+    rule). Under no_grad the identity returns its inputs themselves: those stay unmarked."""
+    for i, (t, original) in enumerate(zip(wrapped, originals)):
+        if t is not original and t.requires_grad:
             t.__dict__["_custom_view"] = f"Output {i} of BackwardHookFunction"
 
 
@@ -91,7 +92,7 @@ class ModuleBackwardHooks:
             return args
         self.input_wrapped = True
         wrapped = BackwardHookFunction.apply(self._on_input_grads, True, *tensors)
-        _mark_views(wrapped)
+        _mark_views(wrapped, tensors)
         new_args = list(args)
         for i, t in zip(self.tensor_positions, wrapped):
             new_args[i] = t
@@ -112,7 +113,7 @@ class ModuleBackwardHooks:
             return out
         self.n_outputs = len(items)
         wrapped = BackwardHookFunction.apply(self._on_output_grads, False, *items)
-        _mark_views(wrapped)
+        _mark_views(wrapped, items)
         return wrapped[0] if single else tuple(wrapped)
 
     def _on_output_grads(self, grads: tuple) -> tuple:
