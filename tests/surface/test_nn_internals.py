@@ -32,28 +32,15 @@ CLASSES = json.loads((Path(__file__).parent / "torch_nn_methods.json").read_text
 # Deliberate differences and what is not built, each with its reason: the methods torch's
 # nn classes define that tinyattn's lack or spell differently (method name -> reason).
 _DEVICE = "device and dtype moves tinyattn cannot make (CPU only; NumPy has no bfloat16)"
-_BACKWARD_HOOKS = "module backward hooks are not implemented (tensor hooks are)"
 _MULTI_DEVICE = "replication across devices (DataParallel internals): CPU only"
 _FLAT_WEIGHTS = "cuDNN's flat RNN weight buffers: tinyattn keeps the weights as separate parameters"
-_LAZY = "lazy modules here become their eager class on the first forward; torch's lazy-initialisation hooks are not implemented"
 
 NOT_YET = {
     "bfloat16": _DEVICE, "ipu": _DEVICE, "mtia": _DEVICE, "xpu": _DEVICE,
-    "register_backward_hook": _BACKWARD_HOOKS,
-    "register_full_backward_hook": _BACKWARD_HOOKS,
-    "register_full_backward_pre_hook": _BACKWARD_HOOKS,
-    "_get_backward_hooks": _BACKWARD_HOOKS,
-    "_get_backward_pre_hooks": _BACKWARD_HOOKS,
-    "_maybe_warn_non_full_backward_hook": _BACKWARD_HOOKS,
     "gather": _MULTI_DEVICE, "scatter": _MULTI_DEVICE, "replicate": _MULTI_DEVICE,
     "parallel_apply": _MULTI_DEVICE, "_replicate_for_data_parallel": _MULTI_DEVICE,
     "_init_flat_weights": _FLAT_WEIGHTS, "_update_flat_weights": _FLAT_WEIGHTS,
     "_weights_have_changed": _FLAT_WEIGHTS,
-    "_infer_parameters": _LAZY, "_lazy_load_hook": _LAZY, "_get_in_channels": _LAZY,
-    "_get_num_spatial_dims": _LAZY,
-    "initialize_parameters": _LAZY + " (here initialize_parameters(input) takes the input only)",
-    "merge_masks": "MultiheadAttention.merge_masks builds the mask of torch's fused fast path; "
-    "tinyattn has one attention path and merges masks inside it",
 }  # fmt: skip
 
 

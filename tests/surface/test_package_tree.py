@@ -123,7 +123,6 @@ NOT_HERE = {
     "torch.nn.utils.memory_format": "channels_last conversion of conv weights: tinyattn keeps C order",
     "torch.nn.common_types": "type aliases for annotations: " + _MISSING,
     "torch.nn.grad": "conv2d_input / conv2d_weight helpers: " + _MISSING,
-    "torch.nn.modules.lazy": "LazyModuleMixin as a module: " + _MISSING,
     "torch.nn.modules.utils": "_pair / _triple helpers: " + _INTERNAL,
     "torch.nn.modules.linear_cross_entropy_options": _INTERNAL,
 }

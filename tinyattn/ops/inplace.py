@@ -49,6 +49,15 @@ def check_inplace_allowed(t: Tensor, op: str) -> None:
             "You should replace the inplace operation by an out-of-place one (or index the "
             "base tensor, e.g. y[i].mul_(2))."
         )
+    custom = t.__dict__.get("_custom_view")
+    if custom is not None:
+        raise RuntimeError(
+            f"{op}: {custom} is a view and is being modified inplace. This view was "
+            "created inside a custom Function (or because an input was returned as-is) and the "
+            "autograd logic to handle view+inplace would override the custom backward associated "
+            "with the custom Function, leading to incorrect gradients. This behavior is "
+            "forbidden. You can fix this by cloning the output of the custom Function."
+        )
     base = t._base
     if base is not None and base._grad_fn is None and base._requires_grad:
         raise RuntimeError(

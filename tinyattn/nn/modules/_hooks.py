@@ -64,10 +64,32 @@ def add_forward_hook(module, store: str, hook, prepend: bool, flags: dict) -> Re
     return handle
 
 
-def call_with_forward_hooks(module, args: tuple, kwargs: dict):
+def call_with_forward_hooks(module, args: tuple, kwargs: dict, backward=None):
     """``module(*args, **kwargs)`` with its forward pre-hooks before and hooks after
-    ``forward``, in registration order (torch's ``_call_impl``)."""
+    ``forward``, in registration order (torch's ``_call_impl``). ``backward`` (a
+    ``ModuleBackwardHooks`` or None) wraps the args after the pre-hooks and the output
+    after the hooks, so that the backward hooks see the gradients of what ``forward`` saw."""
     flags = module.__dict__.get("_forward_hook_flags", {})
+    args, kwargs = _run_forward_pre_hooks(module, args, kwargs, flags)
+    if backward is not None:
+        args = backward.wrap_inputs(args)
+    try:
+        out = module.forward(*args, **kwargs)
+    except Exception:
+        for key, hook in list(module._forward_hooks.items()):
+            if "always_call" in flags.get(key, ()):
+                _run_forward_hook(module, hook, flags.get(key, ()), args, kwargs, None)
+        raise
+    for key, hook in list(module._forward_hooks.items()):
+        result = _run_forward_hook(module, hook, flags.get(key, ()), args, kwargs, out)
+        out = out if result is None else result
+    if backward is not None:
+        out = backward.wrap_outputs(out)
+    return out
+
+
+def _run_forward_pre_hooks(module, args: tuple, kwargs: dict, flags: dict) -> tuple:
+    """``(args, kwargs)`` after the forward pre-hooks (a hook's non-None result replaces them)."""
     for key, hook in list(module._forward_pre_hooks.items()):
         if "with_kwargs" in flags.get(key, ()):
             result = hook(module, args, kwargs)
@@ -82,17 +104,7 @@ def call_with_forward_hooks(module, args: tuple, kwargs: dict):
             result = hook(module, args)
             if result is not None:
                 args = result if isinstance(result, tuple) else (result,)
-    try:
-        out = module.forward(*args, **kwargs)
-    except Exception:
-        for key, hook in list(module._forward_hooks.items()):
-            if "always_call" in flags.get(key, ()):
-                _run_forward_hook(module, hook, flags.get(key, ()), args, kwargs, None)
-        raise
-    for key, hook in list(module._forward_hooks.items()):
-        result = _run_forward_hook(module, hook, flags.get(key, ()), args, kwargs, out)
-        out = out if result is None else result
-    return out
+    return args, kwargs
 
 
 def _run_forward_hook(module, hook, flags, args: tuple, kwargs: dict, out):

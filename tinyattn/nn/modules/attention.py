@@ -188,6 +188,45 @@ class MultiheadAttention(Module):
             out = out.transpose(1, 0)
         return out, weights
 
+    def merge_masks(
+        self, attn_mask: Tensor | None, key_padding_mask: Tensor | None, query: Tensor
+    ) -> tuple[Tensor | None, int | None]:
+        """One mask from ``attn_mask`` and ``key_padding_mask``, and its type (torch's).
+
+        ``query`` is ``(N, L, E)``. Returns ``(None, None)`` without masks;
+        ``(key_padding_mask, 1)`` with the padding mask only; otherwise ``(mask, 2)`` with
+        ``mask`` of shape ``(N, num_heads, L, L)``: ``attn_mask`` (``(L, L)`` or
+        ``(N * num_heads, L, L)``) expanded, plus ``key_padding_mask`` (``(N, L)``)
+        broadcast over heads and queries when given (for two boolean masks, their OR).
+        """
+        if key_padding_mask is None and attn_mask is None:
+            return None, None
+        if attn_mask is None:
+            return key_padding_mask, 1
+        if not isinstance(query, Tensor) or query.dim() != 3:
+            raise ValueError(
+                "merge_masks: query must be a 3-D tensor (N, L, E) when attn_mask is given, "
+                f"got {type_name(query) if not isinstance(query, Tensor) else list(query.shape)}"
+            )
+        batch, seq_len, heads = query.shape[0], query.shape[1], self.num_heads
+        expected = [(seq_len, seq_len), (batch * heads, seq_len, seq_len)]
+        if tuple(attn_mask.shape) not in expected:
+            raise RuntimeError(
+                f"merge_masks: attn_mask must have shape {list(expected[0])} or "
+                f"{list(expected[1])}, got {list(attn_mask.shape)}"
+            )
+        lead = (batch, heads) if attn_mask.dim() == 3 else (1, 1)
+        merged = attn_mask.reshape(*lead, seq_len, seq_len).expand(batch, heads, -1, -1)
+        if key_padding_mask is None:
+            return merged, 2
+        if tuple(key_padding_mask.shape) != (batch, seq_len):
+            raise RuntimeError(
+                f"merge_masks: key_padding_mask must have shape {[batch, seq_len]}, "
+                f"got {list(key_padding_mask.shape)}"
+            )
+        padding = key_padding_mask.reshape(batch, 1, 1, seq_len).expand(-1, heads, -1, -1)
+        return merged + padding, 2
+
     def _functional(self, query, key, value, *options):
         """``multi_head_attention_forward`` with this module's parameters."""
         kpm, need_weights, attn_mask, average, is_causal = options

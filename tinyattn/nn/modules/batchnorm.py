@@ -13,6 +13,7 @@ from .._lazy_buffer import UninitializedBuffer
 from ..functional.norm_batch import batch_norm
 from ..parameter import Parameter, UninitializedParameter
 from ._args import size_arg
+from .lazy import LazyModuleMixin
 from .linear import _lazy_dtype, _placeholder
 from .module import Module
 
@@ -209,7 +210,7 @@ class SyncBatchNorm(_BatchNorm):
         return out
 
 
-class _LazyBatchNorm(_BatchNorm):
+class _LazyBatchNorm(LazyModuleMixin, _BatchNorm):
     """``num_features`` inferred from the first input's dim 1; then the eager class."""
 
     _eager: type = BatchNorm1d

@@ -13,6 +13,7 @@ from ..functional import conv as _conv
 from ..functional.sampling_spatial import pad
 from ..parameter import Parameter, UninitializedParameter
 from ._args import size_arg
+from .lazy import LazyModuleMixin
 from .linear import _lazy_dtype, _placeholder
 from .module import Module
 
@@ -154,7 +155,7 @@ class Conv3d(_ConvNd):
     _n = 3
 
 
-class _LazyConv(_ConvNd):
+class _LazyConv(LazyModuleMixin, _ConvNd):
     """``in_channels`` inferred from the first input; then the module becomes its eager class."""
 
     _eager: type = Conv2d
@@ -212,16 +213,25 @@ class _LazyConv(_ConvNd):
             f"model is {expected} ({type(self).__name__})."
         )
 
-    def initialize_parameters(self, input: Tensor) -> None:
-        """Materialise weight and bias from the input's channel count, then initialise them."""
-        name = type(self).__name__
-        if not isinstance(input, Tensor) or input.ndim not in (self._n + 1, self._n + 2):
+    def _get_num_spatial_dims(self) -> int:
+        """How many spatial dimensions the input has (1, 2 or 3)."""
+        return self._n
+
+    def _get_in_channels(self, input: Tensor) -> int:
+        """The input's channel count (dim 1 batched, dim 0 unbatched); checks its rank."""
+        name, n = type(self).__name__, self._get_num_spatial_dims()
+        if not isinstance(input, Tensor) or input.ndim not in (n + 1, n + 2):
             got = list(input.shape) if isinstance(input, Tensor) else type_name(input)
             raise RuntimeError(
-                f"{name}: expected a {self._n + 1}D (unbatched) or {self._n + 2}D (batched) "
-                f"input, got {got}"
+                f"{name}: expected a {n + 1}D (unbatched) or {n + 2}D (batched) input, got {got}"
             )
-        channels = input.shape[1] if input.ndim == self._n + 2 else input.shape[0]
+        return input.shape[1] if input.ndim == n + 2 else input.shape[0]
+
+    def initialize_parameters(self, input: Tensor, *args, **kwargs) -> None:
+        """Materialise weight and bias from the input's channel count, then initialise them
+        (further forward arguments are not needed)."""
+        name = type(self).__name__
+        channels = self._get_in_channels(input)
         if channels % self.groups:
             raise ValueError(f"{name}: in_channels ({channels}) must be divisible by groups")
         self.in_channels = channels

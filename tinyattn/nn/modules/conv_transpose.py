@@ -16,6 +16,7 @@ from ..functional import conv as _conv
 from ..functional.conv_transpose import conv_transpose1d, conv_transpose2d, conv_transpose3d
 from ..parameter import Parameter, UninitializedParameter
 from .conv import _ConvNd
+from .lazy import LazyModuleMixin
 from .linear import _lazy_dtype, _placeholder
 
 __all__ = [
@@ -159,7 +160,7 @@ class ConvTranspose3d(_ConvTransposeNd):
     _n = 3
 
 
-class _LazyConvTranspose(_ConvTransposeNd):
+class _LazyConvTranspose(LazyModuleMixin, _ConvTransposeNd):
     """``in_channels`` inferred from the first input; then the module becomes its eager class."""
 
     _eager: type = ConvTranspose2d
@@ -215,15 +216,25 @@ class _LazyConvTranspose(_ConvTransposeNd):
             f"model is {expected} ({type(self).__name__})."
         )
 
-    def initialize_parameters(self, input: Tensor) -> None:
-        """Materialise weight (in_channels, out/groups, *kernel) and bias from the input."""
-        name, n = type(self).__name__, self._n
+    def _get_num_spatial_dims(self) -> int:
+        """How many spatial dimensions the input has (1, 2 or 3)."""
+        return self._n
+
+    def _get_in_channels(self, input: Tensor) -> int:
+        """The input's channel count (dim 1 batched, dim 0 unbatched); checks its rank."""
+        name, n = type(self).__name__, self._get_num_spatial_dims()
         if not isinstance(input, Tensor) or input.ndim not in (n + 1, n + 2):
             got = list(input.shape) if isinstance(input, Tensor) else type_name(input)
             raise RuntimeError(
                 f"{name}: expected a {n + 1}D (unbatched) or {n + 2}D (batched) input, got {got}"
             )
-        channels = input.shape[1] if input.ndim == n + 2 else input.shape[0]
+        return input.shape[1] if input.ndim == n + 2 else input.shape[0]
+
+    def initialize_parameters(self, input: Tensor, *args, **kwargs) -> None:
+        """Materialise weight (in_channels, out/groups, *kernel) and bias from the input
+        (further forward arguments, such as ``output_size``, are not needed)."""
+        name = type(self).__name__
+        channels = self._get_in_channels(input)
         if channels % self.groups:
             raise ValueError(f"{name}: in_channels ({channels}) must be divisible by groups")
         self.in_channels = channels

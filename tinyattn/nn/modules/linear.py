@@ -13,6 +13,7 @@ from .. import init
 from .._lazy_buffer import UninitializedBuffer
 from ..parameter import Parameter, UninitializedParameter
 from ._args import size_arg
+from .lazy import LazyModuleMixin
 from .module import Module
 
 
@@ -101,7 +102,7 @@ def _lazy_dtype(module) -> dt.dtype:
     return module._lazy_init_dtype
 
 
-class LazyLinear(Linear):
+class LazyLinear(LazyModuleMixin, Linear):
     """``Linear`` whose ``in_features`` is inferred from the first input.
 
     The parameters are ``UninitializedParameter`` until the first forward (or

@@ -19,6 +19,16 @@ from ...core import _dtype as dt
 from ...foundations.type_names import type_name
 from ...tensor_api.tensor import Tensor
 from ..parameter import Parameter
+from ._backward_hooks import (
+    ModuleBackwardHooks,
+    any_global_backward_hooks,
+    global_backward_hooks,
+    global_backward_pre_hooks,
+    global_non_full_backward_hooks,
+    register_module_backward_hook,
+    register_module_full_backward_hook,
+    register_module_full_backward_pre_hook,
+)
 from ._hooks import (
     RemovableHandle,
     WrappedHook,
@@ -26,6 +36,13 @@ from ._hooks import (
     add_hook,
     call_with_forward_hooks,
 )
+
+__all__ = [
+    "Module",
+    "register_module_backward_hook",
+    "register_module_full_backward_hook",
+    "register_module_full_backward_pre_hook",
+]
 
 _STATE_HOOK_STORES = (
     "_state_dict_hooks",
@@ -70,6 +87,9 @@ class Module:
         object.__setattr__(self, "_modules", OrderedDict())
         object.__setattr__(self, "_forward_hooks", OrderedDict())
         object.__setattr__(self, "_forward_pre_hooks", OrderedDict())
+        object.__setattr__(self, "_backward_hooks", OrderedDict())
+        object.__setattr__(self, "_backward_pre_hooks", OrderedDict())
+        object.__setattr__(self, "_is_full_backward_hook", None)
         for store in _STATE_HOOK_STORES:
             object.__setattr__(self, store, OrderedDict())
 
@@ -80,9 +100,26 @@ class Module:
         )
 
     def __call__(self, *args, **kwargs):
-        if not (self._forward_pre_hooks or self._forward_hooks):
+        d = self.__dict__
+        if not (
+            self._forward_pre_hooks
+            or self._forward_hooks
+            or d.get("_backward_hooks")
+            or d.get("_backward_pre_hooks")
+            or any_global_backward_hooks()
+        ):
             return self.forward(*args, **kwargs)
-        return call_with_forward_hooks(self, args, kwargs)
+        return call_with_forward_hooks(self, args, kwargs, self._backward_hooks_for_call())
+
+    def _backward_hooks_for_call(self) -> ModuleBackwardHooks | None:
+        """This call's backward hooks (global first, then the module's), or None."""
+        full, non_full = self._get_backward_hooks()
+        pre = self._get_backward_pre_hooks()
+        if not (full or non_full or pre):
+            return None
+        if non_full:
+            self._maybe_warn_non_full_backward_hook(None, None, None)
+        return ModuleBackwardHooks(self, full + non_full, pre)
 
     def register_forward_hook(
         self,
@@ -105,6 +142,71 @@ class Module:
         (``with_kwargs``: ``hook(module, args, kwargs)`` returning ``(args, kwargs)``)."""
         flags = {"with_kwargs": with_kwargs}
         return add_forward_hook(self, "_forward_pre_hooks", hook, prepend, flags)
+
+    # -- backward hooks (see ``_backward_hooks``) ------------------------------------------
+    def register_full_backward_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
+        """Run ``hook(module, grad_input, grad_output)`` once the gradients w.r.t. the module's
+        inputs are computed; a non-None result replaces ``grad_input``.
+
+        ``grad_input`` has one entry per positional argument (None for a non-tensor),
+        ``grad_output`` one per output tensor. ``prepend``: before the hooks already here.
+        """
+        return self._add_backward_hook(self._backward_hooks, hook, prepend, full=True)
+
+    def register_full_backward_pre_hook(
+        self, hook: Callable, prepend: bool = False
+    ) -> RemovableHandle:
+        """Run ``hook(module, grad_output)`` when the gradients w.r.t. the module's outputs
+        arrive, before they flow into ``forward``'s graph; a non-None result replaces them."""
+        return self._add_backward_hook(self._backward_pre_hooks, hook, prepend, full=None)
+
+    def register_backward_hook(self, hook: Callable) -> RemovableHandle:
+        """Deprecated: use :meth:`register_full_backward_hook`. Here the hook is called as a
+        full hook (torch passes the gradients of the last op's inputs instead)."""
+        return self._add_backward_hook(self._backward_hooks, hook, False, full=False)
+
+    def _add_backward_hook(self, store, hook: Callable, prepend: bool, full) -> RemovableHandle:
+        if not callable(hook):
+            raise TypeError(f"hook must be callable, got {type_name(hook)}")
+        if full is not None:
+            if self._is_full_backward_hook is (not full):
+                raise RuntimeError(
+                    "Cannot use both regular backward hooks and full backward hooks on a "
+                    "single Module. Please use only one of them."
+                )
+            self._is_full_backward_hook = full
+        handle = add_hook(store, hook)
+        if prepend:
+            store.move_to_end(handle.id, last=False)
+        return handle
+
+    def _get_backward_hooks(self) -> tuple[list, list]:
+        """``(full hooks, non-full hooks)`` a call runs: the global ones first."""
+        own = list(self.__dict__.get("_backward_hooks", {}).values())
+        full = list(global_backward_hooks.values())
+        non_full = list(global_non_full_backward_hooks.values())
+        if self.__dict__.get("_is_full_backward_hook") is True:
+            full += own
+        elif self.__dict__.get("_is_full_backward_hook") is False:
+            non_full += own
+        return full, non_full
+
+    def _get_backward_pre_hooks(self) -> list:
+        """The backward pre-hooks a call runs: the global ones first."""
+        own = list(self.__dict__.get("_backward_pre_hooks", {}).values())
+        return list(global_backward_pre_hooks.values()) + own
+
+    def _maybe_warn_non_full_backward_hook(self, inputs, result, grad_fn) -> None:
+        """Warn that deprecated (non-full) backward hooks are called as full hooks here,
+        when this module has any; ``inputs``, ``result``, ``grad_fn`` are not needed."""
+        if self._get_backward_hooks()[1]:
+            warnings.warn(
+                "Using a non-full backward hook is deprecated; tinyattn calls it as a full "
+                "backward hook (grad_input w.r.t. the module's inputs). Please use "
+                "register_full_backward_hook.",
+                FutureWarning,
+                stacklevel=3,
+            )
 
     # -- state-dict hooks (see ``_hooks``) ----------------------------------------------
     def register_state_dict_pre_hook(self, hook: Callable) -> RemovableHandle:
@@ -594,8 +696,9 @@ class Module:
 
     def __setstate__(self, state) -> None:
         self.__dict__.update(state)
-        for store in _STATE_HOOK_STORES:  # modules pickled before these stores existed
-            self.__dict__.setdefault(store, OrderedDict())
+        for store in (*_STATE_HOOK_STORES, "_backward_hooks", "_backward_pre_hooks"):
+            self.__dict__.setdefault(store, OrderedDict())  # (pickled before they existed)
+        self.__dict__.setdefault("_is_full_backward_hook", None)
 
     def __getstate__(self):
         return self.__dict__
