@@ -227,6 +227,102 @@ class SparseTensor(Tensor):
 
         return spmm(self, other)
 
+    # -- elementwise ops with a sparse result (tinyattn/sparse/elementwise.py) ----------------
+    def mul(self, other) -> SparseTensor:  # type: ignore[override]
+        """``self * other`` (a number or a dense tensor): sparse, ``self``'s entries."""
+        from . import elementwise
+
+        return elementwise.mul(self, other)
+
+    __mul__ = __rmul__ = mul  # type: ignore[assignment]
+
+    def div(self, other, *, rounding_mode=None) -> SparseTensor:  # type: ignore[override]
+        """``self / other`` (a number or a 0-d tensor): sparse, ``self``'s entries."""
+        from . import elementwise
+
+        if rounding_mode is not None:
+            raise NotImplementedError(
+                f"div(sparse, rounding_mode={rounding_mode!r}) is not supported in tinyattn"
+            )
+        return elementwise.div(self, other)
+
+    def __truediv__(self, other) -> SparseTensor:  # type: ignore[override]
+        return self.div(other)
+
+    def neg(self) -> SparseTensor:  # type: ignore[override]
+        """``-self``: sparse, ``self``'s entries."""
+        from . import elementwise
+
+        return elementwise.neg(self)
+
+    __neg__ = neg  # type: ignore[assignment]
+
+    def add(self, other, *, alpha=1) -> SparseTensor:  # type: ignore[override]
+        """``self + alpha * other`` for a sparse ``other`` (``sparse + dense`` raises, as
+        torch; ``dense + sparse`` is dense)."""
+        from . import elementwise
+
+        return elementwise.add(self, other, alpha)
+
+    def sub(self, other, *, alpha=1) -> SparseTensor:  # type: ignore[override]
+        """``self - alpha * other`` for a sparse ``other``."""
+        from . import elementwise
+
+        return elementwise.sub(self, other, alpha)
+
+    def __add__(self, other) -> SparseTensor:  # type: ignore[override]
+        return self.add(other)
+
+    def __sub__(self, other) -> SparseTensor:  # type: ignore[override]
+        return self.sub(other)
+
+    def pow(self, exponent) -> SparseTensor:  # type: ignore[override]
+        """``self ** exponent`` (a nonzero number): sparse, coalesced."""
+        from . import elementwise
+
+        return elementwise.pow(self, exponent)
+
+    __pow__ = pow  # type: ignore[assignment]
+
+    def abs(self) -> SparseTensor:  # type: ignore[override]
+        """``|self|``: sparse, coalesced."""
+        from . import elementwise
+
+        return elementwise.abs(self)
+
+    __abs__ = abs  # type: ignore[assignment]
+
+    def relu(self) -> SparseTensor:  # type: ignore[override]
+        """``max(self, 0)`` on the stored entries: sparse, coalesced."""
+        from . import elementwise
+
+        return elementwise.relu(self)
+
+    def sum(self, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:  # type: ignore[override]
+        """All entries: a 0-d dense tensor whose gradient is dense (as torch's
+        ``SumBackward0``); over ``dim``: ``torch.sparse.sum(self, dim)``."""
+        from .products import sum as sparse_sum
+
+        if keepdim:
+            raise NotImplementedError("sum(sparse, keepdim=True) is not supported, as in torch")
+        if dim is not None:
+            return sparse_sum(self, dim, dtype)
+        total = self.to_dense(masked_grad=False).sum()
+        return total if dtype is None else total.to(dtype)
+
+    def mul_(self, other) -> SparseTensor:  # type: ignore[override]
+        """``self *= other`` in place (the result is marked uncoalesced, as torch's)."""
+        from ..ops.inplace import _write, check_inplace_allowed
+
+        check_inplace_allowed(self, "mul_")
+        result = self.mul(other)
+        _write(self, result._data, "mul_")
+        if result._requires_grad:
+            self._grad_fn, self._requires_grad = result._grad_fn, True
+        d = self.__dict__
+        d["_raw_values"], d["_coalesced"] = result.__dict__["_raw_values"], False
+        return self
+
     def __repr__(self) -> str:
         from .printing import sparse_repr
 
