@@ -347,8 +347,10 @@ def _refuse(fn: type) -> None:
     name = getattr(fn, "node_name", None) or fn.__name__
     raise NotImplementedError(
         f"{name}: this op is not implemented for sparse COO tensors in tinyattn; sparse "
-        "tensors support to_dense, coalesce, indices/values, sparse.mm / spmm / mm / @ "
-        "with a dense matrix and sparse.sum (docs/sparse.md); call .to_dense() first"
+        "tensors support to_dense, coalesce, indices/values, sparse.mm / spmm / mm / @ / "
+        "sparse.addmm with a dense matrix, the methods and operators *, /, +, - (sparse), "
+        "neg, pow, abs, relu, sum, mul_, and sparse.sum / softmax / log_softmax "
+        "(docs/sparse.md); call .to_dense() first"
     )
 
 
