@@ -224,3 +224,18 @@ def test_second_derivatives_match_torch_where_torch_has_them():
 
     sc = lambda L, d: s(L, d.dtype).coalesce() * d.sum()  # noqa: E731
     check_op(lambda L, d: [sc(L, d).pow(3).to_dense(), sc(L, d).relu().to_dense()], _D)
+
+
+@needs_torch
+def test_torchs_keyword_names_are_taken():
+    out = []
+    for L in (T, torch):
+        s = _coo(L, L.tensor(rand(5), dtype=L.float32))
+        d = L.tensor(_D, dtype=L.float32)
+        soft = L.sparse.softmax(input=s, dim=1, dtype=L.float64)
+        logs = L.sparse.log_softmax(input=s, dim=0, dtype=L.float64)
+        mm = L.sparse.addmm(input=d[:, :3], mat1=s, mat2=d.t(), beta=0.5, alpha=2.0)
+        out.append([soft.to_dense(), logs.to_dense(), mm, s.add(s, alpha=2).to_dense()])
+    for o, t in zip(*out):
+        assert o.dtype.name == str(t.dtype).replace("torch.", "")
+        np.testing.assert_allclose(o.numpy(), t.numpy(), rtol=1e-5, atol=1e-6)

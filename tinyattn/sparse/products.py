@@ -69,7 +69,8 @@ def sum(input: Tensor, dim=None, dtype=None) -> Tensor:
 
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:
     """torch.sparse.addmm: ``beta * input + alpha * (mat1 @ mat2)`` for a sparse ``mat1``
-    and dense ``input`` / ``mat2``; dense. ``mat1``'s gradient keeps its pattern."""
+    and dense ``input`` / ``mat2``; dense. ``mat1``'s gradient keeps its pattern. (torch's
+    docstring calls ``input`` ``mat``; its binding takes ``input=``, as here.)"""
     if not isinstance(input, Tensor) or isinstance(input, SparseTensor):
         raise TypeError(f"sparse.addmm: input must be a dense Tensor, got {type_name(input)}")
     product = mm(mat1, mat2)
@@ -108,11 +109,11 @@ def _softmax(input: Tensor, dim: int, dtype, log: bool) -> SparseTensor:
     return wrap(F.SparseMask.apply(out, idx, node), idx, True)
 
 
-def softmax(input: Tensor, dim: int, dtype=None) -> SparseTensor:
+def softmax(input: Tensor, dim: int, *, dtype=None) -> SparseTensor:
     """torch.sparse.softmax: softmax along ``dim`` over the specified entries only."""
     return _softmax(input, dim, dtype, log=False)
 
 
-def log_softmax(input: Tensor, dim: int, dtype=None) -> SparseTensor:
+def log_softmax(input: Tensor, dim: int, *, dtype=None) -> SparseTensor:
     """torch.sparse.log_softmax: log-softmax along ``dim`` over the specified entries."""
     return _softmax(input, dim, dtype, log=True)
