@@ -122,8 +122,11 @@ def _form(out):
     if not out.is_sparse:
         return ("dense", tuple(out.shape))
     nnz, coal = out._nnz(), out.is_coalesced()
-    idx = out._indices().tolist()
-    return ("sparse", tuple(out.shape), nnz, coal, idx if coal else sorted(map(tuple, zip(*idx))))
+    idx, vals = out._indices().tolist(), out._values().detach().tolist()
+    if coal:
+        return ("sparse", tuple(out.shape), nnz, coal, idx)
+    entries = sorted((*i, round(v, 9)) for *i, v in zip(*idx, vals))  # (stored order aside)
+    return ("sparse", tuple(out.shape), nnz, coal, entries)
 
 
 @needs_torch
