@@ -11,21 +11,15 @@ it, rather than quietly return a dense result (docs/sparse.md).
 
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 
 from .._tensor import Tensor
-from ..core.function import Function
-from ..core.tensor_base import TensorBase
 from ..ops.elementwise.arithmetic import Add, Sub
 from ..ops.elementwise.unary import Cast, Clone
 from ..ops.linalg.matmul import Matmul
 from ..torch_surface.layouts import sparse_coo
 from . import functions as F
 
-_DATA_SLOT = TensorBase.__dict__["_data"]
-_APPLY_CODE = vars(Function)["apply"].__func__.__code__  # (the classmethod's function)
 # The ops that may read a sparse tensor's dense array (besides metadata: shape, dtype ...).
 SUPPORTED: frozenset = frozenset(
     {F.SparseAssemble, F.SparseValues, F.SparseRelabel, F.SparseDenseMM, F.SparsePermute}
@@ -45,23 +39,17 @@ class SparseTensor(Tensor):
     _raw_values: Tensor | None
     _grad_is_sparse: bool
 
-    @property  # type: ignore[override]
-    def _data(self) -> np.ndarray:
-        """The dense array, refused to the ops outside ``SUPPORTED``. Every op reads its
-        inputs' arrays in ``Function.apply``, so the check sits here, where it costs dense
-        tensors nothing: when ``apply`` is the reader, its ``cls`` is the op."""
-        caller = sys._getframe(1)  # an op's Function.apply unwrapping its inputs?
-        if caller.f_code is _APPLY_CODE:
-            op, args = caller.f_locals["cls"], caller.f_locals["args"]
-            if op in DENSE_FIRST and _dense_first(args):
-                return _DATA_SLOT.__get__(self)
-            if op not in SUPPORTED or (op is Matmul and _all_sparse(args)):
-                _refuse(op)
-        return _DATA_SLOT.__get__(self)
+    _op_guard = True  # Function.apply calls _check_op for each sparse input
 
-    @_data.setter
-    def _data(self, value: np.ndarray) -> None:
-        _DATA_SLOT.__set__(self, value)
+    @staticmethod
+    def _check_op(op: type, args: tuple) -> None:
+        """Refuse ``op`` unless it is in ``SUPPORTED`` (or is ``dense + sparse``): asked by
+        ``Function.apply`` when it unwraps a sparse input, so dense tensors pay nothing
+        but one class-attribute check."""
+        if op in DENSE_FIRST and _dense_first(args):
+            return
+        if op not in SUPPORTED or (op is Matmul and _all_sparse(args)):
+            _refuse(op)
 
     # -- torch's sparse queries ------------------------------------------------------------
     @property
