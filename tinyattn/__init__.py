@@ -59,9 +59,9 @@ from .ops.reduce.softmax import log_softmax, softmax
 
 # -- the tensor, device, size, random state; legacy constructors -----------------------
 from .random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
-from ._device import device
-from ._size import Size
-from ._tensor import Tensor
+from .core.device import device
+from .core.size import Size
+from .tensor_api.tensor import Tensor
 from . import autograd
 from .torch_surface.legacy_types import *  # noqa: F403 (FloatTensor, LongTensor ...)
 from .torch_surface.legacy_names import Variable as _Variable
@@ -198,7 +198,7 @@ from .torch_surface.queries import (
     can_cast, detach, finfo, get_default_device, get_num_threads, iinfo, is_nonzero, is_same_size,
     is_signed, promote_types, result_type, set_default_device, set_num_threads
 )
-from ._printing import set_printoptions
+from .tensor_api.printing import set_printoptions
 
 # -- torch.fft; einops finds tinyattn tensors once einops is imported (costs nothing now) ----
 from . import fft

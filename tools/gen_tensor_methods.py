@@ -1,4 +1,4 @@
-"""Write the Tensor methods that forward to ops: ``tinyattn/_tensor_methods_*.py``.
+"""Write the Tensor methods that forward to ops: ``tinyattn/tensor_api/methods_*.py``.
 
 Run ``python tools/gen_tensor_methods.py`` after adding an op to the table below
 (or changing an op's signature); ``--check`` exits 1 if the files on disk differ
@@ -227,7 +227,7 @@ SPECIAL["special.functions"] = [  # polygamma(n, input): the tensor is the secon
 
 # One module (and mixin class) per concept, to keep each file readable.
 MODULES = {
-    "tinyattn/_tensor_methods_math.py": (
+    "tinyattn/tensor_api/methods_math.py": (
         "TensorMathMethods",
         "elementwise math, comparisons, reductions, products",
         (
@@ -241,7 +241,7 @@ MODULES = {
             "linalg_helpers",
         ),
     ),
-    "tinyattn/_tensor_methods_shape.py": (
+    "tinyattn/tensor_api/methods_shape.py": (
         "TensorShapeMethods",
         "fills, views, rearrangements, indexing",
         (
@@ -256,17 +256,17 @@ MODULES = {
             "strided",
         ),
     ),
-    "tinyattn/_tensor_methods_elementwise.py": (
+    "tinyattn/tensor_api/methods_elementwise.py": (
         "TensorElementwiseMethods",
         "more one-input elementwise math: trigonometry, special values, in-place forms",
         ("trig", "unary_inplace"),
     ),
-    "tinyattn/_tensor_methods_binary.py": (
+    "tinyattn/tensor_api/methods_binary.py": (
         "TensorBinaryMethods",
         "more two-input elementwise ops, in-place comparisons, bitwise ops and operators",
         ("binary", "logic", "integer_math"),
     ),
-    "tinyattn/_tensor_methods_select.py": (
+    "tinyattn/tensor_api/methods_select.py": (
         "TensorSelectMethods",
         "sorting, selection, scans; matrix functions (det, inverse ...); special functions",
         ("sorting", "cumulative", "stats", "matrix_methods", "special.functions", "numeric"),
@@ -286,7 +286,7 @@ from typing import TYPE_CHECKING, cast
 import tinyattn  # the ops are looked up at call time: they import the Tensor class
 
 if TYPE_CHECKING:
-    from ._tensor import Tensor
+    from .tensor import Tensor
 
 # ``cast("Tensor", self)``: a mixin's ``self`` is always a Tensor, which the type checker
 # cannot know (the ops take Tensors); at run time cast returns its argument.

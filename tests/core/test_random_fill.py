@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import tinyattn
-from tinyattn import _random_fill
 from tinyattn.nn import init
+from tinyattn.random import fill as _random_fill
 
 
 def _linear_and_embedding(seed: int):

@@ -423,7 +423,7 @@ def test_value_types_are_allowed_as_values_but_not_built_from_a_files_state(tmp_
     save({"d": Point(1, 2)}, path)
     device_cls = f"{tinyattn.device.__module__}:{tinyattn.device.__qualname__}"
     _rewrite(path, lambda index: index["root"]["values"][0].update(cls=device_cls))
-    with pytest.raises(WeightsOnlyError, match=r"GLOBAL tinyattn\._device\.device"):
+    with pytest.raises(WeightsOnlyError, match=r"GLOBAL tinyattn\.core\.device\.device"):
         load(path)
     tensor_cls = f"{tinyattn.Tensor.__module__}:Tensor"
     _rewrite(path, lambda index: index["root"]["values"][0].update(cls=tensor_cls))
@@ -437,3 +437,30 @@ def test_a_bare_string_where_a_node_belongs_is_refused(tmp_path):
     _rewrite(path, lambda index: index["root"]["items"].__setitem__(0, "ready"))
     with pytest.raises(CheckpointError, match=r"obj\[0\] is not a node"):
         load(path)
+
+
+@pytest.mark.parametrize("weights_only", [True, False])
+def test_files_naming_the_old_module_paths_of_tensor_size_and_device_still_load(
+    tmp_path, weights_only
+):
+    """Files written before ``_tensor``, ``_size`` and ``_device`` moved into folders name
+    those classes by their old module paths; loading maps them to the new ones."""
+    path = tmp_path / "old.pt"
+    save({"shape": tinyattn.Size([2, 3]), "cls": tinyattn.Tensor, "dev": tinyattn.device}, path)
+    old = {
+        "tinyattn.core.size:Size": "tinyattn._size:Size",
+        "tinyattn.tensor_api.tensor:Tensor": "tinyattn._tensor:Tensor",
+        "tinyattn.core.device:device": "tinyattn._device:device",
+    }
+
+    def to_old_paths(index):
+        for node in index["root"]["values"]:
+            key = "cls" if node["t"] == "object" else "name"
+            assert node[key] in old, node
+            node[key] = old[node[key]]
+
+    _rewrite(path, to_old_paths)
+    assert "tinyattn._size:Size" in json.dumps(_index(path))
+    back = load(path, weights_only=weights_only)
+    assert type(back["shape"]) is tinyattn.Size and back["shape"] == (2, 3)
+    assert back["cls"] is tinyattn.Tensor and back["dev"] is tinyattn.device

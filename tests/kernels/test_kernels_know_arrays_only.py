@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 KERNELS = Path(__file__).resolve().parents[2] / "tinyattn" / "kernels"
-# what sits above the kernels (a prefix below ``tinyattn``); the tensor modules are named
-# as they are spelled at the package root and in core/
-ABOVE = ("autograd", "ops", "nn", "core", "_tensor", "tinyattn", "torch_surface", "shims")
+# what sits above the kernels (a prefix below ``tinyattn``): the tensor types of core/ and
+# tensor_api/, autograd, the ops and everything built on them
+ABOVE = ("autograd", "ops", "nn", "core", "tensor_api", "tinyattn", "torch_surface", "shims")
 
 
 def imported_modules(path: Path) -> list[str]:

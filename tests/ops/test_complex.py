@@ -531,3 +531,20 @@ def test_variance_and_norms_of_complex_tensors_are_real():
     check_op(lambda T, z: z.norm(), z)
     with pytest.raises(NotImplementedError, match="logsumexp"):
         tinyattn.logsumexp(tinyattn.tensor(z), 1)
+
+
+@pytest.mark.parametrize(
+    "f",
+    [
+        lambda T, z, w: z**w,
+        lambda T, z, w: z**2 + z**0.5,
+        lambda T, z, w: z ** (1 + 2j),
+        lambda T, z, w: 2.0**z,
+        lambda T, z, w: z**w.real,
+        lambda T, z, w: w.real**z,
+    ],
+)
+def test_pow_differentiates_complex_operands(f):
+    z = rand(3, low=0.5, high=2, seed=4, complex=True)
+    w = rand(3, low=0.5, high=2, seed=5, complex=True)
+    check_op(f, z, w)

@@ -1,4 +1,4 @@
-"""dtype/device/thread/print helpers (tinyattn/torch_surface/queries.py, _printing.set_printoptions) and the
+"""dtype/device/thread/print helpers (tinyattn/torch_surface/queries.py, tensor_api/printing.py: set_printoptions) and the
 Tensor's meta methods, against torch."""
 
 import numpy as np

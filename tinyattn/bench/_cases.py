@@ -152,8 +152,12 @@ GPT2_SMALL = dict(n_layer=12, d=768, n_head=12, n_ctx=1024, vocab=50257)
 def gpt2_model(lib, n_layer: int, d: int, n_head: int, n_ctx: int, vocab: int):
     """A GPT-2-shaped model written as a torch user writes it (nanoGPT's layout): default
     layer construction, then ``apply`` re-initialises every weight with N(0, 0.02^2),
-    biases with zeros, and the head shares the token embedding's weight."""
-    nn = lib.nn
+    biases with zeros, and the head shares the token embedding's weight.
+
+    ``model(idx, cache)`` runs ``idx`` (batch, time) after the ``cache``'s positions and
+    returns the last position's logits (batch, 1, vocab); ``cache.update(k, v, layer)``
+    stores a layer's keys and values and returns all of them (``_inference``'s caches)."""
+    nn, F = lib.nn, lib.nn.functional
 
     class Block(nn.Module):
         def __init__(self):
@@ -161,6 +165,17 @@ def gpt2_model(lib, n_layer: int, d: int, n_head: int, n_ctx: int, vocab: int):
             self.ln_1, self.ln_2 = nn.LayerNorm(d), nn.LayerNorm(d)
             self.c_attn, self.c_proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
             self.c_fc, self.mlp_proj = nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
+
+        def forward(self, x, cache, layer):
+            b, t, _ = x.shape
+            q, k, v = (
+                h.view(b, t, n_head, d // n_head).transpose(1, 2)
+                for h in self.c_attn(self.ln_1(x)).split(d, dim=2)
+            )
+            k, v = cache.update(k, v, layer)
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=t > 1)
+            x = x + self.c_proj(y.transpose(1, 2).reshape(b, t, d))
+            return x + self.mlp_proj(F.gelu(self.c_fc(self.ln_2(x)), approximate="tanh"))
 
     class GPT(nn.Module):
         def __init__(self):
@@ -176,6 +191,13 @@ def gpt2_model(lib, n_layer: int, d: int, n_head: int, n_ctx: int, vocab: int):
                 nn.init.normal_(module.weight, mean=0.0, std=0.02)
             if isinstance(module, nn.Linear) and module.bias is not None:
                 nn.init.zeros_(module.bias)
+
+        def forward(self, idx, cache):
+            start, t = cache.length, idx.shape[1]
+            x = self.wte(idx) + self.wpe(lib.arange(start, start + t))
+            for layer, block in enumerate(self.h):
+                x = block(x, cache, layer)
+            return self.lm_head(self.ln_f(x[:, -1:]))
 
     return GPT()
 
@@ -229,6 +251,31 @@ def matmul_softmax(rows: int = 64, n: int = 512) -> Case:
 # --------------------------------------------------------------------------- suites
 
 
+def mha_shapes(quick: bool) -> tuple[list[tuple[int, int, int]], int]:
+    """The (B, L, E) shapes of the MHA cases, and their head count."""
+    if quick:
+        return [(2, 16, 32)], 4
+    return [(8, 128, 512), (4, 512, 512)], 8
+
+
+def mha_name(shape, need_weights: bool) -> str:
+    return f"MHA {shape} need_weights={need_weights}"
+
+
+def gpt_configs(quick: bool) -> list[dict]:
+    """The small GPTs of the ``train`` suite."""
+    if quick:
+        return [dict(n_layer=1, d=32, n_head=2, T=16, B=2, vocab=64)]
+    return [
+        dict(n_layer=4, d=256, n_head=8, T=128, B=8, vocab=256),
+        dict(n_layer=6, d=384, n_head=6, T=256, B=8, vocab=256),
+    ]
+
+
+def gpt_step_name(c: dict) -> str:
+    return "GPT step L={n_layer} d={d} h={n_head} T={T} B={B} V={vocab}".format(**c)
+
+
 def suites(quick: bool) -> dict[str, dict[str, Case]]:
     """suite -> case name -> setup; ``quick``: tiny shapes (a smoke test of the harness)."""
     sdpa_shapes = [(1, 2, 64, 16)] if quick else [(8, 8, 512, 64), (2, 8, 2048, 64)]
@@ -240,29 +287,16 @@ def suites(quick: bool) -> dict[str, dict[str, Case]]:
         for backward in (False, True)
         for causal in (False, True)
     }
-    layer_shape, heads = ((2, 16, 32), 4) if quick else ((8, 128, 512), 8)
-    mha_shapes = [layer_shape] if quick else [layer_shape, (4, 512, 512)]
+    shapes, heads = mha_shapes(quick)
+    layer_shape = shapes[0]
     layers = {
-        f"MHA {shape} need_weights={need}": mha(shape, heads, need)
-        for shape in mha_shapes
-        for need in (False, True)
+        mha_name(shape, need): mha(shape, heads, need) for shape in shapes for need in (False, True)
     }
     layers |= {
         f"LayerNorm {layer_shape}": layer_norm(layer_shape),
         f"TransformerEncoderLayer {layer_shape}": encoder_layer(layer_shape, heads),
     }
-    gpt_configs = (
-        [dict(n_layer=1, d=32, n_head=2, T=16, B=2, vocab=64)]
-        if quick
-        else [
-            dict(n_layer=4, d=256, n_head=8, T=128, B=8, vocab=256),
-            dict(n_layer=6, d=384, n_head=6, T=256, B=8, vocab=256),
-        ]
-    )
-    train = {
-        "GPT step L={n_layer} d={d} h={n_head} T={T} B={B} V={vocab}".format(**c): gpt_step(**c)
-        for c in gpt_configs
-    }
+    train = {gpt_step_name(c): gpt_step(**c) for c in gpt_configs(quick)}
     rows, n = (8, 64) if quick else (64, 512)
     overhead = {
         f"op chain {100 if quick else 1000} ops fwd+bwd": op_chain(100 if quick else 1000),

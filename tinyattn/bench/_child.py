@@ -8,7 +8,10 @@ cases module is then imported from this directory, on its own.
 spec: {"suite", "frameworks": [...], "quick", "repeats", "threads"}. Prints one JSON
 line: {"cases": {case: {framework: median ms}}, "blas": {framework: the BLAS it ran in}}.
 With two frameworks the timed calls alternate (tinyattn, torch, tinyattn, ...): the
-"same process" measurement.
+"same process" measurement. Framework ``jax`` runs the cases of ``_jax_cases`` (the
+suites it takes part in) under ``jax.jit``, always alone in its process.
+Suite ``inference`` (one framework per process): ``_inference``'s figures, each in its
+own unit (construction s, prefill ms, decode tokens/s, peak RSS MiB).
 Suite ``interference``, frameworks ``["fresh"]`` or ``["after tinyattn"]``: each probe
 (a torch or NumPy product) timed after a 10 ms pause, or right after a tinyattn call.
 """
@@ -16,6 +19,7 @@ Suite ``interference``, frameworks ``["fresh"]`` or ``["after tinyattn"]``: each
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import sys
 import time
@@ -29,6 +33,10 @@ def _load(framework: str, threads: int):
 
         torch.set_num_threads(threads)
         return torch
+    if framework == "jax":  # XLA's CPU client uses every core: the machine's threads
+        import jax
+
+        return jax
     import tinyattn
 
     return tinyattn
@@ -57,6 +65,15 @@ def blas_in_use(frameworks: list[str]) -> dict:
         out["tinyattn"] = report.numpy_blas_report()
     if "torch" in sys.modules:
         out["torch"] = report.torch_blas_report()
+    if "jax" in sys.modules:
+        import jax
+
+        out["jax"] = dict(
+            blas="XLA CPU (its own GEMM kernels)",
+            version=jax.__version__,
+            cpu_capability="n/a",
+            num_threads=len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
+        )
     return out
 
 
@@ -65,23 +82,51 @@ def _median_ms(samples: list[float]) -> float:
 
 
 def run_suite(spec: dict) -> dict:
+    if spec["frameworks"] == ["jax"]:
+        return run_jax_suite(spec)
     _cases = _cases_module()
 
     libs = {name: _load(name, spec["threads"]) for name in spec["frameworks"]}
     results = {}
     for case, setup in _cases.suites(spec["quick"])[spec["suite"]].items():
         runs = {name: setup(lib) for name, lib in libs.items()}
-        for run in runs.values():  # warm-up: compile, first touch, thread pools
-            run()
-            run()
-        times = {name: [] for name in runs}
-        for _ in range(spec["repeats"]):
-            for name, run in runs.items():
-                start = time.perf_counter()
-                run()
-                times[name].append(time.perf_counter() - start)
-        results[case] = {name: _median_ms(t) for name, t in times.items()}
+        results[case] = _time_alternating(runs, spec["repeats"])
     return results
+
+
+def _time_alternating(runs: dict, repeats: int) -> dict:
+    """{name: median ms} of ``repeats`` calls of each run, alternating, after two warm-ups."""
+    for run in runs.values():  # warm-up: compile, first touch, thread pools
+        run()
+        run()
+    times: dict = {name: [] for name in runs}
+    for _ in range(repeats):
+        for name, run in runs.items():
+            start = time.perf_counter()
+            run()
+            times[name].append(time.perf_counter() - start)
+    return {name: _median_ms(t) for name, t in times.items()}
+
+
+def run_jax_suite(spec: dict) -> dict:
+    """The JAX versions of the suite's cases that have one (``_jax_cases``)."""
+    _load("jax", spec["threads"])
+    cases = _sibling("_jax_cases").suites(spec["quick"]).get(spec["suite"], {})
+    return {
+        case: _time_alternating({"jax": setup()}, spec["repeats"]) for case, setup in cases.items()
+    }
+
+
+def run_inference(spec: dict) -> dict:
+    """The inference figures of the process's one framework: {figure: {framework: value}}."""
+    (name,) = spec["frameworks"]
+    if name == "jax":
+        _load("jax", spec["threads"])
+        figures = _sibling("_jax_cases").run_inference(spec["quick"], spec["repeats"])
+    else:
+        lib = _load(name, spec["threads"])
+        figures = _sibling("_inference").run(lib, spec["quick"], spec["repeats"])
+    return {figure: {name: value} for figure, value in figures.items()}
 
 
 def run_interference(spec: dict) -> dict:
@@ -125,6 +170,8 @@ def main(argv: list[str]) -> None:
         results: dict = {}
     elif spec["suite"] == "interference":
         results = run_interference(spec)
+    elif spec["suite"] == "inference":
+        results = run_inference(spec)
     else:
         results = run_suite(spec)
     print(json.dumps(dict(cases=results, blas=blas_in_use(spec["frameworks"]))))

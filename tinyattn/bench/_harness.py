@@ -6,6 +6,13 @@ order flips every round), and one runs both alternating call by call (the
 then times ``repeats`` calls per case and reports their median; the table shows
 the median over rounds, and ratios of those medians (tinyattn / torch).
 
+Where JAX is installed, a JAX process joins each round of the suites it has cases for
+(``layers``: MHA, ``train``, ``inference``; ``_jax_cases``, under ``jax.jit``): a third
+column. Suite ``inference`` (asked for by name) builds a GPT-2-small-shaped model per
+process and reports construction, prefill, decode tokens/s and peak RSS; it has no "same
+process" column. Each cell is the median over rounds; the JSON keeps each column's
+minimum and maximum over rounds too (``<column> min`` / ``max``).
+
 Suite ``interference`` times torch and NumPy products in a fresh process (after
 a 10 ms pause per call) and right after a tinyattn call (attention fwd+bwd and a
 LayerNorm); "after / fresh" should stay within 1.1.
@@ -23,8 +30,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-SUITES = ("kernels", "layers", "train", "overhead", "interference", "construction")
-DEFAULT_SUITES = SUITES[:5]  # construction builds 124M-parameter models: asked for by name
+SUITES = ("kernels", "layers", "train", "overhead", "interference", "construction", "inference")
+# construction and inference build 124M-parameter models: asked for by name
+DEFAULT_SUITES = SUITES[:5]
+JAX_SUITES = ("layers", "train", "inference")  # the suites _jax_cases has cases for
 SAME = "same process"
 
 
@@ -63,18 +72,30 @@ def _torch_available() -> bool:
     return importlib.util.find_spec("torch") is not None
 
 
+def _jax_available() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("jax") is not None
+
+
+def process_plan(suite: str, torch: bool, jax: bool) -> tuple[list[list[str]], list[str] | None]:
+    """(the single-framework processes of one round, the two-framework one or None)."""
+    if suite == "interference":
+        return [["fresh"], ["after tinyattn"]], None
+    alone = [["tinyattn"]] + ([["torch"]] if torch else [])
+    if jax and suite in JAX_SUITES:
+        alone.append(["jax"])
+    together = ["tinyattn", "torch"] if torch and suite != "inference" else None
+    return alone, together
+
+
 def run_suite(
     suite: str, rounds: int, repeats: int, quick: bool, threads: int, coretype: str | None = None
 ) -> tuple[dict, dict]:
     """({case: {column: median ms over rounds}} with columns tinyattn, torch, same process;
     {framework: the BLAS its separate processes ran in}), under ``child_env(coretype)``."""
     spec = dict(suite=suite, quick=quick, repeats=repeats, threads=threads)
-    if suite == "interference":
-        alone = [["fresh"], ["after tinyattn"]]
-        together = None
-    else:
-        alone = [["tinyattn"], ["torch"]] if _torch_available() else [["tinyattn"]]
-        together = ["tinyattn", "torch"] if _torch_available() else None
+    alone, together = process_plan(suite, _torch_available(), _jax_available())
     samples: dict = {}
     blas: dict = {}
     for round_ in range(rounds):
@@ -89,11 +110,16 @@ def run_suite(
                 for name, ms in times.items():
                     column = f"{SAME} {name}" if len(frameworks) > 1 else name
                     samples.setdefault(case, {}).setdefault(column, []).append(ms)
-    table = {
-        case: {column: statistics.median(ms) for column, ms in columns.items()}
-        for case, columns in samples.items()
-    }
+    table = {case: summarize(columns) for case, columns in samples.items()}
     return table, blas
+
+
+def summarize(columns: dict[str, list[float]]) -> dict[str, float]:
+    """{column: median, "<column> min": ..., "<column> max": ...} over the rounds."""
+    row = {column: statistics.median(values) for column, values in columns.items()}
+    for column, values in columns.items():
+        row[f"{column} min"], row[f"{column} max"] = min(values), max(values)
+    return row
 
 
 def format_blas(blas: dict) -> str:
@@ -121,14 +147,48 @@ def ratios(row: dict) -> dict:
         (f"{SAME} tinyattn/torch", f"{SAME} tinyattn", f"{SAME} torch"),
         ("torch same/alone", f"{SAME} torch", "torch"),
         ("after/fresh", "after tinyattn", "fresh"),
+        ("tinyattn/jax", "tinyattn", "jax"),
+        ("jax/torch", "jax", "torch"),
     ):
         if num in row and den in row:
             out[key] = row[num] / row[den]
     return out
 
 
+def _cell(value: float | None) -> str:
+    if value is None:
+        return "n/a"
+    return f"{value:.2f}" if abs(value) < 10 else f"{value:.1f}"
+
+
+def format_inference(table: dict) -> str:
+    """The inference suite: each figure in its unit, "median (min-max)" over rounds, and the
+    ratios of the medians (decode: tokens/s, so above 1 is faster than torch)."""
+    names = [n for n in ("tinyattn", "torch", "jax") if any(n in row for row in table.values())]
+    ratio_keys = [
+        k
+        for k in ("tinyattn/torch", "jax/torch", "tinyattn/jax")
+        if k.split("/")[0] in names and k.split("/")[1] in names
+    ]
+    head = ["figure", *names, *ratio_keys]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for case, row in table.items():
+        cells = [
+            f"{_cell(row[n])} ({_cell(row[f'{n} min'])}-{_cell(row[f'{n} max'])})"
+            if n in row
+            else "n/a"
+            for n in names
+        ]
+        found = ratios(row)
+        cells += [f"{found[k]:.2f}x" if k in found else "n/a" for k in ratio_keys]
+        lines.append(f"| {case} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def format_table(suite: str, table: dict) -> str:
     """A Markdown table of one suite (the README's tables are pasted from these)."""
+    if suite == "inference":
+        return format_inference(table)
     if suite == "interference":
         head = ["probe", "fresh ms", "after tinyattn ms", "after/fresh"]
         keys = ["fresh", "after tinyattn", "after/fresh"]
@@ -150,6 +210,9 @@ def format_table(suite: str, table: dict) -> str:
             f"{SAME} torch",
             f"{SAME} tinyattn/torch",
         ]
+        if any("jax" in row for row in table.values()):
+            head += ["jax ms", "tinyattn/jax", "jax/torch"]
+            keys += ["jax", "tinyattn/jax", "jax/torch"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for case, row in table.items():
         row = dict(row, **ratios(row))
@@ -287,7 +350,8 @@ def _write_json(report: dict, path: str | None) -> dict:
 def blas_in_children(threads: int, coretype: str | None) -> dict:
     """{framework: its BLAS} as a fresh benchmark process of each framework reports it."""
     blas: dict = {}
-    for frameworks in (["tinyattn"], ["torch"]) if _torch_available() else (["tinyattn"],):
+    plan = [["tinyattn"]] + [["torch"]] * _torch_available() + [["jax"]] * _jax_available()
+    for frameworks in plan:
         spec = dict(suite="blas", quick=True, repeats=0, threads=threads, frameworks=frameworks)
         blas.update(_child(spec, coretype)["blas"])
     return blas

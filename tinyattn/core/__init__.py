@@ -4,7 +4,8 @@ runs it backward. It imports nothing from the rest of the package.
 Reading order: ``tensor_base.py`` (a tensor's autograd fields), ``function.py`` (the op
 base ``Function`` and the graph ``Node``), ``engine.py`` (the backward loop) and its seam
 ``extensions.py``; ``grad_mode.py``, ``quiet.py``, ``padded.py``, ``xp.py`` and
-``_dtype.py`` are the small pieces they use.
+``_dtype.py`` are the small pieces they use; ``device.py`` and ``size.py`` hold the
+``device`` and ``Size`` types a tensor reports.
 """
 
 from __future__ import annotations

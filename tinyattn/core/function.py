@@ -47,7 +47,7 @@ instances of :class:`~tinyattn.core.tensor_base.TensorBase` (the autograd
 fields of a tensor, which ``tinyattn.Tensor`` subclasses) and makes op outputs
 with ``TensorBase._make``, which builds the class that declared itself with
 ``class Tensor(..., TensorBase, op_outputs=True)``. Imports point one way:
-``tinyattn._tensor`` and ``tinyattn.ops`` import the core, not back.
+``tinyattn.tensor_api`` and ``tinyattn.ops`` import the core, not back.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ A tensor, for autograd, is an array plus a few fields: the node that made it
 (``grad_fn``), whether it wants a gradient, its ``.grad``, and a version counter
 that in-place ops bump. Those fields live here, in the engine; the
 user-facing API (arithmetic, views, reductions ...) lives in
-``tinyattn._tensor.Tensor``, which subclasses this class. With the core alone (no
+``tinyattn.tensor_api.tensor.Tensor``, which subclasses this class. With the core alone (no
 tensor class declared), op outputs are plain ``TensorBase`` objects.
 
 The engine makes tensors too (op outputs, the gradients handed to hooks,

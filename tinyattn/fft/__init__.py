@@ -19,8 +19,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..core import _dtype as dt
-from .._device import check_device
-from .._tensor import Tensor
+from ..core.device import check_device
+from ..tensor_api.tensor import Tensor
 from ..ops._util import gradient_doc, normalize_dim
 from ..ops.shape.rearrange import roll
 from ._transforms import FFT, IRFFT, RFFT

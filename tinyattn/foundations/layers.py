@@ -18,10 +18,7 @@ TABLE: tuple[tuple[int, str, tuple[str, ...], str, str], ...] = (
         "core and foundations",
         (
             "core",
-            "_device",
-            "_size",
             "random",
-            "_random_fill",
             "_version",
             "foundations",
             "shims.distributed",
@@ -29,8 +26,8 @@ TABLE: tuple[tuple[int, str, tuple[str, ...], str, str], ...] = (
         ),  # fmt: skip
         "`core/`: `TensorBase` (a tensor's autograd fields), the op base `Function` (on "
         "arrays) and `Node`, the backward engine and its one extension seam, grad mode, "
-        "dtypes and promotion, `numpy_xp`; the CPU device, `Size`, the RNG, this table, how "
-        "messages name a type, the malloc settings, the no-op `distributed` shim, the names "
+        "dtypes and promotion, `numpy_xp`, the CPU device and `Size`; the RNG (`random/`), "
+        "this table, how messages name a type, the malloc settings, the no-op `distributed` shim, the names "
         "that take `out=` (data)",
         "NumPy (`core/` imports only itself)",
     ),
@@ -54,18 +51,7 @@ TABLE: tuple[tuple[int, str, tuple[str, ...], str, str], ...] = (
     (
         3,
         "tensor",
-        (
-            "_tensor",
-            "_printing",
-            "_tensor_meta",
-            "_tensor_methods_math",
-            "_tensor_methods_shape",
-            "_tensor_methods_select",
-            "_tensor_methods_elementwise",
-            "_tensor_methods_binary",
-            "torch_surface.tensor_inplace",
-            "torch_surface.tensor_longtail",
-        ),  # fmt: skip
+        ("tensor_api", "torch_surface.tensor_inplace", "torch_surface.tensor_longtail"),
         "`Tensor` = `TensorBase` + the API; every method forwards to an op",
         "layers 0-2 (ops at call time)",
     ),
@@ -114,18 +100,11 @@ LAYERS: dict[str, int] = {module: row[0] for row in TABLE for module in row[2]}
 
 # Imports that reach up on purpose, each with its reason: (importer, imported) prefixes.
 ALLOWED_UPWARD: dict[tuple[str, str], str] = {
-    ("_tensor_methods_math", "tinyattn"): "generated methods forward to tinyattn.ops at call time",
-    ("_tensor_methods_shape", "tinyattn"): "generated methods forward to tinyattn.ops at call time",
+    ("tensor_api", "ops"): "operators and methods call the ops at call time",
     (
-        "_tensor_methods_select",
+        "tensor_api",
         "tinyattn",
-    ): "generated methods forward to tinyattn.ops at call time",
-    ("_tensor_methods_elementwise", "tinyattn"): "generated methods forward to ops at call time",
-    (
-        "_tensor_methods_binary",
-        "tinyattn",
-    ): "generated methods forward to tinyattn.ops at call time",
-    ("_tensor", "ops"): "operators and methods call the ops at call time",
+    ): "the generated methods and repr reach the ops through the package namespace at call time",
     ("torch_surface.tensor_inplace", "ops"): "in-place composite forms (addmm_ ...) call the ops",
     ("torch_surface.tensor_inplace", "tinyattn"): "the same, through the package namespace",
     ("torch_surface.tensor_longtail", "ops"): "older matrix functions, *_copy ... call the ops",
@@ -134,11 +113,10 @@ ALLOWED_UPWARD: dict[tuple[str, str], str] = {
         "nn",
         "shims.einops",
     ): "the einops layers (nn.Rearrange ...) share the einops backend's registration",
-    ("_tensor", "torch_surface"): "Tensor.type / is_contiguous / cpu read torch's legacy types "
+    ("tensor_api", "torch_surface"): "Tensor.type / is_contiguous / cpu read torch's legacy types "
     "and layouts at call time",
     ("nn", "torch_surface"): "nn.functional.softmax / log_softmax take torch.nn.functional's "
     "argument order",
-    ("_printing", "tinyattn"): "formats a tensor through the public package namespace at call time",
 }
 
 # Files that sit above the ops by nature, though they live in the autograd package (as

@@ -16,7 +16,7 @@ __all__ = ["type_name"]
 
 def _public_name(cls: type) -> str:
     """``module.QualName``, with the shortest module that exports the class under its name
-    (``tinyattn._tensor.Tensor`` is ``tinyattn.Tensor``, ``numpy`` for ndarray)."""
+    (``tinyattn.tensor_api.tensor.Tensor`` is ``tinyattn.Tensor``, ``numpy`` for ndarray)."""
     module = cls.__module__ or ""
     if module in ("", "builtins"):
         return cls.__qualname__

@@ -33,9 +33,9 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import autograd, stack, zeros_like
-from .._tensor import Tensor
 from ..autograd.grad_mode import enable_grad, is_grad_enabled
 from ..core.function import AccumulateGrad
+from ..tensor_api.tensor import Tensor
 from ._pytree import TreeSpec, tree_flatten, tree_map, tree_unflatten
 
 __all__ = ["grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp", "vjp"]

@@ -34,7 +34,7 @@ from typing import Any
 
 from .. import random as _random
 from .. import stack, zeros
-from .._tensor import Tensor
+from ..tensor_api.tensor import Tensor
 from ._pytree import broadcast_prefix, tree_flatten, tree_unflatten
 
 __all__ = ["vmap"]

@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections import OrderedDict, defaultdict
 from typing import Any
 
-from .._device import device
-from .._tensor import Tensor
 from ..core._dtype import _dtype_by_name
+from ..core.device import device
 from ..foundations.type_names import type_name
+from ..tensor_api.tensor import Tensor
 from .native_reader import CheckpointError, _Decoder, _key_label, _tensor
 
 

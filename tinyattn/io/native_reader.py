@@ -33,8 +33,8 @@ from typing import Any
 
 import numpy as np
 
-from .._tensor import Tensor
 from ..foundations.type_names import type_name
+from ..tensor_api.tensor import Tensor
 from .errors import CheckpointError
 
 _INDEX = "__tinyattn_index__"

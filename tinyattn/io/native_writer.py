@@ -32,10 +32,10 @@ from typing import Any
 
 import numpy as np
 
-from .._device import device
-from .._tensor import Tensor
 from ..core._dtype import dtype
+from ..core.device import device
 from ..foundations.type_names import type_name
+from ..tensor_api.tensor import Tensor
 from .native_reader import _ARRAY_DTYPES, _MAX_DEPTH
 
 _CONTAINERS = {

@@ -34,8 +34,8 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-from .._tensor import Tensor
 from ..foundations.type_names import type_name
+from ..tensor_api.tensor import Tensor
 from .errors import CheckpointError, warn_user
 
 __all__ = ["load_file", "save_file", "load", "save", "safe_open"]

@@ -84,9 +84,9 @@ from typing import Any
 
 import numpy as np
 
-from .._device import check_device, device
-from .._tensor import Tensor
+from ..core.device import check_device, device
 from ..foundations.type_names import type_name
+from ..tensor_api.tensor import Tensor
 from .errors import CheckpointError, WeightsOnlyError
 from .formats import read_any
 from .native_reader import _FORMAT, _INDEX, _VERSION
@@ -307,6 +307,20 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
 # GLOBAL does, and ``load`` resolves it by the same rule.
 _SAFE_GLOBALS: list = []
 
+# Modules that moved: files saved before the move name their classes under the old path
+# (``"tinyattn._size:Size"``); loading reads them as the new one.
+MOVED_MODULES: dict[str, str] = {
+    "tinyattn._tensor": "tinyattn.tensor_api.tensor",
+    "tinyattn._size": "tinyattn.core.size",
+    "tinyattn._device": "tinyattn.core.device",
+}
+
+
+def _current_name(name: str) -> str:
+    """``"module:qualname"`` with a moved module's old path replaced by its new one."""
+    module, sep, qualname = name.partition(":")
+    return MOVED_MODULES.get(module, module) + sep + qualname
+
 
 def _default_globals(is_class: bool) -> dict[str, Any]:
     """Allowed without asking: plain-data builtins and tinyattn's own value types.
@@ -317,8 +331,8 @@ def _default_globals(is_class: bool) -> dict[str, Any]:
     """
     from collections import Counter
 
-    from .._size import Size
     from ..core._dtype import dtype
+    from ..core.size import Size
     from ..nn.parameter import Parameter
 
     built = (int, float, complex, str, bytes, tuple, frozenset, Size)
@@ -344,7 +358,7 @@ def _user_globals() -> dict[str, Any]:
 
 def _allowed_global(name: str, is_class: bool) -> Any:
     """The allowlisted object saved as ``module:qualname``, or torch's weights-only error."""
-    dotted = name.replace(":", ".")
+    dotted = _current_name(name).replace(":", ".")
     allowed = _default_globals(is_class)
     allowed.update(_user_globals())
     if dotted in allowed:
@@ -370,7 +384,7 @@ def _allowed_global(name: str, is_class: bool) -> Any:
 
 def _import_global(name: str, is_class: bool) -> Any:
     """``weights_only=False``: import ``module`` and walk ``qualname``, as pickle would."""
-    module, qualname = name.split(":")
+    module, qualname = _current_name(name).split(":")
     if module == "__main__":
         found = sys.modules["__main__"]
     else:

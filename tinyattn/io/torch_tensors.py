@@ -23,11 +23,11 @@ from typing import Any
 
 import numpy as np
 
-from .._device import device
-from .._size import Size
-from .._tensor import Tensor
 from ..core._dtype import _dtype_by_name
+from ..core.device import device
+from ..core.size import Size
 from ..foundations.type_names import type_name
+from ..tensor_api.tensor import Tensor
 from .errors import CheckpointError
 
 # torch dtype name -> NumPy dtype of its storage bytes ("bfloat16" is widened on load)

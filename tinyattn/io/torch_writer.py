@@ -27,11 +27,11 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-from .._device import device
-from .._size import Size
-from .._tensor import Tensor
 from ..core._dtype import dtype as tinyattn_dtype
+from ..core.device import device
+from ..core.size import Size
 from ..foundations.type_names import type_name
+from ..tensor_api.tensor import Tensor
 from .native_reader import _MAX_DEPTH
 
 _STORAGE_CLASS = {

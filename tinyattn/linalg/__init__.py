@@ -6,7 +6,7 @@ compositions) and ``ops/linalg/decompositions.py`` (the Functions and their grad
 
 from __future__ import annotations
 
-from .._tensor import Tensor
+from ..tensor_api.tensor import Tensor
 from ..ops.linalg import matmul as _ops
 from ..ops.linalg.api import (
     LinAlgError,

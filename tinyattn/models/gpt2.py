@@ -14,6 +14,10 @@ and the logits are ``ln_f(x) @ wte.weight^T`` (the embedding is tied to the outp
 
 Generation keeps each layer's keys and values (the KV cache): the prompt is run once,
 then each new token attends to the cache instead of recomputing the whole sequence.
+``forward`` takes either cache: a list of (keys, values) per layer, extended by
+concatenation and returned (what torch code usually writes; it keeps gradients), or a
+preallocated :class:`~tinyattn.models.KVCache`, written in place (the inference fast path
+that :func:`generate` uses: no copy of the cache per step).
 """
 
 from __future__ import annotations
@@ -27,11 +31,12 @@ from typing import Any
 import numpy as np
 
 from .. import nn
-from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 from ..nn import functional as F
 from ..ops.creation.factories import tensor as make_tensor
 from ..ops.shape.rearrange import cat
+from ..tensor_api.tensor import Tensor
+from .kv_cache import KVCache
 
 Cache = list[tuple[Tensor, Tensor]]  # per layer: keys and values, (batch, heads, time, dim)
 
@@ -60,19 +65,27 @@ class Attention(nn.Module):
         self.c_attn = Conv1D(n_embd, 3 * n_embd)
         self.c_proj = Conv1D(n_embd, n_embd)
 
-    def forward(self, x: Tensor, past: tuple[Tensor, Tensor] | None = None):
-        """``x``: (batch, time, n_embd); returns the output and this layer's keys and values."""
+    def forward(self, x: Tensor, past=None, layer: int = 0):
+        """``x``: (batch, time, n_embd); returns the output and this layer's keys and values.
+
+        ``past``: None, this layer's earlier (keys, values), concatenated with the new ones,
+        or a :class:`KVCache` whose slot ``layer`` the new ones are written into."""
         b, t, c = x.shape
         q, k, v = self.c_attn(x).split(c, dim=2)
         q, k, v = (
             z.reshape(b, t, self.n_head, c // self.n_head).transpose(1, 2) for z in (q, k, v)
         )
-        if past is not None:
+        earlier = 0
+        if isinstance(past, KVCache):
+            earlier = past.lengths[layer]
+            k, v = past.update(k, v, layer)
+        elif past is not None:
+            earlier = past[0].shape[2]
             k, v = cat([past[0], k], dim=2), cat([past[1], v], dim=2)
         # with a cache, the new queries are the last positions: a causal mask is only needed
         # among the new tokens themselves (the whole prompt, or none for a single token)
         causal = t > 1
-        if causal and past is not None and past[0].shape[2] > 0:
+        if causal and earlier > 0:
             raise ValueError("GPT-2: several new tokens after a non-empty cache are not supported")
         y = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
         return self.c_proj(y.transpose(1, 2).reshape(b, t, c)), (k, v)
@@ -100,8 +113,8 @@ class Block(nn.Module):
         self.ln_2 = nn.LayerNorm(n_embd, eps=eps)
         self.mlp = MLP(n_embd)
 
-    def forward(self, x: Tensor, past=None):
-        a, present = self.attn(self.ln_1(x), past)
+    def forward(self, x: Tensor, past=None, layer: int = 0):
+        a, present = self.attn(self.ln_1(x), past, layer)
         x = x + a
         return x + self.mlp(self.ln_2(x)), present
 
@@ -134,15 +147,19 @@ class GPT2(nn.Module):
         self.ln_f = nn.LayerNorm(n_embd, eps=layer_norm_epsilon)
 
     def forward(
-        self, idx: Tensor, cache: Cache | None = None, last_only: bool = False
-    ) -> tuple[Tensor, Cache]:
+        self, idx: Tensor, cache: Cache | KVCache | None = None, last_only: bool = False
+    ) -> tuple[Tensor, Cache | KVCache]:
         """``idx``: (batch, time) token ids after the ``cache``'s positions.
 
         Returns the logits (batch, time, vocab_size), or only the last position's
         (batch, 1, vocab_size) with ``last_only`` (what generation needs: the projection
-        onto the vocabulary is the largest product), and the cache extended by ``idx``.
+        onto the vocabulary is the largest product), and the cache extended by ``idx``:
+        a new list for a list (concatenation), the same :class:`KVCache`, updated in place.
         """
-        start = cache[0][0].shape[2] if cache else 0
+        if isinstance(cache, KVCache):
+            start = cache.length
+        else:
+            start = cache[0][0].shape[2] if cache else 0
         t = idx.shape[1]
         if start + t > self.config["n_positions"]:
             raise ValueError(
@@ -152,11 +169,26 @@ class GPT2(nn.Module):
         x = self.wte(idx) + self.wpe(pos)
         present: Cache = []
         for i, block in enumerate(self.h):
-            x, kv = block(x, cache[i] if cache else None)
-            present.append(kv)
+            if isinstance(cache, KVCache):
+                x, _ = block(x, cache, i)
+            else:
+                x, kv = block(x, cache[i] if cache else None)
+                present.append(kv)
         if last_only:
             x = x[:, -1:]
-        return self.ln_f(x) @ self.wte.weight.t(), present
+        # the tied head is one GEMM on the embedding as stored: (rows, C) @ (V, C)^T reads
+        # wte.weight transposed in place (BLAS's transpose flag), no copy per call
+        logits = F.linear(self.ln_f(x), self.wte.weight)
+        return logits, cache if isinstance(cache, KVCache) else present
+
+    def new_cache(self, max_len: int | None = None, batch: int = 1) -> KVCache:
+        """A preallocated :class:`KVCache` for this model: ``max_len`` positions (default
+        ``n_positions``), ``batch`` sequences, in the weights' dtype."""
+        c = self.config
+        max_len = c["n_positions"] if max_len is None else max_len
+        head_dim = c["n_embd"] // c["n_head"]
+        dtype = self.wte.weight.detach().numpy().dtype
+        return KVCache(c["n_layer"], c["n_head"], max_len, head_dim, batch, dtype)
 
 
 _LAYER = re.compile(r"h\.(\d+)\.")
@@ -220,18 +252,28 @@ def generate(
     max_new_tokens: int,
     temperature: float = 0.0,
     seed: int = 0,
+    cache: str = "preallocated",
 ) -> list[int]:
-    """Extend ``ids`` by ``max_new_tokens`` tokens: greedy when ``temperature`` is 0."""
+    """Extend ``ids`` by ``max_new_tokens`` tokens: greedy when ``temperature`` is 0.
+
+    ``cache``: ``"preallocated"`` (a :class:`KVCache` for the prompt and the new tokens,
+    written in place) or ``"concatenating"`` (each step concatenates the keys and values);
+    both give the same tokens."""
     if not ids:
         raise ValueError("generate: the prompt must hold at least one token")
     if type(max_new_tokens) is not int or max_new_tokens < 0:
         raise ValueError(f"generate: max_new_tokens must be an int >= 0, got {max_new_tokens!r}")
     if not temperature >= 0:
         raise ValueError(f"generate: temperature must be >= 0 (0 is greedy), got {temperature!r}")
+    if cache not in ("preallocated", "concatenating"):
+        raise ValueError(
+            f"generate: cache must be 'preallocated' or 'concatenating', got {cache!r}"
+        )
     rng = np.random.default_rng(seed)
     out = list(ids)
+    past = model.new_cache(len(ids) + max_new_tokens) if cache == "preallocated" else None
     with no_grad():
-        logits, cache = model(make_tensor([ids]), last_only=True)
+        logits, past = model(make_tensor([ids]), past, last_only=True)
         for _ in range(max_new_tokens):
             last = logits[0, -1].numpy().astype(np.float64)
             if temperature > 0:
@@ -240,7 +282,7 @@ def generate(
             else:
                 token = int(last.argmax())
             out.append(token)
-            logits, cache = model(make_tensor([[token]]), cache, last_only=True)
+            logits, past = model(make_tensor([[token]]), past, last_only=True)
     return out
 
 

@@ -12,8 +12,8 @@ from numbers import Real
 
 import numpy as np
 
-from .._tensor import Tensor
 from ..foundations.type_names import type_name
+from ..tensor_api.tensor import Tensor
 
 SDPA = "scaled_dot_product_attention"
 MHA = "multi_head_attention_forward"

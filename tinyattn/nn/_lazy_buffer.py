@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._device import check_device
-from .._tensor import Tensor
 from ..core import _dtype as dt
+from ..core.device import check_device
+from ..tensor_api.tensor import Tensor
 
 __all__ = ["UninitializedBuffer"]
 

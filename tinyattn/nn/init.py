@@ -15,10 +15,10 @@ import warnings
 
 import numpy as np
 
-from .._random_fill import draw_dtype, fill_normal_, fill_uniform_
-from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 from ..random import _numpy_generator
+from ..random.fill import draw_dtype, fill_normal_, fill_uniform_
+from ..tensor_api.tensor import Tensor
 
 __all__ = [
     "calculate_gain",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._tensor import Tensor
+from ..tensor_api.tensor import Tensor
 
 
 class Parameter(Tensor):

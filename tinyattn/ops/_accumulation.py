@@ -21,8 +21,8 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from .._tensor import Tensor
 from ..core import _dtype as dt
+from ..tensor_api.tensor import Tensor
 
 __all__ = ["accumulates_in_float32"]
 

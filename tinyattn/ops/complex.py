@@ -18,10 +18,10 @@ import warnings
 
 import numpy as np
 
-from .._tensor import Tensor
 from ..core import _dtype as dt
 from ..core.function import Function
 from ..foundations.type_names import type_name
+from ..tensor_api.tensor import Tensor
 from ._util import gradient_doc
 from .elementwise.arithmetic import _tensor
 from .shape.views import _as_view

@@ -23,12 +23,12 @@ import re
 
 import numpy as np
 
-from .._tensor import Tensor
 from ..autograd.grad_mode import enable_grad, is_grad_enabled
 from ..autograd.xp import numpy_xp
 from ..core.engine import _fit_tensor, unbroadcast
 from ..core.function import Function, Node, NoGradContext, _as_array
 from ..core.tensor_base import TensorBase, VersionCounter
+from ..tensor_api.tensor import Tensor
 
 
 def check_inplace_allowed(t: Tensor, op: str) -> None:

@@ -25,9 +25,9 @@ from collections import namedtuple
 
 import numpy as np
 
-from .._tensor import Tensor
 from ..core.function import Function
 from ..foundations.type_names import type_name
+from ..tensor_api.tensor import Tensor
 from ._util import gradient_doc, normalize_dim, refuse_complex_order
 from .index.indexing import Gather
 

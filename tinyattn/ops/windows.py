@@ -16,10 +16,10 @@ import numbers
 
 import numpy as np
 
-from .._device import check_device
-from .._tensor import Tensor
 from ..core import _dtype as dt
+from ..core.device import check_device
 from ..foundations.type_names import type_name
+from ..tensor_api.tensor import Tensor
 from .creation.factories import _finish, _linspace_values
 from .elementwise.arithmetic import _tensor
 from .shape.rearrange import flip

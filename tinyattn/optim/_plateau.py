@@ -8,8 +8,8 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-from .._tensor import Tensor
 from ..foundations.type_names import type_name
+from ..tensor_api.tensor import Tensor
 from .lr_scheduler import EPOCH_DEPRECATION_WARNING, LRScheduler
 from .optimizer import Optimizer
 

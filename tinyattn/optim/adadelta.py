@@ -6,8 +6,8 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 
-from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
+from ..tensor_api.tensor import Tensor
 from .optimizer import (
     Optimizer,
     _bump_versions,

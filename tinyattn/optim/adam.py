@@ -7,8 +7,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
+from ..tensor_api.tensor import Tensor
 from .optimizer import (
     Optimizer,
     _check_no_unsupported,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
+from ..tensor_api.tensor import Tensor
 from .optimizer import (
     Optimizer,
     _bump_versions,

@@ -15,8 +15,8 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 
-from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
+from ..tensor_api.tensor import Tensor
 from .optimizer import Optimizer, _check_hyper, _lr_value
 
 _ARRAY_KEYS = ("d", "prev_flat_grad", "H_diag")

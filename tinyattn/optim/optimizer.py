@@ -38,10 +38,10 @@ from typing import Any
 
 import numpy as np
 
-from .._tensor import Tensor
 from ..autograd.grad_mode import enable_grad
 from ..core._dtype import float64, get_default_dtype
 from ..foundations.type_names import type_name
+from ..tensor_api.tensor import Tensor
 from . import _hooks
 from ._hooks import (
     RemovableHandle,

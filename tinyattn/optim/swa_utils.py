@@ -27,12 +27,12 @@ from copy import deepcopy
 from itertools import chain
 from typing import Any
 
-from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 from ..core import _dtype as dt
 from ..nn.modules.batchnorm import _BatchNorm
 from ..nn.modules.module import Module
 from ..ops.creation.factories import tensor
+from ..tensor_api.tensor import Tensor
 from ._cyclic import _per_group
 from .lr_scheduler import LRScheduler
 from .optimizer import Optimizer, _lerp

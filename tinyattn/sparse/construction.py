@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._device import check_device
-from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 from ..core import _dtype as dt
+from ..core.device import check_device
 from ..ops.creation.factories import tensor as _tensor
+from ..tensor_api.tensor import Tensor
 from ..torch_surface.factory_options import check_options
 from ..torch_surface.layouts import sparse_coo
 from . import functions as F

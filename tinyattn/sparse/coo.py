@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._tensor import Tensor
 from ..ops.elementwise.arithmetic import Add, Sub
 from ..ops.elementwise.unary import Cast, Clone
 from ..ops.linalg.matmul import Matmul
+from ..tensor_api.tensor import Tensor
 from ..torch_surface.layouts import sparse_coo
 from . import functions as F
 

@@ -19,8 +19,8 @@ import numbers
 
 import numpy as np
 
-from .._tensor import Tensor
 from ..foundations.type_names import type_name
+from ..tensor_api.tensor import Tensor
 from . import functions as F
 from .coo import SparseTensor, wrap
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from .._printing import LINEWIDTH
-from .._tensor import Tensor
 from ..core import _dtype as dt
+from ..tensor_api.printing import LINEWIDTH
+from ..tensor_api.tensor import Tensor
 
 _INDENT = len("tensor(")
 

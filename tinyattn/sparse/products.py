@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._tensor import Tensor
 from ..foundations.type_names import type_name
+from ..tensor_api.tensor import Tensor
 from . import functions as F
 from .construction import to_sparse
 from .coo import SparseTensor, wrap

@@ -8,7 +8,7 @@ Names that torch.special shares with the main namespace are the same ops (``expi
 
 from __future__ import annotations
 
-from .._tensor import Tensor
+from ..tensor_api.tensor import Tensor
 from ..ops.elementwise.binary import xlogy
 from ..ops.elementwise.trig import sinc
 from ..ops.elementwise.unary import erf, expm1, log1p, round, sigmoid

@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .._device import check_device
 from ..core import _dtype
+from ..core.device import check_device
 from ..foundations.type_names import type_name
 from .out import with_out
 
 if TYPE_CHECKING:
-    from .._tensor import Tensor
+    from ..tensor_api.tensor import Tensor
 
 __all__ = [
     "view_copy", "permute_copy", "expand_copy", "t_copy", "transpose_copy", "unsqueeze_copy",
@@ -36,7 +36,7 @@ def _ops():
 
 
 def _check(input, op: str) -> None:
-    from .._tensor import Tensor
+    from ..tensor_api.tensor import Tensor
 
     if not isinstance(input, Tensor):
         raise TypeError(f"{op}(): argument 'input' must be a Tensor, not {type_name(input)}")

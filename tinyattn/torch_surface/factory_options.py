@@ -24,7 +24,7 @@ import functools
 import inspect
 from collections.abc import Callable
 
-from .._device import check_device
+from ..core.device import check_device
 from ..foundations.type_names import type_name
 from .layouts import contiguous_format, layout, memory_format, preserve_format, strided
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from .functional_forms import _F, _reduction
 
 if TYPE_CHECKING:
-    from .._tensor import Tensor
+    from ..tensor_api.tensor import Tensor
 
 __all__ = [
     "cosine_similarity",

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .._tensor import Tensor
+    from ..tensor_api.tensor import Tensor
 
 __all__ = [
     "get_device",

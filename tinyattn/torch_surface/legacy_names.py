@@ -14,11 +14,11 @@ import warnings
 
 import numpy as np
 
-from .._device import check_device
-from .._tensor import Tensor
 from ..core._dtype import get_default_dtype
+from ..core.device import check_device
 from ..foundations.type_names import type_name
 from ..ops.creation.factories import tensor
+from ..tensor_api.tensor import Tensor
 from .out import with_out
 
 

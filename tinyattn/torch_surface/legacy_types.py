@@ -22,11 +22,11 @@ import numbers
 
 import numpy as np
 
-from .._device import check_device
-from .._size import Size
-from .._tensor import Tensor
 from ..core import _dtype as dt
+from ..core.device import check_device
+from ..core.size import Size
 from ..foundations.type_names import type_name as python_type_name
+from ..tensor_api.tensor import Tensor
 from .layouts import strided
 
 # dtype name -> the legacy type's name without "Tensor" (torch's names)

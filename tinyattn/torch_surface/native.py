@@ -15,7 +15,7 @@ import numpy as np
 from ..foundations.type_names import type_name
 
 if TYPE_CHECKING:
-    from .._tensor import Tensor
+    from ..tensor_api.tensor import Tensor
 
 __all__ = [
     "native_layer_norm", "native_batch_norm", "native_group_norm", "native_dropout",

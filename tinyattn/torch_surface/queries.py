@@ -9,9 +9,9 @@ import numbers
 
 import numpy as np
 
-from .._device import check_device
-from .._device import device as _device
 from ..core import _dtype as dt
+from ..core.device import check_device
+from ..core.device import device as _device
 from ..foundations.type_names import type_name
 
 __all__ = [
@@ -109,7 +109,7 @@ def result_type(tensor1, tensor2) -> dt.dtype:
     """The dtype of an arithmetic op on ``tensor1`` and ``tensor2`` (tensors or numbers):
     a dimensioned tensor outranks a 0-D one, which outranks a Python number, unless the
     lower-ranked operand is of a higher category (bool < int < float)."""
-    from .._tensor import Tensor
+    from ..tensor_api.tensor import Tensor
 
     operands = []
     for name, x in (("tensor1", tensor1), ("tensor2", tensor2)):

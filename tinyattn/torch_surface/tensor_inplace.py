@@ -21,7 +21,7 @@ import numpy as np
 from ..foundations.type_names import type_name
 
 if TYPE_CHECKING:
-    from .._tensor import Tensor
+    from ..tensor_api.tensor import Tensor
 
 
 def _ops():
@@ -192,8 +192,8 @@ class TensorInplaceMethods:
         """Legacy constructor with ``self``'s dtype: ``new()`` empty, ``new(2, 3)`` or
         ``new(Size)`` uninitialised, ``new(data)`` values (cast), ``new(tensor)`` sharing
         the tensor's memory (its dtype must be ``self``'s)."""
-        from .._device import check_device
-        from .._size import Size
+        from ..core.device import check_device
+        from ..core.size import Size
 
         check_device(device)
         ops = _ops()
@@ -221,7 +221,7 @@ class TensorInplaceMethods:
         self, size, stride, *, dtype=None, device=None, requires_grad: builtins.bool = False
     ) -> Tensor:
         """An uninitialised tensor of ``size`` laid out with ``stride`` (in elements)."""
-        from .._device import check_device
+        from ..core.device import check_device
 
         check_device(device)
         size, stride = _sizes((size,), "new_empty_strided"), _sizes((stride,), "new_empty_strided")

@@ -14,7 +14,7 @@ import numpy as np
 from ..foundations.type_names import type_name
 
 if TYPE_CHECKING:
-    from .._tensor import Tensor
+    from ..tensor_api.tensor import Tensor
 
 
 def _ops():

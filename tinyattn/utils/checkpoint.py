@@ -59,11 +59,11 @@ from typing import Any
 import numpy as np
 
 from .. import random as _random
-from .._tensor import Tensor
 from ..autograd.grad_mode import enable_grad, is_grad_enabled, no_grad
 from ..autograd.xp import tensor_xp
 from ..core.function import Function
 from ..foundations.type_names import type_name
+from ..tensor_api.tensor import Tensor
 
 __all__ = ["checkpoint", "Checkpoint"]
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .._tensor import Tensor
+from ..tensor_api.tensor import Tensor
 from ..autograd.function import AccumulateGrad
 from ..foundations.type_names import type_name
 

@@ -51,11 +51,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..._tensor import Tensor
 from ...core import _dtype as dt
 from ...foundations.type_names import type_name
 from ...kernels._boundary import default_scale
 from ...ops.creation.factories import arange, tensor
+from ...tensor_api.tensor import Tensor
 from ..functional.attention import scaled_dot_product_attention
 
 __all__ = [

@@ -17,13 +17,13 @@ import math
 import numpy as np
 
 from ... import ops
-from ..._tensor import Tensor
 from ...core.function import Function
 from ...foundations.type_names import type_name
 from ...ops.elementwise.arithmetic import where
 from ...ops.inplace import check_inplace_allowed
 from ...ops.reduce.softmax import _implicit_dim, softmax
 from ...random import _numpy_generator
+from ...tensor_api.tensor import Tensor
 
 __all__ = [
     "silu",

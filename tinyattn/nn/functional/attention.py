@@ -32,13 +32,13 @@ from __future__ import annotations
 import numpy as np
 
 from ... import kernels
-from ..._tensor import Tensor
 from ...autograd.xp import numpy_xp, tensor_xp
 from ...core import _dtype
 from ...core.function import Function
 from ...kernels import reference, sdp_switches, softmax_math
 from ...kernels._boundary import default_scale
 from ...random import _numpy_generator
+from ...tensor_api.tensor import Tensor
 from .. import _checks as checks
 
 

@@ -5,8 +5,8 @@ One ``einsum`` and a bias add: no new ``Function``, the gradients are einsum's.
 
 from __future__ import annotations
 
-from ..._tensor import Tensor
 from ...ops.linalg.matmul import einsum
+from ...tensor_api.tensor import Tensor
 from .._checks import require_tensor
 
 __all__ = ["bilinear"]

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import numbers
 
-from ..._tensor import Tensor
 from ...foundations.type_names import type_name
+from ...tensor_api.tensor import Tensor
 from .sampling_spatial import pad, unfold
 
 __all__ = ["conv1d", "conv2d", "conv3d"]

@@ -18,8 +18,8 @@ every input depth slice ``t`` with ``W[:, :, i]``, placed at output depth ``t s_
 
 from __future__ import annotations
 
-from ..._tensor import Tensor
 from ...foundations.type_names import type_name
+from ...tensor_api.tensor import Tensor
 from .conv import _ints
 from .sampling_spatial import fold, pad
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 import numpy as np
 
 from ... import linalg
-from ..._tensor import Tensor
 from ...foundations.type_names import type_name
 from ...ops._accumulation import accumulates_in_float32
 from ...ops._util import normalize_dim
 from ...ops.elementwise.unary import clamp
+from ...tensor_api.tensor import Tensor
 
 __all__ = ["normalize", "cosine_similarity", "pairwise_distance"]
 

@@ -6,8 +6,8 @@ import numbers
 
 import numpy as np
 
-from ..._tensor import Tensor
 from ...linalg import vector_norm
+from ...tensor_api.tensor import Tensor
 from .._checks import require_tensor
 
 __all__ = ["pdist"]

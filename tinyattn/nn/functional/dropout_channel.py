@@ -14,9 +14,9 @@ import warnings
 
 import numpy as np
 
-from ..._tensor import Tensor
 from ...foundations.type_names import type_name
 from ...random import _numpy_generator
+from ...tensor_api.tensor import Tensor
 
 __all__ = [
     "dropout1d",

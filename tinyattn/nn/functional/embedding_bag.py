@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..._tensor import Tensor
 from ...foundations.type_names import type_name
 from ...ops.creation.factories import zeros
+from ...tensor_api.tensor import Tensor
 from .._checks import require_tensor
 
 __all__ = ["embedding_bag"]

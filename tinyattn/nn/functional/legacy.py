@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..._tensor import Tensor
 from ...foundations.type_names import type_name
 from ...ops.creation.factories import zeros
 from ...ops.shape.rearrange import cat
+from ...tensor_api.tensor import Tensor
 from .._checks import require_tensor
 from .conv import conv1d
 from .pixel import channel_shuffle

@@ -12,10 +12,10 @@ import warnings
 
 import numpy as np
 
-from ..._tensor import Tensor
 from ...core.function import Function
 from ...ops._util import gradient_doc
 from ...ops.reduce.softmax import log_softmax
+from ...tensor_api.tensor import Tensor
 
 _REDUCTIONS = ("none", "mean", "sum")
 

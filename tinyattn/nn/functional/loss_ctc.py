@@ -16,12 +16,12 @@ from __future__ import annotations
 import numpy as np
 
 from ... import ops
-from ..._tensor import Tensor
 from ...autograd.grad_mode import enable_grad
 from ...autograd.xp import tensor_xp
 from ...core.function import Function
 from ...kernels.ctc import ctc_alpha, ctc_grad
 from ...ops.elementwise.arithmetic import where
+from ...tensor_api.tensor import Tensor
 from .loss import _check_reduction
 
 __all__ = ["ctc_loss"]

@@ -15,10 +15,10 @@ import warnings
 import numpy as np
 
 from ... import ops
-from ..._tensor import Tensor
 from ...core.function import Function
 from ...foundations.type_names import type_name
 from ...ops.elementwise.arithmetic import where
+from ...tensor_api.tensor import Tensor
 from .loss import _as_array, _check_broadcastable, _check_reduction, _numeric_target, _reduce
 
 __all__ = [

@@ -16,9 +16,9 @@ import warnings
 
 import numpy as np
 
-from ..._tensor import Tensor
 from ...core import _dtype as dt
 from ...core.function import Function
+from ...tensor_api.tensor import Tensor
 from .._checks import require_tensor
 from .loss import _check_class_range, _check_reduction, cross_entropy
 

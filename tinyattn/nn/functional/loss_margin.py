@@ -11,9 +11,9 @@ from __future__ import annotations
 import numpy as np
 
 from ... import ops
-from ..._tensor import Tensor
 from ...ops.elementwise.arithmetic import where
 from ...ops.elementwise.unary import clamp
+from ...tensor_api.tensor import Tensor
 from .activation import logsigmoid
 from .distance import pairwise_distance
 from .loss import _as_array, _check_broadcastable, _check_reduction, _reduce

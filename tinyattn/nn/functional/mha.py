@@ -22,8 +22,8 @@ from __future__ import annotations
 import numpy as np
 
 from ... import ops
-from ..._tensor import Tensor
 from ...kernels._boundary import default_scale
+from ...tensor_api.tensor import Tensor
 from .. import _checks as checks
 from .attention import (
     attention_dropout,

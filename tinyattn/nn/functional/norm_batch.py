@@ -18,9 +18,9 @@ import numbers
 
 import numpy as np
 
-from ..._tensor import Tensor
 from ...foundations.type_names import type_name
 from ...ops._accumulation import accumulates_in_float32
+from ...tensor_api.tensor import Tensor
 
 __all__ = ["batch_norm"]
 

@@ -17,9 +17,9 @@ from __future__ import annotations
 import math
 import numbers
 
-from ..._tensor import Tensor
 from ...foundations.type_names import type_name
 from ...ops._accumulation import accumulates_in_float32
+from ...tensor_api.tensor import Tensor
 from .pool import avg_pool2d
 from .sampling_spatial import pad
 

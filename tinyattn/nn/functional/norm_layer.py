@@ -9,11 +9,11 @@ import numbers
 
 import numpy as np
 
-from ..._tensor import Tensor
 from ...autograd.xp import numpy_xp, tensor_xp
 from ...core.function import Function
 from ...kernels import gelu_layer_norm as kernels
 from ...ops._accumulation import accumulates_in_float32
+from ...tensor_api.tensor import Tensor
 from .._checks import require_tensor as _check_tensor
 
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numbers
 
-from ..._tensor import Tensor
 from ...foundations.type_names import type_name
+from ...tensor_api.tensor import Tensor
 
 __all__ = ["pixel_shuffle", "pixel_unshuffle", "channel_shuffle"]
 

@@ -22,9 +22,9 @@ import numbers
 
 import numpy as np
 
-from ..._tensor import Tensor
 from ...foundations.type_names import type_name
 from ...kernels import pool as kernels
+from ...tensor_api.tensor import Tensor
 from .conv import _ints
 from .pool_windows import AvgPool, MaxPool, adaptive_windows, avg_windows, max_windows
 

@@ -24,9 +24,9 @@ import numbers
 
 import numpy as np
 
-from ..._tensor import Tensor
 from ...foundations.type_names import type_name
 from ...ops.creation.factories import rand
+from ...tensor_api.tensor import Tensor
 from .conv import _ints
 
 __all__ = [

@@ -17,9 +17,9 @@ import numbers
 
 import numpy as np
 
-from ..._tensor import Tensor
 from ...foundations.type_names import type_name
 from ...ops.creation.factories import zeros
+from ...tensor_api.tensor import Tensor
 from .conv import _ints
 from .pool import (
     _check_rank,

@@ -18,8 +18,8 @@ import warnings
 
 import numpy as np
 
-from ..._tensor import Tensor
 from ...ops.elementwise.arithmetic import where
+from ...tensor_api.tensor import Tensor
 from .._checks import require_tensor
 
 __all__ = ["affine_grid", "grid_sample"]

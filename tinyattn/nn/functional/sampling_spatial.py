@@ -19,8 +19,8 @@ import numbers
 
 import numpy as np
 
-from ..._tensor import Tensor
 from ...core.function import Function
+from ...tensor_api.tensor import Tensor
 from .._checks import require_tensor as _check_tensor
 
 __all__ = ["pad", "interpolate", "unfold", "fold"]

@@ -17,7 +17,7 @@ import warnings
 
 import numpy as np
 
-from ..._tensor import Tensor
+from ...tensor_api.tensor import Tensor
 from . import sampling_spatial as _spatial
 from .pool import _adaptive_avg
 from .sampling_spatial import Resample

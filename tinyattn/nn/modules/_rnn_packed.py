@@ -19,9 +19,9 @@ from __future__ import annotations
 import numpy as np
 
 from ... import ops
-from ..._tensor import Tensor
 from ...foundations.type_names import type_name
 from ...ops.creation.factories import zeros
+from ...tensor_api.tensor import Tensor
 from ..utils.rnn import PackedSequence
 
 

@@ -31,9 +31,9 @@ from contextvars import ContextVar
 
 import numpy as np
 
-from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
 from ...core import _dtype as dt
+from ...tensor_api.tensor import Tensor
 from .._lazy_buffer import UninitializedBuffer
 from ..parameter import Parameter, UninitializedParameter
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import warnings
 
-from ..._tensor import Tensor
 from ...ops.creation.factories import empty
+from ...tensor_api.tensor import Tensor
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter

@@ -13,10 +13,10 @@ from collections import namedtuple
 
 import numpy as np
 
-from ..._tensor import Tensor
 from ...foundations.type_names import type_name
 from ...ops.creation.factories import zeros
 from ...ops.shape.rearrange import cat
+from ...tensor_api.tensor import Tensor
 from .. import functional as F
 from .container import ModuleList, Sequential
 from .linear import Linear

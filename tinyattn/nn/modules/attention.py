@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ..._tensor import Tensor
 from ...foundations.type_names import type_name
 from ...ops.creation.factories import empty
+from ...tensor_api.tensor import Tensor
 from .. import init
 from ..functional.mha import multi_head_attention_forward
 from ..parameter import Parameter

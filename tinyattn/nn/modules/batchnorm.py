@@ -4,10 +4,10 @@ parameters (``weight``, ``bias``), buffers (``running_mean``, ``running_var``,
 
 from __future__ import annotations
 
-from ..._tensor import Tensor
 from ...core import _dtype as dt
 from ...foundations.type_names import type_name
 from ...ops.creation.factories import ones, tensor, zeros
+from ...tensor_api.tensor import Tensor
 from .. import init
 from .._lazy_buffer import UninitializedBuffer
 from ..functional.norm_batch import batch_norm

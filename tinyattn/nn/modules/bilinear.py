@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import math
 
-from ..._tensor import Tensor
 from ...ops.creation.factories import empty
+from ...tensor_api.tensor import Tensor
 from .. import init
 from ..functional.bilinear import bilinear
 from ..parameter import Parameter

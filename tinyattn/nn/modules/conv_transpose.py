@@ -8,10 +8,10 @@ weight (in_channels, out_channels / groups, *kernel), bias (out_channels,), both
 
 from __future__ import annotations
 
-from ..._tensor import Tensor
 from ...core import _dtype as dt
 from ...foundations.type_names import type_name
 from ...ops.creation.factories import empty
+from ...tensor_api.tensor import Tensor
 from ..functional import conv as _conv
 from ..functional.conv_transpose import conv_transpose1d, conv_transpose2d, conv_transpose3d
 from ..parameter import Parameter, UninitializedParameter

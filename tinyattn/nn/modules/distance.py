@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..._tensor import Tensor
+from ...tensor_api.tensor import Tensor
 from .. import functional as F
 from .module import Module
 

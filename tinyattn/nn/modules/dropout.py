@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numbers
 
-from ..._tensor import Tensor
 from ...foundations.type_names import type_name
+from ...tensor_api.tensor import Tensor
 from .. import functional as F
 from .module import Module
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import warnings
 
-from ..._tensor import Tensor
+from ...tensor_api.tensor import Tensor
 from ..functional.norm_group import instance_norm
 from .batchnorm import _BatchNorm, _LazyBatchNorm
 

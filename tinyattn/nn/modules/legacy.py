@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import warnings
 
-from ..._tensor import Tensor
+from ...tensor_api.tensor import Tensor
 from ..functional.legacy import cross_map_lrn2d
 from .module import Module
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import math
 
-from ..._tensor import Tensor
 from ...core import _dtype as dt
 from ...foundations.type_names import type_name
 from ...ops.creation.factories import empty
+from ...tensor_api.tensor import Tensor
 from .. import functional as F
 from .. import init
 from .._lazy_buffer import UninitializedBuffer

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from ..._tensor import Tensor
+from ...tensor_api.tensor import Tensor
 from ..functional.loss_linear_cross_entropy import LinearCrossEntropyOptions, linear_cross_entropy
 from .linear import Linear
 from .loss import _WeightedLoss

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import warnings
 
-from ..._tensor import Tensor
+from ...tensor_api.tensor import Tensor
 from .. import functional as F
 from .distance import PairwiseDistance
 from .module import Module

@@ -14,10 +14,10 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 
-from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
 from ...core import _dtype as dt
 from ...foundations.type_names import type_name
+from ...tensor_api.tensor import Tensor
 from ..parameter import Parameter
 from ._hooks import (
     RemovableHandle,
@@ -400,7 +400,7 @@ class Module:
 
     def to(self, *args, **kwargs) -> Module:
         """``to(dtype)`` converts floating parameters and buffers; devices other than cpu raise."""
-        from ..._device import check_device
+        from ...core.device import check_device
 
         target = kwargs.pop("dtype", None)
         check_device(kwargs.pop("device", None))

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numbers
 
-from ..._tensor import Tensor
 from ...foundations.type_names import type_name
 from ...ops.creation.factories import empty
+from ...tensor_api.tensor import Tensor
 from .. import functional as F
 from .. import init
 from ..functional.norm_group import group_norm, local_response_norm

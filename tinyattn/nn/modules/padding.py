@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numbers
 
-from ..._tensor import Tensor
+from ...tensor_api.tensor import Tensor
 from ..functional import pixel as _pixel
 from ..functional.sampling_spatial import pad
 from .module import Module

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..._tensor import Tensor
+from ...tensor_api.tensor import Tensor
 from ..functional import pool as P
 from ..functional.pool_fractional import fractional_max_pool2d, fractional_max_pool3d
 from ..functional.pool_lp_unpool import lp_pool3d, max_unpool3d

@@ -21,10 +21,10 @@ import numbers
 import warnings
 
 from ... import ops
-from ..._device import check_device
-from ..._tensor import Tensor
+from ...core.device import check_device
 from ...foundations.type_names import type_name
 from ...ops.creation.factories import empty, zeros
+from ...tensor_api.tensor import Tensor
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter

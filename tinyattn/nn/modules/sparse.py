@@ -3,9 +3,9 @@
 
 from __future__ import annotations
 
-from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
 from ...ops.creation.factories import empty
+from ...tensor_api.tensor import Tensor
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter

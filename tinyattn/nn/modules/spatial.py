@@ -3,7 +3,7 @@ module forms of the spatial functions."""
 
 from __future__ import annotations
 
-from ..._tensor import Tensor
+from ...tensor_api.tensor import Tensor
 from ..functional import sampling_spatial as _spatial
 from ..functional import sampling_upsample as _upsample
 from .module import Module

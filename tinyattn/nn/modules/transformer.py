@@ -21,7 +21,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..._tensor import Tensor
+from ...tensor_api.tensor import Tensor
 from .. import functional as F
 from .. import init
 from ._args import int_arg, size_arg

@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
 from ...linalg import solve
 from ...ops.creation.factories import eye, tensor, zeros, zeros_like
 from ...ops.linalg.api import matrix_exp
 from ...ops.shape.rearrange import cat
+from ...tensor_api.tensor import Tensor
 from ..modules.module import Module
 
 MAPS = ("matrix_exp", "cayley", "householder")

@@ -12,8 +12,8 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from ..._tensor import Tensor
 from ...ops.reduce.reduction import norm
+from ...tensor_api.tensor import Tensor
 
 
 def _grads(parameters) -> list[Tensor]:

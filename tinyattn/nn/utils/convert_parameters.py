@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..._tensor import Tensor
 from ...foundations.type_names import type_name
 from ...ops.shape.rearrange import cat
+from ...tensor_api.tensor import Tensor
 
 __all__ = ["parameters_to_vector", "vector_to_parameters"]
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import copy
 
-from ..._tensor import Tensor
 from ...ops.creation.factories import ones_like, zeros_like
 from ...ops.elementwise.unary import rsqrt
+from ...tensor_api.tensor import Tensor
 from ..parameter import Parameter
 
 __all__ = [

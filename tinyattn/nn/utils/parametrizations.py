@@ -7,10 +7,10 @@ the tinyattn ops the parametrizations are written in.
 
 from __future__ import annotations
 
-from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
 from ...ops.creation.factories import empty
 from ...ops.linalg.products import mv, vdot
+from ...tensor_api.tensor import Tensor
 from ..functional.distance import normalize
 from ..modules.module import Module
 from . import parametrize

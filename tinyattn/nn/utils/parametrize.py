@@ -19,9 +19,9 @@ import contextlib
 import copy
 from collections.abc import Sequence
 
-from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
 from ...foundations.type_names import type_name
+from ...tensor_api.tensor import Tensor
 from ..modules.container import ModuleDict, ModuleList
 from ..modules.module import Module
 from ..parameter import Parameter

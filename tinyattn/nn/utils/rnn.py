@@ -25,11 +25,11 @@ from collections import namedtuple
 
 import numpy as np
 
-from ..._tensor import Tensor
 from ...core._dtype import float32, float64
 from ...foundations.type_names import type_name
 from ...ops.creation.factories import tensor as _as_tensor
 from ...ops.shape.rearrange import cat, stack
+from ...tensor_api.tensor import Tensor
 
 __all__ = [
     "PackedSequence",

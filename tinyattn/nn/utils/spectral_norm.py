@@ -14,10 +14,10 @@ fixed, as torch's.
 
 from __future__ import annotations
 
-from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
 from ...ops.creation.factories import empty
 from ...ops.linalg.products import dot, mv
+from ...tensor_api.tensor import Tensor
 from ..functional.distance import normalize
 from ..modules.module import Module
 from ..parameter import Parameter, UninitializedParameter

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import warnings
 
-from ..._tensor import Tensor
 from ...linalg import vector_norm
+from ...tensor_api.tensor import Tensor
 from ..modules.module import Module
 from ..parameter import Parameter, UninitializedParameter
 

@@ -7,12 +7,12 @@ import numbers
 
 import numpy as np
 
-from ..._device import check_device
-from ..._random_fill import standard_normal, uniform01
-from ..._tensor import Tensor
 from ...core import _dtype as dt
+from ...core.device import check_device
 from ...foundations.type_names import type_name
 from ...random import _numpy_generator
+from ...random.fill import standard_normal, uniform01
+from ...tensor_api.tensor import Tensor
 from .._util import int_list, shape_args
 
 __all__ = [

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..._tensor import Tensor
 from ...core.function import Function
+from ...tensor_api.tensor import Tensor
 
 
 class Fill(Function):
@@ -78,8 +78,8 @@ def _random_fill(self: Tensor, values: np.ndarray, op: str) -> Tensor:
 
 
 def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, *, generator=None) -> Tensor:
-    from ..._random_fill import fill_uniform_
     from ...random import _numpy_generator
+    from ...random.fill import fill_uniform_
     from ..inplace import check_inplace_allowed
 
     check_inplace_allowed(self, "uniform_")
@@ -89,8 +89,8 @@ def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, *, generator=None) ->
 
 
 def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator=None) -> Tensor:
-    from ..._random_fill import fill_normal_
     from ...random import _numpy_generator
+    from ...random.fill import fill_normal_
     from ..inplace import check_inplace_allowed
 
     if std < 0:

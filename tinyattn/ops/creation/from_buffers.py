@@ -13,11 +13,11 @@ import numbers
 
 import numpy as np
 
-from ..._device import check_device
-from ..._tensor import Tensor
 from ...core import _dtype as dt
+from ...core.device import check_device
 from ...foundations.type_names import type_name
 from ...random import _numpy_generator
+from ...tensor_api.tensor import Tensor
 from ..elementwise.arithmetic import _tensor
 from .factories import _finish, _sizes, tensor
 

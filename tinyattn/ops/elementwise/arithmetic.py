@@ -11,10 +11,10 @@ import math
 
 import numpy as np
 
-from ..._tensor import Tensor
 from ...core import _dtype as dt
 from ...core.function import Function
 from ...foundations.type_names import type_name
+from ...tensor_api.tensor import Tensor
 from .._util import broadcast_error, gradient_doc, refuse_complex_order
 
 # -- operand handling ------------------------------------------------------------------
@@ -256,9 +256,14 @@ def _is_number(x) -> bool:
 
 
 class Pow(Function):
-    """out = a ** b.   da = g * b * a**(b-1),  db = g * out * log(a)  (0 where a == 0)"""
+    """out = a ** b.   da = g * b * a**(b-1),  db = g * out * log(a)  (0 where a == 0)
+
+    Complex operands: both factors enter conjugated, ``g * conj(b * a**(b-1))`` and
+    ``g * conj(out * log(a))`` (torch's convention, docs/complex.md).
+    """
 
     supports_create_graph = True
+    supports_complex = True
 
     @staticmethod
     def forward(ctx, a, b):
@@ -276,12 +281,16 @@ class Pow(Function):
         need = ctx.needs_input_grad
         if need:  # out only for db, as torch (x ** 2 then writing into it is fine)
             ctx.save_for_backward(*operands, out if need[1] else None)
+            ctx.complex = rt.kind == "c"
         return out
 
     @staticmethod
     def backward(ctx, g):
         xp = ctx.xp
         a, b, out = ctx.saved_tensors
+        if ctx.complex:  # conj(f') = f' of the conjugates (a ** b is holomorphic in each)
+            a, b, out = xp.conj(a), (b.conjugate() if _is_number(b) else xp.conj(b)), out
+            out = xp.conj(out) if out is not None else None
         da = db = None
         if ctx.needs_input_grad[0]:
             if _is_number(b):  # x ** 0 is constant: gradient 0 even where a**-1 is inf/NaN
@@ -289,7 +298,8 @@ class Pow(Function):
             else:
                 da = xp.where(b == 0, 0, g * b * _power(a, b - 1, xp))
         if len(ctx.needs_input_grad) > 1 and ctx.needs_input_grad[1]:
-            db = xp.where((a == 0) & (b >= 0), 0, g * out * xp.log(a))
+            b_real = xp.real(b) if ctx.complex else b
+            db = xp.where((a == 0) & (b_real >= 0), 0, g * out * xp.log(a))
         return da, db
 
 

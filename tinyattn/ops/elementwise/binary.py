@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..._tensor import Tensor
 from ...core import _dtype as dt
 from ...core.function import Function
 from ...foundations.type_names import type_name
+from ...tensor_api.tensor import Tensor
 from .._util import gradient_doc
 from .arithmetic import (  # (divide_ ... true_divide_: re-exported for the Tensor methods)
     _checked,

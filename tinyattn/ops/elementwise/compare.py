@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..._tensor import Tensor
+from ...tensor_api.tensor import Tensor
 from .._util import broadcast_error, refuse_complex_order
 from .arithmetic import _checked, _promote
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..._tensor import Tensor
 from ...core.function import Function
+from ...tensor_api.tensor import Tensor
 from .arithmetic import _checked, _promote
 from .compare import (
     bitwise_and,

@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from ..._tensor import Tensor
+from ...tensor_api.tensor import Tensor
 from .unary import _make_unary, _unary
 
 Tan = _unary(

@@ -8,10 +8,10 @@ import math
 
 import numpy as np
 
-from ..._tensor import Tensor
 from ...core import _dtype as dt
 from ...core.function import Function
 from ...foundations.type_names import type_name
+from ...tensor_api.tensor import Tensor
 from .._util import broadcast_error, gradient_doc, refuse_complex_order, sgn, to_float
 from .arithmetic import _tensor
 

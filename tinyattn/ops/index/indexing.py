@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..._tensor import Tensor
 from ...autograd.grad_mode import is_grad_enabled
 from ...core.function import Function
 from ...foundations.type_names import type_name
+from ...tensor_api.tensor import Tensor
 from .._util import gradient_doc, normalize_dim
 from ..inplace import check_inplace_allowed
 from ..shape.views import _as_view

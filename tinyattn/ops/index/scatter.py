@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..._tensor import Tensor
 from ...core.function import Function
 from ...foundations.type_names import type_name
+from ...tensor_api.tensor import Tensor
 from .._util import gradient_doc, normalize_dim
 from ..shape.views import movedim, reshape
 from .indexing import (

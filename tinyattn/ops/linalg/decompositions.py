@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..._tensor import Tensor
 from ...autograd.xp import numpy_xp
 from ...core.function import Function
 from ...foundations.type_names import type_name
+from ...tensor_api.tensor import Tensor
 
 __all__ = ["LinAlgError", "check_matrix", "converged", "from_triangle"]
 

@@ -10,13 +10,13 @@ import string
 
 import numpy as np
 
-from ..._tensor import Tensor
 from ...autograd.xp import numpy_xp
 from ...core import _dtype as dt
 from ...core.function import Function
 from ...foundations.type_names import type_name
 from ...kernels.matmul import matmul as matmul_arrays
 from ...kernels.matmul import matmul_sum_batch
+from ...tensor_api.tensor import Tensor
 from .._util import gradient_doc, normalize_dim
 
 __all__ = [

@@ -13,9 +13,9 @@ import numbers
 
 import numpy as np
 
-from ..._tensor import Tensor
 from ...core import _dtype as dt
 from ...foundations.type_names import type_name
+from ...tensor_api.tensor import Tensor
 from ..elementwise.arithmetic import where
 from ..reduce.reduction import norm, sum
 from ..shape.rearrange import cat, diag, diagonal, meshgrid, stack

@@ -10,10 +10,10 @@ from collections import namedtuple
 
 import numpy as np
 
-from ..._tensor import Tensor
 from ...autograd.xp import numpy_xp
 from ...core import _dtype as dt
 from ...core.function import Function
+from ...tensor_api.tensor import Tensor
 from .._accumulation import accumulates_in_float32
 from .._util import gradient_doc, normalize_dim
 from ..index.indexing import Gather

@@ -13,9 +13,9 @@ from collections import namedtuple
 
 import numpy as np
 
-from ..._tensor import Tensor
 from ...core import _dtype as dt
 from ...foundations.type_names import type_name
+from ...tensor_api.tensor import Tensor
 from .._util import normalize_dim
 from ..elementwise.arithmetic import _tensor
 from ..elementwise.unary import cast

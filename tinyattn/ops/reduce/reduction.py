@@ -12,9 +12,9 @@ from collections import namedtuple
 
 import numpy as np
 
-from ..._tensor import Tensor
 from ...core import _dtype as dt
 from ...core.function import Function
+from ...tensor_api.tensor import Tensor
 from .._accumulation import accumulates_in_float32
 from .._util import gradient_doc, normalize_dim, normalize_dims, refuse_complex_order
 from .cumulative import cumsum

@@ -16,11 +16,11 @@ import warnings
 
 import numpy as np
 
-from ..._tensor import Tensor
 from ...core import _dtype as dt
 from ...core.function import Function
 from ...foundations.type_names import type_name
 from ...kernels import softmax_math
+from ...tensor_api.tensor import Tensor
 from .._util import normalize_dim, to_float
 
 __all__ = ["softmax", "log_softmax"]

@@ -14,10 +14,10 @@ from collections import namedtuple
 
 import numpy as np
 
-from ..._tensor import Tensor
 from ...core import _dtype as dt
 from ...core.function import Function
 from ...foundations.type_names import type_name
+from ...tensor_api.tensor import Tensor
 from .._accumulation import accumulates_in_float32
 from .._util import gradient_doc, normalize_dim
 from ..elementwise.arithmetic import where

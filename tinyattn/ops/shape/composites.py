@@ -12,10 +12,10 @@ import numbers
 
 import numpy as np
 
-from ..._size import Size
-from ..._tensor import Tensor
 from ...core.function import Function
+from ...core.size import Size
 from ...foundations.type_names import type_name
+from ...tensor_api.tensor import Tensor
 from .._util import gradient_doc, normalize_dim, shape_args
 from ..index.indexing import gather, getitem
 from .rearrange import cat, flip, repeat

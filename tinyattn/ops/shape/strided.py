@@ -15,9 +15,9 @@ import numbers
 
 import numpy as np
 
-from ..._tensor import Tensor
 from ...core.function import Function
 from ...foundations.type_names import type_name
+from ...tensor_api.tensor import Tensor
 from .._util import gradient_doc
 from ..elementwise.arithmetic import _tensor
 from .views import _as_view

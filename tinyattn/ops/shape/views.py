@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..._tensor import Tensor
 from ...core import _dtype as dt
 from ...core.function import Function
+from ...tensor_api.tensor import Tensor
 from .._util import gradient_doc, int_list, normalize_dim, normalize_dims, shape_args
 
 __all__ = [

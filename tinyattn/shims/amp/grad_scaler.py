@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
+from ...tensor_api.tensor import Tensor
 
 __all__ = ["GradScaler"]
 

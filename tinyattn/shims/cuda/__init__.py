@@ -40,7 +40,7 @@ def set_device(device) -> None:
 
     As in torch, a negative index is a no-op and a non-CUDA device is a ``ValueError``.
     """
-    from ..._device import device as _device_cls
+    from ...core.device import device as _device_cls
 
     if isinstance(device, _device_cls):
         device = str(device)

@@ -30,10 +30,10 @@ from typing import Any
 
 import numpy as np
 
-from ..._tensor import Tensor
 from ...core import _dtype as dt
 from ...ops.creation.factories import as_tensor, tensor
 from ...ops.shape.rearrange import stack
+from ...tensor_api.tensor import Tensor
 
 __all__ = ["default_collate", "default_convert"]
 

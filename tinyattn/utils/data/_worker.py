@@ -35,8 +35,8 @@ from typing import Any
 
 import numpy as np
 
-from ..._tensor import Tensor
 from ...random import manual_seed
+from ...tensor_api.tensor import Tensor
 
 __all__ = ["WorkerInfo", "get_worker_info"]
 

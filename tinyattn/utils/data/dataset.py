@@ -25,9 +25,9 @@ import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from ..._tensor import Tensor
 from ...ops.creation.factories import from_numpy, randperm
 from ...random import Generator, default_generator
+from ...tensor_api.tensor import Tensor
 
 __all__ = [
     "Dataset",

@@ -7,7 +7,7 @@ import builtins
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ._tensor import Tensor
+    from .tensor import Tensor
 
 
 class TensorMetaMethods:

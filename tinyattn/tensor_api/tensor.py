@@ -7,10 +7,10 @@ forwards to it. The class is assembled from:
 - ``TensorBase`` (``tinyattn/core/tensor_base.py``): the autograd fields
   (array, ``grad_fn``, ``.grad``, version counter);
 - ``TensorMathMethods``, ``TensorShapeMethods``, ``TensorSelectMethods``,
-  ``TensorElementwiseMethods`` and ``TensorBinaryMethods`` (``_tensor_methods_*.py``,
+  ``TensorElementwiseMethods`` and ``TensorBinaryMethods`` (``methods_*.py``,
   written by ``tools/gen_tensor_methods.py``): one method per op, with the op's
   signature;
-- ``TensorMetaMethods`` (``_tensor_meta.py``: memory, dtype predicates, size checks),
+- ``TensorMetaMethods`` (``meta.py``: memory, dtype predicates, size checks),
   ``TensorInplaceMethods`` and ``TensorLongTailMethods`` (``torch_surface/tensor_*.py``:
   torch's less common methods and plumbing);
 - this file: construction, metadata, conversions, Python protocols, operators.
@@ -24,21 +24,21 @@ import weakref
 
 import numpy as np
 
-from ._device import _CPU, check_device, device
-from ._size import Size
-from ._tensor_meta import TensorMetaMethods
-from ._tensor_methods_binary import TensorBinaryMethods
-from ._tensor_methods_elementwise import TensorElementwiseMethods
-from ._tensor_methods_math import TensorMathMethods
-from ._tensor_methods_select import TensorSelectMethods
-from ._tensor_methods_shape import TensorShapeMethods
-from .autograd import _forward_only as forward_only
-from .core import _dtype as dt
-from .core.function import Function, Node, leaf_node
-from .core.tensor_base import TensorBase
-from .torch_surface.numpy_protocol import NumpyProtocol, operators_promote_arrays_as_numpy
-from .torch_surface.tensor_inplace import TensorInplaceMethods
-from .torch_surface.tensor_longtail import TensorLongTailMethods
+from ..autograd import _forward_only as forward_only
+from ..core import _dtype as dt
+from ..core.device import _CPU, check_device, device
+from ..core.function import Function, Node, leaf_node
+from ..core.size import Size
+from ..core.tensor_base import TensorBase
+from ..torch_surface.numpy_protocol import NumpyProtocol, operators_promote_arrays_as_numpy
+from ..torch_surface.tensor_inplace import TensorInplaceMethods
+from ..torch_surface.tensor_longtail import TensorLongTailMethods
+from .meta import TensorMetaMethods
+from .methods_binary import TensorBinaryMethods
+from .methods_elementwise import TensorElementwiseMethods
+from .methods_math import TensorMathMethods
+from .methods_select import TensorSelectMethods
+from .methods_shape import TensorShapeMethods
 
 # What ``==`` and ``!=`` compare elementwise; anything else (None, a string, a list) is
 # compared by identity, as in torch.
@@ -170,7 +170,7 @@ class Tensor(
         self, gradient=None, retain_graph: bool | None = None, create_graph=False, inputs=None
     ) -> None:
         """Accumulate d(self)/d(leaf) into every leaf's ``.grad`` (see ``autograd.backward``)."""
-        from .autograd import backward
+        from ..autograd import backward
 
         backward(
             self, gradient, retain_graph=retain_graph, create_graph=create_graph, inputs=inputs
@@ -248,7 +248,7 @@ class Tensor(
     def is_contiguous(self, memory_format=None) -> bool:
         """Whether the elements are laid out in C order without gaps (for ``memory_format=
         channels_last``: in the order N, H, W, C; see ``torch_surface.layouts``)."""
-        from .torch_surface.layouts import is_contiguous_as
+        from ..torch_surface.layouts import is_contiguous_as
 
         return is_contiguous_as(self._data, memory_format)
 
@@ -316,7 +316,7 @@ class Tensor(
 
     def cpu(self, memory_format=None) -> Tensor:
         """This tensor (tinyattn tensors always live on the CPU)."""
-        from .torch_surface.factory_options import check_options
+        from ..torch_surface.factory_options import check_options
 
         check_options("cpu", memory_format_=memory_format)
         return self
@@ -329,7 +329,7 @@ class Tensor(
         """With no argument torch's type string (``'torch.FloatTensor'``); else the tensor
         converted to ``dtype``: a legacy type (``ByteTensor``), its name
         (``'torch.ByteTensor'``) or a dtype. See :mod:`tinyattn.torch_surface.legacy_types`."""
-        from .torch_surface.legacy_types import tensor_type
+        from ..torch_surface.legacy_types import tensor_type
 
         return tensor_type(self, dtype, non_blocking)
 
@@ -425,7 +425,7 @@ class Tensor(
     __hash__ = object.__hash__
 
     def __repr__(self) -> str:
-        from ._printing import tensor_repr
+        from .printing import tensor_repr
 
         return tensor_repr(self.detach() if self._is_forward_only() else self)
 
@@ -463,7 +463,7 @@ class Tensor(
         a ``CopySlices`` node that routes the gradient of the viewed region through
         the op and the rest of the base straight through.
         """
-        from .ops import inplace
+        from ..ops import inplace
 
         return inplace.apply_inplace(self, fn, *args, **kwargs)
 
@@ -593,4 +593,4 @@ class Tensor(
 
 
 # Imported last: the op modules import Tensor from this module.
-from . import ops  # noqa: E402
+from .. import ops  # noqa: E402

@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from .core import _dtype as dt
+from ..core import _dtype as dt
 
 PRECISION = 4
 THRESHOLD = 1000

@@ -1,0 +1,67 @@
+"""F.linear's product: one GEMM on the weight as stored (no transposed copy per call), and
+few-row products (decode steps) at one BLAS thread giving the same numbers as many rows."""
+
+from __future__ import annotations
+
+import tracemalloc
+
+import numpy as np
+import pytest
+
+import tinyattn
+import tinyattn.nn.functional as F
+from tinyattn.kernels._blas import numpy_blas
+from tinyattn.nn.functional.basic import FEW_ROWS, linear_product
+
+
+def _peak_bytes(fn) -> int:
+    fn()  # warm-up: lazy imports and caches are not the product's allocations
+    tracemalloc.start()
+    try:
+        fn()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize("rows", [1, FEW_ROWS + 1])
+def test_linear_does_not_copy_the_weight(rows):
+    w = tinyattn.randn(2048, 64)  # 512 KiB, the output of 1-9 rows is 8-72 KiB
+    x = tinyattn.randn(1, rows, 64)
+    with tinyattn.no_grad():
+        peak = _peak_bytes(lambda: F.linear(x, w))
+    assert peak < w.numel() * 4 // 4, f"peak {peak} bytes: the weight was copied"
+
+
+def test_tied_head_reads_the_embedding_in_place():
+    emb = tinyattn.nn.Embedding(4096, 32)
+    h = tinyattn.randn(1, 1, 32)
+    with tinyattn.no_grad():
+        peak = _peak_bytes(lambda: F.linear(h, emb.weight))
+        logits = F.linear(h, emb.weight)
+    assert peak < emb.weight.numel() * 4 // 4
+    ref = h.numpy().astype(np.float64)[0] @ emb.weight.detach().numpy().astype(np.float64).T
+    np.testing.assert_allclose(logits.numpy()[0], ref, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_few_rows_match_the_same_rows_inside_a_large_product(dtype):
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal((300, 96)).astype(dtype)
+    x = rng.standard_normal((4 * FEW_ROWS, 96)).astype(dtype)
+    full = linear_product(x, w)  # many rows: BLAS at its own thread count
+    few = np.concatenate([linear_product(x[i : i + 1], w) for i in range(len(x))])
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(few, full, rtol=tol, atol=tol)
+    np.testing.assert_allclose(
+        few, x.astype(np.float64) @ w.T.astype(np.float64), rtol=tol, atol=tol
+    )
+
+
+def test_few_row_product_restores_the_blas_thread_count():
+    found = numpy_blas()
+    if found is None:
+        pytest.skip("NumPy's OpenBLAS is not reachable: the product runs at BLAS's own count")
+    before = found["get_threads"]()
+    linear_product(np.ones((1, 8), np.float32), np.ones((4, 8), np.float32))
+    assert found["get_threads"]() == before
