@@ -9,12 +9,12 @@ from ..torch_surface.out import with_out
 from .construction import sparse_coo_tensor, to_sparse
 from .coo import SparseTensor
 from .legacy import DoubleTensor, FloatTensor, HalfTensor, IntTensor, LongTensor
-from .products import mm, sum
+from .products import addmm, log_softmax, mm, softmax, sum
 from .products import spmm as _spmm
 
 spmm = with_out(_spmm, "spmm")  # torch.spmm(input, mat2, *, out=None)
 
 __all__ = [
     "DoubleTensor", "FloatTensor", "HalfTensor", "IntTensor", "LongTensor", "SparseTensor",
-    "mm", "spmm", "sparse_coo_tensor", "sum", "to_sparse",
+    "addmm", "log_softmax", "mm", "softmax", "spmm", "sparse_coo_tensor", "sum", "to_sparse",
 ]  # fmt: skip

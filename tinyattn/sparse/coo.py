@@ -11,12 +11,8 @@ it, rather than quietly return a dense result (docs/sparse.md).
 
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 
-from ..core.function import Function
-from ..core.tensor_base import TensorBase
 from ..ops.elementwise.arithmetic import Add, Sub
 from ..ops.elementwise.unary import Cast, Clone
 from ..ops.linalg.matmul import Matmul
@@ -24,8 +20,6 @@ from ..tensor_api.tensor import Tensor
 from ..torch_surface.layouts import sparse_coo
 from . import functions as F
 
-_DATA_SLOT = TensorBase.__dict__["_data"]
-_APPLY_CODE = vars(Function)["apply"].__func__.__code__  # (the classmethod's function)
 # The ops that may read a sparse tensor's dense array (besides metadata: shape, dtype ...).
 SUPPORTED: frozenset = frozenset(
     {F.SparseAssemble, F.SparseValues, F.SparseRelabel, F.SparseDenseMM, F.SparsePermute}
@@ -45,23 +39,17 @@ class SparseTensor(Tensor):
     _raw_values: Tensor | None
     _grad_is_sparse: bool
 
-    @property  # type: ignore[override]
-    def _data(self) -> np.ndarray:
-        """The dense array, refused to the ops outside ``SUPPORTED``. Every op reads its
-        inputs' arrays in ``Function.apply``, so the check sits here, where it costs dense
-        tensors nothing: when ``apply`` is the reader, its ``cls`` is the op."""
-        caller = sys._getframe(1)  # an op's Function.apply unwrapping its inputs?
-        if caller.f_code is _APPLY_CODE:
-            op, args = caller.f_locals["cls"], caller.f_locals["args"]
-            if op in DENSE_FIRST and _dense_first(args):
-                return _DATA_SLOT.__get__(self)
-            if op not in SUPPORTED or (op is Matmul and _all_sparse(args)):
-                _refuse(op)
-        return _DATA_SLOT.__get__(self)
+    _op_guard = True  # Function.apply calls _check_op for each sparse input
 
-    @_data.setter
-    def _data(self, value: np.ndarray) -> None:
-        _DATA_SLOT.__set__(self, value)
+    @staticmethod
+    def _check_op(op: type, args: tuple) -> None:
+        """Refuse ``op`` unless it is in ``SUPPORTED`` (or is ``dense + sparse``): asked by
+        ``Function.apply`` when it unwraps a sparse input, so dense tensors pay nothing
+        but one class-attribute check."""
+        if op in DENSE_FIRST and _dense_first(args):
+            return
+        if op not in SUPPORTED or (op is Matmul and _all_sparse(args)):
+            _refuse(op)
 
     # -- torch's sparse queries ------------------------------------------------------------
     @property
@@ -227,6 +215,102 @@ class SparseTensor(Tensor):
 
         return spmm(self, other)
 
+    # -- elementwise ops with a sparse result (tinyattn/sparse/elementwise.py) ----------------
+    def mul(self, other) -> SparseTensor:  # type: ignore[override]
+        """``self * other`` (a number or a dense tensor): sparse, ``self``'s entries."""
+        from . import elementwise
+
+        return elementwise.mul(self, other)
+
+    __mul__ = __rmul__ = mul  # type: ignore[assignment]
+
+    def div(self, other, *, rounding_mode=None) -> SparseTensor:  # type: ignore[override]
+        """``self / other`` (a number or a 0-d tensor): sparse, ``self``'s entries."""
+        from . import elementwise
+
+        if rounding_mode is not None:
+            raise NotImplementedError(
+                f"div(sparse, rounding_mode={rounding_mode!r}) is not supported in tinyattn"
+            )
+        return elementwise.div(self, other)
+
+    def __truediv__(self, other) -> SparseTensor:  # type: ignore[override]
+        return self.div(other)
+
+    def neg(self) -> SparseTensor:  # type: ignore[override]
+        """``-self``: sparse, ``self``'s entries."""
+        from . import elementwise
+
+        return elementwise.neg(self)
+
+    __neg__ = neg  # type: ignore[assignment]
+
+    def add(self, other, *, alpha=1) -> SparseTensor:  # type: ignore[override]
+        """``self + alpha * other`` for a sparse ``other`` (``sparse + dense`` raises, as
+        torch; ``dense + sparse`` is dense)."""
+        from . import elementwise
+
+        return elementwise.add(self, other, alpha)
+
+    def sub(self, other, *, alpha=1) -> SparseTensor:  # type: ignore[override]
+        """``self - alpha * other`` for a sparse ``other``."""
+        from . import elementwise
+
+        return elementwise.sub(self, other, alpha)
+
+    def __add__(self, other) -> SparseTensor:  # type: ignore[override]
+        return self.add(other)
+
+    def __sub__(self, other) -> SparseTensor:  # type: ignore[override]
+        return self.sub(other)
+
+    def pow(self, exponent) -> SparseTensor:  # type: ignore[override]
+        """``self ** exponent`` (a nonzero number): sparse, coalesced."""
+        from . import elementwise
+
+        return elementwise.pow(self, exponent)
+
+    __pow__ = pow  # type: ignore[assignment]
+
+    def abs(self) -> SparseTensor:  # type: ignore[override]
+        """``|self|``: sparse, coalesced."""
+        from . import elementwise
+
+        return elementwise.abs(self)
+
+    __abs__ = abs  # type: ignore[assignment]
+
+    def relu(self) -> SparseTensor:  # type: ignore[override]
+        """``max(self, 0)`` on the stored entries: sparse, coalesced."""
+        from . import elementwise
+
+        return elementwise.relu(self)
+
+    def sum(self, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:  # type: ignore[override]
+        """All entries: a 0-d dense tensor whose gradient is dense (as torch's
+        ``SumBackward0``); over ``dim``: ``torch.sparse.sum(self, dim)``."""
+        from .products import sum as sparse_sum
+
+        if keepdim:
+            raise NotImplementedError("sum(sparse, keepdim=True) is not supported, as in torch")
+        if dim is not None:
+            return sparse_sum(self, dim, dtype)
+        total = self.to_dense(masked_grad=False).sum()
+        return total if dtype is None else total.to(dtype)
+
+    def mul_(self, other) -> SparseTensor:  # type: ignore[override]
+        """``self *= other`` in place (the result is marked uncoalesced, as torch's)."""
+        from ..ops.inplace import _write, check_inplace_allowed
+
+        check_inplace_allowed(self, "mul_")
+        result = self.mul(other)
+        _write(self, result._data, "mul_")
+        if result._requires_grad:
+            self._grad_fn, self._requires_grad = result._grad_fn, True
+        d = self.__dict__
+        d["_raw_values"], d["_coalesced"] = result.__dict__["_raw_values"], False
+        return self
+
     def __repr__(self) -> str:
         from .printing import sparse_repr
 
@@ -251,8 +335,10 @@ def _refuse(fn: type) -> None:
     name = getattr(fn, "node_name", None) or fn.__name__
     raise NotImplementedError(
         f"{name}: this op is not implemented for sparse COO tensors in tinyattn; sparse "
-        "tensors support to_dense, coalesce, indices/values, sparse.mm / spmm / mm / @ "
-        "with a dense matrix and sparse.sum (docs/sparse.md); call .to_dense() first"
+        "tensors support to_dense, coalesce, indices/values, sparse.mm / spmm / mm / @ / "
+        "sparse.addmm with a dense matrix, the methods and operators *, /, +, - (sparse), "
+        "neg, pow, abs, relu, sum, mul_, and sparse.sum / softmax / log_softmax "
+        "(docs/sparse.md); call .to_dense() first"
     )
 
 

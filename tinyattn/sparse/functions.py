@@ -128,3 +128,41 @@ class SparsePermute(Function):
     @staticmethod
     def backward(ctx, grad):
         return ctx.xp.transpose(grad, ctx.inverse), None, None
+
+
+class SparseMask(Function):
+    """A dense array kept only on the sparsity pattern ``indices`` (zero elsewhere, even
+    where it was inf or nan): the result of an elementwise op on a sparse tensor, computed
+    densely and then given the sparse form. The gradient keeps the pattern too."""
+
+    supports_create_graph = True
+    supports_complex = True
+
+    @staticmethod
+    def forward(ctx, dense, indices, node_name):
+        keep = pattern(indices, dense.shape, bool)
+        ctx.pattern = keep.astype(dense.dtype)
+        ctx._name = node_name
+        return np.where(keep, dense, np.zeros((), dense.dtype))
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * ctx.pattern, None, None
+
+
+class SparseFromValues(Function):
+    """values (nnz, *dense_dims) at unique ``indices`` -> the dense array, for the ops
+    that compute a sparse tensor's new values (``abs``, ``pow``, ``relu``); named as
+    torch names that op's node."""
+
+    supports_create_graph = True
+    supports_complex = True
+
+    @staticmethod
+    def forward(ctx, values, indices, shape, node_name):
+        ctx.index, ctx._name = tuple(indices), node_name
+        return scatter(values, indices, shape)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return ctx.xp.getitem(grad, ctx.index), None, None, None

@@ -65,3 +65,55 @@ def sum(input: Tensor, dim=None, dtype=None) -> Tensor:
         return dense
     idx = np.unique(x._indices_array[kept], axis=1)
     return wrap(F.SparseRelabel.apply(dense, idx, False, "SparseSumBackward0"), idx, True)
+
+
+def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:
+    """torch.sparse.addmm: ``beta * input + alpha * (mat1 @ mat2)`` for a sparse ``mat1``
+    and dense ``input`` / ``mat2``; dense. ``mat1``'s gradient keeps its pattern. (torch's
+    docstring calls ``input`` ``mat``; its binding takes ``input=``, as here.)"""
+    if not isinstance(input, Tensor) or isinstance(input, SparseTensor):
+        raise TypeError(f"sparse.addmm: input must be a dense Tensor, got {type_name(input)}")
+    product = mm(mat1, mat2)
+    if np.broadcast_shapes(tuple(input.shape), tuple(product.shape)) != tuple(product.shape):
+        raise RuntimeError(
+            f"sparse.addmm: input of shape {list(input.shape)} does not broadcast to the "
+            f"product's shape {list(product.shape)}"
+        )
+    return input * beta + product * alpha
+
+
+def _softmax(input: Tensor, dim: int, dtype, log: bool) -> SparseTensor:
+    """Softmax over the specified entries of ``input`` along ``dim`` (unspecified
+    entries count as absent, not as zeros): a coalesced sparse tensor of ``input``'s
+    pattern. Slices with no entry stay empty."""
+    name = "sparse.log_softmax" if log else "sparse.softmax"
+    if not isinstance(input, SparseTensor):
+        raise TypeError(f"{name}: input must be a sparse COO tensor, got {type_name(input)}")
+    if not isinstance(dim, (int, np.integer)) or isinstance(dim, bool):
+        raise TypeError(f"{name}: dim must be an int, got {type_name(dim)}")
+    if not -input.ndim <= dim < input.ndim:
+        raise IndexError(
+            f"{name}: Dimension out of range (expected to be in range of "
+            f"[{-input.ndim}, {input.ndim - 1}], but got {dim})"
+        )
+    c = input.coalesce() if dtype is None else input.coalesce().to(dtype)
+    idx = c._indices_array
+    keep = F.pattern(idx, tuple(c.shape), bool)
+    # -inf off the pattern in slices that have an entry; 0 in empty slices (masked below)
+    absent = ~keep & keep.any(axis=dim, keepdims=True)
+    fill = np.where(absent, -np.inf, 0.0).astype(c.dtype.np_dtype)
+    node = "SparseLogSoftmaxBackward0" if log else "SparseSoftmaxBackward0"
+    c._note_sparse_grad(True)
+    logits = F.SparseRelabel.apply(c, idx, True, node) + Tensor._make(fill)
+    out = logits.log_softmax(dim) if log else logits.softmax(dim)
+    return wrap(F.SparseMask.apply(out, idx, node), idx, True)
+
+
+def softmax(input: Tensor, dim: int, *, dtype=None) -> SparseTensor:
+    """torch.sparse.softmax: softmax along ``dim`` over the specified entries only."""
+    return _softmax(input, dim, dtype, log=False)
+
+
+def log_softmax(input: Tensor, dim: int, *, dtype=None) -> SparseTensor:
+    """torch.sparse.log_softmax: log-softmax along ``dim`` over the specified entries."""
+    return _softmax(input, dim, dtype, log=True)
