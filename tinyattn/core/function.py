@@ -483,10 +483,6 @@ def _needs_input_grad(wants: int, n_inputs: int) -> tuple[bool, ...]:
 
 
 # The tuple for each pattern of ops with up to four inputs (nearly all), made once and shared.
-# A tensor class whose inputs only some ops may read (tinyattn.sparse.SparseTensor) sets
-# ``_op_guard = True`` and defines ``_check_op(op, args)``, which raises for the others;
-# ``Function.apply`` asks it once per input (a class attribute: False for dense tensors).
-TensorBase._op_guard = False  # type: ignore[attr-defined]
 
 _NEEDS_PATTERNS = [[_needs_input_grad(wants, n) for wants in range(1 << n)] for n in range(5)]
 

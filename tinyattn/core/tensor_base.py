@@ -76,6 +76,11 @@ class TensorBase:
 
     _output_class: type  # the class op outputs are made of (declared with op_outputs=True)
 
+    # A tensor class whose array only some ops may read (tinyattn.sparse's SparseTensor)
+    # sets ``_op_guard = True`` and defines ``_check_op(op, args)``, which raises for the
+    # others; ``Function.apply`` asks once per input (a class attribute: False when dense).
+    _op_guard: bool = False
+
     # the slots' types (for type checkers; the values are set by ``_init`` / ``_make``)
     _data: np.ndarray
     _grad_fn: Any
