@@ -2,7 +2,7 @@
 
 Run ``python tools/gen_tensor_methods.py`` after adding an op to the table below
 (or changing an op's signature); ``--check`` exits 1 if the files on disk differ
-from what it would write (``tests/core/test_tensor_api.py`` runs that check).
+from what it would write (``tests/tensor_api/test_tensor_api.py`` runs that check).
 
 Each method is written out with the op's own signature (minus its first
 parameter, which the method fills with ``self``, and private ``_`` options), so
