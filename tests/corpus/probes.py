@@ -104,6 +104,25 @@ ARGS: dict[str, tuple[tuple, dict]] = {
     "torch.nn.functional.linear": (("x",), {}),
     "torch.nn.functional.max_pool2d": ((2,), {}),
     "torch.nn.functional.nll_loss": (("target",), {}),
+    # (names of the programs that grew the corpus: graphs, state spaces, Perceiver, BERT ...)
+    "Tensor.clamp": ((), {"min": 0.0}),
+    "Tensor.clamp_": ((), {"min": 0.0}),
+    "Tensor.gather": ((1, "idx2"), {}),
+    "Tensor.index_add": ((1, "idx3", "col2"), {}),
+    "Tensor.index_copy_": ((1, "idx3", "col2"), {}),
+    "Tensor.index_select": ((1, "idx3"), {}),
+    "Tensor.mm": (("xT",), {}),
+    "Tensor.multiply": ((2.0,), {}),
+    "Tensor.new_tensor": (([1.0, 2.0],), {}),
+    "Tensor.view_as": (("x",), {}),
+    "Tensor.where": (("mask", 0.0), {}),
+    "torch.chunk": ((2, 1), {}),
+    "torch.cumprod": ((1,), {}),
+    "torch.div": ((2.0,), {}),
+    "torch.ger": (("row",), {}),
+    "torch.mm": (("xT",), {}),
+    "torch.split": ((2,), {"dim": 1}),
+    "torch.distributions.normal.Normal": (("p",), {}),
 }
 PROPERTIES = {"T", "mT", "H", "mH", "real", "imag"}
 # Tensor arguments: the first element selects the input, the rest the first argument.
@@ -125,6 +144,8 @@ INPUT_OF = {
     "torch.nn.attention.flex_attention.flex_attention": "q",
     "torch.bitwise_xor": "idx",
     "torch.nn.functional.max_pool2d": "img",
+    "torch.ger": "row",
+    "torch.distributions.normal.Normal": "p",
 }
 # Module classes: (constructor args, input).
 MODULES: dict[str, tuple[tuple, dict, str]] = {
@@ -169,6 +190,8 @@ MODULES: dict[str, tuple[tuple, dict, str]] = {
     "einops.layers.torch.Rearrange": (("a b -> b a",), {}, "x"),
     "torch.nn.BatchNorm1d": ((4,), {}, "x"),
     "torch.nn.Conv2d": ((1, 2, 3), {}, "img"),
+    "torch.nn.GroupNorm": ((2, 4), {}, "x"),
+    "torch.nn.MSELoss": ((), {}, "x,x"),
 }
 # Corpus names that are not callables computing on tensors: nothing to differentiate.
 NOT_ON_TENSORS = {
@@ -196,7 +219,11 @@ NOT_ON_TENSORS = {
     "torch.set_float32_matmul_precision", "torch.nn.attention.flex_attention.create_block_mask",
     "Tensor.grad_fn", "Tensor.register_hook", "torch.double", "torch.float64", "torch.int16",
     "torch.int32", "torch.autograd.Function", "torch.autograd.grad", "torch.autograd.gradgradcheck",
-    "torch.nested.nested_tensor",
+    "torch.nested.nested_tensor", "torch.autograd.backward", "torch.autograd.function.Function",
+    "torch.enable_grad", "torch.get_rng_state", "torch.set_rng_state", "torch.nn.ParameterList",
+    "torch.nn.init", "torch.version.cuda", "torch.utils.checkpoint.set_device_states",
+    # resize_ refuses a tensor that requires grad (in torch and here): nothing to differentiate
+    "Tensor.resize_",
 }  # fmt: skip
 NOT_ON_TENSORS_PREFIXES = (
     "torch.cuda.", "torch.backends.", "torch.accelerator.", "torch.distributed.",
@@ -214,6 +241,7 @@ CREATION = {
     "torch.tensor": (([1.0, 2.0],), {}), "torch.from_numpy": (("np",), {}),
     "torch.meshgrid": (("row", "row"), {"indexing": "ij"}), "torch.multinomial": (("p", 2), {}),
     "torch.range": ((0, 4), {}), "torch.eye": ((3,), {}),
+    "torch.sparse_coo_tensor": (("sidx", "svals", (2, 3)), {}),
 }  # fmt: skip
 
 
@@ -251,6 +279,9 @@ def _inputs(lib):
         "ar": lib.arange(3),
         "p": lib.tensor(np.array([0.2, 0.3, 0.5])),
         "equation": "ij,kj->ik",
+        "col2": t(rng.standard_normal((3, 2))),
+        "sidx": lib.tensor(np.array([[0, 1, 1], [2, 0, 2]])),
+        "svals": t(rng.standard_normal(3)),
     }
 
 
@@ -310,6 +341,8 @@ def probe(lib, name: str):
     f = _resolve(lib, name)
     if name.startswith("einops."):
         fn = name.split(".")[1]
+        if fn == "einsum":
+            return f(first, first, "i j, k j -> i k")
         pattern = {"rearrange": "a b -> b a", "repeat": "a b -> a b c"}[fn]
         return f(first, pattern, **({"c": 2} if fn == "repeat" else {}))
     if name.endswith("_"):  # an in-place function: on a copy, not on the leaf

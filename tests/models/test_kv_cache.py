@@ -105,7 +105,7 @@ def test_bad_input_is_refused_by_name():
         KVCache(n_layer=1, n_head=0, max_len=3, head_dim=4)
     with pytest.raises(IndexError, match=r"layer must be in \[0, 1\), got 1"):
         cache.update(ok, ok, 1)
-    with pytest.raises(TypeError, match="key must be a Tensor, got ndarray"):
+    with pytest.raises(TypeError, match="key must be a Tensor, got numpy.ndarray"):
         cache.update(np.zeros((1, 2, 2, 4)), ok, 0)
     with pytest.raises(ValueError, match=r"value must have shape .* got \[1, 2, 1, 4\]"):
         cache.update(ok, tinyattn.zeros(1, 2, 1, 4), 0)

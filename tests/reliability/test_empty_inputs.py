@@ -177,12 +177,12 @@ DIFFERENCES = {
     *_each("MultiMarginLoss MultiLabelMarginLoss", "N"),
     # torch raises; tinyattn returns the empty result (or, where an output dim stays
     # non-empty, the part the formula gives: the bias, 0 losses).
-    # 0 channels: torch's batch norm kernels index channel 0 (IndexError); SyncBatchNorm
-    # and Bilinear (in1_features=0) refuse at construction; the padding, unfold and
+    # 0 channels: torch's batch norm kernels index channel 0 (IndexError); Bilinear
+    # (in1_features=0) refuses at construction; the padding, unfold and
     # upsampling kernels and multilabel_margin_loss ask for non-empty channels.
     *_each(
         "BatchNorm1d BatchNorm2d BatchNorm3d LazyBatchNorm1d LazyBatchNorm2d LazyBatchNorm3d "
-        "SyncBatchNorm CrossMapLRN2d Bilinear ReflectionPad1d ReflectionPad2d ReflectionPad3d "
+        "CrossMapLRN2d Bilinear ReflectionPad1d ReflectionPad2d ReflectionPad3d "
         "ReplicationPad1d ReplicationPad2d ReplicationPad3d Unfold Upsample "
         "UpsamplingBilinear2d UpsamplingNearest2d MultiLabelMarginLoss",
         "C",

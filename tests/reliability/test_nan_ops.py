@@ -496,6 +496,9 @@ OPS = [
     ("sparse-sum", lambda L, a: L.sparse.sum(a.to_sparse(), 1).to_dense(), [_f(2, 3)]),
     ("sparse_coo_tensor", lambda L, v, i: L.sparse_coo_tensor(i, v, (2, 3)).to_dense(),
      [_f(3), np.array([[0, 1, 1], [2, 0, 2]], dtype=np.int64)]),
+    ("sparse-mul-scalar", lambda L, a: (a.to_sparse() * 3.0).to_dense(), [_f(2, 3)]),
+    ("sparse-abs", lambda L, a: a.to_sparse().abs().to_dense(), [_f(2, 3)]),
+    ("sparse-t", lambda L, a: a.to_sparse().t().to_dense(), [_f(2, 3)]),
 ]  # fmt: skip
 
 SPECIALS = {"nan": [np.nan], "+inf": [np.inf], "-inf": [-np.inf], "all": [np.nan, np.inf, -np.inf]}

@@ -15,6 +15,8 @@ from typing import Any
 
 import tinyattn
 
+from ..foundations.type_names import type_name
+
 _VALIDATE_DEFAULT = True
 
 
@@ -61,7 +63,7 @@ class Distribution:
         """Raise ValueError for a value outside the support (subclasses)."""
         if not isinstance(value, tinyattn.Tensor):
             raise ValueError(
-                f"The value argument to log_prob must be a Tensor, got {type(value).__name__}"
+                f"The value argument to log_prob must be a Tensor, got {type_name(value)}"
             )
 
     def sample(self, sample_shape=()) -> tinyattn.Tensor:
@@ -119,7 +121,7 @@ def as_float_tensors(*values: Any) -> list[tinyattn.Tensor]:
     for v in values:
         if not isinstance(v, (tinyattn.Tensor, int, float)):
             raise ValueError(
-                f"Input arguments must all be instances of numbers or Tensor, got {type(v).__name__}"
+                f"Input arguments must all be instances of numbers or Tensor, got {type_name(v)}"
             )
     dtype = tensors[0].dtype if tensors else tinyattn.get_default_dtype()
     full = [

@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..autograd.grad_mode import is_grad_enabled
+from ..foundations.type_names import type_name
 from ..tensor_api.tensor import Tensor
 
 
@@ -90,7 +91,7 @@ class KVCache:
             )
         for name, t in (("key", key), ("value", value)):
             if not isinstance(t, Tensor):
-                raise TypeError(f"KVCache.update: {name} must be a Tensor, got {type(t).__name__}")
+                raise TypeError(f"KVCache.update: {name} must be a Tensor, got {type_name(t)}")
             if is_grad_enabled() and t.requires_grad:
                 raise RuntimeError(
                     f"KVCache.update: {name} requires grad; the preallocated cache is an "

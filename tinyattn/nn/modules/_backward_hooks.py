@@ -35,6 +35,7 @@ from typing import Any
 
 from ...autograd.custom_function import Function
 from ...core.tensor_base import TensorBase
+from ...foundations.type_names import type_name
 from ._hooks import RemovableHandle, add_hook
 
 # hooks every module runs (``register_module_full_backward_hook`` ...), before its own
@@ -173,7 +174,7 @@ def _as_grad_tuple(result: Any, who: str, what: str) -> tuple:
         return tuple(result)
     raise RuntimeError(
         f"{who} must return None or a tuple of Tensors (or None) as the new {what}, "
-        f"got {type(result).__name__}"
+        f"got {type_name(result)}"
     )
 
 
@@ -189,7 +190,7 @@ def _check_replacement(hook: Callable, old: tuple, new: tuple, what: str, who: s
             continue
         if not isinstance(n, TensorBase):
             raise TypeError(
-                f"hook '{name}' returned {type(n).__name__} in its new {what}; expected a "
+                f"hook '{name}' returned {type_name(n)} in its new {what}; expected a "
                 "Tensor or None"
             )
         if tuple(n.shape) != tuple(o.shape):

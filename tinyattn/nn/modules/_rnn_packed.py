@@ -106,7 +106,7 @@ def forward_packed(module, packed: PackedSequence, hx, with_cell: bool):
         h_n = ops.shape.rearrange.stack([s[0] for s in final], 0)
         c_n = ops.shape.rearrange.stack([s[1] for s in final], 0)
     else:
-        h_n = ops.rearrange.stack(final, 0)
+        h_n = ops.shape.rearrange.stack(final, 0)
     out = packed._replace(data=output)
     hidden = (h_n, c_n) if with_cell else h_n
     return out, module.permute_hidden(hidden, packed.unsorted_indices)  # the caller's order

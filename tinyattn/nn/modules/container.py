@@ -6,6 +6,7 @@ import itertools
 from collections import OrderedDict
 from collections.abc import Iterable
 
+from ...foundations.type_names import type_name
 from ..parameter import Parameter
 from .module import Module
 
@@ -276,7 +277,7 @@ class ParameterDict(Module):
         if not isinstance(key, str):
             raise TypeError(
                 "Index given to ParameterDict cannot be used as a key as it is not a string "
-                f"(type is '{type(key).__name__}')."
+                f"(type is '{type_name(key)}')."
             )
         return key
 
