@@ -10,11 +10,12 @@ base ``Function`` and the graph ``Node``), ``engine.py`` (the backward loop) and
 
 from __future__ import annotations
 
-from . import _dtype, engine, extensions, function, grad_mode, tensor_base
+from . import _dtype, engine, extensions, function, grad_mode, primitives, tensor, tensor_base
 from .engine import run_backward, unbroadcast
 from .extensions import Extensions
 from .function import AccumulateGrad, Function, Node
 from .grad_mode import enable_grad, is_grad_enabled, no_grad
+from .tensor import Tensor
 from .tensor_base import TensorBase
 
 __all__ = [
@@ -22,6 +23,7 @@ __all__ = [
     "Extensions",
     "Function",
     "Node",
+    "Tensor",
     "TensorBase",
     "enable_grad",
     "is_grad_enabled",
@@ -32,5 +34,7 @@ __all__ = [
     "extensions",
     "function",
     "grad_mode",
+    "primitives",
+    "tensor",
     "tensor_base",
 ]

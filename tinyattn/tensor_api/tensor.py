@@ -29,8 +29,9 @@ from ..core import _dtype as dt
 from ..core.device import _CPU, check_device, device
 from ..core.function import Function, Node, leaf_node
 from ..core.size import Size
+from ..core.tensor import Tensor as CoreTensor
 from ..core.tensor_base import TensorBase
-from ..torch_surface.numpy_protocol import NumpyProtocol, operators_promote_arrays_as_numpy
+from ..torch_surface.numpy_protocol import NumpyProtocol, promote_as_numpy
 from ..torch_surface.tensor_inplace import TensorInplaceMethods
 from ..torch_surface.tensor_longtail import TensorLongTailMethods
 from .meta import TensorMetaMethods
@@ -45,7 +46,6 @@ from .methods_shape import TensorShapeMethods
 _COMPARABLE = (TensorBase, numbers.Number, np.ndarray, np.generic)
 
 
-@operators_promote_arrays_as_numpy  # t + ndarray: NumPy's dtype, as torch
 class Tensor(
     TensorMathMethods,
     TensorShapeMethods,
@@ -56,7 +56,7 @@ class Tensor(
     TensorInplaceMethods,
     TensorLongTailMethods,
     NumpyProtocol,
-    TensorBase,
+    CoreTensor,
     op_outputs=True,
 ):
     """An n-dimensional array that can record the ops applied to it for backprop.
@@ -478,60 +478,90 @@ class Tensor(
 
     # -- operators ------------------------------------------------------------------------
     def __add__(self, other):
+        if isinstance(other, np.ndarray):  # NumPy's dtype, as torch
+            self, other = promote_as_numpy(self, other, np.add, False, "__add__")
         return ops.elementwise.arithmetic.add(self, other)
 
     def __radd__(self, other):
+        if isinstance(other, np.ndarray):  # NumPy's dtype, as torch
+            self, other = promote_as_numpy(self, other, np.add, True, "__radd__")
         return ops.elementwise.arithmetic.add(other, self)
 
     def __iadd__(self, other):
         return self.add_(other)
 
     def __sub__(self, other):
+        if isinstance(other, np.ndarray):  # NumPy's dtype, as torch
+            self, other = promote_as_numpy(self, other, np.subtract, False, "__sub__")
         return ops.elementwise.arithmetic.sub(self, other)
 
     def __rsub__(self, other):
+        if isinstance(other, np.ndarray):  # NumPy's dtype, as torch
+            self, other = promote_as_numpy(self, other, np.subtract, True, "__rsub__")
         return ops.elementwise.arithmetic.sub(other, self)
 
     def __isub__(self, other):
         return self.sub_(other)
 
     def __mul__(self, other):
+        if isinstance(other, np.ndarray):  # NumPy's dtype, as torch
+            self, other = promote_as_numpy(self, other, np.multiply, False, "__mul__")
         return ops.elementwise.arithmetic.mul(self, other)
 
     def __rmul__(self, other):
+        if isinstance(other, np.ndarray):  # NumPy's dtype, as torch
+            self, other = promote_as_numpy(self, other, np.multiply, True, "__rmul__")
         return ops.elementwise.arithmetic.mul(other, self)
 
     def __imul__(self, other):
         return self.mul_(other)
 
     def __truediv__(self, other):
+        if isinstance(other, np.ndarray):  # NumPy's dtype, as torch
+            self, other = promote_as_numpy(self, other, np.true_divide, False, "__truediv__")
         return ops.elementwise.arithmetic.div(self, other)
 
     def __rtruediv__(self, other):
+        if isinstance(other, np.ndarray):  # NumPy's dtype, as torch
+            self, other = promote_as_numpy(self, other, np.true_divide, True, "__rtruediv__")
         return ops.elementwise.arithmetic.div(other, self)
 
     def __itruediv__(self, other):
         return self.div_(other)
 
     def __floordiv__(self, other):
+        if isinstance(other, np.ndarray):  # NumPy's dtype, as torch
+            self, other = promote_as_numpy(self, other, np.floor_divide, False, "__floordiv__")
         return ops.elementwise.arithmetic.floor_divide(self, other)
 
     def __rfloordiv__(self, other):
+        if isinstance(other, np.ndarray):  # NumPy's dtype, as torch
+            self, other = promote_as_numpy(self, other, np.floor_divide, True, "__rfloordiv__")
         return ops.elementwise.arithmetic.floor_divide(other, self)
 
     def __mod__(self, other):
+        if isinstance(other, np.ndarray):  # NumPy's dtype, as torch
+            self, other = promote_as_numpy(self, other, np.remainder, False, "__mod__")
         return ops.elementwise.arithmetic.remainder(self, other)
 
     def __pow__(self, other):
+        if isinstance(other, np.ndarray):  # NumPy's dtype, as torch
+            self, other = promote_as_numpy(self, other, np.power, False, "__pow__")
         return ops.elementwise.arithmetic.pow(self, other)
 
     def __rpow__(self, other):
+        if isinstance(other, np.ndarray):  # NumPy's dtype, as torch
+            self, other = promote_as_numpy(self, other, np.power, True, "__rpow__")
         return ops.elementwise.arithmetic.pow(other, self)
 
     def __matmul__(self, other):
+        if isinstance(other, np.ndarray):  # NumPy's dtype, as torch
+            self, other = promote_as_numpy(self, other, np.matmul, False, "__matmul__")
         return ops.linalg.matmul.matmul(self, other)
 
     def __rmatmul__(self, other):
+        if isinstance(other, np.ndarray):  # NumPy's dtype, as torch
+            self, other = promote_as_numpy(self, other, np.matmul, True, "__rmatmul__")
         return ops.linalg.matmul.matmul(other, self)
 
     def __neg__(self):

@@ -21,8 +21,6 @@ Three rules, the ones ``torch.Tensor`` follows (docs/semantics.md, "NumPy intero
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -79,42 +77,25 @@ class NumpyProtocol:
         return wrap_array(array)
 
 
-# The operators whose result dtype NumPy decides when one operand is an ndarray.
-_OPERATOR_UFUNCS = {
-    "add": np.add, "sub": np.subtract, "mul": np.multiply, "truediv": np.true_divide,
-    "floordiv": np.floor_divide, "mod": np.remainder, "pow": np.power, "matmul": np.matmul,
-}  # fmt: skip
+def promote_as_numpy(tensor: Any, other: np.ndarray, ufunc: np.ufunc, reflected: bool, name: str):
+    """The operands of the operator ``name`` (``tensor`` and the ndarray ``other``; the
+    array on the left when ``reflected``) as two tensors of the loop dtypes NumPy's
+    ``ufunc`` picks for them (the "promote as NumPy" rule above). The array becomes a
+    constant tensor; ``tensor`` is cast with ``to``, so it stays in the graph.
 
+    Each arithmetic operator of :class:`tinyattn.Tensor` calls this when its other operand
+    is an ndarray (the check sits in the operator itself: no extra call for tensors and
+    numbers).
+    """
+    from ..ops.creation.factories import from_numpy
 
-def _as_numpy_promotes(method: Callable, ufunc: np.ufunc, reflected: bool) -> Callable:
-    """``method(self, other)`` with an ndarray ``other`` made a tensor and both operands
-    cast to the loop dtypes NumPy's ``ufunc`` picks for them."""
-
-    @functools.wraps(method)
-    def operator(self, other):
-        if isinstance(other, np.ndarray):
-            from ..ops.creation.factories import from_numpy
-
-            pair = (other.dtype, self._data.dtype)
-            try:
-                loop = ufunc.resolve_dtypes((*(pair if reflected else pair[::-1]), None))
-            except TypeError:
-                raise TypeError(
-                    f"{method.__name__}: NumPy has no {ufunc.__name__} for a {self.dtype} tensor "
-                    f"and an ndarray of dtype {other.dtype}"
-                ) from None
-            own, theirs = (loop[1], loop[0]) if reflected else (loop[0], loop[1])
-            self, other = self.to(own), from_numpy(np.asarray(other, dtype=theirs))
-        return method(self, other)
-
-    return operator
-
-
-def operators_promote_arrays_as_numpy(cls: type) -> type:
-    """Class decorator: ``cls``'s arithmetic operators (and reflected forms) promote an
-    ndarray operand as NumPy does (the "promote as NumPy" rule above)."""
-    for name, ufunc in _OPERATOR_UFUNCS.items():
-        for dunder, reflected in ((f"__{name}__", False), (f"__r{name}__", True)):
-            if dunder in vars(cls):
-                setattr(cls, dunder, _as_numpy_promotes(vars(cls)[dunder], ufunc, reflected))
-    return cls
+    pair = (other.dtype, tensor._data.dtype)
+    try:
+        loop = ufunc.resolve_dtypes((*(pair if reflected else pair[::-1]), None))
+    except TypeError:
+        raise TypeError(
+            f"{name}: NumPy has no {ufunc.__name__} for a {tensor.dtype} tensor "
+            f"and an ndarray of dtype {other.dtype}"
+        ) from None
+    own, theirs = (loop[1], loop[0]) if reflected else (loop[0], loop[1])
+    return tensor.to(own), from_numpy(np.asarray(other, dtype=theirs))

@@ -7,21 +7,20 @@ operand's shape.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from ...core import _dtype as dt
+from ...core import primitives
 from ...core.function import Function
+from ...core.primitives import is_number, power
+from ...core.tensor import Tensor
 from ...foundations.type_names import type_name
-from ...tensor_api.tensor import Tensor
 from .._util import broadcast_error, gradient_doc, refuse_complex_order
 
 # -- operand handling ------------------------------------------------------------------
 
 
 _PY_NUMBERS = (int, float)  # by exact type: bool (an int subclass) takes the full rules
-_PASS_THROUGH = frozenset((Tensor, int, float, bool))  # operands taken as they are
 
 
 def _promote(a, b, op: str, floating: bool = False):
@@ -63,8 +62,16 @@ def _wrapped_int(x, rt: np.dtype):
     return x
 
 
+# Operand types taken as they are, by exact type (the common case: one set lookup); the
+# tensor classes join on first sight (tinyattn.Tensor, Parameter ...: subclasses of Tensor).
+_PASS_THROUGH = {int, float, bool}
+
+
 def _operand(x, op: str):
-    if type(x) in _PASS_THROUGH or isinstance(x, Tensor):  # (exact types first: the common case)
+    if type(x) in _PASS_THROUGH:
+        return x
+    if isinstance(x, Tensor):
+        _PASS_THROUGH.add(type(x))
         return x
     if isinstance(x, (int, float, bool, complex, np.number, np.bool_)):
         return x
@@ -98,11 +105,8 @@ def _tensor(x, op: str) -> Tensor:
 # -- arithmetic --------------------------------------------------------------------------
 
 
-class Add(Function):
-    """out = a + alpha * b.   da = g,  db = alpha * g"""
-
-    supports_create_graph = True
-    supports_complex = True
+class Add(primitives.Add):
+    __doc__ = primitives.Add.__doc__  # the backward is the core's; forward adds torch's dtypes
 
     @staticmethod
     def forward(ctx, a, b, alpha=1):
@@ -111,12 +115,6 @@ class Add(Function):
         if alpha != 1:
             b = np.logical_and(b, bool(alpha)) if rt.kind == "b" else b * alpha  # bool stays bool
         return _checked("add", a, b, np.add)
-
-    @staticmethod
-    def backward(ctx, g):
-        if ctx.alpha == 1 or not ctx.needs_input_grad[1]:
-            return g, (g if ctx.alpha == 1 else None)
-        return g, g * ctx.alpha
 
 
 class Sub(Function):
@@ -145,11 +143,8 @@ class Sub(Function):
         return g, -g if ctx.alpha == 1 else g * -ctx.alpha
 
 
-class Mul(Function):
-    """out = a * b.   da = g * conj(b),  db = g * conj(a)  (conj: complex operands only)"""
-
-    supports_create_graph = True
-    supports_complex = True
+class Mul(primitives.Mul):
+    __doc__ = primitives.Mul.__doc__  # the backward is the core's; forward adds torch's dtypes
 
     @staticmethod
     def forward(ctx, a, b):
@@ -159,24 +154,13 @@ class Mul(Function):
         a, b, _ = _promote(a, b, "mul")
         return _checked("mul", a, b, np.multiply)
 
-    @staticmethod
-    def backward(ctx, g):
-        b, a = ctx.saved_tensors
-        conj = ctx.xp.conj  # (the identity on real operands)
-        return (g * conj(b) if b is not None else None), (g * conj(a) if a is not None else None)
 
-
-class Div(Function):
-    """out = a / b (true division).   da = g / b,  db = -g * (a / b) / b
-    (complex operands: da = g / conj(b),  db = -g * conj(a / b) / conj(b))
-
-    (db divides twice rather than by b**2: in float16, b**2 overflows from b = 256.)
-
-    (``number / tensor`` is ``reciprocal(b) * number``, as in torch: see :func:`div`.)
-    """
-
-    supports_create_graph = True
-    supports_complex = True
+class Div(primitives.Div):
+    __doc__ = (primitives.Div.__doc__ or "") + (
+        "\n    With ``rounding_mode`` ('trunc', 'floor') the result is piecewise constant: "
+        "da = db = 0.\n\n    (``number / tensor`` is ``reciprocal(b) * number``, as in "
+        "torch: see :func:`div`.)\n"
+    )
 
     @staticmethod
     def forward(ctx, a, b, rounding_mode=None):
@@ -199,14 +183,9 @@ class Div(Function):
 
     @staticmethod
     def backward(ctx, g):
-        xp = ctx.xp
         if ctx.rounding:  # piecewise constant
-            return xp.zeros_like(g), xp.zeros_like(g)
-        b, a = ctx.saved_tensors  # b = 0 gives inf/nan, as torch
-        b = xp.conj(b)  # (the identity on real operands)
-        da = g / b if ctx.needs_input_grad[0] else None
-        db = -g * ((xp.conj(a) / b) / b) if ctx.needs_input_grad[1] else None
-        return da, db
+            return ctx.xp.zeros_like(g), ctx.xp.zeros_like(g)
+        return primitives.Div.backward(ctx, g)
 
 
 def _integer_division(a, b, rt, rounding_mode: str) -> np.ndarray:
@@ -218,14 +197,6 @@ def _integer_division(a, b, rt, rounding_mode: str) -> np.ndarray:
     return np.where((q < 0) & (q * b != a), q + 1, q).astype(rt)  # C-style: toward zero
 
 
-def _power(a, b, xp=np):
-    """``a ** b``; torch computes ``x ** -0.5`` as rsqrt, which is NaN (not 0) at -inf."""
-    out = xp.power(a, b)
-    if _is_number(b) and b == -0.5:
-        out = xp.where(a == -math.inf, math.nan, out)
-    return out
-
-
 def _integer_power(a, b, rt: np.dtype):
     """``a ** b`` for integer and bool operands, as torch computes it.
 
@@ -234,7 +205,7 @@ def _integer_power(a, b, rt: np.dtype):
     as in torch. A bool tensor to a bool (Python)
     exponent stays bool; a bool tensor exponent is refused, as in torch.
     """
-    if _is_number(b) and b < 0:
+    if is_number(b) and b < 0:
         raise RuntimeError("pow: integers to negative integer powers are not allowed")
     if rt.kind == "b":
         if isinstance(b, np.ndarray):
@@ -251,25 +222,14 @@ def _integer_power(a, b, rt: np.dtype):
     return np.where(negative, inverse, out).astype(rt)
 
 
-def _is_number(x) -> bool:
-    return not isinstance(x, (np.ndarray, Tensor)) and np.ndim(x) == 0
-
-
-class Pow(Function):
-    """out = a ** b.   da = g * b * a**(b-1),  db = g * out * log(a)  (0 where a == 0)
-
-    Complex operands: both factors enter conjugated, ``g * conj(b * a**(b-1))`` and
-    ``g * conj(out * log(a))`` (torch's convention, docs/complex.md).
-    """
-
-    supports_create_graph = True
-    supports_complex = True
+class Pow(primitives.Pow):
+    __doc__ = primitives.Pow.__doc__  # the backward is the core's; forward adds integer powers
 
     @staticmethod
     def forward(ctx, a, b):
         operands = a, b  # saved as they came: a cast copy would be cut from the graph
         negative_number = (
-            _is_number(b) and type(b) is not complex and b < 0
+            is_number(b) and type(b) is not complex and b < 0
         )  # before _promote wraps it (uint8: -2 -> 254)
         a, b, rt = _promote(a, b, "pow")
         if rt.kind in "iub":
@@ -277,30 +237,12 @@ class Pow(Function):
                 raise RuntimeError("pow: integers to negative integer powers are not allowed")
             out = _integer_power(a, b, rt)
         else:
-            out = _checked("pow", a, b, _power)
+            out = _checked("pow", a, b, power)
         need = ctx.needs_input_grad
         if need:  # out only for db, as torch (x ** 2 then writing into it is fine)
             ctx.save_for_backward(*operands, out if need[1] else None)
             ctx.complex = rt.kind == "c"
         return out
-
-    @staticmethod
-    def backward(ctx, g):
-        xp = ctx.xp
-        a, b, out = ctx.saved_tensors
-        if ctx.complex:  # conj(f') = f' of the conjugates (a ** b is holomorphic in each)
-            a, b, out = xp.conj(a), (b.conjugate() if _is_number(b) else xp.conj(b)), out
-            out = xp.conj(out) if out is not None else None
-        da = db = None
-        if ctx.needs_input_grad[0]:
-            if _is_number(b):  # x ** 0 is constant: gradient 0 even where a**-1 is inf/NaN
-                da = g * 2 * a if b == 2 else (g * b * _power(a, b - 1, xp) if b else 0 * g)
-            else:
-                da = xp.where(b == 0, 0, g * b * _power(a, b - 1, xp))
-        if len(ctx.needs_input_grad) > 1 and ctx.needs_input_grad[1]:
-            b_real = xp.real(b) if ctx.complex else b
-            db = xp.where((a == 0) & (b_real >= 0), 0, g * out * xp.log(a))
-        return da, db
 
 
 def _check_alpha(a, b, alpha, op: str) -> None:

@@ -9,9 +9,10 @@ import math
 import numpy as np
 
 from ...core import _dtype as dt
+from ...core import primitives
 from ...core.function import Function
+from ...core.tensor import Tensor
 from ...foundations.type_names import type_name
-from ...tensor_api.tensor import Tensor
 from .._util import broadcast_error, gradient_doc, refuse_complex_order, sgn, to_float
 from .arithmetic import _tensor
 
@@ -27,8 +28,12 @@ def _unary(
     keep_int=False,
     holomorphic=False,
     complex_as_written=False,
+    base: type = Function,
 ):
     """Build a one-input ``Function`` from its forward and backward formulas.
+
+    ``base``: a core primitive (``core.primitives.Exp``) whose backward is kept
+    (``backward`` None); the forward here adds torch's dtype rules to it.
 
     ``backward(xp, g, x, out)`` gets the namespace to compute with (``ctx.xp``: NumPy,
     or Tensors under ``create_graph``) and the saved input and/or output (None if unsaved).
@@ -38,7 +43,7 @@ def _unary(
     convention then wants ``g * conj(f'(x))``, computed as ``conj(backward(conj(g)))``.
     ``complex_as_written``: the formula already follows that convention (abs).
     """
-    if holomorphic:
+    if holomorphic and backward is not None:
         doc += "\n    (complex x: dx = g * conj(f'(x)), torch's convention, docs/complex.md)"
 
     save_input, save_output = "input" in saves, "output" in saves
@@ -69,18 +74,12 @@ def _unary(
             return xp.conj(backward(xp, xp.conj(g), x, out))
         return backward(xp, g, x, out)
 
-    cls = type(
-        name,
-        (Function,),
-        {
-            "forward": staticmethod(fwd),
-            "backward": staticmethod(bwd),
-            "__doc__": doc,
-            "supports_create_graph": True,
-            "supports_complex": holomorphic or complex_as_written,
-        },
-    )
-    return cls
+    methods = {"forward": staticmethod(fwd), "__doc__": doc}
+    if backward is not None:
+        methods["backward"] = staticmethod(bwd)
+    methods["supports_create_graph"] = True
+    methods["supports_complex"] = holomorphic or complex_as_written
+    return type(name, (base,), methods)
 
 
 Neg = _unary("Neg", np.negative, lambda xp, g, x, y: -g, "out = -x.   dx = -g", "", True, True)
@@ -95,10 +94,11 @@ Abs = _unary(  # sgn(NaN) = 0, as torch: a NaN element gets gradient 0
 Exp = _unary(
     "Exp",
     np.exp,
-    lambda xp, g, x, y: g * y,
-    "out = exp(x).   dx = g * out",
+    None,
+    primitives.Exp.__doc__ or "",
     "output",
     holomorphic=True,
+    base=primitives.Exp,
 )
 Expm1 = _unary(
     "Expm1",
@@ -109,7 +109,7 @@ Expm1 = _unary(
     holomorphic=True,
 )
 Log = _unary(
-    "Log", np.log, lambda xp, g, x, y: g / x, "out = log(x).   dx = g / x", holomorphic=True
+    "Log", np.log, None, primitives.Log.__doc__ or "", holomorphic=True, base=primitives.Log
 )
 Log2 = _unary(
     "Log2",

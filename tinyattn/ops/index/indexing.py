@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...autograd.grad_mode import is_grad_enabled
+from ...core import primitives
 from ...core.function import Function
+from ...core.grad_mode import is_grad_enabled
+from ...core.tensor import Tensor
 from ...foundations.type_names import type_name
-from ...tensor_api.tensor import Tensor
 from .._util import gradient_doc, normalize_dim
 from ..inplace import check_inplace_allowed
 from ..shape.views import _as_view
@@ -102,24 +103,15 @@ def _is_basic(index: tuple) -> bool:
     )
 
 
-class Index(Function):
-    """out = x[index].   dx = zeros like x with g added at index (repeats accumulate)"""
-
-    supports_create_graph = True
-    supports_complex = True
+class Index(primitives.Index):
+    __doc__ = primitives.Index.__doc__  # the core's backward; forward names a bad index
 
     @staticmethod
     def forward(ctx, x, index):
-        ctx.in_shape, ctx.index = x.shape, index
         try:
-            out = x[index]
+            return primitives.Index.forward(ctx, x, index)
         except IndexError as e:
             raise _index_error(e, x.shape, index, "index") from None
-        return out
-
-    @staticmethod
-    def backward(ctx, g):
-        return ctx.xp.add_at(ctx.in_shape, ctx.index, g), None
 
 
 def _split_ints(idx: tuple):

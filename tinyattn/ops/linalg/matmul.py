@@ -10,13 +10,14 @@ import string
 
 import numpy as np
 
-from ...autograd.xp import numpy_xp
 from ...core import _dtype as dt
+from ...core import primitives
 from ...core.function import Function
+from ...core.tensor import Tensor
+from ...core.xp import numpy_xp
 from ...foundations.type_names import type_name
 from ...kernels.matmul import matmul as matmul_arrays
 from ...kernels.matmul import matmul_sum_batch
-from ...tensor_api.tensor import Tensor
 from .._util import gradient_doc, normalize_dim
 
 __all__ = [
@@ -41,12 +42,11 @@ def _same_dtype(a: np.ndarray, b: np.ndarray, op: str):
         )
 
 
-class Matmul(Function):
-    """C = A @ B.   dA = dC @ B^H,  dB = A^H @ dC  (1-D operands are treated as row/column vectors;
-    ^H is the conjugate transpose, the transpose for real operands)"""
+class Matmul(primitives.Matmul):
+    __doc__ = primitives.Matmul.__doc__  # the core's backward, with the BLAS kernels
 
-    supports_create_graph = True
-    supports_complex = True
+    product = staticmethod(matmul_arrays)  # (BLAS thread control: kernels/matmul.py)
+    product_summed_over_batch = staticmethod(matmul_sum_batch)
 
     @staticmethod
     def forward(ctx, a, b):
@@ -55,39 +55,6 @@ class Matmul(Function):
             # to an operand whose partner needs no gradient is then allowed)
             ctx.save_for_backward(a if need[1] else None, b if need[0] else None)
         return matmul_arrays(a, b)
-
-    @staticmethod
-    def backward(ctx, g):
-        xp = ctx.xp
-        a, b = ctx.saved_tensors  # an unsaved operand wants a gradient: its shape is in meta
-        a, b = xp.conj(a), xp.conj(b)  # (the identity on real operands and on None)
-        a_ndim = a.ndim if a is not None else len(ctx.input_meta[0][0])
-        b_ndim = b.ndim if b is not None else len(ctx.input_meta[1][0])
-        need_a, need_b = ctx.needs_input_grad
-        graph = xp is not numpy_xp  # create_graph: the products are recorded (tinyattn.matmul)
-        mm = xp.matmul if graph else matmul_arrays
-        if a_ndim == 1 and b_ndim == 1:  # dot product
-            return (g * b if need_a else None), (g * a if need_b else None)
-        g2 = g
-        if a_ndim == 1:
-            g2 = g2[..., None, :]
-        if b_ndim == 1:
-            g2 = g2[..., None]
-        da = db = None
-        if need_a:
-            b2 = b[:, None] if b_ndim == 1 else b
-            da = mm(g2, xp.swapaxes(b2, -1, -2))
-            if a_ndim == 1:
-                da = da[..., 0, :]
-        if need_b:
-            a2 = a[None, :] if a_ndim == 1 else a
-            if b_ndim <= 2 and a2.ndim > 2 and not graph:  # leading dims summed in one GEMM
-                db = matmul_sum_batch(a2, g2)
-            else:  # (the engine sums broadcast batch dims)
-                db = mm(xp.swapaxes(a2, -1, -2), g2)
-            if b_ndim == 1:
-                db = db[..., 0]
-        return da, db
 
 
 def _check_matmul(a: Tensor, b: Tensor, op: str) -> None:

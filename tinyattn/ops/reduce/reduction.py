@@ -13,8 +13,11 @@ from collections import namedtuple
 import numpy as np
 
 from ...core import _dtype as dt
+from ...core import primitives
 from ...core.function import Function
-from ...tensor_api.tensor import Tensor
+from ...core.primitives import Sum
+from ...core.primitives import expand_reduced as _expand
+from ...core.tensor import Tensor
 from .._accumulation import accumulates_in_float32
 from .._util import gradient_doc, normalize_dim, normalize_dims, refuse_complex_order
 from .cumulative import cumsum
@@ -43,28 +46,6 @@ __all__ = [
 
 values_indices = namedtuple("values_indices", ["values", "indices"])
 max_return = min_return = values_indices
-
-
-def _expand(xp, g, axes, keepdim: bool, shape):
-    """g with the reduced axes re-inserted, broadcast to the input shape (``xp``: ``ctx.xp``)."""
-    # axes None: g is 0-d (or all ones with keepdim), it broadcasts as it is
-    return xp.expand(g, None if axes is None or keepdim else axes, shape)
-
-
-class Sum(Function):
-    """out = sum of x over ``dim``.   dx = g broadcast over the summed dims"""
-
-    supports_create_graph = True
-    supports_complex = True
-
-    @staticmethod
-    def forward(ctx, x, axes, keepdim, np_dtype):
-        ctx.axes, ctx.keepdim, ctx.shape = axes, keepdim, x.shape
-        return x.sum(axis=axes, keepdims=keepdim, dtype=np_dtype)
-
-    @staticmethod
-    def backward(ctx, g):
-        return _expand(ctx.xp, g, ctx.axes, ctx.keepdim, ctx.shape), None, None, None
 
 
 def _sum_dtype(x: np.ndarray, dtype) -> np.dtype:
@@ -237,35 +218,8 @@ def to_float_tensor(x: Tensor) -> Tensor:
     return x if x._data.dtype.kind == "f" else x.to(dt.get_default_dtype())
 
 
-class Amax(Function):
-    """out = max (or min) over ``dim``.   dx = g split evenly among the elements equal to it
-
-    A NaN result equals no element, so amax/amin give NaN gradients (torch's); the
-    full ``max()`` / ``min()`` (``nan_is_hit``) split g among the NaN elements instead,
-    as torch's do.
-    """
-
-    supports_create_graph = True
-
-    @staticmethod
-    def forward(ctx, x, axes, keepdim, pick_max, nan_is_hit=False):
-        fn = np.max if pick_max else np.min
-        out = fn(x, axis=axes, keepdims=True)
-        ctx.nan_is_hit = nan_is_hit
-        ctx.axes, ctx.keepdim, ctx.shape = axes, keepdim, x.shape
-        ctx.save_for_backward(x, out)  # out (keepdims) is only compared with: a constant
-        return out if keepdim else (out.reshape(()) if axes is None else np.squeeze(out, axes))
-
-    @staticmethod
-    def backward(ctx, g):
-        xp = ctx.xp
-        x, out = ctx.saved_tensors
-        hit = x == out
-        if ctx.nan_is_hit:
-            hit = xp.logical_or(hit, xp.logical_and(xp.isnan(x), xp.isnan(out)))
-        count = xp.sum(hit, axis=ctx.axes, keepdims=True)
-        g = _expand(xp, g, ctx.axes, ctx.keepdim, ctx.shape)
-        return xp.astype(g * hit / count, g.dtype), None, None, None, None
+class Amax(primitives.Max):
+    __doc__ = primitives.Max.__doc__  # the core's max, under torch's name for its node
 
 
 def _check_nonempty(input, axes, op):

@@ -17,19 +17,18 @@ import warnings
 import numpy as np
 
 from ...core import _dtype as dt
+from ...core import primitives
 from ...core.function import Function
+from ...core.tensor import Tensor
 from ...foundations.type_names import type_name
 from ...kernels import softmax_math
-from ...tensor_api.tensor import Tensor
 from .._util import normalize_dim, to_float
 
 __all__ = ["softmax", "log_softmax"]
 
 
-class Softmax(Function):
-    """y = exp(x - max) / sum(exp(x - max)).   dx = y * (g - sum(g * y, dim))"""
-
-    supports_create_graph = True
+class Softmax(primitives.Softmax):
+    __doc__ = primitives.Softmax.__doc__  # the core's backward; the forward in the kernel's math
 
     @staticmethod
     def forward(ctx, x, dim):
@@ -39,11 +38,6 @@ class Softmax(Function):
         ctx.dim = dim
         ctx.save_for_backward(e)
         return e
-
-    @staticmethod
-    def backward(ctx, g):
-        (y,) = ctx.saved_tensors
-        return softmax_math.softmax_backward(g, y, axis=ctx.dim, xp=ctx.xp), None
 
 
 class LogSoftmax(Function):

@@ -12,7 +12,8 @@ import numpy as np
 
 from ...core import _dtype as dt
 from ...core.function import Function
-from ...tensor_api.tensor import Tensor
+from ...core.primitives import Expand, Permute, Reshape
+from ...core.tensor import Tensor
 from .._util import gradient_doc, int_list, normalize_dim, normalize_dims, shape_args
 
 __all__ = [
@@ -70,35 +71,6 @@ def _infer_shape(shape: tuple[int, ...], numel: int, op: str) -> tuple[int, ...]
     elif known != numel:
         raise RuntimeError(f"{op}: shape '{list(shape)}' is invalid for input of size {numel}")
     return shape
-
-
-class Reshape(Function):
-    """out = x with a new shape (same elements, row-major order).   dx = g.reshape(x.shape)"""
-
-    supports_create_graph = True
-    supports_complex = True
-
-    @staticmethod
-    def forward(ctx, x, shape, must_view):
-        ctx.in_shape = x.shape
-        if x.flags.c_contiguous:  # always a view; ndarray.reshape is the fast call
-            return x.reshape(shape)
-        if must_view:
-            try:
-                return np.reshape(x, shape, copy=False)
-            except ValueError:
-                raise RuntimeError(
-                    f"view size is not compatible with input tensor's size and stride: cannot "
-                    f"view a tensor of shape {list(x.shape)} with strides "
-                    f"{[s // x.itemsize for s in x.strides]} as {list(shape)} (it is not "
-                    "contiguous, e.g. after transpose). Use .reshape(...) or "
-                    ".contiguous().view(...) instead."
-                ) from None
-        return np.reshape(x, shape)
-
-    @staticmethod
-    def backward(ctx, g):
-        return ctx.xp.reshape(g, ctx.in_shape), None, None
 
 
 @gradient_doc(Reshape)
@@ -194,22 +166,6 @@ def unsqueeze(input: Tensor, dim: int) -> Tensor:
     return view(input, shape[:d] + (1,) + shape[d:])
 
 
-class Permute(Function):
-    """out = x with its axes reordered.   dx = g with the inverse order"""
-
-    supports_create_graph = True
-    supports_complex = True
-
-    @staticmethod
-    def forward(ctx, x, dims):
-        ctx.dims = dims
-        return np.transpose(x, dims)
-
-    @staticmethod
-    def backward(ctx, g):
-        return ctx.xp.transpose(g, tuple(np.argsort(ctx.dims).tolist())), None
-
-
 @gradient_doc(Permute)
 def permute(input: Tensor, *order, dims=None) -> Tensor:
     """Reorder the dims (a view): ``out.shape[i] = input.shape[dims[i]]``.
@@ -283,21 +239,6 @@ def movedim(input: Tensor, source, destination) -> Tensor:
 
 
 moveaxis = movedim
-
-
-class Expand(Function):
-    """out = x broadcast to a larger shape (a read-only view).   dx = g summed over the copies"""
-
-    supports_create_graph = True
-    supports_complex = True
-
-    @staticmethod
-    def forward(ctx, x, shape):
-        return np.broadcast_to(x, shape)
-
-    @staticmethod
-    def backward(ctx, g):
-        return g, None  # the engine sums g back to x's shape
 
 
 @gradient_doc(Expand)
