@@ -4,12 +4,11 @@ itself, and running on its own (a subprocess that imports only ``tinyattn.core``
 from __future__ import annotations
 
 import ast
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from core_alone import ROOT, run_core_alone
+
 CORE = ROOT / "tinyattn" / "core"
 BUDGET = 3000  # non-blank lines of core/*.py: what a learner reads in an afternoon
 
@@ -136,19 +135,5 @@ def test_the_core_runs_on_its_own():
     """Only ``tinyattn.core`` is imported (``tinyattn/__init__`` is skipped by loading the
     core as the top package's only child), and the engine backpropagates through ops
     written on it: broadcasting undone, gradients matching finite differences."""
-    loader = textwrap.dedent(
-        f"""
-        import importlib.util, sys, types
-        package = types.ModuleType("tinyattn")
-        package.__path__ = [{str(ROOT / "tinyattn")!r}]
-        sys.modules["tinyattn"] = package  # the package without its __init__ (the full API)
-        """
-    )
-    result = subprocess.run(
-        [sys.executable, "-c", loader + STANDALONE],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=ROOT,
-    )
+    result = run_core_alone(STANDALONE)
     assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr

@@ -191,11 +191,9 @@ class Tensor(TensorBase, op_outputs=True):
         return Matmul.apply(self, other)
 
     def __getitem__(self, index: Any) -> Tensor:
-        if isinstance(index, TensorBase):
-            index = index._data
-        elif isinstance(index, tuple):
-            index = tuple(i._data if isinstance(i, TensorBase) else i for i in index)
-        return Index.apply(self, index)
+        """NumPy's indexing: ints, slices, None, ``...``, int or bool tensors / arrays."""
+        index = index if isinstance(index, tuple) else (index,)
+        return Index.apply(self, tuple(i._data if isinstance(i, TensorBase) else i for i in index))
 
     # -- elementwise functions and reductions --------------------------------------------
     def exp(self) -> Tensor:
@@ -208,11 +206,11 @@ class Tensor(TensorBase, op_outputs=True):
 
     def sum(self, dim: Any = None, keepdim: bool = False) -> Tensor:
         """The sum over ``dim`` (an int, a tuple of ints, or None for all)."""
-        return Sum.apply(self, _axes(dim, self.ndim), keepdim)
+        return Sum.apply(self, _axes(dim, self.ndim), keepdim, None)
 
     def max(self, dim: Any = None, keepdim: bool = False) -> Tensor:
         """The largest value over ``dim`` (None: all); ties share the gradient."""
-        return Max.apply(self, _axes(dim, self.ndim), keepdim)
+        return Max.apply(self, _axes(dim, self.ndim), keepdim, True, False)
 
     def softmax(self, dim: int) -> Tensor:
         """``exp(self)`` normalised to sum to 1 along ``dim``."""
@@ -221,7 +219,7 @@ class Tensor(TensorBase, op_outputs=True):
     # -- shapes --------------------------------------------------------------------------
     def reshape(self, *shape: Any) -> Tensor:
         """The same values in a new shape (one size may be -1): a view when possible."""
-        return Reshape.apply(self, _shape(shape))
+        return Reshape.apply(self, _shape(shape), False)
 
     def view(self, *shape: Any) -> Tensor:
         """The same memory seen with a new shape; refused when the layout forbids it."""
