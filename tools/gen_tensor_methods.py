@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import inspect
 import operator
+import re
 import sys
 from pathlib import Path
 
@@ -149,7 +150,7 @@ FAMILIES = {
 # Methods whose argument order differs from the function's (written out by hand here).
 SPECIAL = {
     "arithmetic": [
-        '''    def where(self, condition, other) -> Tensor:
+        '''    def where(self, condition, other) -> CoreTensor:
         """``tinyattn.where(condition, self, other)``. See :func:`tinyattn.where`."""
         return tinyattn.ops.elementwise.arithmetic.where(condition, cast("Tensor", self), other)
 '''
@@ -157,7 +158,7 @@ SPECIAL = {
 }
 
 SPECIAL["logic"] = [  # operators torch has and the Tensor class lacked (elementwise)
-    f'''    def __{dunder}__(self, other) -> Tensor:
+    f'''    def __{dunder}__(self, other) -> CoreTensor:
         """``{expr}``. See :func:`tinyattn.{op}`."""
         return tinyattn.ops.{ops_path(module)}.{op}({args})
 '''
@@ -215,7 +216,7 @@ SPECIAL["logic"] = [  # operators torch has and the Tensor class lacked (element
 ]
 
 SPECIAL["special.functions"] = [  # polygamma(n, input): the tensor is the second argument
-    f'''    def {name}(self, n: int) -> Tensor:
+    f'''    def {name}(self, n: int) -> CoreTensor:
         """{doc}"""
         return tinyattn.ops.special.functions.{target}
 '''
@@ -286,10 +287,13 @@ from typing import TYPE_CHECKING, cast
 import tinyattn  # the ops are looked up at call time: they import the Tensor class
 
 if TYPE_CHECKING:
+    from ..core.tensor import Tensor as CoreTensor
     from .tensor import Tensor
 
 # ``cast("Tensor", self)``: a mixin's ``self`` is always a Tensor, which the type checker
-# cannot know (the ops take Tensors); at run time cast returns its argument.
+# cannot know (the ops take Tensors); at run time cast returns its argument. The ops make
+# their results with ``TensorBase._make`` (a ``tinyattn.Tensor`` at run time), typed as the
+# core's ``Tensor``, which ``tinyattn.Tensor`` extends: ``-> CoreTensor``.
 
 
 class {cls}:
@@ -328,6 +332,11 @@ def _wrapped(head: str, items: list[str], tail: str, indent: str) -> str:
     return f"{indent}{head}(\n{lines}{indent}){tail}"
 
 
+def _result(annotation: str) -> str:
+    """An op's return annotation as the mixin writes it: ``Tensor`` is the core's."""
+    return re.sub(r"\bTensor\b", "CoreTensor", str(annotation))
+
+
 def _method(family: str, name: str) -> str:
     import tinyattn
 
@@ -349,7 +358,7 @@ def _method(family: str, name: str) -> str:
         else:
             args.append(p.name)
     ret = inspect.signature(op).return_annotation
-    tail = ":" if ret is inspect.Signature.empty else f" -> {ret}:"
+    tail = ":" if ret is inspect.Signature.empty else f" -> {_result(ret)}:"
     public_fn = getattr(
         tinyattn, name, None
     )  # (the out= wrapper of it, see tinyattn/torch_surface/out.py)

@@ -11,10 +11,13 @@ from typing import TYPE_CHECKING, cast
 import tinyattn  # the ops are looked up at call time: they import the Tensor class
 
 if TYPE_CHECKING:
+    from ..core.tensor import Tensor as CoreTensor
     from .tensor import Tensor
 
 # ``cast("Tensor", self)``: a mixin's ``self`` is always a Tensor, which the type checker
-# cannot know (the ops take Tensors); at run time cast returns its argument.
+# cannot know (the ops take Tensors); at run time cast returns its argument. The ops make
+# their results with ``TensorBase._make`` (a ``tinyattn.Tensor`` at run time), typed as the
+# core's ``Tensor``, which ``tinyattn.Tensor`` extends: ``-> CoreTensor``.
 
 
 class TensorBinaryMethods:
@@ -24,375 +27,375 @@ class TensorBinaryMethods:
 
     # -- binary ---------------------------------------------------------------------------------
 
-    def atan2(self, other: Tensor) -> Tensor:
+    def atan2(self, other: Tensor) -> CoreTensor:
         """See :func:`tinyattn.atan2`."""
         return tinyattn.ops.elementwise.binary.atan2(cast("Tensor", self), other)
 
-    def arctan2(self, other: Tensor) -> Tensor:
+    def arctan2(self, other: Tensor) -> CoreTensor:
         """See :func:`tinyattn.arctan2`."""
         return tinyattn.ops.elementwise.binary.arctan2(cast("Tensor", self), other)
 
-    def hypot(self, other: Tensor) -> Tensor:
+    def hypot(self, other: Tensor) -> CoreTensor:
         """See :func:`tinyattn.hypot`."""
         return tinyattn.ops.elementwise.binary.hypot(cast("Tensor", self), other)
 
-    def logaddexp(self, other: Tensor) -> Tensor:
+    def logaddexp(self, other: Tensor) -> CoreTensor:
         """See :func:`tinyattn.logaddexp`."""
         return tinyattn.ops.elementwise.binary.logaddexp(cast("Tensor", self), other)
 
-    def logaddexp2(self, other: Tensor) -> Tensor:
+    def logaddexp2(self, other: Tensor) -> CoreTensor:
         """See :func:`tinyattn.logaddexp2`."""
         return tinyattn.ops.elementwise.binary.logaddexp2(cast("Tensor", self), other)
 
-    def xlogy(self, other) -> Tensor:
+    def xlogy(self, other) -> CoreTensor:
         """See :func:`tinyattn.xlogy`."""
         return tinyattn.ops.elementwise.binary.xlogy(cast("Tensor", self), other)
 
-    def fmod(self, other) -> Tensor:
+    def fmod(self, other) -> CoreTensor:
         """See :func:`tinyattn.fmod`."""
         return tinyattn.ops.elementwise.binary.fmod(cast("Tensor", self), other)
 
-    def copysign(self, other) -> Tensor:
+    def copysign(self, other) -> CoreTensor:
         """See :func:`tinyattn.copysign`."""
         return tinyattn.ops.elementwise.binary.copysign(cast("Tensor", self), other)
 
-    def fmax(self, other: Tensor) -> Tensor:
+    def fmax(self, other: Tensor) -> CoreTensor:
         """See :func:`tinyattn.fmax`."""
         return tinyattn.ops.elementwise.binary.fmax(cast("Tensor", self), other)
 
-    def fmin(self, other: Tensor) -> Tensor:
+    def fmin(self, other: Tensor) -> CoreTensor:
         """See :func:`tinyattn.fmin`."""
         return tinyattn.ops.elementwise.binary.fmin(cast("Tensor", self), other)
 
-    def heaviside(self, values: Tensor) -> Tensor:
+    def heaviside(self, values: Tensor) -> CoreTensor:
         """See :func:`tinyattn.heaviside`."""
         return tinyattn.ops.elementwise.binary.heaviside(cast("Tensor", self), values)
 
-    def float_power(self, exponent) -> Tensor:
+    def float_power(self, exponent) -> CoreTensor:
         """See :func:`tinyattn.float_power`."""
         return tinyattn.ops.elementwise.binary.float_power(cast("Tensor", self), exponent)
 
-    def addcmul(self, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
+    def addcmul(self, tensor1: Tensor, tensor2: Tensor, *, value=1) -> CoreTensor:
         """See :func:`tinyattn.addcmul`."""
         return tinyattn.ops.elementwise.binary.addcmul(
             cast("Tensor", self), tensor1, tensor2, value=value
         )
 
-    def addcdiv(self, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
+    def addcdiv(self, tensor1: Tensor, tensor2: Tensor, *, value=1) -> CoreTensor:
         """See :func:`tinyattn.addcdiv`."""
         return tinyattn.ops.elementwise.binary.addcdiv(
             cast("Tensor", self), tensor1, tensor2, value=value
         )
 
-    def atan2_(self, other: Tensor) -> Tensor:
+    def atan2_(self, other: Tensor) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.binary.atan2_`."""
         return tinyattn.ops.elementwise.binary.atan2_(cast("Tensor", self), other)
 
-    def arctan2_(self, other: Tensor) -> Tensor:
+    def arctan2_(self, other: Tensor) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.binary.arctan2_`."""
         return tinyattn.ops.elementwise.binary.arctan2_(cast("Tensor", self), other)
 
-    def hypot_(self, other: Tensor) -> Tensor:
+    def hypot_(self, other: Tensor) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.binary.hypot_`."""
         return tinyattn.ops.elementwise.binary.hypot_(cast("Tensor", self), other)
 
-    def xlogy_(self, other) -> Tensor:
+    def xlogy_(self, other) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.binary.xlogy_`."""
         return tinyattn.ops.elementwise.binary.xlogy_(cast("Tensor", self), other)
 
-    def fmod_(self, other) -> Tensor:
+    def fmod_(self, other) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.binary.fmod_`."""
         return tinyattn.ops.elementwise.binary.fmod_(cast("Tensor", self), other)
 
-    def copysign_(self, other) -> Tensor:
+    def copysign_(self, other) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.binary.copysign_`."""
         return tinyattn.ops.elementwise.binary.copysign_(cast("Tensor", self), other)
 
-    def float_power_(self, exponent) -> Tensor:
+    def float_power_(self, exponent) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.binary.float_power_`."""
         return tinyattn.ops.elementwise.binary.float_power_(cast("Tensor", self), exponent)
 
-    def addcmul_(self, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
+    def addcmul_(self, tensor1: Tensor, tensor2: Tensor, *, value=1) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.binary.addcmul_`."""
         return tinyattn.ops.elementwise.binary.addcmul_(
             cast("Tensor", self), tensor1, tensor2, value=value
         )
 
-    def addcdiv_(self, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
+    def addcdiv_(self, tensor1: Tensor, tensor2: Tensor, *, value=1) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.binary.addcdiv_`."""
         return tinyattn.ops.elementwise.binary.addcdiv_(
             cast("Tensor", self), tensor1, tensor2, value=value
         )
 
-    def remainder_(self, other) -> Tensor:
+    def remainder_(self, other) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.binary.remainder_`."""
         return tinyattn.ops.elementwise.binary.remainder_(cast("Tensor", self), other)
 
-    def floor_divide_(self, other) -> Tensor:
+    def floor_divide_(self, other) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.binary.floor_divide_`."""
         return tinyattn.ops.elementwise.binary.floor_divide_(cast("Tensor", self), other)
 
-    def true_divide_(self, other, *, rounding_mode=None) -> Tensor:
+    def true_divide_(self, other, *, rounding_mode=None) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.binary.true_divide_`."""
         return tinyattn.ops.elementwise.binary.true_divide_(
             cast("Tensor", self), other, rounding_mode=rounding_mode
         )
 
-    def divide_(self, other, *, rounding_mode=None) -> Tensor:
+    def divide_(self, other, *, rounding_mode=None) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.binary.divide_`."""
         return tinyattn.ops.elementwise.binary.divide_(
             cast("Tensor", self), other, rounding_mode=rounding_mode
         )
 
-    def multiply_(self, other) -> Tensor:
+    def multiply_(self, other) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.binary.multiply_`."""
         return tinyattn.ops.elementwise.binary.multiply_(cast("Tensor", self), other)
 
-    def subtract_(self, other, alpha=1) -> Tensor:
+    def subtract_(self, other, alpha=1) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.binary.subtract_`."""
         return tinyattn.ops.elementwise.binary.subtract_(cast("Tensor", self), other, alpha)
 
     # -- logic ----------------------------------------------------------------------------------
 
-    def not_equal(self, other) -> Tensor:
+    def not_equal(self, other) -> CoreTensor:
         """See :func:`tinyattn.not_equal`."""
         return tinyattn.ops.elementwise.logic.not_equal(cast("Tensor", self), other)
 
-    def greater_equal(self, other) -> Tensor:
+    def greater_equal(self, other) -> CoreTensor:
         """See :func:`tinyattn.greater_equal`."""
         return tinyattn.ops.elementwise.logic.greater_equal(cast("Tensor", self), other)
 
-    def less_equal(self, other) -> Tensor:
+    def less_equal(self, other) -> CoreTensor:
         """See :func:`tinyattn.less_equal`."""
         return tinyattn.ops.elementwise.logic.less_equal(cast("Tensor", self), other)
 
-    def bitwise_and(self, other) -> Tensor:
+    def bitwise_and(self, other) -> CoreTensor:
         """See :func:`tinyattn.bitwise_and`."""
         return tinyattn.ops.elementwise.logic.bitwise_and(cast("Tensor", self), other)
 
-    def bitwise_or(self, other) -> Tensor:
+    def bitwise_or(self, other) -> CoreTensor:
         """See :func:`tinyattn.bitwise_or`."""
         return tinyattn.ops.elementwise.logic.bitwise_or(cast("Tensor", self), other)
 
-    def bitwise_xor(self, other) -> Tensor:
+    def bitwise_xor(self, other) -> CoreTensor:
         """See :func:`tinyattn.bitwise_xor`."""
         return tinyattn.ops.elementwise.logic.bitwise_xor(cast("Tensor", self), other)
 
-    def bitwise_not(self) -> Tensor:
+    def bitwise_not(self) -> CoreTensor:
         """See :func:`tinyattn.bitwise_not`."""
         return tinyattn.ops.elementwise.logic.bitwise_not(cast("Tensor", self))
 
-    def bitwise_left_shift(self, other) -> Tensor:
+    def bitwise_left_shift(self, other) -> CoreTensor:
         """See :func:`tinyattn.bitwise_left_shift`."""
         return tinyattn.ops.elementwise.logic.bitwise_left_shift(cast("Tensor", self), other)
 
-    def bitwise_right_shift(self, other) -> Tensor:
+    def bitwise_right_shift(self, other) -> CoreTensor:
         """See :func:`tinyattn.bitwise_right_shift`."""
         return tinyattn.ops.elementwise.logic.bitwise_right_shift(cast("Tensor", self), other)
 
-    def eq_(self, other) -> Tensor:
+    def eq_(self, other) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.logic.eq_`."""
         return tinyattn.ops.elementwise.logic.eq_(cast("Tensor", self), other)
 
-    def ne_(self, other) -> Tensor:
+    def ne_(self, other) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.logic.ne_`."""
         return tinyattn.ops.elementwise.logic.ne_(cast("Tensor", self), other)
 
-    def lt_(self, other) -> Tensor:
+    def lt_(self, other) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.logic.lt_`."""
         return tinyattn.ops.elementwise.logic.lt_(cast("Tensor", self), other)
 
-    def le_(self, other) -> Tensor:
+    def le_(self, other) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.logic.le_`."""
         return tinyattn.ops.elementwise.logic.le_(cast("Tensor", self), other)
 
-    def gt_(self, other) -> Tensor:
+    def gt_(self, other) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.logic.gt_`."""
         return tinyattn.ops.elementwise.logic.gt_(cast("Tensor", self), other)
 
-    def ge_(self, other) -> Tensor:
+    def ge_(self, other) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.logic.ge_`."""
         return tinyattn.ops.elementwise.logic.ge_(cast("Tensor", self), other)
 
-    def not_equal_(self, other) -> Tensor:
+    def not_equal_(self, other) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.logic.not_equal_`."""
         return tinyattn.ops.elementwise.logic.not_equal_(cast("Tensor", self), other)
 
-    def greater_equal_(self, other) -> Tensor:
+    def greater_equal_(self, other) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.logic.greater_equal_`."""
         return tinyattn.ops.elementwise.logic.greater_equal_(cast("Tensor", self), other)
 
-    def less_equal_(self, other) -> Tensor:
+    def less_equal_(self, other) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.logic.less_equal_`."""
         return tinyattn.ops.elementwise.logic.less_equal_(cast("Tensor", self), other)
 
-    def greater_(self, other) -> Tensor:
+    def greater_(self, other) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.logic.greater_`."""
         return tinyattn.ops.elementwise.logic.greater_(cast("Tensor", self), other)
 
-    def less_(self, other) -> Tensor:
+    def less_(self, other) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.logic.less_`."""
         return tinyattn.ops.elementwise.logic.less_(cast("Tensor", self), other)
 
-    def logical_and_(self, other) -> Tensor:
+    def logical_and_(self, other) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.logic.logical_and_`."""
         return tinyattn.ops.elementwise.logic.logical_and_(cast("Tensor", self), other)
 
-    def logical_or_(self, other) -> Tensor:
+    def logical_or_(self, other) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.logic.logical_or_`."""
         return tinyattn.ops.elementwise.logic.logical_or_(cast("Tensor", self), other)
 
-    def logical_xor_(self, other) -> Tensor:
+    def logical_xor_(self, other) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.logic.logical_xor_`."""
         return tinyattn.ops.elementwise.logic.logical_xor_(cast("Tensor", self), other)
 
-    def logical_not_(self) -> Tensor:
+    def logical_not_(self) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.logic.logical_not_`."""
         return tinyattn.ops.elementwise.logic.logical_not_(cast("Tensor", self))
 
-    def bitwise_and_(self, other=None) -> Tensor:
+    def bitwise_and_(self, other=None) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.logic.bitwise_and_`."""
         return tinyattn.ops.elementwise.logic.bitwise_and_(cast("Tensor", self), other)
 
-    def bitwise_or_(self, other=None) -> Tensor:
+    def bitwise_or_(self, other=None) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.logic.bitwise_or_`."""
         return tinyattn.ops.elementwise.logic.bitwise_or_(cast("Tensor", self), other)
 
-    def bitwise_xor_(self, other=None) -> Tensor:
+    def bitwise_xor_(self, other=None) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.logic.bitwise_xor_`."""
         return tinyattn.ops.elementwise.logic.bitwise_xor_(cast("Tensor", self), other)
 
-    def bitwise_not_(self) -> Tensor:
+    def bitwise_not_(self) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.logic.bitwise_not_`."""
         return tinyattn.ops.elementwise.logic.bitwise_not_(cast("Tensor", self))
 
-    def bitwise_left_shift_(self, other=None) -> Tensor:
+    def bitwise_left_shift_(self, other=None) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.logic.bitwise_left_shift_`."""
         return tinyattn.ops.elementwise.logic.bitwise_left_shift_(cast("Tensor", self), other)
 
-    def bitwise_right_shift_(self, other=None) -> Tensor:
+    def bitwise_right_shift_(self, other=None) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.logic.bitwise_right_shift_`."""
         return tinyattn.ops.elementwise.logic.bitwise_right_shift_(cast("Tensor", self), other)
 
-    def __lshift__(self, other) -> Tensor:
+    def __lshift__(self, other) -> CoreTensor:
         """``self << other``. See :func:`tinyattn.bitwise_left_shift`."""
         return tinyattn.ops.elementwise.compare.bitwise_left_shift(cast("Tensor", self), other)
 
-    def __rshift__(self, other) -> Tensor:
+    def __rshift__(self, other) -> CoreTensor:
         """``self >> other``. See :func:`tinyattn.bitwise_right_shift`."""
         return tinyattn.ops.elementwise.compare.bitwise_right_shift(cast("Tensor", self), other)
 
-    def __rlshift__(self, other) -> Tensor:
+    def __rlshift__(self, other) -> CoreTensor:
         """``other << self``. See :func:`tinyattn.bitwise_left_shift`."""
         return tinyattn.ops.elementwise.compare.bitwise_left_shift(other, cast("Tensor", self))
 
-    def __rrshift__(self, other) -> Tensor:
+    def __rrshift__(self, other) -> CoreTensor:
         """``other >> self``. See :func:`tinyattn.bitwise_right_shift`."""
         return tinyattn.ops.elementwise.compare.bitwise_right_shift(other, cast("Tensor", self))
 
-    def __rmod__(self, other) -> Tensor:
+    def __rmod__(self, other) -> CoreTensor:
         """``other % self``. See :func:`tinyattn.remainder`."""
         return tinyattn.ops.elementwise.arithmetic.remainder(other, cast("Tensor", self))
 
-    def __ilshift__(self, other) -> Tensor:
+    def __ilshift__(self, other) -> CoreTensor:
         """``self <<= other``. See :func:`tinyattn.bitwise_left_shift_`."""
         return tinyattn.ops.elementwise.logic.bitwise_left_shift_(cast("Tensor", self), other)
 
-    def __irshift__(self, other) -> Tensor:
+    def __irshift__(self, other) -> CoreTensor:
         """``self >>= other``. See :func:`tinyattn.bitwise_right_shift_`."""
         return tinyattn.ops.elementwise.logic.bitwise_right_shift_(cast("Tensor", self), other)
 
-    def __iand__(self, other) -> Tensor:
+    def __iand__(self, other) -> CoreTensor:
         """``self &= other``. See :func:`tinyattn.bitwise_and_`."""
         return tinyattn.ops.elementwise.logic.bitwise_and_(cast("Tensor", self), other)
 
-    def __ior__(self, other) -> Tensor:
+    def __ior__(self, other) -> CoreTensor:
         """``self |= other``. See :func:`tinyattn.bitwise_or_`."""
         return tinyattn.ops.elementwise.logic.bitwise_or_(cast("Tensor", self), other)
 
-    def __ixor__(self, other) -> Tensor:
+    def __ixor__(self, other) -> CoreTensor:
         """``self ^= other``. See :func:`tinyattn.bitwise_xor_`."""
         return tinyattn.ops.elementwise.logic.bitwise_xor_(cast("Tensor", self), other)
 
-    def __imod__(self, other) -> Tensor:
+    def __imod__(self, other) -> CoreTensor:
         """``self %= other``. See :func:`tinyattn.remainder_`."""
         return tinyattn.ops.elementwise.arithmetic.remainder_(cast("Tensor", self), other)
 
-    def __ipow__(self, other) -> Tensor:
+    def __ipow__(self, other) -> CoreTensor:
         """``self **= other``. See :func:`tinyattn.pow_`."""
         return tinyattn.ops.elementwise.arithmetic.pow_(cast("Tensor", self), other)
 
-    def __ifloordiv__(self, other) -> Tensor:
+    def __ifloordiv__(self, other) -> CoreTensor:
         """``self //= other``. See :func:`tinyattn.floor_divide_`."""
         return tinyattn.ops.elementwise.arithmetic.floor_divide_(cast("Tensor", self), other)
 
     # -- integer_math ---------------------------------------------------------------------------
 
-    def gcd(self, other: Tensor) -> Tensor:
+    def gcd(self, other: Tensor) -> CoreTensor:
         """See :func:`tinyattn.gcd`."""
         return tinyattn.ops.elementwise.integer_math.gcd(cast("Tensor", self), other)
 
-    def gcd_(self, other: Tensor) -> Tensor:
+    def gcd_(self, other: Tensor) -> CoreTensor:
         """See :func:`tinyattn.gcd_`."""
         return tinyattn.ops.elementwise.integer_math.gcd_(cast("Tensor", self), other)
 
-    def lcm(self, other: Tensor) -> Tensor:
+    def lcm(self, other: Tensor) -> CoreTensor:
         """See :func:`tinyattn.lcm`."""
         return tinyattn.ops.elementwise.integer_math.lcm(cast("Tensor", self), other)
 
-    def lcm_(self, other: Tensor) -> Tensor:
+    def lcm_(self, other: Tensor) -> CoreTensor:
         """See :func:`tinyattn.lcm_`."""
         return tinyattn.ops.elementwise.integer_math.lcm_(cast("Tensor", self), other)
 
-    def ldexp(self, other: Tensor) -> Tensor:
+    def ldexp(self, other: Tensor) -> CoreTensor:
         """See :func:`tinyattn.ldexp`."""
         return tinyattn.ops.elementwise.integer_math.ldexp(cast("Tensor", self), other)
 
-    def ldexp_(self, other: Tensor) -> Tensor:
+    def ldexp_(self, other: Tensor) -> CoreTensor:
         """See :func:`tinyattn.ldexp_`."""
         return tinyattn.ops.elementwise.integer_math.ldexp_(cast("Tensor", self), other)
 
-    def frexp(self) -> tuple[Tensor, Tensor]:
+    def frexp(self) -> tuple[CoreTensor, CoreTensor]:
         """See :func:`tinyattn.frexp`."""
         return tinyattn.ops.elementwise.integer_math.frexp(cast("Tensor", self))
 
-    def nextafter(self, other: Tensor) -> Tensor:
+    def nextafter(self, other: Tensor) -> CoreTensor:
         """See :func:`tinyattn.nextafter`."""
         return tinyattn.ops.elementwise.integer_math.nextafter(cast("Tensor", self), other)
 
-    def nextafter_(self, other: Tensor) -> Tensor:
+    def nextafter_(self, other: Tensor) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.integer_math.nextafter_`."""
         return tinyattn.ops.elementwise.integer_math.nextafter_(cast("Tensor", self), other)
 
-    def isposinf(self) -> Tensor:
+    def isposinf(self) -> CoreTensor:
         """See :func:`tinyattn.isposinf`."""
         return tinyattn.ops.elementwise.integer_math.isposinf(cast("Tensor", self))
 
-    def isneginf(self) -> Tensor:
+    def isneginf(self) -> CoreTensor:
         """See :func:`tinyattn.isneginf`."""
         return tinyattn.ops.elementwise.integer_math.isneginf(cast("Tensor", self))
 
-    def isreal(self) -> Tensor:
+    def isreal(self) -> CoreTensor:
         """See :func:`tinyattn.isreal`."""
         return tinyattn.ops.elementwise.integer_math.isreal(cast("Tensor", self))
 
-    def angle(self) -> Tensor:
+    def angle(self) -> CoreTensor:
         """See :func:`tinyattn.angle`."""
         return tinyattn.ops.elementwise.integer_math.angle(cast("Tensor", self))
 
-    def conj(self) -> Tensor:
+    def conj(self) -> CoreTensor:
         """See :func:`tinyattn.conj`."""
         return tinyattn.ops.elementwise.integer_math.conj(cast("Tensor", self))
 
-    def conj_physical(self) -> Tensor:
+    def conj_physical(self) -> CoreTensor:
         """See :func:`tinyattn.conj_physical`."""
         return tinyattn.ops.elementwise.integer_math.conj_physical(cast("Tensor", self))
 
-    def resolve_conj(self) -> Tensor:
+    def resolve_conj(self) -> CoreTensor:
         """See :func:`tinyattn.resolve_conj`."""
         return tinyattn.ops.elementwise.integer_math.resolve_conj(cast("Tensor", self))
 
-    def resolve_neg(self) -> Tensor:
+    def resolve_neg(self) -> CoreTensor:
         """See :func:`tinyattn.resolve_neg`."""
         return tinyattn.ops.elementwise.integer_math.resolve_neg(cast("Tensor", self))
 
@@ -404,6 +407,6 @@ class TensorBinaryMethods:
         """See :func:`tinyattn.is_neg`."""
         return tinyattn.ops.elementwise.integer_math.is_neg(cast("Tensor", self))
 
-    def heaviside_(self, values: Tensor) -> Tensor:
+    def heaviside_(self, values: Tensor) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.integer_math.heaviside_`."""
         return tinyattn.ops.elementwise.integer_math.heaviside_(cast("Tensor", self), values)

@@ -11,10 +11,13 @@ from typing import TYPE_CHECKING, cast
 import tinyattn  # the ops are looked up at call time: they import the Tensor class
 
 if TYPE_CHECKING:
+    from ..core.tensor import Tensor as CoreTensor
     from .tensor import Tensor
 
 # ``cast("Tensor", self)``: a mixin's ``self`` is always a Tensor, which the type checker
-# cannot know (the ops take Tensors); at run time cast returns its argument.
+# cannot know (the ops take Tensors); at run time cast returns its argument. The ops make
+# their results with ``TensorBase._make`` (a ``tinyattn.Tensor`` at run time), typed as the
+# core's ``Tensor``, which ``tinyattn.Tensor`` extends: ``-> CoreTensor``.
 
 
 class TensorElementwiseMethods:
@@ -24,304 +27,304 @@ class TensorElementwiseMethods:
 
     # -- trig -----------------------------------------------------------------------------------
 
-    def tan(self) -> Tensor:
+    def tan(self) -> CoreTensor:
         """See :func:`tinyattn.tan`."""
         return tinyattn.ops.elementwise.trig.tan(cast("Tensor", self))
 
-    def asin(self) -> Tensor:
+    def asin(self) -> CoreTensor:
         """See :func:`tinyattn.asin`."""
         return tinyattn.ops.elementwise.trig.asin(cast("Tensor", self))
 
-    def acos(self) -> Tensor:
+    def acos(self) -> CoreTensor:
         """See :func:`tinyattn.acos`."""
         return tinyattn.ops.elementwise.trig.acos(cast("Tensor", self))
 
-    def atan(self) -> Tensor:
+    def atan(self) -> CoreTensor:
         """See :func:`tinyattn.atan`."""
         return tinyattn.ops.elementwise.trig.atan(cast("Tensor", self))
 
-    def sinh(self) -> Tensor:
+    def sinh(self) -> CoreTensor:
         """See :func:`tinyattn.sinh`."""
         return tinyattn.ops.elementwise.trig.sinh(cast("Tensor", self))
 
-    def cosh(self) -> Tensor:
+    def cosh(self) -> CoreTensor:
         """See :func:`tinyattn.cosh`."""
         return tinyattn.ops.elementwise.trig.cosh(cast("Tensor", self))
 
-    def asinh(self) -> Tensor:
+    def asinh(self) -> CoreTensor:
         """See :func:`tinyattn.asinh`."""
         return tinyattn.ops.elementwise.trig.asinh(cast("Tensor", self))
 
-    def acosh(self) -> Tensor:
+    def acosh(self) -> CoreTensor:
         """See :func:`tinyattn.acosh`."""
         return tinyattn.ops.elementwise.trig.acosh(cast("Tensor", self))
 
-    def atanh(self) -> Tensor:
+    def atanh(self) -> CoreTensor:
         """See :func:`tinyattn.atanh`."""
         return tinyattn.ops.elementwise.trig.atanh(cast("Tensor", self))
 
-    def arcsin(self) -> Tensor:
+    def arcsin(self) -> CoreTensor:
         """See :func:`tinyattn.arcsin`."""
         return tinyattn.ops.elementwise.trig.arcsin(cast("Tensor", self))
 
-    def arccos(self) -> Tensor:
+    def arccos(self) -> CoreTensor:
         """See :func:`tinyattn.arccos`."""
         return tinyattn.ops.elementwise.trig.arccos(cast("Tensor", self))
 
-    def arctan(self) -> Tensor:
+    def arctan(self) -> CoreTensor:
         """See :func:`tinyattn.arctan`."""
         return tinyattn.ops.elementwise.trig.arctan(cast("Tensor", self))
 
-    def arcsinh(self) -> Tensor:
+    def arcsinh(self) -> CoreTensor:
         """See :func:`tinyattn.arcsinh`."""
         return tinyattn.ops.elementwise.trig.arcsinh(cast("Tensor", self))
 
-    def arccosh(self) -> Tensor:
+    def arccosh(self) -> CoreTensor:
         """See :func:`tinyattn.arccosh`."""
         return tinyattn.ops.elementwise.trig.arccosh(cast("Tensor", self))
 
-    def arctanh(self) -> Tensor:
+    def arctanh(self) -> CoreTensor:
         """See :func:`tinyattn.arctanh`."""
         return tinyattn.ops.elementwise.trig.arctanh(cast("Tensor", self))
 
-    def deg2rad(self) -> Tensor:
+    def deg2rad(self) -> CoreTensor:
         """See :func:`tinyattn.deg2rad`."""
         return tinyattn.ops.elementwise.trig.deg2rad(cast("Tensor", self))
 
-    def rad2deg(self) -> Tensor:
+    def rad2deg(self) -> CoreTensor:
         """See :func:`tinyattn.rad2deg`."""
         return tinyattn.ops.elementwise.trig.rad2deg(cast("Tensor", self))
 
-    def sinc(self) -> Tensor:
+    def sinc(self) -> CoreTensor:
         """See :func:`tinyattn.sinc`."""
         return tinyattn.ops.elementwise.trig.sinc(cast("Tensor", self))
 
-    def tan_(self) -> Tensor:
+    def tan_(self) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.trig.tan_`."""
         return tinyattn.ops.elementwise.trig.tan_(cast("Tensor", self))
 
-    def asin_(self) -> Tensor:
+    def asin_(self) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.trig.asin_`."""
         return tinyattn.ops.elementwise.trig.asin_(cast("Tensor", self))
 
-    def acos_(self) -> Tensor:
+    def acos_(self) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.trig.acos_`."""
         return tinyattn.ops.elementwise.trig.acos_(cast("Tensor", self))
 
-    def atan_(self) -> Tensor:
+    def atan_(self) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.trig.atan_`."""
         return tinyattn.ops.elementwise.trig.atan_(cast("Tensor", self))
 
-    def sinh_(self) -> Tensor:
+    def sinh_(self) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.trig.sinh_`."""
         return tinyattn.ops.elementwise.trig.sinh_(cast("Tensor", self))
 
-    def cosh_(self) -> Tensor:
+    def cosh_(self) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.trig.cosh_`."""
         return tinyattn.ops.elementwise.trig.cosh_(cast("Tensor", self))
 
-    def asinh_(self) -> Tensor:
+    def asinh_(self) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.trig.asinh_`."""
         return tinyattn.ops.elementwise.trig.asinh_(cast("Tensor", self))
 
-    def acosh_(self) -> Tensor:
+    def acosh_(self) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.trig.acosh_`."""
         return tinyattn.ops.elementwise.trig.acosh_(cast("Tensor", self))
 
-    def atanh_(self) -> Tensor:
+    def atanh_(self) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.trig.atanh_`."""
         return tinyattn.ops.elementwise.trig.atanh_(cast("Tensor", self))
 
-    def arcsin_(self) -> Tensor:
+    def arcsin_(self) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.trig.arcsin_`."""
         return tinyattn.ops.elementwise.trig.arcsin_(cast("Tensor", self))
 
-    def arccos_(self) -> Tensor:
+    def arccos_(self) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.trig.arccos_`."""
         return tinyattn.ops.elementwise.trig.arccos_(cast("Tensor", self))
 
-    def arctan_(self) -> Tensor:
+    def arctan_(self) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.trig.arctan_`."""
         return tinyattn.ops.elementwise.trig.arctan_(cast("Tensor", self))
 
-    def arcsinh_(self) -> Tensor:
+    def arcsinh_(self) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.trig.arcsinh_`."""
         return tinyattn.ops.elementwise.trig.arcsinh_(cast("Tensor", self))
 
-    def arccosh_(self) -> Tensor:
+    def arccosh_(self) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.trig.arccosh_`."""
         return tinyattn.ops.elementwise.trig.arccosh_(cast("Tensor", self))
 
-    def arctanh_(self) -> Tensor:
+    def arctanh_(self) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.trig.arctanh_`."""
         return tinyattn.ops.elementwise.trig.arctanh_(cast("Tensor", self))
 
-    def deg2rad_(self) -> Tensor:
+    def deg2rad_(self) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.trig.deg2rad_`."""
         return tinyattn.ops.elementwise.trig.deg2rad_(cast("Tensor", self))
 
-    def rad2deg_(self) -> Tensor:
+    def rad2deg_(self) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.trig.rad2deg_`."""
         return tinyattn.ops.elementwise.trig.rad2deg_(cast("Tensor", self))
 
-    def sinc_(self) -> Tensor:
+    def sinc_(self) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.trig.sinc_`."""
         return tinyattn.ops.elementwise.trig.sinc_(cast("Tensor", self))
 
     # -- unary_inplace --------------------------------------------------------------------------
 
-    def log10(self) -> Tensor:
+    def log10(self) -> CoreTensor:
         """See :func:`tinyattn.log10`."""
         return tinyattn.ops.elementwise.unary_inplace.log10(cast("Tensor", self))
 
-    def exp2(self) -> Tensor:
+    def exp2(self) -> CoreTensor:
         """See :func:`tinyattn.exp2`."""
         return tinyattn.ops.elementwise.unary_inplace.exp2(cast("Tensor", self))
 
-    def trunc(self) -> Tensor:
+    def trunc(self) -> CoreTensor:
         """See :func:`tinyattn.trunc`."""
         return tinyattn.ops.elementwise.unary_inplace.trunc(cast("Tensor", self))
 
-    def fix(self) -> Tensor:
+    def fix(self) -> CoreTensor:
         """See :func:`tinyattn.fix`."""
         return tinyattn.ops.elementwise.unary_inplace.fix(cast("Tensor", self))
 
-    def frac(self) -> Tensor:
+    def frac(self) -> CoreTensor:
         """See :func:`tinyattn.frac`."""
         return tinyattn.ops.elementwise.unary_inplace.frac(cast("Tensor", self))
 
-    def sgn(self) -> Tensor:
+    def sgn(self) -> CoreTensor:
         """See :func:`tinyattn.sgn`."""
         return tinyattn.ops.elementwise.unary_inplace.sgn(cast("Tensor", self))
 
-    def signbit(self) -> Tensor:
+    def signbit(self) -> CoreTensor:
         """See :func:`tinyattn.signbit`."""
         return tinyattn.ops.elementwise.unary_inplace.signbit(cast("Tensor", self))
 
-    def logit(self, eps: float | None = None) -> Tensor:
+    def logit(self, eps: float | None = None) -> CoreTensor:
         """See :func:`tinyattn.logit`."""
         return tinyattn.ops.elementwise.unary_inplace.logit(cast("Tensor", self), eps)
 
-    def nan_to_num(self, nan: float = 0.0, posinf=None, neginf=None) -> Tensor:
+    def nan_to_num(self, nan: float = 0.0, posinf=None, neginf=None) -> CoreTensor:
         """See :func:`tinyattn.nan_to_num`."""
         return tinyattn.ops.elementwise.unary_inplace.nan_to_num(
             cast("Tensor", self), nan, posinf, neginf
         )
 
-    def positive(self) -> Tensor:
+    def positive(self) -> CoreTensor:
         """See :func:`tinyattn.positive`."""
         return tinyattn.ops.elementwise.unary_inplace.positive(cast("Tensor", self))
 
-    def clamp_min(self, min) -> Tensor:
+    def clamp_min(self, min) -> CoreTensor:
         """See :func:`tinyattn.clamp_min`."""
         return tinyattn.ops.elementwise.unary_inplace.clamp_min(cast("Tensor", self), min)
 
-    def clamp_max(self, max) -> Tensor:
+    def clamp_max(self, max) -> CoreTensor:
         """See :func:`tinyattn.clamp_max`."""
         return tinyattn.ops.elementwise.unary_inplace.clamp_max(cast("Tensor", self), max)
 
-    def nan_to_num_(self, nan: float = 0.0, posinf=None, neginf=None) -> Tensor:
+    def nan_to_num_(self, nan: float = 0.0, posinf=None, neginf=None) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.unary_inplace.nan_to_num_`."""
         return tinyattn.ops.elementwise.unary_inplace.nan_to_num_(
             cast("Tensor", self), nan, posinf, neginf
         )
 
-    def clamp_min_(self, min) -> Tensor:
+    def clamp_min_(self, min) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.unary_inplace.clamp_min_`."""
         return tinyattn.ops.elementwise.unary_inplace.clamp_min_(cast("Tensor", self), min)
 
-    def clamp_max_(self, max) -> Tensor:
+    def clamp_max_(self, max) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.unary_inplace.clamp_max_`."""
         return tinyattn.ops.elementwise.unary_inplace.clamp_max_(cast("Tensor", self), max)
 
-    def trunc_(self) -> Tensor:
+    def trunc_(self) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.unary_inplace.trunc_`."""
         return tinyattn.ops.elementwise.unary_inplace.trunc_(cast("Tensor", self))
 
-    def fix_(self) -> Tensor:
+    def fix_(self) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.unary_inplace.fix_`."""
         return tinyattn.ops.elementwise.unary_inplace.fix_(cast("Tensor", self))
 
-    def floor_(self) -> Tensor:
+    def floor_(self) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.unary_inplace.floor_`."""
         return tinyattn.ops.elementwise.unary_inplace.floor_(cast("Tensor", self))
 
-    def ceil_(self) -> Tensor:
+    def ceil_(self) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.unary_inplace.ceil_`."""
         return tinyattn.ops.elementwise.unary_inplace.ceil_(cast("Tensor", self))
 
-    def round_(self, decimals: int = 0) -> Tensor:
+    def round_(self, decimals: int = 0) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.unary_inplace.round_`."""
         return tinyattn.ops.elementwise.unary_inplace.round_(cast("Tensor", self), decimals)
 
-    def sign_(self) -> Tensor:
+    def sign_(self) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.unary_inplace.sign_`."""
         return tinyattn.ops.elementwise.unary_inplace.sign_(cast("Tensor", self))
 
-    def sgn_(self) -> Tensor:
+    def sgn_(self) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.unary_inplace.sgn_`."""
         return tinyattn.ops.elementwise.unary_inplace.sgn_(cast("Tensor", self))
 
-    def frac_(self) -> Tensor:
+    def frac_(self) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.unary_inplace.frac_`."""
         return tinyattn.ops.elementwise.unary_inplace.frac_(cast("Tensor", self))
 
-    def logit_(self, eps: float | None = None) -> Tensor:
+    def logit_(self, eps: float | None = None) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.unary_inplace.logit_`."""
         return tinyattn.ops.elementwise.unary_inplace.logit_(cast("Tensor", self), eps)
 
-    def sin_(self) -> Tensor:
+    def sin_(self) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.unary_inplace.sin_`."""
         return tinyattn.ops.elementwise.unary_inplace.sin_(cast("Tensor", self))
 
-    def cos_(self) -> Tensor:
+    def cos_(self) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.unary_inplace.cos_`."""
         return tinyattn.ops.elementwise.unary_inplace.cos_(cast("Tensor", self))
 
-    def log2_(self) -> Tensor:
+    def log2_(self) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.unary_inplace.log2_`."""
         return tinyattn.ops.elementwise.unary_inplace.log2_(cast("Tensor", self))
 
-    def log10_(self) -> Tensor:
+    def log10_(self) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.unary_inplace.log10_`."""
         return tinyattn.ops.elementwise.unary_inplace.log10_(cast("Tensor", self))
 
-    def log1p_(self) -> Tensor:
+    def log1p_(self) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.unary_inplace.log1p_`."""
         return tinyattn.ops.elementwise.unary_inplace.log1p_(cast("Tensor", self))
 
-    def expm1_(self) -> Tensor:
+    def expm1_(self) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.unary_inplace.expm1_`."""
         return tinyattn.ops.elementwise.unary_inplace.expm1_(cast("Tensor", self))
 
-    def exp2_(self) -> Tensor:
+    def exp2_(self) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.unary_inplace.exp2_`."""
         return tinyattn.ops.elementwise.unary_inplace.exp2_(cast("Tensor", self))
 
-    def rsqrt_(self) -> Tensor:
+    def rsqrt_(self) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.unary_inplace.rsqrt_`."""
         return tinyattn.ops.elementwise.unary_inplace.rsqrt_(cast("Tensor", self))
 
-    def reciprocal_(self) -> Tensor:
+    def reciprocal_(self) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.unary_inplace.reciprocal_`."""
         return tinyattn.ops.elementwise.unary_inplace.reciprocal_(cast("Tensor", self))
 
-    def square_(self) -> Tensor:
+    def square_(self) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.unary_inplace.square_`."""
         return tinyattn.ops.elementwise.unary_inplace.square_(cast("Tensor", self))
 
-    def erf_(self) -> Tensor:
+    def erf_(self) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.unary_inplace.erf_`."""
         return tinyattn.ops.elementwise.unary_inplace.erf_(cast("Tensor", self))
 
-    def negative_(self) -> Tensor:
+    def negative_(self) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.unary_inplace.negative_`."""
         return tinyattn.ops.elementwise.unary_inplace.negative_(cast("Tensor", self))
 
-    def negative(self) -> Tensor:
+    def negative(self) -> CoreTensor:
         """See :func:`tinyattn.negative`."""
         return tinyattn.ops.elementwise.unary_inplace.negative(cast("Tensor", self))
 
-    def absolute(self) -> Tensor:
+    def absolute(self) -> CoreTensor:
         """See :func:`tinyattn.absolute`."""
         return tinyattn.ops.elementwise.unary_inplace.absolute(cast("Tensor", self))

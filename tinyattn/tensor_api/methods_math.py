@@ -11,10 +11,13 @@ from typing import TYPE_CHECKING, cast
 import tinyattn  # the ops are looked up at call time: they import the Tensor class
 
 if TYPE_CHECKING:
+    from ..core.tensor import Tensor as CoreTensor
     from .tensor import Tensor
 
 # ``cast("Tensor", self)``: a mixin's ``self`` is always a Tensor, which the type checker
-# cannot know (the ops take Tensors); at run time cast returns its argument.
+# cannot know (the ops take Tensors); at run time cast returns its argument. The ops make
+# their results with ``TensorBase._make`` (a ``tinyattn.Tensor`` at run time), typed as the
+# core's ``Tensor``, which ``tinyattn.Tensor`` extends: ``-> CoreTensor``.
 
 
 class TensorMathMethods:
@@ -24,269 +27,269 @@ class TensorMathMethods:
 
     # -- arithmetic -----------------------------------------------------------------------------
 
-    def add(self, other, *, alpha=1) -> Tensor:
+    def add(self, other, *, alpha=1) -> CoreTensor:
         """See :func:`tinyattn.add`."""
         return tinyattn.ops.elementwise.arithmetic.add(cast("Tensor", self), other, alpha=alpha)
 
-    def sub(self, other, *, alpha=1) -> Tensor:
+    def sub(self, other, *, alpha=1) -> CoreTensor:
         """See :func:`tinyattn.sub`."""
         return tinyattn.ops.elementwise.arithmetic.sub(cast("Tensor", self), other, alpha=alpha)
 
-    def mul(self, other) -> Tensor:
+    def mul(self, other) -> CoreTensor:
         """See :func:`tinyattn.mul`."""
         return tinyattn.ops.elementwise.arithmetic.mul(cast("Tensor", self), other)
 
-    def div(self, other, *, rounding_mode=None) -> Tensor:
+    def div(self, other, *, rounding_mode=None) -> CoreTensor:
         """See :func:`tinyattn.div`."""
         return tinyattn.ops.elementwise.arithmetic.div(
             cast("Tensor", self), other, rounding_mode=rounding_mode
         )
 
-    def true_divide(self, other, *, rounding_mode=None) -> Tensor:
+    def true_divide(self, other, *, rounding_mode=None) -> CoreTensor:
         """See :func:`tinyattn.true_divide`."""
         return tinyattn.ops.elementwise.arithmetic.true_divide(
             cast("Tensor", self), other, rounding_mode=rounding_mode
         )
 
-    def floor_divide(self, other) -> Tensor:
+    def floor_divide(self, other) -> CoreTensor:
         """See :func:`tinyattn.floor_divide`."""
         return tinyattn.ops.elementwise.arithmetic.floor_divide(cast("Tensor", self), other)
 
-    def remainder(self, other) -> Tensor:
+    def remainder(self, other) -> CoreTensor:
         """See :func:`tinyattn.remainder`."""
         return tinyattn.ops.elementwise.arithmetic.remainder(cast("Tensor", self), other)
 
-    def pow(self, exponent) -> Tensor:
+    def pow(self, exponent) -> CoreTensor:
         """See :func:`tinyattn.pow`."""
         return tinyattn.ops.elementwise.arithmetic.pow(cast("Tensor", self), exponent)
 
-    def maximum(self, other: Tensor) -> Tensor:
+    def maximum(self, other: Tensor) -> CoreTensor:
         """See :func:`tinyattn.maximum`."""
         return tinyattn.ops.elementwise.arithmetic.maximum(cast("Tensor", self), other)
 
-    def minimum(self, other: Tensor) -> Tensor:
+    def minimum(self, other: Tensor) -> CoreTensor:
         """See :func:`tinyattn.minimum`."""
         return tinyattn.ops.elementwise.arithmetic.minimum(cast("Tensor", self), other)
 
-    def add_(self, other, *, alpha=1) -> Tensor:
+    def add_(self, other, *, alpha=1) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.arithmetic.add_`."""
         return tinyattn.ops.elementwise.arithmetic.add_(cast("Tensor", self), other, alpha=alpha)
 
-    def sub_(self, other, *, alpha=1) -> Tensor:
+    def sub_(self, other, *, alpha=1) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.arithmetic.sub_`."""
         return tinyattn.ops.elementwise.arithmetic.sub_(cast("Tensor", self), other, alpha=alpha)
 
-    def mul_(self, other) -> Tensor:
+    def mul_(self, other) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.arithmetic.mul_`."""
         return tinyattn.ops.elementwise.arithmetic.mul_(cast("Tensor", self), other)
 
-    def div_(self, other, *, rounding_mode=None) -> Tensor:
+    def div_(self, other, *, rounding_mode=None) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.arithmetic.div_`."""
         return tinyattn.ops.elementwise.arithmetic.div_(
             cast("Tensor", self), other, rounding_mode=rounding_mode
         )
 
-    def pow_(self, exponent) -> Tensor:
+    def pow_(self, exponent) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.arithmetic.pow_`."""
         return tinyattn.ops.elementwise.arithmetic.pow_(cast("Tensor", self), exponent)
 
-    def divide(self, other, *, rounding_mode=None) -> Tensor:
+    def divide(self, other, *, rounding_mode=None) -> CoreTensor:
         """See :func:`tinyattn.divide`."""
         return tinyattn.ops.elementwise.arithmetic.divide(
             cast("Tensor", self), other, rounding_mode=rounding_mode
         )
 
-    def multiply(self, other) -> Tensor:
+    def multiply(self, other) -> CoreTensor:
         """See :func:`tinyattn.multiply`."""
         return tinyattn.ops.elementwise.arithmetic.multiply(cast("Tensor", self), other)
 
-    def subtract(self, other, alpha=1) -> Tensor:
+    def subtract(self, other, alpha=1) -> CoreTensor:
         """See :func:`tinyattn.subtract`."""
         return tinyattn.ops.elementwise.arithmetic.subtract(cast("Tensor", self), other, alpha)
 
-    def where(self, condition, other) -> Tensor:
+    def where(self, condition, other) -> CoreTensor:
         """``tinyattn.where(condition, self, other)``. See :func:`tinyattn.where`."""
         return tinyattn.ops.elementwise.arithmetic.where(condition, cast("Tensor", self), other)
 
     # -- unary ----------------------------------------------------------------------------------
 
-    def neg(self) -> Tensor:
+    def neg(self) -> CoreTensor:
         """See :func:`tinyattn.neg`."""
         return tinyattn.ops.elementwise.unary.neg(cast("Tensor", self))
 
-    def abs(self) -> Tensor:
+    def abs(self) -> CoreTensor:
         """See :func:`tinyattn.abs`."""
         return tinyattn.ops.elementwise.unary.abs(cast("Tensor", self))
 
-    def erf(self) -> Tensor:
+    def erf(self) -> CoreTensor:
         """See :func:`tinyattn.erf`."""
         return tinyattn.ops.elementwise.unary.erf(cast("Tensor", self))
 
-    def exp(self) -> Tensor:
+    def exp(self) -> CoreTensor:
         """See :func:`tinyattn.exp`."""
         return tinyattn.ops.elementwise.unary.exp(cast("Tensor", self))
 
-    def log(self) -> Tensor:
+    def log(self) -> CoreTensor:
         """See :func:`tinyattn.log`."""
         return tinyattn.ops.elementwise.unary.log(cast("Tensor", self))
 
-    def log2(self) -> Tensor:
+    def log2(self) -> CoreTensor:
         """See :func:`tinyattn.log2`."""
         return tinyattn.ops.elementwise.unary.log2(cast("Tensor", self))
 
-    def log1p(self) -> Tensor:
+    def log1p(self) -> CoreTensor:
         """See :func:`tinyattn.log1p`."""
         return tinyattn.ops.elementwise.unary.log1p(cast("Tensor", self))
 
-    def expm1(self) -> Tensor:
+    def expm1(self) -> CoreTensor:
         """See :func:`tinyattn.expm1`."""
         return tinyattn.ops.elementwise.unary.expm1(cast("Tensor", self))
 
-    def sqrt(self) -> Tensor:
+    def sqrt(self) -> CoreTensor:
         """See :func:`tinyattn.sqrt`."""
         return tinyattn.ops.elementwise.unary.sqrt(cast("Tensor", self))
 
-    def rsqrt(self) -> Tensor:
+    def rsqrt(self) -> CoreTensor:
         """See :func:`tinyattn.rsqrt`."""
         return tinyattn.ops.elementwise.unary.rsqrt(cast("Tensor", self))
 
-    def sin(self) -> Tensor:
+    def sin(self) -> CoreTensor:
         """See :func:`tinyattn.sin`."""
         return tinyattn.ops.elementwise.unary.sin(cast("Tensor", self))
 
-    def cos(self) -> Tensor:
+    def cos(self) -> CoreTensor:
         """See :func:`tinyattn.cos`."""
         return tinyattn.ops.elementwise.unary.cos(cast("Tensor", self))
 
-    def tanh(self) -> Tensor:
+    def tanh(self) -> CoreTensor:
         """See :func:`tinyattn.tanh`."""
         return tinyattn.ops.elementwise.unary.tanh(cast("Tensor", self))
 
-    def sigmoid(self) -> Tensor:
+    def sigmoid(self) -> CoreTensor:
         """See :func:`tinyattn.sigmoid`."""
         return tinyattn.ops.elementwise.unary.sigmoid(cast("Tensor", self))
 
-    def relu(self) -> Tensor:
+    def relu(self) -> CoreTensor:
         """See :func:`tinyattn.relu`."""
         return tinyattn.ops.elementwise.unary.relu(cast("Tensor", self))
 
-    def reciprocal(self) -> Tensor:
+    def reciprocal(self) -> CoreTensor:
         """See :func:`tinyattn.reciprocal`."""
         return tinyattn.ops.elementwise.unary.reciprocal(cast("Tensor", self))
 
-    def square(self) -> Tensor:
+    def square(self) -> CoreTensor:
         """See :func:`tinyattn.square`."""
         return tinyattn.ops.elementwise.unary.square(cast("Tensor", self))
 
-    def sign(self) -> Tensor:
+    def sign(self) -> CoreTensor:
         """See :func:`tinyattn.sign`."""
         return tinyattn.ops.elementwise.unary.sign(cast("Tensor", self))
 
-    def floor(self) -> Tensor:
+    def floor(self) -> CoreTensor:
         """See :func:`tinyattn.floor`."""
         return tinyattn.ops.elementwise.unary.floor(cast("Tensor", self))
 
-    def ceil(self) -> Tensor:
+    def ceil(self) -> CoreTensor:
         """See :func:`tinyattn.ceil`."""
         return tinyattn.ops.elementwise.unary.ceil(cast("Tensor", self))
 
-    def round(self, decimals: int = 0) -> Tensor:
+    def round(self, decimals: int = 0) -> CoreTensor:
         """See :func:`tinyattn.round`."""
         return tinyattn.ops.elementwise.unary.round(cast("Tensor", self), decimals)
 
-    def clamp(self, min=None, max=None) -> Tensor:
+    def clamp(self, min=None, max=None) -> CoreTensor:
         """See :func:`tinyattn.clamp`."""
         return tinyattn.ops.elementwise.unary.clamp(cast("Tensor", self), min, max)
 
-    def clip(self, min=None, max=None) -> Tensor:
+    def clip(self, min=None, max=None) -> CoreTensor:
         """See :func:`tinyattn.clip`."""
         return tinyattn.ops.elementwise.unary.clip(cast("Tensor", self), min, max)
 
-    def clone(self, *, memory_format=None) -> Tensor:
+    def clone(self, *, memory_format=None) -> CoreTensor:
         """See :func:`tinyattn.clone`."""
         return tinyattn.ops.elementwise.unary.clone(
             cast("Tensor", self), memory_format=memory_format
         )
 
-    def contiguous(self, memory_format=None) -> Tensor:
+    def contiguous(self, memory_format=None) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.unary.contiguous`."""
         return tinyattn.ops.elementwise.unary.contiguous(cast("Tensor", self), memory_format)
 
-    def lerp(self, end: Tensor, weight) -> Tensor:
+    def lerp(self, end: Tensor, weight) -> CoreTensor:
         """See :func:`tinyattn.lerp`."""
         return tinyattn.ops.elementwise.unary.lerp(cast("Tensor", self), end, weight)
 
-    def neg_(self) -> Tensor:
+    def neg_(self) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.unary.neg_`."""
         return tinyattn.ops.elementwise.unary.neg_(cast("Tensor", self))
 
-    def abs_(self) -> Tensor:
+    def abs_(self) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.unary.abs_`."""
         return tinyattn.ops.elementwise.unary.abs_(cast("Tensor", self))
 
-    def exp_(self) -> Tensor:
+    def exp_(self) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.unary.exp_`."""
         return tinyattn.ops.elementwise.unary.exp_(cast("Tensor", self))
 
-    def log_(self) -> Tensor:
+    def log_(self) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.unary.log_`."""
         return tinyattn.ops.elementwise.unary.log_(cast("Tensor", self))
 
-    def sqrt_(self) -> Tensor:
+    def sqrt_(self) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.unary.sqrt_`."""
         return tinyattn.ops.elementwise.unary.sqrt_(cast("Tensor", self))
 
-    def tanh_(self) -> Tensor:
+    def tanh_(self) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.unary.tanh_`."""
         return tinyattn.ops.elementwise.unary.tanh_(cast("Tensor", self))
 
-    def sigmoid_(self) -> Tensor:
+    def sigmoid_(self) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.unary.sigmoid_`."""
         return tinyattn.ops.elementwise.unary.sigmoid_(cast("Tensor", self))
 
-    def relu_(self) -> Tensor:
+    def relu_(self) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.unary.relu_`."""
         return tinyattn.ops.elementwise.unary.relu_(cast("Tensor", self))
 
-    def clamp_(self, min=None, max=None) -> Tensor:
+    def clamp_(self, min=None, max=None) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.unary.clamp_`."""
         return tinyattn.ops.elementwise.unary.clamp_(cast("Tensor", self), min, max)
 
-    def clip_(self, min=None, max=None) -> Tensor:
+    def clip_(self, min=None, max=None) -> CoreTensor:
         """See :func:`tinyattn.ops.elementwise.unary.clip_`."""
         return tinyattn.ops.elementwise.unary.clip_(cast("Tensor", self), min, max)
 
     # -- compare --------------------------------------------------------------------------------
 
-    def eq(self, other) -> Tensor:
+    def eq(self, other) -> CoreTensor:
         """See :func:`tinyattn.eq`."""
         return tinyattn.ops.elementwise.compare.eq(cast("Tensor", self), other)
 
-    def ne(self, other) -> Tensor:
+    def ne(self, other) -> CoreTensor:
         """See :func:`tinyattn.ne`."""
         return tinyattn.ops.elementwise.compare.ne(cast("Tensor", self), other)
 
-    def lt(self, other) -> Tensor:
+    def lt(self, other) -> CoreTensor:
         """See :func:`tinyattn.lt`."""
         return tinyattn.ops.elementwise.compare.lt(cast("Tensor", self), other)
 
-    def le(self, other) -> Tensor:
+    def le(self, other) -> CoreTensor:
         """See :func:`tinyattn.le`."""
         return tinyattn.ops.elementwise.compare.le(cast("Tensor", self), other)
 
-    def gt(self, other) -> Tensor:
+    def gt(self, other) -> CoreTensor:
         """See :func:`tinyattn.gt`."""
         return tinyattn.ops.elementwise.compare.gt(cast("Tensor", self), other)
 
-    def ge(self, other) -> Tensor:
+    def ge(self, other) -> CoreTensor:
         """See :func:`tinyattn.ge`."""
         return tinyattn.ops.elementwise.compare.ge(cast("Tensor", self), other)
 
-    def greater(self, other) -> Tensor:
+    def greater(self, other) -> CoreTensor:
         """See :func:`tinyattn.greater`."""
         return tinyattn.ops.elementwise.compare.greater(cast("Tensor", self), other)
 
-    def less(self, other) -> Tensor:
+    def less(self, other) -> CoreTensor:
         """See :func:`tinyattn.less`."""
         return tinyattn.ops.elementwise.compare.less(cast("Tensor", self), other)
 
@@ -294,35 +297,37 @@ class TensorMathMethods:
         """See :func:`tinyattn.equal`."""
         return tinyattn.ops.elementwise.compare.equal(cast("Tensor", self), other)
 
-    def logical_not(self) -> Tensor:
+    def logical_not(self) -> CoreTensor:
         """See :func:`tinyattn.logical_not`."""
         return tinyattn.ops.elementwise.compare.logical_not(cast("Tensor", self))
 
-    def logical_and(self, other) -> Tensor:
+    def logical_and(self, other) -> CoreTensor:
         """See :func:`tinyattn.logical_and`."""
         return tinyattn.ops.elementwise.compare.logical_and(cast("Tensor", self), other)
 
-    def logical_or(self, other) -> Tensor:
+    def logical_or(self, other) -> CoreTensor:
         """See :func:`tinyattn.logical_or`."""
         return tinyattn.ops.elementwise.compare.logical_or(cast("Tensor", self), other)
 
-    def logical_xor(self, other) -> Tensor:
+    def logical_xor(self, other) -> CoreTensor:
         """See :func:`tinyattn.logical_xor`."""
         return tinyattn.ops.elementwise.compare.logical_xor(cast("Tensor", self), other)
 
-    def isnan(self) -> Tensor:
+    def isnan(self) -> CoreTensor:
         """See :func:`tinyattn.isnan`."""
         return tinyattn.ops.elementwise.compare.isnan(cast("Tensor", self))
 
-    def isinf(self) -> Tensor:
+    def isinf(self) -> CoreTensor:
         """See :func:`tinyattn.isinf`."""
         return tinyattn.ops.elementwise.compare.isinf(cast("Tensor", self))
 
-    def isfinite(self) -> Tensor:
+    def isfinite(self) -> CoreTensor:
         """See :func:`tinyattn.isfinite`."""
         return tinyattn.ops.elementwise.compare.isfinite(cast("Tensor", self))
 
-    def isclose(self, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan=False) -> Tensor:
+    def isclose(
+        self, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan=False
+    ) -> CoreTensor:
         """See :func:`tinyattn.isclose`."""
         return tinyattn.ops.elementwise.compare.isclose(
             cast("Tensor", self), other, rtol, atol, equal_nan
@@ -336,21 +341,21 @@ class TensorMathMethods:
 
     # -- reduction ------------------------------------------------------------------------------
 
-    def sum(self, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    def sum(self, dim=None, keepdim: bool = False, *, dtype=None) -> CoreTensor:
         """See :func:`tinyattn.sum`."""
         return tinyattn.ops.reduce.reduction.sum(cast("Tensor", self), dim, keepdim, dtype=dtype)
 
-    def mean(self, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    def mean(self, dim=None, keepdim: bool = False, *, dtype=None) -> CoreTensor:
         """See :func:`tinyattn.mean`."""
         return tinyattn.ops.reduce.reduction.mean(cast("Tensor", self), dim, keepdim, dtype=dtype)
 
-    def var(self, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> Tensor:
+    def var(self, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> CoreTensor:
         """See :func:`tinyattn.var`."""
         return tinyattn.ops.reduce.reduction.var(
             cast("Tensor", self), dim, unbiased, keepdim, correction=correction
         )
 
-    def std(self, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> Tensor:
+    def std(self, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> CoreTensor:
         """See :func:`tinyattn.std`."""
         return tinyattn.ops.reduce.reduction.std(
             cast("Tensor", self), dim, unbiased, keepdim, correction=correction
@@ -364,178 +369,178 @@ class TensorMathMethods:
         """See :func:`tinyattn.min`."""
         return tinyattn.ops.reduce.reduction.min(cast("Tensor", self), dim, keepdim, other=other)
 
-    def amax(self, dim=(), keepdim: bool = False) -> Tensor:
+    def amax(self, dim=(), keepdim: bool = False) -> CoreTensor:
         """See :func:`tinyattn.amax`."""
         return tinyattn.ops.reduce.reduction.amax(cast("Tensor", self), dim, keepdim)
 
-    def amin(self, dim=(), keepdim: bool = False) -> Tensor:
+    def amin(self, dim=(), keepdim: bool = False) -> CoreTensor:
         """See :func:`tinyattn.amin`."""
         return tinyattn.ops.reduce.reduction.amin(cast("Tensor", self), dim, keepdim)
 
-    def argmax(self, dim=None, keepdim: bool = False) -> Tensor:
+    def argmax(self, dim=None, keepdim: bool = False) -> CoreTensor:
         """See :func:`tinyattn.argmax`."""
         return tinyattn.ops.reduce.reduction.argmax(cast("Tensor", self), dim, keepdim)
 
-    def argmin(self, dim=None, keepdim: bool = False) -> Tensor:
+    def argmin(self, dim=None, keepdim: bool = False) -> CoreTensor:
         """See :func:`tinyattn.argmin`."""
         return tinyattn.ops.reduce.reduction.argmin(cast("Tensor", self), dim, keepdim)
 
-    def logsumexp(self, dim, keepdim: bool = False) -> Tensor:
+    def logsumexp(self, dim, keepdim: bool = False) -> CoreTensor:
         """See :func:`tinyattn.logsumexp`."""
         return tinyattn.ops.reduce.reduction.logsumexp(cast("Tensor", self), dim, keepdim)
 
-    def norm(self, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
+    def norm(self, p="fro", dim=None, keepdim: bool = False, dtype=None) -> CoreTensor:
         """See :func:`tinyattn.norm`."""
         return tinyattn.ops.reduce.reduction.norm(cast("Tensor", self), p, dim, keepdim, dtype)
 
-    def prod(self, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    def prod(self, dim=None, keepdim: bool = False, *, dtype=None) -> CoreTensor:
         """See :func:`tinyattn.prod`."""
         return tinyattn.ops.reduce.reduction.prod(cast("Tensor", self), dim, keepdim, dtype=dtype)
 
-    def any(self, dim=None, keepdim: bool = False) -> Tensor:
+    def any(self, dim=None, keepdim: bool = False) -> CoreTensor:
         """See :func:`tinyattn.any`."""
         return tinyattn.ops.reduce.reduction.any(cast("Tensor", self), dim, keepdim)
 
-    def all(self, dim=None, keepdim: bool = False) -> Tensor:
+    def all(self, dim=None, keepdim: bool = False) -> CoreTensor:
         """See :func:`tinyattn.all`."""
         return tinyattn.ops.reduce.reduction.all(cast("Tensor", self), dim, keepdim)
 
-    def count_nonzero(self, dim=None) -> Tensor:
+    def count_nonzero(self, dim=None) -> CoreTensor:
         """See :func:`tinyattn.count_nonzero`."""
         return tinyattn.ops.reduce.reduction.count_nonzero(cast("Tensor", self), dim)
 
     # -- linalg.matmul --------------------------------------------------------------------------
 
-    def matmul(self, other: Tensor) -> Tensor:
+    def matmul(self, other: Tensor) -> CoreTensor:
         """See :func:`tinyattn.matmul`."""
         return tinyattn.ops.linalg.matmul.matmul(cast("Tensor", self), other)
 
-    def mm(self, mat2: Tensor) -> Tensor:
+    def mm(self, mat2: Tensor) -> CoreTensor:
         """See :func:`tinyattn.mm`."""
         return tinyattn.ops.linalg.matmul.mm(cast("Tensor", self), mat2)
 
-    def bmm(self, mat2: Tensor) -> Tensor:
+    def bmm(self, mat2: Tensor) -> CoreTensor:
         """See :func:`tinyattn.bmm`."""
         return tinyattn.ops.linalg.matmul.bmm(cast("Tensor", self), mat2)
 
-    def dot(self, tensor: Tensor) -> Tensor:
+    def dot(self, tensor: Tensor) -> CoreTensor:
         """See :func:`tinyattn.dot`."""
         return tinyattn.ops.linalg.matmul.dot(cast("Tensor", self), tensor)
 
-    def outer(self, vec2: Tensor) -> Tensor:
+    def outer(self, vec2: Tensor) -> CoreTensor:
         """See :func:`tinyattn.outer`."""
         return tinyattn.ops.linalg.matmul.outer(cast("Tensor", self), vec2)
 
-    def addmm(self, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:
+    def addmm(self, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> CoreTensor:
         """See :func:`tinyattn.addmm`."""
         return tinyattn.ops.linalg.matmul.addmm(
             cast("Tensor", self), mat1, mat2, beta=beta, alpha=alpha
         )
 
-    def baddbmm(self, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
+    def baddbmm(self, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> CoreTensor:
         """See :func:`tinyattn.baddbmm`."""
         return tinyattn.ops.linalg.matmul.baddbmm(
             cast("Tensor", self), batch1, batch2, beta=beta, alpha=alpha
         )
 
-    def addbmm(self, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
+    def addbmm(self, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> CoreTensor:
         """See :func:`tinyattn.addbmm`."""
         return tinyattn.ops.linalg.matmul.addbmm(
             cast("Tensor", self), batch1, batch2, beta=beta, alpha=alpha
         )
 
-    def cross(self, other: Tensor, dim: int | None = None) -> Tensor:
+    def cross(self, other: Tensor, dim: int | None = None) -> CoreTensor:
         """See :func:`tinyattn.cross`."""
         return tinyattn.ops.linalg.matmul.cross(cast("Tensor", self), other, dim)
 
     # -- activation -----------------------------------------------------------------------------
 
-    def softmax(self, dim: int | None = None, dtype=None) -> Tensor:
+    def softmax(self, dim: int | None = None, dtype=None) -> CoreTensor:
         """See :func:`tinyattn.softmax`."""
         return tinyattn.ops.reduce.softmax.softmax(cast("Tensor", self), dim, dtype)
 
-    def log_softmax(self, dim: int | None = None, dtype=None) -> Tensor:
+    def log_softmax(self, dim: int | None = None, dtype=None) -> CoreTensor:
         """See :func:`tinyattn.log_softmax`."""
         return tinyattn.ops.reduce.softmax.log_softmax(cast("Tensor", self), dim, dtype)
 
     # -- products -------------------------------------------------------------------------------
 
-    def trace(self) -> Tensor:
+    def trace(self) -> CoreTensor:
         """See :func:`tinyattn.trace`."""
         return tinyattn.ops.linalg.products.trace(cast("Tensor", self))
 
-    def diagflat(self, offset: int = 0) -> Tensor:
+    def diagflat(self, offset: int = 0) -> CoreTensor:
         """See :func:`tinyattn.diagflat`."""
         return tinyattn.ops.linalg.products.diagflat(cast("Tensor", self), offset)
 
-    def kron(self, other: Tensor) -> Tensor:
+    def kron(self, other: Tensor) -> CoreTensor:
         """See :func:`tinyattn.kron`."""
         return tinyattn.ops.linalg.products.kron(cast("Tensor", self), other)
 
-    def mv(self, vec: Tensor) -> Tensor:
+    def mv(self, vec: Tensor) -> CoreTensor:
         """See :func:`tinyattn.mv`."""
         return tinyattn.ops.linalg.products.mv(cast("Tensor", self), vec)
 
-    def ger(self, vec2: Tensor) -> Tensor:
+    def ger(self, vec2: Tensor) -> CoreTensor:
         """See :func:`tinyattn.ger`."""
         return tinyattn.ops.linalg.products.ger(cast("Tensor", self), vec2)
 
-    def vdot(self, other: Tensor) -> Tensor:
+    def vdot(self, other: Tensor) -> CoreTensor:
         """See :func:`tinyattn.vdot`."""
         return tinyattn.ops.linalg.products.vdot(cast("Tensor", self), other)
 
-    def matrix_power(self, n: int) -> Tensor:
+    def matrix_power(self, n: int) -> CoreTensor:
         """See :func:`tinyattn.matrix_power`."""
         return tinyattn.ops.linalg.products.matrix_power(cast("Tensor", self), n)
 
-    def dist(self, other: Tensor, p: float = 2) -> Tensor:
+    def dist(self, other: Tensor, p: float = 2) -> CoreTensor:
         """See :func:`tinyattn.dist`."""
         return tinyattn.ops.linalg.products.dist(cast("Tensor", self), other, p)
 
-    def cov(self, *, correction: int = 1, fweights=None, aweights=None) -> Tensor:
+    def cov(self, *, correction: int = 1, fweights=None, aweights=None) -> CoreTensor:
         """See :func:`tinyattn.cov`."""
         return tinyattn.ops.linalg.products.cov(
             cast("Tensor", self), correction=correction, fweights=fweights, aweights=aweights
         )
 
-    def corrcoef(self) -> Tensor:
+    def corrcoef(self) -> CoreTensor:
         """See :func:`tinyattn.corrcoef`."""
         return tinyattn.ops.linalg.products.corrcoef(cast("Tensor", self))
 
-    def inner(self, other: Tensor) -> Tensor:
+    def inner(self, other: Tensor) -> CoreTensor:
         """See :func:`tinyattn.inner`."""
         return tinyattn.ops.linalg.products.inner(cast("Tensor", self), other)
 
     # -- linalg_helpers -------------------------------------------------------------------------
 
-    def addmv(self, mat: Tensor, vec: Tensor, *, beta=1, alpha=1) -> Tensor:
+    def addmv(self, mat: Tensor, vec: Tensor, *, beta=1, alpha=1) -> CoreTensor:
         """See :func:`tinyattn.addmv`."""
         return tinyattn.ops.linalg.helpers.addmv(
             cast("Tensor", self), mat, vec, beta=beta, alpha=alpha
         )
 
-    def addmv_(self, mat: Tensor, vec: Tensor, *, beta=1, alpha=1) -> Tensor:
+    def addmv_(self, mat: Tensor, vec: Tensor, *, beta=1, alpha=1) -> CoreTensor:
         """See :func:`tinyattn.addmv_`."""
         return tinyattn.ops.linalg.helpers.addmv_(
             cast("Tensor", self), mat, vec, beta=beta, alpha=alpha
         )
 
-    def addr(self, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1) -> Tensor:
+    def addr(self, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1) -> CoreTensor:
         """See :func:`tinyattn.addr`."""
         return tinyattn.ops.linalg.helpers.addr(
             cast("Tensor", self), vec1, vec2, beta=beta, alpha=alpha
         )
 
-    def addr_(self, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1) -> Tensor:
+    def addr_(self, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1) -> CoreTensor:
         """See :func:`tinyattn.ops.linalg.helpers.addr_`."""
         return tinyattn.ops.linalg.helpers.addr_(
             cast("Tensor", self), vec1, vec2, beta=beta, alpha=alpha
         )
 
-    def renorm(self, p, dim: int, maxnorm) -> Tensor:
+    def renorm(self, p, dim: int, maxnorm) -> CoreTensor:
         """See :func:`tinyattn.renorm`."""
         return tinyattn.ops.linalg.helpers.renorm(cast("Tensor", self), p, dim, maxnorm)
 
-    def renorm_(self, p, dim: int, maxnorm) -> Tensor:
+    def renorm_(self, p, dim: int, maxnorm) -> CoreTensor:
         """See :func:`tinyattn.ops.linalg.helpers.renorm_`."""
         return tinyattn.ops.linalg.helpers.renorm_(cast("Tensor", self), p, dim, maxnorm)

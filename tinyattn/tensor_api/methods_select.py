@@ -11,10 +11,13 @@ from typing import TYPE_CHECKING, cast
 import tinyattn  # the ops are looked up at call time: they import the Tensor class
 
 if TYPE_CHECKING:
+    from ..core.tensor import Tensor as CoreTensor
     from .tensor import Tensor
 
 # ``cast("Tensor", self)``: a mixin's ``self`` is always a Tensor, which the type checker
-# cannot know (the ops take Tensors); at run time cast returns its argument.
+# cannot know (the ops take Tensors); at run time cast returns its argument. The ops make
+# their results with ``TensorBase._make`` (a ``tinyattn.Tensor`` at run time), typed as the
+# core's ``Tensor``, which ``tinyattn.Tensor`` extends: ``-> CoreTensor``.
 
 
 class TensorSelectMethods:
@@ -26,21 +29,21 @@ class TensorSelectMethods:
 
     def sort(
         self, dim: int = -1, descending: bool = False, *, stable: bool = False
-    ) -> tuple[Tensor, Tensor]:
+    ) -> tuple[CoreTensor, CoreTensor]:
         """See :func:`tinyattn.sort`."""
         return tinyattn.ops.sorting.sort(cast("Tensor", self), dim, descending, stable=stable)
 
-    def argsort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
+    def argsort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> CoreTensor:
         """See :func:`tinyattn.argsort`."""
         return tinyattn.ops.sorting.argsort(cast("Tensor", self), dim, descending, stable)
 
-    def msort(self) -> Tensor:
+    def msort(self) -> CoreTensor:
         """See :func:`tinyattn.msort`."""
         return tinyattn.ops.sorting.msort(cast("Tensor", self))
 
     def topk(
         self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True
-    ) -> tuple[Tensor, Tensor]:
+    ) -> tuple[CoreTensor, CoreTensor]:
         """See :func:`tinyattn.topk`."""
         return tinyattn.ops.sorting.topk(cast("Tensor", self), k, dim, largest, sorted)
 
@@ -80,17 +83,17 @@ class TensorSelectMethods:
             cast("Tensor", self), return_inverse, return_counts, dim
         )
 
-    def bincount(self, weights: Tensor | None = None, minlength: int = 0) -> Tensor:
+    def bincount(self, weights: Tensor | None = None, minlength: int = 0) -> CoreTensor:
         """See :func:`tinyattn.bincount`."""
         return tinyattn.ops.sorting.bincount(cast("Tensor", self), weights, minlength)
 
     # -- cumulative -----------------------------------------------------------------------------
 
-    def cumsum(self, dim: int, *, dtype=None) -> Tensor:
+    def cumsum(self, dim: int, *, dtype=None) -> CoreTensor:
         """See :func:`tinyattn.cumsum`."""
         return tinyattn.ops.reduce.cumulative.cumsum(cast("Tensor", self), dim, dtype=dtype)
 
-    def cumprod(self, dim: int, *, dtype=None) -> Tensor:
+    def cumprod(self, dim: int, *, dtype=None) -> CoreTensor:
         """See :func:`tinyattn.cumprod`."""
         return tinyattn.ops.reduce.cumulative.cumprod(cast("Tensor", self), dim, dtype=dtype)
 
@@ -104,11 +107,11 @@ class TensorSelectMethods:
 
     # -- stats ----------------------------------------------------------------------------------
 
-    def nansum(self, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    def nansum(self, dim=None, keepdim: bool = False, *, dtype=None) -> CoreTensor:
         """See :func:`tinyattn.nansum`."""
         return tinyattn.ops.reduce.stats.nansum(cast("Tensor", self), dim, keepdim, dtype=dtype)
 
-    def nanmean(self, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    def nanmean(self, dim=None, keepdim: bool = False, *, dtype=None) -> CoreTensor:
         """See :func:`tinyattn.nanmean`."""
         return tinyattn.ops.reduce.stats.nanmean(cast("Tensor", self), dim, keepdim, dtype=dtype)
 
@@ -118,7 +121,7 @@ class TensorSelectMethods:
 
     def quantile(
         self, q, dim=None, keepdim: bool = False, *, interpolation: str = "linear"
-    ) -> Tensor:
+    ) -> CoreTensor:
         """See :func:`tinyattn.quantile`."""
         return tinyattn.ops.reduce.stats.quantile(
             cast("Tensor", self), q, dim, keepdim, interpolation=interpolation
@@ -126,27 +129,27 @@ class TensorSelectMethods:
 
     def nanquantile(
         self, q, dim=None, keepdim: bool = False, *, interpolation: str = "linear"
-    ) -> Tensor:
+    ) -> CoreTensor:
         """See :func:`tinyattn.nanquantile`."""
         return tinyattn.ops.reduce.stats.nanquantile(
             cast("Tensor", self), q, dim, keepdim, interpolation=interpolation
         )
 
-    def histc(self, bins: int = 100, min=0, max=0) -> Tensor:
+    def histc(self, bins: int = 100, min=0, max=0) -> CoreTensor:
         """See :func:`tinyattn.histc`."""
         return tinyattn.ops.reduce.stats.histc(cast("Tensor", self), bins, min, max)
 
-    def logcumsumexp(self, dim: int) -> Tensor:
+    def logcumsumexp(self, dim: int) -> CoreTensor:
         """See :func:`tinyattn.logcumsumexp`."""
         return tinyattn.ops.reduce.stats.logcumsumexp(cast("Tensor", self), dim)
 
     # -- matrix_methods -------------------------------------------------------------------------
 
-    def det(self) -> Tensor:
+    def det(self) -> CoreTensor:
         """See :func:`tinyattn.det`."""
         return tinyattn.ops.linalg.matrix_methods.det(cast("Tensor", self))
 
-    def logdet(self) -> Tensor:
+    def logdet(self) -> CoreTensor:
         """See :func:`tinyattn.logdet`."""
         return tinyattn.ops.linalg.matrix_methods.logdet(cast("Tensor", self))
 
@@ -154,11 +157,11 @@ class TensorSelectMethods:
         """See :func:`tinyattn.slogdet`."""
         return tinyattn.ops.linalg.matrix_methods.slogdet(cast("Tensor", self))
 
-    def inverse(self) -> Tensor:
+    def inverse(self) -> CoreTensor:
         """See :func:`tinyattn.inverse`."""
         return tinyattn.ops.linalg.matrix_methods.inverse(cast("Tensor", self))
 
-    def cholesky(self, upper: bool = False) -> Tensor:
+    def cholesky(self, upper: bool = False) -> CoreTensor:
         """See :func:`tinyattn.cholesky`."""
         return tinyattn.ops.linalg.matrix_methods.cholesky(cast("Tensor", self), upper)
 
@@ -170,69 +173,69 @@ class TensorSelectMethods:
         """See :func:`tinyattn.svd`."""
         return tinyattn.ops.linalg.matrix_methods.svd(cast("Tensor", self), some, compute_uv)
 
-    def pinverse(self, rcond: float = 1e-15) -> Tensor:
+    def pinverse(self, rcond: float = 1e-15) -> CoreTensor:
         """See :func:`tinyattn.pinverse`."""
         return tinyattn.ops.linalg.matrix_methods.pinverse(cast("Tensor", self), rcond)
 
-    def matrix_exp(self) -> Tensor:
+    def matrix_exp(self) -> CoreTensor:
         """See :func:`tinyattn.matrix_exp`."""
         return tinyattn.ops.linalg.matrix_methods.matrix_exp(cast("Tensor", self))
 
     # -- special.functions ----------------------------------------------------------------------
 
-    def erfc(self) -> Tensor:
+    def erfc(self) -> CoreTensor:
         """See :func:`tinyattn.erfc`."""
         return tinyattn.ops.special.functions.erfc(cast("Tensor", self))
 
-    def erfinv(self) -> Tensor:
+    def erfinv(self) -> CoreTensor:
         """See :func:`tinyattn.erfinv`."""
         return tinyattn.ops.special.functions.erfinv(cast("Tensor", self))
 
-    def lgamma(self) -> Tensor:
+    def lgamma(self) -> CoreTensor:
         """See :func:`tinyattn.lgamma`."""
         return tinyattn.ops.special.functions.lgamma(cast("Tensor", self))
 
-    def digamma(self) -> Tensor:
+    def digamma(self) -> CoreTensor:
         """See :func:`tinyattn.digamma`."""
         return tinyattn.ops.special.functions.digamma(cast("Tensor", self))
 
-    def mvlgamma(self, p: int) -> Tensor:
+    def mvlgamma(self, p: int) -> CoreTensor:
         """See :func:`tinyattn.mvlgamma`."""
         return tinyattn.ops.special.functions.mvlgamma(cast("Tensor", self), p)
 
-    def i0(self) -> Tensor:
+    def i0(self) -> CoreTensor:
         """See :func:`tinyattn.i0`."""
         return tinyattn.ops.special.functions.i0(cast("Tensor", self))
 
-    def erfc_(self) -> Tensor:
+    def erfc_(self) -> CoreTensor:
         """See :func:`tinyattn.ops.special.functions.erfc_`."""
         return tinyattn.ops.special.functions.erfc_(cast("Tensor", self))
 
-    def erfinv_(self) -> Tensor:
+    def erfinv_(self) -> CoreTensor:
         """See :func:`tinyattn.ops.special.functions.erfinv_`."""
         return tinyattn.ops.special.functions.erfinv_(cast("Tensor", self))
 
-    def lgamma_(self) -> Tensor:
+    def lgamma_(self) -> CoreTensor:
         """See :func:`tinyattn.ops.special.functions.lgamma_`."""
         return tinyattn.ops.special.functions.lgamma_(cast("Tensor", self))
 
-    def digamma_(self) -> Tensor:
+    def digamma_(self) -> CoreTensor:
         """See :func:`tinyattn.ops.special.functions.digamma_`."""
         return tinyattn.ops.special.functions.digamma_(cast("Tensor", self))
 
-    def mvlgamma_(self, p: int) -> Tensor:
+    def mvlgamma_(self, p: int) -> CoreTensor:
         """See :func:`tinyattn.ops.special.functions.mvlgamma_`."""
         return tinyattn.ops.special.functions.mvlgamma_(cast("Tensor", self), p)
 
-    def i0_(self) -> Tensor:
+    def i0_(self) -> CoreTensor:
         """See :func:`tinyattn.ops.special.functions.i0_`."""
         return tinyattn.ops.special.functions.i0_(cast("Tensor", self))
 
-    def polygamma(self, n: int) -> Tensor:
+    def polygamma(self, n: int) -> CoreTensor:
         """See :func:`tinyattn.polygamma`."""
         return tinyattn.ops.special.functions.polygamma(n, cast("Tensor", self))
 
-    def polygamma_(self, n: int) -> Tensor:
+    def polygamma_(self, n: int) -> CoreTensor:
         """In-place ``polygamma(n, self)``."""
         return tinyattn.ops.special.functions.polygamma_(cast("Tensor", self), n)
 

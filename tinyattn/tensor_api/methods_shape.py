@@ -11,10 +11,13 @@ from typing import TYPE_CHECKING, cast
 import tinyattn  # the ops are looked up at call time: they import the Tensor class
 
 if TYPE_CHECKING:
+    from ..core.tensor import Tensor as CoreTensor
     from .tensor import Tensor
 
 # ``cast("Tensor", self)``: a mixin's ``self`` is always a Tensor, which the type checker
-# cannot know (the ops take Tensors); at run time cast returns its argument.
+# cannot know (the ops take Tensors); at run time cast returns its argument. The ops make
+# their results with ``TensorBase._make`` (a ``tinyattn.Tensor`` at run time), typed as the
+# core's ``Tensor``, which ``tinyattn.Tensor`` extends: ``-> CoreTensor``.
 
 
 class TensorShapeMethods:
@@ -24,39 +27,39 @@ class TensorShapeMethods:
 
     # -- fill -----------------------------------------------------------------------------------
 
-    def fill_(self, value) -> Tensor:
+    def fill_(self, value) -> CoreTensor:
         """See :func:`tinyattn.ops.creation.fill.fill_`."""
         return tinyattn.ops.creation.fill.fill_(cast("Tensor", self), value)
 
-    def zero_(self) -> Tensor:
+    def zero_(self) -> CoreTensor:
         """See :func:`tinyattn.ops.creation.fill.zero_`."""
         return tinyattn.ops.creation.fill.zero_(cast("Tensor", self))
 
-    def copy_(self, other, non_blocking: bool = False) -> Tensor:
+    def copy_(self, other, non_blocking: bool = False) -> CoreTensor:
         """See :func:`tinyattn.ops.creation.fill.copy_`."""
         return tinyattn.ops.creation.fill.copy_(cast("Tensor", self), other, non_blocking)
 
-    def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator=None) -> Tensor:
+    def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator=None) -> CoreTensor:
         """See :func:`tinyattn.ops.creation.fill.uniform_`."""
         return tinyattn.ops.creation.fill.uniform_(cast("Tensor", self), a, b, generator=generator)
 
-    def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator=None) -> Tensor:
+    def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator=None) -> CoreTensor:
         """See :func:`tinyattn.ops.creation.fill.normal_`."""
         return tinyattn.ops.creation.fill.normal_(
             cast("Tensor", self), mean, std, generator=generator
         )
 
-    def bernoulli_(self, p: float = 0.5, *, generator=None) -> Tensor:
+    def bernoulli_(self, p: float = 0.5, *, generator=None) -> CoreTensor:
         """See :func:`tinyattn.ops.creation.fill.bernoulli_`."""
         return tinyattn.ops.creation.fill.bernoulli_(cast("Tensor", self), p, generator=generator)
 
-    def exponential_(self, lambd: float = 1.0, *, generator=None) -> Tensor:
+    def exponential_(self, lambd: float = 1.0, *, generator=None) -> CoreTensor:
         """See :func:`tinyattn.ops.creation.fill.exponential_`."""
         return tinyattn.ops.creation.fill.exponential_(
             cast("Tensor", self), lambd, generator=generator
         )
 
-    def random_(self, low: int = 0, high: int | None = None, *, generator=None) -> Tensor:
+    def random_(self, low: int = 0, high: int | None = None, *, generator=None) -> CoreTensor:
         """See :func:`tinyattn.ops.creation.fill.random_`."""
         return tinyattn.ops.creation.fill.random_(
             cast("Tensor", self), low, high, generator=generator
@@ -66,7 +69,7 @@ class TensorShapeMethods:
 
     def new_zeros(
         self, *sizes, size=None, dtype=None, device=None, requires_grad: bool = False
-    ) -> Tensor:
+    ) -> CoreTensor:
         """See :func:`tinyattn.ops.creation.factories.new_zeros`."""
         return tinyattn.ops.creation.factories.new_zeros(
             cast("Tensor", self),
@@ -79,7 +82,7 @@ class TensorShapeMethods:
 
     def new_ones(
         self, *sizes, size=None, dtype=None, device=None, requires_grad: bool = False
-    ) -> Tensor:
+    ) -> CoreTensor:
         """See :func:`tinyattn.ops.creation.factories.new_ones`."""
         return tinyattn.ops.creation.factories.new_ones(
             cast("Tensor", self),
@@ -92,7 +95,7 @@ class TensorShapeMethods:
 
     def new_empty(
         self, *sizes, size=None, dtype=None, device=None, requires_grad: bool = False
-    ) -> Tensor:
+    ) -> CoreTensor:
         """See :func:`tinyattn.ops.creation.factories.new_empty`."""
         return tinyattn.ops.creation.factories.new_empty(
             cast("Tensor", self),
@@ -105,7 +108,7 @@ class TensorShapeMethods:
 
     def new_full(
         self, size, fill_value, *, dtype=None, device=None, requires_grad: bool = False
-    ) -> Tensor:
+    ) -> CoreTensor:
         """See :func:`tinyattn.ops.creation.factories.new_full`."""
         return tinyattn.ops.creation.factories.new_full(
             cast("Tensor", self),
@@ -116,19 +119,23 @@ class TensorShapeMethods:
             requires_grad=requires_grad,
         )
 
-    def new_tensor(self, data, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    def new_tensor(
+        self, data, *, dtype=None, device=None, requires_grad: bool = False
+    ) -> CoreTensor:
         """See :func:`tinyattn.ops.creation.factories.new_tensor`."""
         return tinyattn.ops.creation.factories.new_tensor(
             cast("Tensor", self), data, dtype=dtype, device=device, requires_grad=requires_grad
         )
 
-    def bernoulli(self, p=None, *, generator=None) -> Tensor:
+    def bernoulli(self, p=None, *, generator=None) -> CoreTensor:
         """See :func:`tinyattn.bernoulli`."""
         return tinyattn.ops.creation.factories.bernoulli(
             cast("Tensor", self), p, generator=generator
         )
 
-    def multinomial(self, num_samples: int, replacement: bool = False, *, generator=None) -> Tensor:
+    def multinomial(
+        self, num_samples: int, replacement: bool = False, *, generator=None
+    ) -> CoreTensor:
         """See :func:`tinyattn.multinomial`."""
         return tinyattn.ops.creation.factories.multinomial(
             cast("Tensor", self), num_samples, replacement, generator=generator
@@ -136,195 +143,195 @@ class TensorShapeMethods:
 
     # -- views ----------------------------------------------------------------------------------
 
-    def view(self, *shape, size=None, dtype=None) -> Tensor:
+    def view(self, *shape, size=None, dtype=None) -> CoreTensor:
         """See :func:`tinyattn.ops.shape.views.view`."""
         return tinyattn.ops.shape.views.view(cast("Tensor", self), *shape, size=size, dtype=dtype)
 
-    def view_as(self, other: Tensor) -> Tensor:
+    def view_as(self, other: Tensor) -> CoreTensor:
         """See :func:`tinyattn.ops.shape.views.view_as`."""
         return tinyattn.ops.shape.views.view_as(cast("Tensor", self), other)
 
-    def reshape(self, *sizes, shape=None) -> Tensor:
+    def reshape(self, *sizes, shape=None) -> CoreTensor:
         """See :func:`tinyattn.reshape`."""
         return tinyattn.ops.shape.views.reshape(cast("Tensor", self), *sizes, shape=shape)
 
-    def reshape_as(self, other: Tensor) -> Tensor:
+    def reshape_as(self, other: Tensor) -> CoreTensor:
         """See :func:`tinyattn.ops.shape.views.reshape_as`."""
         return tinyattn.ops.shape.views.reshape_as(cast("Tensor", self), other)
 
-    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> CoreTensor:
         """See :func:`tinyattn.flatten`."""
         return tinyattn.ops.shape.views.flatten(cast("Tensor", self), start_dim, end_dim)
 
-    def unflatten(self, dim: int, sizes) -> Tensor:
+    def unflatten(self, dim: int, sizes) -> CoreTensor:
         """See :func:`tinyattn.unflatten`."""
         return tinyattn.ops.shape.views.unflatten(cast("Tensor", self), dim, sizes)
 
-    def squeeze(self, dim=None) -> Tensor:
+    def squeeze(self, dim=None) -> CoreTensor:
         """See :func:`tinyattn.squeeze`."""
         return tinyattn.ops.shape.views.squeeze(cast("Tensor", self), dim)
 
-    def unsqueeze(self, dim: int) -> Tensor:
+    def unsqueeze(self, dim: int) -> CoreTensor:
         """See :func:`tinyattn.unsqueeze`."""
         return tinyattn.ops.shape.views.unsqueeze(cast("Tensor", self), dim)
 
-    def squeeze_(self, dim=None) -> Tensor:
+    def squeeze_(self, dim=None) -> CoreTensor:
         """See :func:`tinyattn.ops.shape.views.squeeze_`."""
         return tinyattn.ops.shape.views.squeeze_(cast("Tensor", self), dim)
 
-    def unsqueeze_(self, dim: int) -> Tensor:
+    def unsqueeze_(self, dim: int) -> CoreTensor:
         """See :func:`tinyattn.ops.shape.views.unsqueeze_`."""
         return tinyattn.ops.shape.views.unsqueeze_(cast("Tensor", self), dim)
 
-    def transpose(self, dim0: int, dim1: int) -> Tensor:
+    def transpose(self, dim0: int, dim1: int) -> CoreTensor:
         """See :func:`tinyattn.transpose`."""
         return tinyattn.ops.shape.views.transpose(cast("Tensor", self), dim0, dim1)
 
-    def swapaxes(self, axis0: int, axis1: int) -> Tensor:
+    def swapaxes(self, axis0: int, axis1: int) -> CoreTensor:
         """See :func:`tinyattn.swapaxes`."""
         return tinyattn.ops.shape.views.swapaxes(cast("Tensor", self), axis0, axis1)
 
-    def permute(self, *order, dims=None) -> Tensor:
+    def permute(self, *order, dims=None) -> CoreTensor:
         """See :func:`tinyattn.permute`."""
         return tinyattn.ops.shape.views.permute(cast("Tensor", self), *order, dims=dims)
 
-    def t(self) -> Tensor:
+    def t(self) -> CoreTensor:
         """See :func:`tinyattn.t`."""
         return tinyattn.ops.shape.views.t(cast("Tensor", self))
 
-    def movedim(self, source, destination) -> Tensor:
+    def movedim(self, source, destination) -> CoreTensor:
         """See :func:`tinyattn.movedim`."""
         return tinyattn.ops.shape.views.movedim(cast("Tensor", self), source, destination)
 
-    def expand(self, *sizes, size=None, implicit: bool = False) -> Tensor:
+    def expand(self, *sizes, size=None, implicit: bool = False) -> CoreTensor:
         """See :func:`tinyattn.ops.shape.views.expand`."""
         return tinyattn.ops.shape.views.expand(
             cast("Tensor", self), *sizes, size=size, implicit=implicit
         )
 
-    def expand_as(self, other: Tensor) -> Tensor:
+    def expand_as(self, other: Tensor) -> CoreTensor:
         """See :func:`tinyattn.ops.shape.views.expand_as`."""
         return tinyattn.ops.shape.views.expand_as(cast("Tensor", self), other)
 
-    def narrow(self, dim: int, start: int, length: int) -> Tensor:
+    def narrow(self, dim: int, start: int, length: int) -> CoreTensor:
         """See :func:`tinyattn.narrow`."""
         return tinyattn.ops.shape.views.narrow(cast("Tensor", self), dim, start, length)
 
-    def select(self, dim: int, index: int) -> Tensor:
+    def select(self, dim: int, index: int) -> CoreTensor:
         """See :func:`tinyattn.select`."""
         return tinyattn.ops.shape.views.select(cast("Tensor", self), dim, index)
 
-    def chunk(self, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
+    def chunk(self, chunks: int, dim: int = 0) -> tuple[CoreTensor, ...]:
         """See :func:`tinyattn.chunk`."""
         return tinyattn.ops.shape.views.chunk(cast("Tensor", self), chunks, dim)
 
-    def unbind(self, dim: int = 0) -> tuple[Tensor, ...]:
+    def unbind(self, dim: int = 0) -> tuple[CoreTensor, ...]:
         """See :func:`tinyattn.unbind`."""
         return tinyattn.ops.shape.views.unbind(cast("Tensor", self), dim)
 
     # -- rearrange ------------------------------------------------------------------------------
 
-    def repeat(self, *sizes, repeats=None) -> Tensor:
+    def repeat(self, *sizes, repeats=None) -> CoreTensor:
         """See :func:`tinyattn.ops.shape.rearrange.repeat`."""
         return tinyattn.ops.shape.rearrange.repeat(cast("Tensor", self), *sizes, repeats=repeats)
 
     def repeat_interleave(
         self, repeats=None, dim: int | None = None, *, output_size=None
-    ) -> Tensor:
+    ) -> CoreTensor:
         """See :func:`tinyattn.repeat_interleave`."""
         return tinyattn.ops.shape.rearrange.repeat_interleave(
             cast("Tensor", self), repeats, dim, output_size=output_size
         )
 
-    def flip(self, *order, dims=None) -> Tensor:
+    def flip(self, *order, dims=None) -> CoreTensor:
         """See :func:`tinyattn.flip`."""
         return tinyattn.ops.shape.rearrange.flip(cast("Tensor", self), *order, dims=dims)
 
-    def roll(self, shifts, dims=None) -> Tensor:
+    def roll(self, shifts, dims=None) -> CoreTensor:
         """See :func:`tinyattn.roll`."""
         return tinyattn.ops.shape.rearrange.roll(cast("Tensor", self), shifts, dims)
 
-    def triu(self, diagonal: int = 0) -> Tensor:
+    def triu(self, diagonal: int = 0) -> CoreTensor:
         """See :func:`tinyattn.triu`."""
         return tinyattn.ops.shape.rearrange.triu(cast("Tensor", self), diagonal)
 
-    def tril(self, diagonal: int = 0) -> Tensor:
+    def tril(self, diagonal: int = 0) -> CoreTensor:
         """See :func:`tinyattn.tril`."""
         return tinyattn.ops.shape.rearrange.tril(cast("Tensor", self), diagonal)
 
-    def triu_(self, diagonal: int = 0) -> Tensor:
+    def triu_(self, diagonal: int = 0) -> CoreTensor:
         """See :func:`tinyattn.ops.shape.rearrange.triu_`."""
         return tinyattn.ops.shape.rearrange.triu_(cast("Tensor", self), diagonal)
 
-    def tril_(self, diagonal: int = 0) -> Tensor:
+    def tril_(self, diagonal: int = 0) -> CoreTensor:
         """See :func:`tinyattn.ops.shape.rearrange.tril_`."""
         return tinyattn.ops.shape.rearrange.tril_(cast("Tensor", self), diagonal)
 
-    def diagonal(self, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    def diagonal(self, offset: int = 0, dim1: int = 0, dim2: int = 1) -> CoreTensor:
         """See :func:`tinyattn.diagonal`."""
         return tinyattn.ops.shape.rearrange.diagonal(cast("Tensor", self), offset, dim1, dim2)
 
-    def diff(self, n: int = 1, dim: int = -1, prepend=None, append=None) -> Tensor:
+    def diff(self, n: int = 1, dim: int = -1, prepend=None, append=None) -> CoreTensor:
         """See :func:`tinyattn.diff`."""
         return tinyattn.ops.shape.rearrange.diff(cast("Tensor", self), n, dim, prepend, append)
 
-    def diag(self, diagonal: int = 0) -> Tensor:
+    def diag(self, diagonal: int = 0) -> CoreTensor:
         """See :func:`tinyattn.diag`."""
         return tinyattn.ops.shape.rearrange.diag(cast("Tensor", self), diagonal)
 
-    def diag_embed(self, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+    def diag_embed(self, offset: int = 0, dim1: int = -2, dim2: int = -1) -> CoreTensor:
         """See :func:`tinyattn.diag_embed`."""
         return tinyattn.ops.shape.rearrange.diag_embed(cast("Tensor", self), offset, dim1, dim2)
 
     # -- indexing -------------------------------------------------------------------------------
 
-    def gather(self, dim: int, index, *, sparse_grad: bool = False) -> Tensor:
+    def gather(self, dim: int, index, *, sparse_grad: bool = False) -> CoreTensor:
         """See :func:`tinyattn.gather`."""
         return tinyattn.ops.index.indexing.gather(
             cast("Tensor", self), dim, index, sparse_grad=sparse_grad
         )
 
-    def scatter(self, dim: int, index, src=None, *, value=None, reduce=None) -> Tensor:
+    def scatter(self, dim: int, index, src=None, *, value=None, reduce=None) -> CoreTensor:
         """See :func:`tinyattn.scatter`."""
         return tinyattn.ops.index.indexing.scatter(
             cast("Tensor", self), dim, index, src, value=value, reduce=reduce
         )
 
-    def scatter_(self, dim: int, index, src=None, *, value=None, reduce=None) -> Tensor:
+    def scatter_(self, dim: int, index, src=None, *, value=None, reduce=None) -> CoreTensor:
         """See :func:`tinyattn.ops.index.indexing.scatter_`."""
         return tinyattn.ops.index.indexing.scatter_(
             cast("Tensor", self), dim, index, src, value=value, reduce=reduce
         )
 
-    def scatter_add(self, dim: int, index, src) -> Tensor:
+    def scatter_add(self, dim: int, index, src) -> CoreTensor:
         """See :func:`tinyattn.scatter_add`."""
         return tinyattn.ops.index.indexing.scatter_add(cast("Tensor", self), dim, index, src)
 
-    def scatter_add_(self, dim: int, index, src) -> Tensor:
+    def scatter_add_(self, dim: int, index, src) -> CoreTensor:
         """See :func:`tinyattn.ops.index.indexing.scatter_add_`."""
         return tinyattn.ops.index.indexing.scatter_add_(cast("Tensor", self), dim, index, src)
 
-    def index_select(self, dim: int, index) -> Tensor:
+    def index_select(self, dim: int, index) -> CoreTensor:
         """See :func:`tinyattn.index_select`."""
         return tinyattn.ops.index.indexing.index_select(cast("Tensor", self), dim, index)
 
-    def index_fill(self, dim: int, index, value) -> Tensor:
+    def index_fill(self, dim: int, index, value) -> CoreTensor:
         """See :func:`tinyattn.index_fill`."""
         return tinyattn.ops.index.indexing.index_fill(cast("Tensor", self), dim, index, value)
 
-    def index_fill_(self, dim: int, index, value) -> Tensor:
+    def index_fill_(self, dim: int, index, value) -> CoreTensor:
         """See :func:`tinyattn.ops.index.indexing.index_fill_`."""
         return tinyattn.ops.index.indexing.index_fill_(cast("Tensor", self), dim, index, value)
 
-    def masked_fill(self, mask, value) -> Tensor:
+    def masked_fill(self, mask, value) -> CoreTensor:
         """See :func:`tinyattn.masked_fill`."""
         return tinyattn.ops.index.indexing.masked_fill(cast("Tensor", self), mask, value)
 
-    def masked_fill_(self, mask, value) -> Tensor:
+    def masked_fill_(self, mask, value) -> CoreTensor:
         """See :func:`tinyattn.ops.index.indexing.masked_fill_`."""
         return tinyattn.ops.index.indexing.masked_fill_(cast("Tensor", self), mask, value)
 
-    def masked_select(self, mask) -> Tensor:
+    def masked_select(self, mask) -> CoreTensor:
         """See :func:`tinyattn.masked_select`."""
         return tinyattn.ops.index.indexing.masked_select(cast("Tensor", self), mask)
 
@@ -332,113 +339,113 @@ class TensorShapeMethods:
         """See :func:`tinyattn.nonzero`."""
         return tinyattn.ops.index.indexing.nonzero(cast("Tensor", self), as_tuple=as_tuple)
 
-    def index_put_(self, indices, values, accumulate: bool = False) -> Tensor:
+    def index_put_(self, indices, values, accumulate: bool = False) -> CoreTensor:
         """See :func:`tinyattn.ops.index.indexing.index_put_`."""
         return tinyattn.ops.index.indexing.index_put_(
             cast("Tensor", self), indices, values, accumulate
         )
 
-    def index_add(self, dim: int, index, source, *, alpha=1) -> Tensor:
+    def index_add(self, dim: int, index, source, *, alpha=1) -> CoreTensor:
         """See :func:`tinyattn.index_add`."""
         return tinyattn.ops.index.indexing.index_add(
             cast("Tensor", self), dim, index, source, alpha=alpha
         )
 
-    def index_add_(self, dim: int, index, source, *, alpha=1) -> Tensor:
+    def index_add_(self, dim: int, index, source, *, alpha=1) -> CoreTensor:
         """See :func:`tinyattn.ops.index.indexing.index_add_`."""
         return tinyattn.ops.index.indexing.index_add_(
             cast("Tensor", self), dim, index, source, alpha=alpha
         )
 
-    def masked_scatter_(self, mask, source) -> Tensor:
+    def masked_scatter_(self, mask, source) -> CoreTensor:
         """See :func:`tinyattn.ops.index.indexing.masked_scatter_`."""
         return tinyattn.ops.index.indexing.masked_scatter_(cast("Tensor", self), mask, source)
 
-    def argwhere(self) -> Tensor:
+    def argwhere(self) -> CoreTensor:
         """See :func:`tinyattn.argwhere`."""
         return tinyattn.ops.index.indexing.argwhere(cast("Tensor", self))
 
     # -- shape_composites -----------------------------------------------------------------------
 
-    def broadcast_to(self, *sizes, size=None) -> Tensor:
+    def broadcast_to(self, *sizes, size=None) -> CoreTensor:
         """See :func:`tinyattn.broadcast_to`."""
         return tinyattn.ops.shape.composites.broadcast_to(cast("Tensor", self), *sizes, size=size)
 
-    def moveaxis(self, source, destination) -> Tensor:
+    def moveaxis(self, source, destination) -> CoreTensor:
         """See :func:`tinyattn.moveaxis`."""
         return tinyattn.ops.shape.composites.moveaxis(cast("Tensor", self), source, destination)
 
-    def swapdims(self, dim0: int, dim1: int) -> Tensor:
+    def swapdims(self, dim0: int, dim1: int) -> CoreTensor:
         """See :func:`tinyattn.swapdims`."""
         return tinyattn.ops.shape.composites.swapdims(cast("Tensor", self), dim0, dim1)
 
-    def ravel(self) -> Tensor:
+    def ravel(self) -> CoreTensor:
         """See :func:`tinyattn.ravel`."""
         return tinyattn.ops.shape.composites.ravel(cast("Tensor", self))
 
-    def tile(self, *reps, dims=None) -> Tensor:
+    def tile(self, *reps, dims=None) -> CoreTensor:
         """See :func:`tinyattn.tile`."""
         return tinyattn.ops.shape.composites.tile(cast("Tensor", self), *reps, dims=dims)
 
     def tensor_split(
         self, indices_or_sections=None, dim: int = 0, *, sections=None, indices=None
-    ) -> tuple[Tensor, ...]:
+    ) -> tuple[CoreTensor, ...]:
         """See :func:`tinyattn.tensor_split`."""
         return tinyattn.ops.shape.composites.tensor_split(
             cast("Tensor", self), indices_or_sections, dim, sections=sections, indices=indices
         )
 
-    def hsplit(self, sections=None, *, indices=None) -> tuple[Tensor, ...]:
+    def hsplit(self, sections=None, *, indices=None) -> tuple[CoreTensor, ...]:
         """See :func:`tinyattn.hsplit`."""
         return tinyattn.ops.shape.composites.hsplit(cast("Tensor", self), sections, indices=indices)
 
-    def vsplit(self, sections=None, *, indices=None) -> tuple[Tensor, ...]:
+    def vsplit(self, sections=None, *, indices=None) -> tuple[CoreTensor, ...]:
         """See :func:`tinyattn.vsplit`."""
         return tinyattn.ops.shape.composites.vsplit(cast("Tensor", self), sections, indices=indices)
 
-    def dsplit(self, sections=None, *, indices=None) -> tuple[Tensor, ...]:
+    def dsplit(self, sections=None, *, indices=None) -> tuple[CoreTensor, ...]:
         """See :func:`tinyattn.dsplit`."""
         return tinyattn.ops.shape.composites.dsplit(cast("Tensor", self), sections, indices=indices)
 
-    def split_with_sizes(self, split_sizes, dim: int = 0) -> tuple[Tensor, ...]:
+    def split_with_sizes(self, split_sizes, dim: int = 0) -> tuple[CoreTensor, ...]:
         """See :func:`tinyattn.split_with_sizes`."""
         return tinyattn.ops.shape.composites.split_with_sizes(
             cast("Tensor", self), split_sizes, dim
         )
 
-    def flipud(self) -> Tensor:
+    def flipud(self) -> CoreTensor:
         """See :func:`tinyattn.flipud`."""
         return tinyattn.ops.shape.composites.flipud(cast("Tensor", self))
 
-    def fliplr(self) -> Tensor:
+    def fliplr(self) -> CoreTensor:
         """See :func:`tinyattn.fliplr`."""
         return tinyattn.ops.shape.composites.fliplr(cast("Tensor", self))
 
-    def rot90(self, k: int = 1, dims=(0, 1)) -> Tensor:
+    def rot90(self, k: int = 1, dims=(0, 1)) -> CoreTensor:
         """See :func:`tinyattn.rot90`."""
         return tinyattn.ops.shape.composites.rot90(cast("Tensor", self), k, dims)
 
-    def unfold(self, dimension: int, size: int, step: int) -> Tensor:
+    def unfold(self, dimension: int, size: int, step: int) -> CoreTensor:
         """See :func:`tinyattn.ops.shape.composites.unfold`."""
         return tinyattn.ops.shape.composites.unfold(cast("Tensor", self), dimension, size, step)
 
-    def take(self, index) -> Tensor:
+    def take(self, index) -> CoreTensor:
         """See :func:`tinyattn.take`."""
         return tinyattn.ops.shape.composites.take(cast("Tensor", self), index)
 
-    def take_along_dim(self, indices, dim: int | None = None) -> Tensor:
+    def take_along_dim(self, indices, dim: int | None = None) -> CoreTensor:
         """See :func:`tinyattn.take_along_dim`."""
         return tinyattn.ops.shape.composites.take_along_dim(cast("Tensor", self), indices, dim)
 
     # -- scatter --------------------------------------------------------------------------------
 
-    def select_scatter(self, src: Tensor, dim: int, index: int) -> Tensor:
+    def select_scatter(self, src: Tensor, dim: int, index: int) -> CoreTensor:
         """See :func:`tinyattn.select_scatter`."""
         return tinyattn.ops.index.scatter.select_scatter(cast("Tensor", self), src, dim, index)
 
     def slice_scatter(
         self, src: Tensor, dim: int = 0, start=None, end=None, step: int = 1
-    ) -> Tensor:
+    ) -> CoreTensor:
         """See :func:`tinyattn.slice_scatter`."""
         return tinyattn.ops.index.scatter.slice_scatter(
             cast("Tensor", self), src, dim, start, end, step
@@ -446,21 +453,21 @@ class TensorShapeMethods:
 
     def diagonal_scatter(
         self, src: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1
-    ) -> Tensor:
+    ) -> CoreTensor:
         """See :func:`tinyattn.diagonal_scatter`."""
         return tinyattn.ops.index.scatter.diagonal_scatter(
             cast("Tensor", self), src, offset, dim1, dim2
         )
 
-    def index_copy(self, dim: int, index, source: Tensor) -> Tensor:
+    def index_copy(self, dim: int, index, source: Tensor) -> CoreTensor:
         """See :func:`tinyattn.index_copy`."""
         return tinyattn.ops.index.scatter.index_copy(cast("Tensor", self), dim, index, source)
 
-    def index_copy_(self, dim: int, index, source: Tensor) -> Tensor:
+    def index_copy_(self, dim: int, index, source: Tensor) -> CoreTensor:
         """See :func:`tinyattn.ops.index.scatter.index_copy_`."""
         return tinyattn.ops.index.scatter.index_copy_(cast("Tensor", self), dim, index, source)
 
-    def index_put(self, indices, values, accumulate: bool = False) -> Tensor:
+    def index_put(self, indices, values, accumulate: bool = False) -> CoreTensor:
         """See :func:`tinyattn.index_put`."""
         return tinyattn.ops.index.scatter.index_put(
             cast("Tensor", self), indices, values, accumulate
@@ -468,7 +475,7 @@ class TensorShapeMethods:
 
     def scatter_reduce(
         self, dim: int, index, src: Tensor, reduce: str, *, include_self: bool = True
-    ) -> Tensor:
+    ) -> CoreTensor:
         """See :func:`tinyattn.scatter_reduce`."""
         return tinyattn.ops.index.scatter.scatter_reduce(
             cast("Tensor", self), dim, index, src, reduce, include_self=include_self
@@ -476,29 +483,29 @@ class TensorShapeMethods:
 
     def scatter_reduce_(
         self, dim: int, index, src: Tensor, reduce: str, *, include_self: bool = True
-    ) -> Tensor:
+    ) -> CoreTensor:
         """See :func:`tinyattn.ops.index.scatter.scatter_reduce_`."""
         return tinyattn.ops.index.scatter.scatter_reduce_(
             cast("Tensor", self), dim, index, src, reduce, include_self=include_self
         )
 
-    def masked_scatter(self, mask, source: Tensor) -> Tensor:
+    def masked_scatter(self, mask, source: Tensor) -> CoreTensor:
         """See :func:`tinyattn.masked_scatter`."""
         return tinyattn.ops.index.scatter.masked_scatter(cast("Tensor", self), mask, source)
 
     # -- index_writes ---------------------------------------------------------------------------
 
-    def put(self, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
+    def put(self, index: Tensor, source: Tensor, accumulate: bool = False) -> CoreTensor:
         """See :func:`tinyattn.put`."""
         return tinyattn.ops.index.writes.put(cast("Tensor", self), index, source, accumulate)
 
-    def put_(self, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
+    def put_(self, index: Tensor, source: Tensor, accumulate: bool = False) -> CoreTensor:
         """See :func:`tinyattn.ops.index.writes.put_`."""
         return tinyattn.ops.index.writes.put_(cast("Tensor", self), index, source, accumulate)
 
     def index_reduce(
         self, dim: int, index: Tensor, source: Tensor, reduce: str, *, include_self=True
-    ) -> Tensor:
+    ) -> CoreTensor:
         """See :func:`tinyattn.index_reduce`."""
         return tinyattn.ops.index.writes.index_reduce(
             cast("Tensor", self), dim, index, source, reduce, include_self=include_self
@@ -506,7 +513,7 @@ class TensorShapeMethods:
 
     def index_reduce_(
         self, dim: int, index: Tensor, source: Tensor, reduce: str, *, include_self=True
-    ) -> Tensor:
+    ) -> CoreTensor:
         """See :func:`tinyattn.ops.index.writes.index_reduce_`."""
         return tinyattn.ops.index.writes.index_reduce_(
             cast("Tensor", self), dim, index, source, reduce, include_self=include_self
@@ -514,7 +521,7 @@ class TensorShapeMethods:
 
     # -- strided --------------------------------------------------------------------------------
 
-    def as_strided(self, size, stride, storage_offset: int | None = None) -> Tensor:
+    def as_strided(self, size, stride, storage_offset: int | None = None) -> CoreTensor:
         """See :func:`tinyattn.as_strided`."""
         return tinyattn.ops.shape.strided.as_strided(
             cast("Tensor", self), size, stride, storage_offset

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import builtins
 import numbers
+import typing
 import weakref
 
 import numpy as np
@@ -311,8 +312,10 @@ class Tensor(
             else:
                 check_device(a)
         if target is None:
-            return self.clone() if copy else self
-        return ops.elementwise.unary.cast(self, dt.to_dtype(target), copy=copy)
+            result = self.clone() if copy else self
+        else:
+            result = ops.elementwise.unary.cast(self, dt.to_dtype(target), copy=copy)
+        return typing.cast(Tensor, result)  # (an op's result: a Tensor, typed as the core's)
 
     def cpu(self, memory_format=None) -> Tensor:
         """This tensor (tinyattn tensors always live on the CPU)."""
