@@ -139,3 +139,15 @@ def test_core_backward_refusals():
         CoreTensor.backward(t * 2)
     with pytest.raises(RuntimeError, match="does not require grad"):
         CoreTensor.backward(CoreTensor([1.0]))
+
+
+def test_the_full_tensor_redefines_every_core_method():
+    """``tinyattn.Tensor`` keeps torch's behaviour: each method and property of the core
+    tensor is redefined by the full class (or its mixins), none is inherited as it is."""
+    inherited = [
+        name
+        for name in vars(CoreTensor)
+        if name not in ("__module__", "__doc__", "__slots__", "__annotations__")
+        and next(k for k in tinyattn.Tensor.__mro__ if name in vars(k)) is CoreTensor
+    ]
+    assert not inherited, f"core methods tinyattn.Tensor inherits unchanged: {inherited}"

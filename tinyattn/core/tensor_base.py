@@ -3,9 +3,9 @@
 A tensor, for autograd, is an array plus a few fields: the node that made it
 (``grad_fn``), whether it wants a gradient, its ``.grad``, and a version counter
 that in-place ops bump. Those fields live here, in the engine; the
-user-facing API (arithmetic, views, reductions ...) lives in
-``tinyattn.tensor_api.tensor.Tensor``, which subclasses this class. With the core alone (no
-tensor class declared), op outputs are plain ``TensorBase`` objects.
+methods (arithmetic, views, reductions ...) live in ``core/tensor.py``'s ``Tensor``, which
+subclasses this class, and torch's full surface in ``tinyattn.tensor_api.tensor.Tensor``,
+which subclasses that one.
 
 The engine makes tensors too (op outputs, the gradients handed to hooks,
 ``.grad``), and they must be full ``Tensor`` objects. Rather than importing the
@@ -13,9 +13,10 @@ tensor module (which imports the ops, which import this layer: a cycle), the
 engine builds them with ``TensorBase._make``, and the tensor class
 declares itself the class to build, in its own class statement::
 
-    class Tensor(TensorMethods, TensorBase, op_outputs=True): ...
+    class Tensor(TensorBase, op_outputs=True): ...   # core/tensor.py
 
-So the dependency points one way: ``_tensor`` -> ``core``, never back.
+(``tinyattn.Tensor`` declares itself the same way, later, and from then on is the class
+built.) So the dependency points one way: ``tensor_api`` -> ``core``, never back.
 """
 
 from __future__ import annotations
@@ -141,7 +142,7 @@ class TensorBase:
         self._grad = value
 
 
-TensorBase._output_class = TensorBase  # until a full tensor class declares itself
+TensorBase._output_class = TensorBase  # until a tensor class declares itself (core/tensor.py)
 
 
 def check_grad_assignment(tensor: TensorBase, grad) -> None:

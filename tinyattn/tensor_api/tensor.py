@@ -4,8 +4,10 @@ The methods are thin: each differentiable op lives in ``tinyattn/ops/`` as a
 ``Function`` with its forward and backward side by side, and the method only
 forwards to it. The class is assembled from:
 
-- ``TensorBase`` (``tinyattn/core/tensor_base.py``): the autograd fields
-  (array, ``grad_fn``, ``.grad``, version counter);
+- the core's ``Tensor`` (``tinyattn/core/tensor.py``, on ``TensorBase``: the autograd
+  fields): the tensor a learner reads, with the methods the README uses; every one of
+  them is redefined here or in the mixins with torch's full rules, so it contributes its
+  class (``isinstance(t, tinyattn.core.Tensor)``) and nothing else;
 - ``TensorMathMethods``, ``TensorShapeMethods``, ``TensorSelectMethods``,
   ``TensorElementwiseMethods`` and ``TensorBinaryMethods`` (``methods_*.py``,
   written by ``tools/gen_tensor_methods.py``): one method per op, with the op's
@@ -13,7 +15,9 @@ forwards to it. The class is assembled from:
 - ``TensorMetaMethods`` (``meta.py``: memory, dtype predicates, size checks),
   ``TensorInplaceMethods`` and ``TensorLongTailMethods`` (``torch_surface/tensor_*.py``:
   torch's less common methods and plumbing);
-- this file: construction, metadata, conversions, Python protocols, operators.
+- this file: construction, metadata, conversions, Python protocols, operators (an
+  ndarray operand is promoted as NumPy would, ``promote_as_numpy``, checked in each
+  arithmetic operator itself).
 """
 
 from __future__ import annotations
