@@ -8,6 +8,7 @@ from harness import torch
 
 import tinyattn as T
 from tinyattn.autograd import grad as autograd_grad
+from tinyattn.core import engine
 
 
 def test_long_chain_backpropagates_without_recursion_error():
@@ -240,6 +241,24 @@ def test_autograd_grad_runs_only_what_leads_to_its_inputs():
     assert x2.grad is None
     (a2 * 5).sum().backward()  # a2's node kept its (nothing saved) state: still runs
     np.testing.assert_array_equal(x2.grad.numpy(), np.full(3, 10.0))
+
+
+def test_autograd_grad_is_not_changed_by_a_holder_of_another_graph():
+    # A node holding another (CopySlices, after a double backward through an in-place op
+    # on a view) once made every later autograd.grad run its whole graph, until the garbage
+    # collector took the holder: grad(out, [a]) then ran and freed nodes below ``a``.
+    base = T.tensor(np.ones(3), requires_grad=True)
+    y = base * 1
+    y[0].exp_()
+    y.sum().backward(create_graph=True)  # CopySlices ran under create_graph: a holder
+    assert len(engine._holders) >= 1
+    x = T.tensor(np.ones((2, 4)), requires_grad=True)
+    w = T.tensor(np.arange(16.0).reshape(4, 4), requires_grad=True)
+    a, b = (x @ w).split(2, dim=1)
+    (a.sum() + b.sum()).backward()  # frees the matmul's saved arrays
+    (ga,) = autograd_grad([(a * 3).sum()], [a])
+    np.testing.assert_array_equal(ga.numpy(), np.full((2, 2), 3.0))
+    del y  # (the holder lives as long as its graph)
 
 
 def test_a_root_given_twice_sends_both_gradients():

@@ -112,10 +112,14 @@ def _traverse(roots, root_grads, retain_graph, capture, accumulate, call_backwar
         _sum_into(grads, node, grad)
     ready = [node for node in dict.fromkeys(roots) if not pending.get(node)]
     needed = None
+    run = call_backward
     if _holders:  # (empty unless an in-place write through a view ran under create_graph)
-        call_backward = _held_after_holders(roots, pending, ready, call_backward)
-    elif capture and not accumulate:  # autograd.grad: run only what leads to its inputs
+        run = _held_after_holders(roots, pending, ready, call_backward)
+    if run is call_backward and capture and not accumulate:
+        # autograd.grad: run only what leads to its inputs (unless a holder of this graph
+        # must run its held node: then everything runs, in the holders' order)
         needed = _leading_to(dict.fromkeys([*roots, *pending]), capture)
+    call_backward = run
     captured: dict[Node, np.ndarray] = {}
     owned: set[Node] = set()  # nodes whose summed gradient is an array this loop made
     while ready:
