@@ -126,6 +126,7 @@ def test_core_construction():
     assert core_tensor([1, 2])._data.dtype == np.int64
     assert core_tensor(np.zeros(2))._data.dtype == np.float64  # an array keeps its dtype
     assert core_tensor([1, 2], dtype=np.float64)._data.dtype == np.float64
+    assert core_tensor(core_tensor(np.zeros(2)))._data.dtype == np.float64  # so does a tensor
     assert core_tensor(3.5).item() == 3.5
     with pytest.raises(RuntimeError, match="requires grad"):
         t.numpy()

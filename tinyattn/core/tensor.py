@@ -63,7 +63,7 @@ class Tensor(TensorBase, op_outputs=True):
         array = np.array(data._data if isinstance(data, TensorBase) else data)
         if dtype is not None:
             array = array.astype(_dtype.to_dtype(dtype).np_dtype)
-        elif array.dtype == np.float64 and not isinstance(data, np.ndarray):
+        elif array.dtype == np.float64 and not isinstance(data, (np.ndarray, TensorBase)):
             array = array.astype(_dtype.get_default_dtype().np_dtype)  # Python floats
         self._init(array, None, requires_grad)
 
