@@ -26,8 +26,8 @@ from collections import namedtuple
 import numpy as np
 
 from ..core.function import Function
+from ..core.tensor_base import TensorBase
 from ..foundations.type_names import type_name
-from ..tensor_api.tensor import Tensor
 from ._util import gradient_doc, normalize_dim, refuse_complex_order
 from .index.indexing import Gather
 
@@ -62,8 +62,8 @@ nanmedian_return = _values_indices("nanmedian")
 mode_return = _values_indices("mode")
 
 
-def _check_input(input, op: str) -> Tensor:
-    if not isinstance(input, Tensor):
+def _check_input(input, op: str) -> TensorBase:
+    if not isinstance(input, TensorBase):
         raise TypeError(f"{op}(): argument 'input' must be a Tensor, not {type_name(input)}")
     refuse_complex_order(op, input)
     return input
@@ -79,7 +79,7 @@ def _stable_order(a: np.ndarray, axis: int, descending: bool) -> np.ndarray:
     return n - 1 - np.flip(rev, axis)
 
 
-def _pick(input: Tensor, dim: int, indices: np.ndarray, keepdim: bool = True) -> Tensor:
+def _pick(input: TensorBase, dim: int, indices: np.ndarray, keepdim: bool = True) -> TensorBase:
     """``gather(input, dim, indices)``, then ``dim`` squeezed unless ``keepdim``."""
     values = Gather.apply(input, dim, indices.astype(np.intp, copy=False))
     if not keepdim:
@@ -87,11 +87,11 @@ def _pick(input: Tensor, dim: int, indices: np.ndarray, keepdim: bool = True) ->
     return values
 
 
-def _as_long(indices: np.ndarray) -> Tensor:
-    return Tensor._make(np.asarray(indices, dtype=np.int64))
+def _as_long(indices: np.ndarray) -> TensorBase:
+    return TensorBase._make(np.asarray(indices, dtype=np.int64))
 
 
-def _sorted_along(input: Tensor, dim, descending: bool, op: str):
+def _sorted_along(input: TensorBase, dim, descending: bool, op: str):
     """(input seen as at least 1-D, dim, stable order along dim)."""
     d = normalize_dim(dim, input.ndim, op)
     x = input if input.ndim else input.reshape(1)
@@ -99,8 +99,8 @@ def _sorted_along(input: Tensor, dim, descending: bool, op: str):
 
 
 def sort(
-    input: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = False
-) -> tuple[Tensor, Tensor]:
+    input: TensorBase, dim: int = -1, descending: bool = False, *, stable: bool = False
+) -> tuple[TensorBase, TensorBase]:
     """Sorted values along ``dim`` and their input indices: a ``(values, indices)`` named tuple.
 
     Always stable (``stable=False`` allows any order of ties; this is one of them).
@@ -115,22 +115,24 @@ def sort(
     return sort_return(values, _as_long(indices))
 
 
-def argsort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
+def argsort(
+    input: TensorBase, dim: int = -1, descending: bool = False, stable: bool = False
+) -> TensorBase:
     """The int64 indices that sort ``input`` along ``dim`` (stable)."""
     _check_input(input, "argsort")
     _, _, order = _sorted_along(input, dim, descending, "argsort")
     return _as_long(order.reshape(input.shape))
 
 
-def msort(input: Tensor) -> Tensor:
+def msort(input: TensorBase) -> TensorBase:
     """``sort(input, dim=0).values``. d input = g put back where each value came
     from, as :func:`sort`."""
     return sort(input, 0).values
 
 
 def topk(
-    input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True
-) -> tuple[Tensor, Tensor]:
+    input: TensorBase, k: int, dim: int = -1, largest: bool = True, sorted: bool = True
+) -> tuple[TensorBase, TensorBase]:
     """The ``k`` largest (or smallest) values along ``dim`` and their indices.
 
     Returned in sorted order (also with ``sorted=False``, whose order torch leaves open).
@@ -154,7 +156,7 @@ def topk(
     return topk_return(values, _as_long(indices))
 
 
-def _one_per_slice(input: Tensor, d: int, position: np.ndarray, keepdim: bool, ret, op):
+def _one_per_slice(input: TensorBase, d: int, position: np.ndarray, keepdim: bool, ret, op):
     """values/indices of the element at ``position`` (one per slice) of ``input`` along ``d``."""
     x = input if input.ndim else input.reshape(1)
     idx = np.expand_dims(position, d)
@@ -166,7 +168,7 @@ def _one_per_slice(input: Tensor, d: int, position: np.ndarray, keepdim: bool, r
     return ret(values, _as_long(idx))
 
 
-def _check_reduction_dim(input: Tensor, d: int, op: str) -> None:
+def _check_reduction_dim(input: TensorBase, d: int, op: str) -> None:
     if input.ndim and input.shape[d] == 0:
         raise IndexError(
             f"{op}(): Expected reduction dim {d} to have non-zero size (input shape "
@@ -174,7 +176,7 @@ def _check_reduction_dim(input: Tensor, d: int, op: str) -> None:
         )
 
 
-def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False):
+def kthvalue(input: TensorBase, k: int, dim: int = -1, keepdim: bool = False):
     """The ``k``-th smallest value along ``dim`` (``k`` counts from 1) and its index.
 
     Gradient: ``dx = g`` at the returned index, 0 elsewhere.
@@ -244,11 +246,11 @@ def _empty_median(dtype: np.dtype):
     return np.array(0, dtype=dtype)
 
 
-def _median(input: Tensor, dim, keepdim: bool, ignore_nan: bool, ret, op: str):
+def _median(input: TensorBase, dim, keepdim: bool, ignore_nan: bool, ret, op: str):
     _check_input(input, op)
     if dim is None:  # of all elements: the value only
         if input.numel() == 0:
-            return Tensor._make(np.asarray(_empty_median(input._data.dtype)))
+            return TensorBase._make(np.asarray(_empty_median(input._data.dtype)))
         return Median.apply(input, ignore_nan)
     d = normalize_dim(dim, input.ndim, op)
     _check_reduction_dim(input, d, op)
@@ -261,7 +263,7 @@ def _median(input: Tensor, dim, keepdim: bool, ignore_nan: bool, ret, op: str):
 
 
 @gradient_doc(Median)
-def median(input: Tensor, dim: int | None = None, keepdim: bool = False):
+def median(input: TensorBase, dim: int | None = None, keepdim: bool = False):
     """The median: the LOWER of the two middles for an even count (torch's rule).
 
     Without ``dim``: a 0-d tensor (NaN if any element is NaN). With ``dim``: a
@@ -271,7 +273,7 @@ def median(input: Tensor, dim: int | None = None, keepdim: bool = False):
 
 
 @gradient_doc(Median)
-def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False):
+def nanmedian(input: TensorBase, dim: int | None = None, keepdim: bool = False):
     """:func:`median` ignoring NaN (NaN only where a slice is all NaN: index 0 there, where
     torch's index depends on the slice length)."""
     return _median(input, dim, keepdim, True, nanmedian_return, "nanmedian")
@@ -288,7 +290,7 @@ def _runs(sorted_rows: np.ndarray):
     return ends, j - start + 1
 
 
-def mode(input: Tensor, dim: int = -1, keepdim: bool = False):
+def mode(input: TensorBase, dim: int = -1, keepdim: bool = False):
     """The most frequent value along ``dim`` (the smallest of equally frequent ones) and the
     index of its last occurrence, as a ``(values, indices)`` named tuple.
 
@@ -323,7 +325,7 @@ def _unique_flags(values, inverse, counts, return_inverse, return_counts):
 
 
 def unique(
-    input: Tensor,
+    input: TensorBase,
     sorted: bool = True,
     return_inverse: bool = False,
     return_counts: bool = False,
@@ -349,12 +351,12 @@ def unique(
         )
         inverse = inverse.reshape(-1)
     return _unique_flags(
-        Tensor._make(values.astype(a.dtype)), inverse, counts, return_inverse, return_counts
+        TensorBase._make(values.astype(a.dtype)), inverse, counts, return_inverse, return_counts
     )
 
 
 def unique_consecutive(
-    input: Tensor, return_inverse: bool = False, return_counts: bool = False, dim=None
+    input: TensorBase, return_inverse: bool = False, return_counts: bool = False, dim=None
 ):
     """Collapse runs of equal consecutive elements (or slices along ``dim``) to one."""
     _check_input(input, "unique_consecutive")
@@ -376,11 +378,17 @@ def unique_consecutive(
     if dim is None:
         inverse = inverse.reshape(a.shape)
     return _unique_flags(
-        Tensor._make(np.ascontiguousarray(values)), inverse, counts, return_inverse, return_counts
+        TensorBase._make(np.ascontiguousarray(values)),
+        inverse,
+        counts,
+        return_inverse,
+        return_counts,
     )
 
 
-def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Tensor:
+def bincount(
+    input: TensorBase, weights: TensorBase | None = None, minlength: int = 0
+) -> TensorBase:
     """Count of each value 0..max of a 1-D non-negative integer tensor (int64), or the sum
     of ``weights`` per value (float32 for float32 weights, else float64, as torch).
     """
@@ -396,7 +404,7 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
         raise RuntimeError(f"bincount(): minlength should be >= 0, got {minlength}")
     if weights is None or a.size == 0:  # torch: an empty input counts in int64, weights or not
         return _as_long(np.bincount(a, minlength=int(minlength)))
-    w = weights._data if isinstance(weights, Tensor) else np.asarray(weights)
+    w = weights._data if isinstance(weights, TensorBase) else np.asarray(weights)
     if w.ndim != 1 or w.shape[0] != a.shape[0]:
         raise RuntimeError(
             "bincount(): weights should be 1-d and have the same length as input: weights "
@@ -404,7 +412,7 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
         )
     out_dtype = np.float32 if w.dtype == np.float32 else np.float64
     out = np.bincount(a, weights=w.astype(np.float64), minlength=int(minlength))
-    return Tensor._make(out.astype(out_dtype))
+    return TensorBase._make(out.astype(out_dtype))
 
 
 def _index_dtype(out_int32: bool):
@@ -412,14 +420,14 @@ def _index_dtype(out_int32: bool):
 
 
 def searchsorted(
-    sorted_sequence: Tensor,
+    sorted_sequence: TensorBase,
     input,
     *,
     out_int32: bool = False,
     right: bool = False,
     side: str | None = None,
-    sorter: Tensor | None = None,
-) -> Tensor:
+    sorter: TensorBase | None = None,
+) -> TensorBase:
     """For each value of ``input``, the index where it would be inserted in the last dim of
     ``sorted_sequence`` to keep it sorted.
 
@@ -441,10 +449,10 @@ def searchsorted(
             )
         right = side == "right"
     seq = sorted_sequence._data
-    scalar = not isinstance(input, Tensor)
+    scalar = not isinstance(input, TensorBase)
     values = np.asarray(input) if scalar else input._data
     if sorter is not None:
-        s = sorter._data if isinstance(sorter, Tensor) else np.asarray(sorter)
+        s = sorter._data if isinstance(sorter, TensorBase) else np.asarray(sorter)
         if s.shape != seq.shape or s.dtype.kind not in "iu":
             raise RuntimeError(
                 "searchsorted(): sorter must be an integer tensor of the same shape as "
@@ -472,10 +480,10 @@ def searchsorted(
         rows_val = values.reshape(-1, values.shape[-1])
         out = np.stack([np.searchsorted(s, v, side=side_np) for s, v in zip(rows_seq, rows_val)])
         out = out.reshape(values.shape)
-    return Tensor._make(np.asarray(out, dtype=_index_dtype(out_int32)))
+    return TensorBase._make(np.asarray(out, dtype=_index_dtype(out_int32)))
 
 
-def bucketize(input, boundaries: Tensor, *, out_int32: bool = False, right: bool = False):
+def bucketize(input, boundaries: TensorBase, *, out_int32: bool = False, right: bool = False):
     """The bucket of each value given 1-D sorted ``boundaries``: ``i`` such that
     ``boundaries[i-1] < v <= boundaries[i]`` (``right=True``: ``boundaries[i-1] <= v <
     boundaries[i]``). Same as ``searchsorted(boundaries, input, right=right)``.

@@ -9,10 +9,10 @@ import numpy as np
 
 from ...core import _dtype as dt
 from ...core.device import check_device
+from ...core.tensor_base import TensorBase
 from ...foundations.type_names import type_name
 from ...random import _numpy_generator
 from ...random.fill import standard_normal, uniform01
-from ...tensor_api.tensor import Tensor
 from .._util import int_list, shape_args
 
 __all__ = [
@@ -44,7 +44,7 @@ __all__ = [
 
 def _unwrap_nested(data):
     """Lists/tuples that may contain tensors, as plain nested lists/arrays."""
-    if isinstance(data, Tensor):
+    if isinstance(data, TensorBase):
         return data._data
     if isinstance(data, (list, tuple)):
         return [_unwrap_nested(d) for d in data]
@@ -118,14 +118,14 @@ def _infer_np_dtype(data, op: str = "tensor") -> np.dtype:
     )
 
 
-def _finish(data: np.ndarray, requires_grad: bool) -> Tensor:
-    t = Tensor._make(data)
+def _finish(data: np.ndarray, requires_grad: bool) -> TensorBase:
+    t = TensorBase._make(data)
     if requires_grad:
         t.requires_grad_(True)
     return t
 
 
-def tensor(data, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def tensor(data, *, dtype=None, device=None, requires_grad: bool = False) -> TensorBase:
     """A new tensor holding a copy of ``data`` (nested lists, numbers, arrays or tensors)."""
     check_device(device)
     raw = _unwrap_nested(data)
@@ -138,25 +138,25 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False) -> Ten
     return _finish(data, requires_grad)
 
 
-def as_tensor(data, dtype=None, device=None) -> Tensor:
+def as_tensor(data, dtype=None, device=None) -> TensorBase:
     """Like ``tensor`` but shares memory with a NumPy array / tensor when no conversion is needed."""
     check_device(device)
-    if isinstance(data, Tensor):
+    if isinstance(data, TensorBase):
         return data if dtype is None else data.to(dtype)
     if isinstance(data, np.ndarray) and (
         dtype is None or dt.to_dtype(dtype).np_dtype == data.dtype
     ):
         dt.from_numpy_dtype(data.dtype)
-        return Tensor._make(data)
+        return TensorBase._make(data)
     return tensor(data, dtype=dtype)
 
 
-def from_numpy(ndarray: np.ndarray) -> Tensor:
+def from_numpy(ndarray: np.ndarray) -> TensorBase:
     """A tensor sharing memory with ``ndarray`` (no copy)."""
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"from_numpy(): expected np.ndarray (got {type_name(ndarray)})")
     dt.from_numpy_dtype(ndarray.dtype)
-    return Tensor._make(ndarray)
+    return TensorBase._make(ndarray)
 
 
 def _dtype_or_default(dtype) -> np.dtype:
@@ -181,7 +181,7 @@ def _random_float_dtype(dtype, name: str) -> np.dtype:
 
 
 def _factory(np_fn, name):
-    def fn(*sizes, size=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    def fn(*sizes, size=None, dtype=None, device=None, requires_grad: bool = False) -> TensorBase:
         check_device(device)
         shape = _sizes(int_list(sizes, size, name, "size"), name)
         return _finish(np_fn(shape, dtype=_dtype_or_default(dtype)), requires_grad)
@@ -210,7 +210,7 @@ def _as_python_scalar(value):
     return value
 
 
-def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = False) -> TensorBase:
     """A tensor of ``size`` filled with ``fill_value`` (dtype inferred from the value)."""
     check_device(device)
     if dtype is None:
@@ -221,8 +221,13 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = Fal
 
 def _like(np_fn, name):
     def fn(
-        input: Tensor, *, dtype=None, device=None, requires_grad: bool = False, memory_format=None
-    ) -> Tensor:
+        input: TensorBase,
+        *,
+        dtype=None,
+        device=None,
+        requires_grad: bool = False,
+        memory_format=None,
+    ) -> TensorBase:
         check_device(device)
         d = dt.to_dtype(dtype).np_dtype if dtype is not None else input._data.dtype
         return _finish(np_fn(input._data.shape, dtype=d), requires_grad)
@@ -236,17 +241,19 @@ ones_like = _like(np.ones, "ones_like")
 empty_like = _like(np.empty, "empty_like")
 
 
-def full_like(input: Tensor, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+def full_like(
+    input: TensorBase, fill_value, *, dtype=None, device=None, requires_grad=False
+) -> TensorBase:
     d = dt.to_dtype(dtype).np_dtype if dtype is not None else input._data.dtype
     return _finish(np.full(input._data.shape, fill_value, dtype=d), requires_grad)
 
 
-def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False) -> TensorBase:
     """Values from ``start`` to ``end`` (exclusive) by ``step``; int64 unless a bound is a float."""
     check_device(device)
     if end is None:
         start, end = 0, start
-    vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
+    vals = [v.item() if isinstance(v, TensorBase) else v for v in (start, end, step)]
     if step == 0:
         raise RuntimeError("arange(): step must be nonzero")
     if (vals[1] - vals[0]) * vals[2] < 0:
@@ -300,7 +307,7 @@ def _linspace_values(start, end, steps: int, np_dtype: np.dtype) -> np.ndarray:
     return np.where(i < steps // 2, start + step * i, end - step * (steps - 1 - i))
 
 
-def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad=False) -> TensorBase:
     check_device(device)
     if steps < 0:
         raise RuntimeError(f"linspace(): number of steps must be non-negative, got {steps}")
@@ -308,7 +315,9 @@ def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad=F
     return _finish(_linspace_values(start, end, steps, np_dtype).astype(np_dtype), requires_grad)
 
 
-def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+def eye(
+    n: int, m: int | None = None, *, dtype=None, device=None, requires_grad=False
+) -> TensorBase:
     check_device(device)
     for name, size in (("n", n), ("m", m)):
         if size is not None and size < 0:
@@ -316,7 +325,9 @@ def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad=
     return _finish(np.eye(n, m, dtype=_dtype_or_default(dtype)), requires_grad)
 
 
-def rand(*sizes, size=None, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+def rand(
+    *sizes, size=None, generator=None, dtype=None, device=None, requires_grad=False
+) -> TensorBase:
     """Uniform samples on [0, 1) (the shape as in :func:`zeros`)."""
     check_device(device)
     shape = _sizes(int_list(sizes, size, "rand", "size"), "rand")
@@ -338,7 +349,7 @@ def _random_parts(draw, rng, shape: tuple, np_dtype: np.dtype, complex_scale: fl
 
 def randn(
     *sizes, size=None, generator=None, dtype=None, device=None, requires_grad=False
-) -> Tensor:
+) -> TensorBase:
     """Standard normal samples (the shape as in :func:`zeros`)."""
     check_device(device)
     shape = _sizes(int_list(sizes, size, "randn", "size"), "randn")
@@ -347,7 +358,7 @@ def randn(
     return _finish(data, requires_grad)
 
 
-def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None) -> Tensor:
+def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None) -> TensorBase:
     """Integers uniform on [low, high) of the given ``size`` (int64)."""
     check_device(device)
     if size is None:
@@ -363,19 +374,19 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
             f"randint(): expected 'low' to be less than 'high', but got low={low} >= high={high}"
         )
     d = dt.to_dtype(dtype).np_dtype if dtype is not None else np.int64
-    return Tensor._make(_numpy_generator(generator).integers(low, high, shape).astype(d))
+    return TensorBase._make(_numpy_generator(generator).integers(low, high, shape).astype(d))
 
 
-def randperm(n: int, *, generator=None, dtype=None, device=None) -> Tensor:
+def randperm(n: int, *, generator=None, dtype=None, device=None) -> TensorBase:
     d = dt.to_dtype(dtype).np_dtype if dtype is not None else np.int64
     if n < 0:
         raise RuntimeError(f"randperm(): n must be non-negative, got {n}")
-    return Tensor._make(_numpy_generator(generator).permutation(n).astype(d))
+    return TensorBase._make(_numpy_generator(generator).permutation(n).astype(d))
 
 
 def rand_like(
-    input: Tensor, *, generator=None, dtype=None, device=None, requires_grad=False
-) -> Tensor:
+    input: TensorBase, *, generator=None, dtype=None, device=None, requires_grad=False
+) -> TensorBase:
     """``rand`` of ``input``'s shape and (unless ``dtype`` is given) dtype."""
     check_device(device)
     dtype = dtype or input.dtype
@@ -383,23 +394,23 @@ def rand_like(
 
 
 def randn_like(
-    input: Tensor, *, generator=None, dtype=None, device=None, requires_grad=False
-) -> Tensor:
+    input: TensorBase, *, generator=None, dtype=None, device=None, requires_grad=False
+) -> TensorBase:
     """``randn`` of ``input``'s shape and (unless ``dtype`` is given) dtype."""
     check_device(device)
     dtype = dtype or input.dtype
     return randn(input.shape, generator=generator, dtype=dtype, requires_grad=requires_grad)
 
 
-def bernoulli(input: Tensor, p=None, *, generator=None) -> Tensor:
+def bernoulli(input: TensorBase, p=None, *, generator=None) -> TensorBase:
     probs = input._data if p is None else np.full(input._data.shape, p)
     draw = _numpy_generator(generator).random(input._data.shape) < probs
-    return Tensor._make(draw.astype(input._data.dtype))
+    return TensorBase._make(draw.astype(input._data.dtype))
 
 
 def multinomial(
-    input: Tensor, num_samples: int, replacement: bool = False, *, generator=None
-) -> Tensor:
+    input: TensorBase, num_samples: int, replacement: bool = False, *, generator=None
+) -> TensorBase:
     rng = _numpy_generator(generator)
     probs = np.atleast_2d(input._data).astype(np.float64)
     if not replacement and num_samples > probs.shape[1]:
@@ -418,12 +429,12 @@ def multinomial(
             for row in probs
         ]
     )
-    return Tensor._make((out if input.ndim == 2 else out[0]).astype(np.int64))
+    return TensorBase._make((out if input.ndim == 2 else out[0]).astype(np.int64))
 
 
-def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None) -> Tensor:
-    m = mean._data if isinstance(mean, Tensor) else mean
-    s = std._data if isinstance(std, Tensor) else std
+def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None) -> TensorBase:
+    m = mean._data if isinstance(mean, TensorBase) else mean
+    s = std._data if isinstance(std, TensorBase) else std
     shape = size if size is not None else np.broadcast_shapes(np.shape(m), np.shape(s))
     data = _numpy_generator(generator).normal(m, s, shape)
     d = (
@@ -431,7 +442,7 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None) -> Tenso
         if dtype is not None
         else (m.dtype if isinstance(m, np.ndarray) else dt.get_default_dtype().np_dtype)
     )
-    return Tensor._make(np.asarray(data, dtype=d))
+    return TensorBase._make(np.asarray(data, dtype=d))
 
 
 # -- Tensor.new_*: a new tensor with another tensor's dtype (the methods forward here) ------
@@ -444,14 +455,14 @@ def _size_arg(sizes: tuple, size, name: str) -> tuple:
     return (size,)
 
 
-def _new_like(input: Tensor, fill, size, dtype, requires_grad: bool, name: str) -> Tensor:
+def _new_like(input: TensorBase, fill, size, dtype, requires_grad: bool, name: str) -> TensorBase:
     d = dt.to_dtype(dtype).np_dtype if dtype is not None else input._data.dtype
     return _finish(fill(_sizes(size, name), dtype=d), requires_grad)
 
 
 def new_zeros(
-    input: Tensor, *sizes, size=None, dtype=None, device=None, requires_grad: bool = False
-) -> Tensor:
+    input: TensorBase, *sizes, size=None, dtype=None, device=None, requires_grad: bool = False
+) -> TensorBase:
     """Zeros of ``size`` with ``input``'s dtype (unless ``dtype`` is given)."""
     check_device(device)
     return _new_like(
@@ -460,8 +471,8 @@ def new_zeros(
 
 
 def new_ones(
-    input: Tensor, *sizes, size=None, dtype=None, device=None, requires_grad: bool = False
-) -> Tensor:
+    input: TensorBase, *sizes, size=None, dtype=None, device=None, requires_grad: bool = False
+) -> TensorBase:
     """Ones of ``size`` with ``input``'s dtype (unless ``dtype`` is given)."""
     check_device(device)
     return _new_like(
@@ -470,8 +481,8 @@ def new_ones(
 
 
 def new_empty(
-    input: Tensor, *sizes, size=None, dtype=None, device=None, requires_grad: bool = False
-) -> Tensor:
+    input: TensorBase, *sizes, size=None, dtype=None, device=None, requires_grad: bool = False
+) -> TensorBase:
     """An uninitialised tensor of ``size`` with ``input``'s dtype (unless ``dtype`` is given)."""
     check_device(device)
     return _new_like(
@@ -480,15 +491,15 @@ def new_empty(
 
 
 def new_full(
-    input: Tensor, size, fill_value, *, dtype=None, device=None, requires_grad: bool = False
-) -> Tensor:
+    input: TensorBase, size, fill_value, *, dtype=None, device=None, requires_grad: bool = False
+) -> TensorBase:
     """``fill_value`` in a tensor of ``size`` with ``input``'s dtype (unless ``dtype`` is given)."""
     check_device(device)
-    if not isinstance(fill_value, (numbers.Number, np.generic, Tensor)):
+    if not isinstance(fill_value, (numbers.Number, np.generic, TensorBase)):
         raise TypeError(
             f"new_full(): argument 'fill_value' must be a number, got {type_name(fill_value)}"
         )
-    if isinstance(fill_value, Tensor):
+    if isinstance(fill_value, TensorBase):
         fill_value = fill_value.item()
 
     def fill(shape, dtype):
@@ -498,11 +509,11 @@ def new_full(
 
 
 def new_tensor(
-    input: Tensor, data, *, dtype=None, device=None, requires_grad: bool = False
-) -> Tensor:
+    input: TensorBase, data, *, dtype=None, device=None, requires_grad: bool = False
+) -> TensorBase:
     """``data`` copied into a new leaf tensor with ``input``'s dtype (unless ``dtype`` is given)."""
     check_device(device)
-    if isinstance(data, Tensor):
+    if isinstance(data, TensorBase):
         data = data.detach().numpy()
     return tensor(
         data, dtype=dtype if dtype is not None else input.dtype, requires_grad=requires_grad

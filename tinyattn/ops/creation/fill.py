@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...core.function import Function
-from ...tensor_api.tensor import Tensor
+from ...core.tensor_base import TensorBase
 
 
 class Fill(Function):
@@ -44,31 +44,31 @@ class Copy(Function):
         return ctx.xp.zeros_like(g), g
 
 
-def fill_(self: Tensor, value) -> Tensor:
+def fill_(self: TensorBase, value) -> TensorBase:
     """Fill with ``value`` (a number or a one-element tensor) in place."""
-    if isinstance(value, Tensor) and value.ndim != 0:
+    if isinstance(value, TensorBase) and value.ndim != 0:
         raise RuntimeError(
             f"fill_ only supports 0-dimension value tensor but got tensor with {value.ndim} dimensions."
         )
     return self._apply_inplace(Fill, value)
 
 
-def zero_(self: Tensor) -> Tensor:
+def zero_(self: TensorBase) -> TensorBase:
     return self._apply_inplace(Fill, 0)
 
 
-def copy_(self: Tensor, other, non_blocking: bool = False) -> Tensor:
+def copy_(self: TensorBase, other, non_blocking: bool = False) -> TensorBase:
     """Copy ``other`` (broadcast to this shape, cast to this dtype) into this tensor
     (torch's keyword for the source is ``other``)."""
-    if not isinstance(other, Tensor):
-        other = Tensor._make(np.asarray(other))
+    if not isinstance(other, TensorBase):
+        other = TensorBase._make(np.asarray(other))
     return self._apply_inplace(Copy, other)
 
 
 # Random fills write data only (used under no_grad by nn.init).
 
 
-def _random_fill(self: Tensor, values: np.ndarray, op: str) -> Tensor:
+def _random_fill(self: TensorBase, values: np.ndarray, op: str) -> TensorBase:
     from ..inplace import check_inplace_allowed
 
     check_inplace_allowed(self, op)
@@ -77,7 +77,7 @@ def _random_fill(self: Tensor, values: np.ndarray, op: str) -> Tensor:
     return self
 
 
-def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, *, generator=None) -> Tensor:
+def uniform_(self: TensorBase, a: float = 0.0, b: float = 1.0, *, generator=None) -> TensorBase:
     from ...random import _numpy_generator
     from ...random.fill import fill_uniform_
     from ..inplace import check_inplace_allowed
@@ -88,7 +88,7 @@ def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, *, generator=None) ->
     return self
 
 
-def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator=None) -> Tensor:
+def normal_(self: TensorBase, mean: float = 0.0, std: float = 1.0, *, generator=None) -> TensorBase:
     from ...random import _numpy_generator
     from ...random.fill import fill_normal_
     from ..inplace import check_inplace_allowed
@@ -101,21 +101,23 @@ def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator=None
     return self
 
 
-def bernoulli_(self: Tensor, p: float = 0.5, *, generator=None) -> Tensor:
+def bernoulli_(self: TensorBase, p: float = 0.5, *, generator=None) -> TensorBase:
     from ...random import _numpy_generator
 
     rng = _numpy_generator(generator)
     return _random_fill(self, rng.random(self.shape) < p, "bernoulli_")
 
 
-def exponential_(self: Tensor, lambd: float = 1.0, *, generator=None) -> Tensor:
+def exponential_(self: TensorBase, lambd: float = 1.0, *, generator=None) -> TensorBase:
     from ...random import _numpy_generator
 
     rng = _numpy_generator(generator)
     return _random_fill(self, rng.exponential(1.0 / lambd, self.shape), "exponential_")
 
 
-def random_(self: Tensor, low: int = 0, high: int | None = None, *, generator=None) -> Tensor:
+def random_(
+    self: TensorBase, low: int = 0, high: int | None = None, *, generator=None
+) -> TensorBase:
     from ...random import _numpy_generator
 
     if high is None:

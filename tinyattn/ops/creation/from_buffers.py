@@ -15,9 +15,9 @@ import numpy as np
 
 from ...core import _dtype as dt
 from ...core.device import check_device
+from ...core.tensor_base import TensorBase
 from ...foundations.type_names import type_name
 from ...random import _numpy_generator
-from ...tensor_api.tensor import Tensor
 from ..elementwise.arithmetic import _tensor
 from .factories import _finish, _sizes, tensor
 
@@ -32,7 +32,7 @@ __all__ = [
 ]
 
 
-def _set_requires_grad(t: Tensor, requires_grad) -> Tensor:
+def _set_requires_grad(t: TensorBase, requires_grad) -> TensorBase:
     if requires_grad is not None:
         t.requires_grad_(bool(requires_grad))
     return t
@@ -50,7 +50,7 @@ def _buffer(obj) -> memoryview | None:
 
 def asarray(
     obj, *, dtype=None, device=None, copy: bool | None = None, requires_grad=None
-) -> Tensor:
+) -> TensorBase:
     """``obj`` as a tensor, sharing its memory when possible (as ``torch.asarray``).
 
     Parameters
@@ -74,7 +74,7 @@ def asarray(
     """
     check_device(device)
     target = dt.to_dtype(dtype) if dtype is not None else None
-    if isinstance(obj, Tensor):
+    if isinstance(obj, TensorBase):
         out = obj
         if target is not None and target.np_dtype != obj._data.dtype:
             if copy is False:
@@ -98,12 +98,12 @@ def asarray(
             array = array.astype(target.np_dtype)
         elif copy or isinstance(obj, np.generic):
             array = array.copy()
-        return _set_requires_grad(Tensor._make(array), requires_grad)
+        return _set_requires_grad(TensorBase._make(array), requires_grad)
     view = _buffer(obj)
     if view is not None:
         out = frombuffer(obj, dtype=target or dt.get_default_dtype())
         if copy:
-            out = Tensor._make(out._data.copy())
+            out = TensorBase._make(out._data.copy())
         return _set_requires_grad(out, requires_grad)
     if copy is False:
         raise ValueError(
@@ -113,7 +113,9 @@ def asarray(
     return _set_requires_grad(tensor(obj, dtype=target), requires_grad)
 
 
-def frombuffer(buffer, *, dtype, count: int = -1, offset: int = 0, requires_grad=False) -> Tensor:
+def frombuffer(
+    buffer, *, dtype, count: int = -1, offset: int = 0, requires_grad=False
+) -> TensorBase:
     """A 1-D tensor over the bytes of ``buffer`` (shared memory, no copy).
 
     Parameters
@@ -162,10 +164,10 @@ def frombuffer(buffer, *, dtype, count: int = -1, offset: int = 0, requires_grad
     return _finish(data, requires_grad)
 
 
-def scalar_tensor(s, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def scalar_tensor(s, *, dtype=None, device=None, requires_grad: bool = False) -> TensorBase:
     """A 0-d tensor holding the number ``s``, in the default float dtype unless ``dtype``."""
     check_device(device)
-    if isinstance(s, Tensor):
+    if isinstance(s, TensorBase):
         s = s.item()
     if not isinstance(s, (numbers.Number, np.generic)):
         raise TypeError(f"scalar_tensor(): argument 's' must be a number, not {type_name(s)}")
@@ -175,7 +177,7 @@ def scalar_tensor(s, *, dtype=None, device=None, requires_grad: bool = False) ->
 
 def empty_strided(
     size, stride, *, dtype=None, device=None, requires_grad=False, pin_memory=False
-) -> Tensor:
+) -> TensorBase:
     """An uninitialised tensor of shape ``size`` with the element strides ``stride``.
 
     The storage holds ``1 + sum((size[i] - 1) * stride[i])`` elements (none when a size is 0);
@@ -200,8 +202,15 @@ def empty_strided(
 
 
 def randint_like(
-    input: Tensor, low=0, high=None, *, generator=None, dtype=None, device=None, requires_grad=False
-) -> Tensor:
+    input: TensorBase,
+    low=0,
+    high=None,
+    *,
+    generator=None,
+    dtype=None,
+    device=None,
+    requires_grad=False,
+) -> TensorBase:
     """Integers uniform on ``[low, high)`` of ``input``'s shape (``randint_like(x, high)`` too),
     in ``input``'s dtype unless ``dtype``."""
     check_device(device)
@@ -218,8 +227,8 @@ def randint_like(
     return _finish(draws.astype(np_dtype), requires_grad)
 
 
-def _float_input(t, op: str, name: str) -> Tensor:
-    if not isinstance(t, Tensor):
+def _float_input(t, op: str, name: str) -> TensorBase:
+    if not isinstance(t, TensorBase):
         raise TypeError(f"{op}(): argument '{name}' must be a Tensor, not {type_name(t)}")
     if t._data.dtype.kind != "f":
         raise TypeError(
@@ -228,7 +237,7 @@ def _float_input(t, op: str, name: str) -> Tensor:
     return t
 
 
-def poisson(input: Tensor, generator=None) -> Tensor:
+def poisson(input: TensorBase, generator=None) -> TensorBase:
     """Poisson samples with rates ``input`` (>= 0): ``input``'s shape and float dtype."""
     rates = _float_input(input, "poisson", "input")._data
     if np.any(rates < 0) or np.any(np.isnan(rates)):
@@ -236,10 +245,10 @@ def poisson(input: Tensor, generator=None) -> Tensor:
             "poisson(): invalid Poisson rate, expected every rate to be non-negative"
         )
     draws = _numpy_generator(generator).poisson(rates)
-    return Tensor._make(np.asarray(draws, dtype=rates.dtype))
+    return TensorBase._make(np.asarray(draws, dtype=rates.dtype))
 
 
-def binomial(count: Tensor, prob: Tensor, generator=None) -> Tensor:
+def binomial(count: TensorBase, prob: TensorBase, generator=None) -> TensorBase:
     """Binomial samples of ``count`` trials with success probability ``prob`` (broadcast).
 
     Floating tensors; ``count`` >= 0 and ``0 <= prob <= 1`` (torch does not check these and
@@ -259,4 +268,4 @@ def binomial(count: Tensor, prob: Tensor, generator=None) -> Tensor:
             "not broadcast"
         ) from None
     draws = _numpy_generator(generator).binomial(np.broadcast_to(n, shape).astype(np.int64), p)
-    return Tensor._make(np.asarray(draws, dtype=n.dtype))
+    return TensorBase._make(np.asarray(draws, dtype=n.dtype))

@@ -18,8 +18,8 @@ import numpy as np
 
 from ...core import _dtype as dt
 from ...core.function import Function
+from ...core.tensor_base import TensorBase
 from ...foundations.type_names import type_name
-from ...tensor_api.tensor import Tensor
 from .._util import gradient_doc
 from .arithmetic import _checked, _promote, _tensor, mul, pow, sub
 from .binary import heaviside
@@ -52,8 +52,8 @@ frexp_return = namedtuple("frexp", ["mantissa", "exponent"])
 frexp_return.__module__ = "tinyattn.return_types"
 
 
-def _other_tensor(other, op: str) -> Tensor:
-    if not isinstance(other, Tensor):
+def _other_tensor(other, op: str) -> TensorBase:
+    if not isinstance(other, TensorBase):
         raise TypeError(
             f"{op}(): argument 'other' (position 2) must be Tensor, not {type_name(other)}"
         )
@@ -69,7 +69,7 @@ def _integer_pair(input, other, op: str):
     return x, y
 
 
-def gcd(input: Tensor, other: Tensor) -> Tensor:
+def gcd(input: TensorBase, other: TensorBase) -> TensorBase:
     """Greatest common divisor of integer tensors, elementwise (broadcast); ``gcd(0, 0) = 0``.
 
     Parameters
@@ -84,19 +84,19 @@ def gcd(input: Tensor, other: Tensor) -> Tensor:
         most negative integer, which wraps as in torch).
     """
     x, y = _integer_pair(input, other, "gcd")
-    return Tensor._make(np.asarray(_checked("gcd", x, y, np.gcd)))
+    return TensorBase._make(np.asarray(_checked("gcd", x, y, np.gcd)))
 
 
-def lcm(input: Tensor, other: Tensor) -> Tensor:
+def lcm(input: TensorBase, other: TensorBase) -> TensorBase:
     """Least common multiple of integer tensors, elementwise (broadcast); 0 if either is 0.
 
     Shapes and dtypes as :func:`gcd`; the result is non-negative.
     """
     x, y = _integer_pair(input, other, "lcm")
-    return Tensor._make(np.asarray(_checked("lcm", x, y, np.lcm)))
+    return TensorBase._make(np.asarray(_checked("lcm", x, y, np.lcm)))
 
 
-def nextafter(input: Tensor, other: Tensor) -> Tensor:
+def nextafter(input: TensorBase, other: TensorBase) -> TensorBase:
     """The next floating-point value after ``input`` towards ``other`` (broadcast).
 
     Floating tensors only (torch has no integer version). Outside the graph.
@@ -107,11 +107,11 @@ def nextafter(input: Tensor, other: Tensor) -> Tensor:
         raise TypeError(
             f"nextafter(): expected floating-point tensors (as torch), got {a.dtype} and {b.dtype}"
         )
-    return Tensor._make(np.asarray(_checked("nextafter", x, y, np.nextafter)))
+    return TensorBase._make(np.asarray(_checked("nextafter", x, y, np.nextafter)))
 
 
 def _inplace(fn, name: str):
-    def method(input: Tensor, other: Tensor) -> Tensor:
+    def method(input: TensorBase, other: TensorBase) -> TensorBase:
         from ..inplace import _write, check_inplace_allowed
 
         check_inplace_allowed(input, name)
@@ -128,12 +128,12 @@ lcm_ = _inplace(lcm, "lcm_")
 nextafter_ = _inplace(nextafter, "nextafter_")
 
 
-def heaviside_(self: Tensor, values: Tensor) -> Tensor:
+def heaviside_(self: TensorBase, values: TensorBase) -> TensorBase:
     """In-place :func:`tinyattn.heaviside` (``self`` keeps its shape and dtype)."""
     return _inplace(heaviside, "heaviside_")(self, values)
 
 
-def ldexp(input: Tensor, other: Tensor) -> Tensor:
+def ldexp(input: TensorBase, other: TensorBase) -> TensorBase:
     """``input * 2**other`` (broadcast), in the floating result dtype of the two (integer
     inputs give the default float dtype; a bool ``other`` with a floating ``input`` is
     refused, as torch).
@@ -152,12 +152,12 @@ def ldexp(input: Tensor, other: Tensor) -> Tensor:
     return mul(cast(a, target), pow(2.0, cast(b, target)))
 
 
-def ldexp_(input: Tensor, other: Tensor) -> Tensor:
+def ldexp_(input: TensorBase, other: TensorBase) -> TensorBase:
     """In-place :func:`ldexp`.   Composes: pow, Tensor.mul_"""
     return input.mul_(pow(2.0, _other_tensor(other, "ldexp_")))
 
 
-def frexp(input: Tensor) -> tuple[Tensor, Tensor]:
+def frexp(input: TensorBase) -> tuple[TensorBase, TensorBase]:
     """Split floats into ``mantissa * 2**exponent`` with ``0.5 <= |mantissa| < 1``.
 
     Returns
@@ -170,27 +170,31 @@ def frexp(input: Tensor) -> tuple[Tensor, Tensor]:
     if x._data.dtype.kind != "f":
         raise RuntimeError(f"frexp(): only supports floating-point dtypes, got {x.dtype}")
     mantissa, exponent = np.frexp(x._data)
-    return frexp_return(Tensor._make(mantissa), Tensor._make(exponent.astype(np.int32)))
+    return frexp_return(TensorBase._make(mantissa), TensorBase._make(exponent.astype(np.int32)))
 
 
-def isposinf(input: Tensor) -> Tensor:
+def isposinf(input: TensorBase) -> TensorBase:
     """True where ``input`` is +inf (bool, same shape)."""
     data = _tensor(input, "isposinf")._data
-    return Tensor._make(np.isposinf(data) if data.dtype.kind == "f" else np.zeros(data.shape, bool))
+    return TensorBase._make(
+        np.isposinf(data) if data.dtype.kind == "f" else np.zeros(data.shape, bool)
+    )
 
 
-def isneginf(input: Tensor) -> Tensor:
+def isneginf(input: TensorBase) -> TensorBase:
     """True where ``input`` is -inf (bool, same shape)."""
     data = _tensor(input, "isneginf")._data
-    return Tensor._make(np.isneginf(data) if data.dtype.kind == "f" else np.zeros(data.shape, bool))
+    return TensorBase._make(
+        np.isneginf(data) if data.dtype.kind == "f" else np.zeros(data.shape, bool)
+    )
 
 
-def isreal(input: Tensor) -> Tensor:
+def isreal(input: TensorBase) -> TensorBase:
     """True where the imaginary part is 0 (everywhere for a real tensor; bool, same shape)."""
     data = _tensor(input, "isreal")._data
     if data.dtype.kind == "c":
-        return Tensor._make(data.imag == 0)
-    return Tensor._make(np.ones(data.shape, dtype=bool))
+        return TensorBase._make(data.imag == 0)
+    return TensorBase._make(np.ones(data.shape, dtype=bool))
 
 
 class Angle(Function):
@@ -223,7 +227,7 @@ class Angle(Function):
 
 
 @gradient_doc(Angle)
-def angle(input: Tensor) -> Tensor:
+def angle(input: TensorBase) -> TensorBase:
     """The argument of each (real) element: ``pi`` if negative, else 0 (NaN stays NaN).
 
     Integer and bool tensors give the default float dtype; the shape is kept.
@@ -236,7 +240,7 @@ def angle(input: Tensor) -> Tensor:
     return Angle.apply(x)
 
 
-def conj(input: Tensor) -> Tensor:
+def conj(input: TensorBase) -> TensorBase:
     """The complex conjugate ``a - ib``; a real tensor itself (as torch returns self).
 
     dz = conj(g)  (``ops.complex.Conj``)
@@ -249,34 +253,34 @@ def conj(input: Tensor) -> Tensor:
     return x
 
 
-def conj_physical(input: Tensor) -> Tensor:
+def conj_physical(input: TensorBase) -> TensorBase:
     """The materialised conjugate: ``conj`` (a new tensor for complex dtypes, ``input``
     itself for real ones, as torch)."""
     return conj(_tensor(input, "conj_physical"))
 
 
-def resolve_conj(input: Tensor) -> Tensor:
+def resolve_conj(input: TensorBase) -> TensorBase:
     """``input`` itself: a real tensor never has its conjugate bit set."""
     return _tensor(input, "resolve_conj")
 
 
-def resolve_neg(input: Tensor) -> Tensor:
+def resolve_neg(input: TensorBase) -> TensorBase:
     """``input`` itself: a real tensor never has its negative bit set."""
     return _tensor(input, "resolve_neg")
 
 
-def is_conj(input: Tensor) -> bool:
+def is_conj(input: TensorBase) -> bool:
     """False: the conjugate bit exists for complex tensors only."""
     _tensor(input, "is_conj")
     return False
 
 
-def is_neg(input: Tensor) -> bool:
+def is_neg(input: TensorBase) -> bool:
     """False: the negative bit exists for complex tensors only."""
     _tensor(input, "is_neg")
     return False
 
 
-def rsub(input: Tensor, other, alpha=1) -> Tensor:
+def rsub(input: TensorBase, other, alpha=1) -> TensorBase:
     """``other - alpha * input`` (broadcast; ``other`` may be a number).   Composes: sub"""
     return sub(other, _tensor(input, "rsub"), alpha=alpha)

@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from ...tensor_api.tensor import Tensor
+from ...core.tensor_base import TensorBase
 from .unary import _make_unary, _unary
 
 Tan = _unary(
@@ -111,51 +111,51 @@ sinc = _make_unary(Sinc, "sinc")
 
 
 # -- in-place variants (torch has one for each) ------------------------------------------------
-def tan_(self: Tensor) -> Tensor:
+def tan_(self: TensorBase) -> TensorBase:
     return self._apply_inplace(Tan)
 
 
-def asin_(self: Tensor) -> Tensor:
+def asin_(self: TensorBase) -> TensorBase:
     return self._apply_inplace(Asin)
 
 
-def acos_(self: Tensor) -> Tensor:
+def acos_(self: TensorBase) -> TensorBase:
     return self._apply_inplace(Acos)
 
 
-def atan_(self: Tensor) -> Tensor:
+def atan_(self: TensorBase) -> TensorBase:
     return self._apply_inplace(Atan)
 
 
-def sinh_(self: Tensor) -> Tensor:
+def sinh_(self: TensorBase) -> TensorBase:
     return self._apply_inplace(Sinh)
 
 
-def cosh_(self: Tensor) -> Tensor:
+def cosh_(self: TensorBase) -> TensorBase:
     return self._apply_inplace(Cosh)
 
 
-def asinh_(self: Tensor) -> Tensor:
+def asinh_(self: TensorBase) -> TensorBase:
     return self._apply_inplace(Asinh)
 
 
-def acosh_(self: Tensor) -> Tensor:
+def acosh_(self: TensorBase) -> TensorBase:
     return self._apply_inplace(Acosh)
 
 
-def atanh_(self: Tensor) -> Tensor:
+def atanh_(self: TensorBase) -> TensorBase:
     return self._apply_inplace(Atanh)
 
 
-def deg2rad_(self: Tensor) -> Tensor:
+def deg2rad_(self: TensorBase) -> TensorBase:
     return self._apply_inplace(Deg2rad)
 
 
-def rad2deg_(self: Tensor) -> Tensor:
+def rad2deg_(self: TensorBase) -> TensorBase:
     return self._apply_inplace(Rad2deg)
 
 
-def sinc_(self: Tensor) -> Tensor:
+def sinc_(self: TensorBase) -> TensorBase:
     return self._apply_inplace(Sinc)
 
 

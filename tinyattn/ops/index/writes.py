@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...core.tensor_base import TensorBase
 from ...foundations.type_names import type_name
-from ...tensor_api.tensor import Tensor
 from .._util import normalize_dim
 from ..elementwise.arithmetic import _tensor
 from ..inplace import check_inplace_allowed
@@ -26,7 +26,7 @@ def _put_args(input, index, source, op: str) -> np.ndarray:
     """The flat index (negatives wrapped), after torch's checks on every argument."""
     x = _tensor(input, op)
     for name, t in (("index", index), ("source", source)):
-        if not isinstance(t, Tensor):
+        if not isinstance(t, TensorBase):
             raise TypeError(f"{op}(): argument '{name}' must be a Tensor, not {type_name(t)}")
     if index._data.dtype != np.int64:
         raise RuntimeError(f"{op}(): Expected a long tensor for index, but got {index.dtype}")
@@ -51,7 +51,9 @@ def _put_args(input, index, source, op: str) -> np.ndarray:
     return np.where(flat < 0, flat + n, flat)
 
 
-def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
+def put(
+    input: TensorBase, index: TensorBase, source: TensorBase, accumulate: bool = False
+) -> TensorBase:
     """A copy of ``input`` with ``source`` written (or, with ``accumulate``, added) at the
     flat (row-major) positions ``index``, as if ``input`` were 1-D.
 
@@ -77,18 +79,20 @@ def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) 
     """
     flat_index = _put_args(input, index, source, "put")
     flat = reshape(input, (-1,))
-    out = index_put(flat, (Tensor._make(flat_index),), reshape(source, (-1,)), accumulate)
+    out = index_put(flat, (TensorBase._make(flat_index),), reshape(source, (-1,)), accumulate)
     return reshape(out, tuple(input.shape))
 
 
-def put_(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
+def put_(
+    input: TensorBase, index: TensorBase, source: TensorBase, accumulate: bool = False
+) -> TensorBase:
     """In-place :func:`put` (returns ``input``).   Composes: put, Tensor.copy_"""
     _put_args(input, index, source, "put_")
     check_inplace_allowed(input, "put_")
     return input.copy_(put(input, index, source, accumulate))
 
 
-def _index_reduce_args(input, dim, index, source, reduce, op: str) -> tuple[int, Tensor]:
+def _index_reduce_args(input, dim, index, source, reduce, op: str) -> tuple[int, TensorBase]:
     """The normalised dim and the scatter index (``index`` repeated to ``source``'s shape)."""
     x = _tensor(input, op)
     if reduce not in _INDEX_REDUCES:
@@ -96,7 +100,7 @@ def _index_reduce_args(input, dim, index, source, reduce, op: str) -> tuple[int,
             f"{op}(): Expected reduce to be one of prod, mean, amax or amin but got {reduce!r}."
         )
     for name, t in (("index", index), ("source", source)):
-        if not isinstance(t, Tensor):
+        if not isinstance(t, TensorBase):
             raise TypeError(f"{op}(): argument '{name}' must be a Tensor, not {type_name(t)}")
     d = normalize_dim(dim, max(x.ndim, 1), op)
     if index._data.dtype not in (np.int64, np.int32) or index.ndim > 1:
@@ -132,12 +136,18 @@ def _index_reduce_args(input, dim, index, source, reduce, op: str) -> tuple[int,
     view = [1] * len(src_shape)
     view[d] = idx.size
     grid = np.broadcast_to(idx.astype(np.int64).reshape(view), src_shape)
-    return d, Tensor._make(np.ascontiguousarray(grid))
+    return d, TensorBase._make(np.ascontiguousarray(grid))
 
 
 def index_reduce(
-    input: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str, *, include_self=True
-) -> Tensor:
+    input: TensorBase,
+    dim: int,
+    index: TensorBase,
+    source: TensorBase,
+    reduce: str,
+    *,
+    include_self=True,
+) -> TensorBase:
     """``input`` with slice ``i`` of ``source`` along ``dim`` reduced into slice ``index[i]``.
 
     Parameters
@@ -174,8 +184,14 @@ def index_reduce(
 
 
 def index_reduce_(
-    input: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str, *, include_self=True
-) -> Tensor:
+    input: TensorBase,
+    dim: int,
+    index: TensorBase,
+    source: TensorBase,
+    reduce: str,
+    *,
+    include_self=True,
+) -> TensorBase:
     """In-place :func:`index_reduce` (returns ``input``).   Composes: scatter_reduce_"""
     d, grid = _index_reduce_args(input, dim, index, source, reduce, "index_reduce_")
     check_inplace_allowed(input, "index_reduce_")

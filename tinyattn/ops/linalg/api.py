@@ -13,8 +13,8 @@ from collections import namedtuple
 
 import numpy as np
 
+from ...core.tensor_base import TensorBase
 from ...foundations.type_names import type_name
-from ...tensor_api.tensor import Tensor
 from .._util import gradient_doc, normalize_dims
 from ..elementwise.unary import abs as _abs
 from ..reduce.reduction import amax, amin
@@ -46,26 +46,26 @@ qr_return = _tuple("qr", "Q R")
 lstsq_return = _tuple("lstsq", "solution residuals rank singular_values")
 
 
-def _const(array: np.ndarray) -> Tensor:
-    return Tensor._make(np.array(array, order="C"))
+def _const(array: np.ndarray) -> TensorBase:
+    return TensorBase._make(np.array(array, order="C"))
 
 
 @gradient_doc(D.Inv)
-def inv(A: Tensor) -> Tensor:
+def inv(A: TensorBase) -> TensorBase:
     """Inverse of square matrices (..., n, n); LinAlgError when singular."""
     D.check_matrix(A, "linalg.inv")
     return D.Inv.apply(A)
 
 
 @gradient_doc(D.Det)
-def det(A: Tensor) -> Tensor:
+def det(A: TensorBase) -> TensorBase:
     """Determinant (..., n, n) -> (...)."""
     D.check_matrix(A, "linalg.det")
     return D.Det.apply(A)
 
 
 @gradient_doc(D.LogAbsDet)
-def slogdet(A: Tensor):
+def slogdet(A: TensorBase):
     """``(sign, logabsdet)`` of det(A), each (...); sign (1, -1 or 0) has no gradient."""
     D.check_matrix(A, "linalg.slogdet")
     with np.errstate(all="ignore"):
@@ -74,8 +74,8 @@ def slogdet(A: Tensor):
     return slogdet_return(_const(sign), D.LogAbsDet.apply(A))
 
 
-def _check_solve_b(A: Tensor, B: Tensor, op: str):
-    if not isinstance(B, Tensor):
+def _check_solve_b(A: TensorBase, B: TensorBase, op: str):
+    if not isinstance(B, TensorBase):
         raise TypeError(f"{op}(): argument 'B' must be a Tensor, not {type_name(B)}")
     if B._data.dtype != A._data.dtype:
         raise RuntimeError(
@@ -87,7 +87,7 @@ def _check_solve_b(A: Tensor, B: Tensor, op: str):
 
 
 @gradient_doc(D.Solve)
-def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
+def solve(A: TensorBase, B: TensorBase, *, left: bool = True) -> TensorBase:
     """X with ``A X = B`` (``X A = B`` when ``left=False``). A (..., n, n); B (..., n, k),
     or (..., n) / (n,) for a batch of vectors; batch dims broadcast."""
     D.check_matrix(A, "linalg.solve")
@@ -120,8 +120,8 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
     return D.Solve.apply(A, B)
 
 
-def _check_ord_dim(A: Tensor, dim, op: str):
-    if not isinstance(A, Tensor):
+def _check_ord_dim(A: TensorBase, dim, op: str):
+    if not isinstance(A, TensorBase):
         raise TypeError(f"{op}(): argument 'A' must be a Tensor, not {type_name(A)}")
     if A.ndim < 2:
         raise RuntimeError(f"{op}: The input tensor A must have at least 2 dimensions.")
@@ -131,7 +131,7 @@ def _check_ord_dim(A: Tensor, dim, op: str):
     return [d % A.ndim for d in dim]
 
 
-def matrix_norm(input: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None):
+def matrix_norm(input: TensorBase, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None):
     """Matrix norm over ``dim`` (two dims): 'fro', 'nuc' (sum of singular values), 2 / -2
     (largest / smallest singular value), 1 / -1 (max / min column abs-sum), inf / -inf
     (max / min row abs-sum). Composes: norm, svdvals, abs, sum, amax, amin."""
@@ -163,12 +163,12 @@ def matrix_norm(input: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *
     return out
 
 
-def norm(input: Tensor, ord=None, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+def norm(input: TensorBase, ord=None, dim=None, keepdim: bool = False, *, dtype=None) -> TensorBase:
     """``vector_norm`` when ``dim`` is an int (or A is 1-D), ``matrix_norm`` when ``dim``
     is a 2-tuple (or A is 2-D and ``ord`` is given); the 2-norm of all elements when both
     ``ord`` and ``dim`` are None."""
     A = input  # torch's keyword is ``input``; the math calls the matrix A
-    if not isinstance(A, Tensor):
+    if not isinstance(A, TensorBase):
         raise TypeError(f"linalg.norm(): argument 'A' must be a Tensor, not {type_name(A)}")
     matrix = isinstance(ord, str)  # 'fro' / 'nuc' are matrix norms whatever dim is
     if dim is not None:
@@ -192,10 +192,10 @@ def norm(input: Tensor, ord=None, dim=None, keepdim: bool = False, *, dtype=None
     return _vector_norm(A, ord, None, keepdim, dtype=dtype)
 
 
-def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
+def vecdot(x: TensorBase, y: TensorBase, *, dim: int = -1) -> TensorBase:
     """``sum(x * y, dim)`` (shapes broadcast). Composes: mul, sum."""
     for name, t in (("x", x), ("y", y)):
-        if not isinstance(t, Tensor):
+        if not isinstance(t, TensorBase):
             raise TypeError(f"linalg.vecdot(): argument '{name}' must be a Tensor")
     if x.shape[dim] != y.shape[dim]:
         raise RuntimeError(
@@ -205,7 +205,7 @@ def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
     return _sum(x * y, dim)
 
 
-def multi_dot(tensors) -> Tensor:
+def multi_dot(tensors) -> TensorBase:
     """``A_1 @ A_2 @ ... @ A_k``: 2-D matrices; the first may be a 1-D row vector and the
     last a 1-D column vector. Composes: matmul (left to right)."""
     tensors = list(tensors)
@@ -213,8 +213,8 @@ def multi_dot(tensors) -> Tensor:
         raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(tensors)}")
     for i, t in enumerate(tensors):
         edge = i in (0, len(tensors) - 1)
-        if not isinstance(t, Tensor) or not (t.ndim == 2 or (edge and t.ndim == 1)):
-            shape = list(t.shape) if isinstance(t, Tensor) else type_name(t)
+        if not isinstance(t, TensorBase) or not (t.ndim == 2 or (edge and t.ndim == 1)):
+            shape = list(t.shape) if isinstance(t, TensorBase) else type_name(t)
             raise RuntimeError(
                 f"multi_dot(): tensor {i} must be 2D (the first and last may be 1D), got {shape}"
             )
@@ -224,7 +224,7 @@ def multi_dot(tensors) -> Tensor:
     return out
 
 
-def matrix_power(input: Tensor, n: int) -> Tensor:
+def matrix_power(input: TensorBase, n: int) -> TensorBase:
     """``A^n`` for square A (..., m, m); ``n < 0``: ``inv(A)^-n``. Composes: matmul, inv."""
     A = input  # torch's keyword is ``input``; the math calls the matrix A
     D.check_matrix(A, "linalg.matrix_power")
@@ -234,7 +234,7 @@ def matrix_power(input: Tensor, n: int) -> Tensor:
 
 
 @gradient_doc(D.Cholesky)
-def cholesky(input: Tensor, *, upper: bool = False) -> Tensor:
+def cholesky(input: TensorBase, *, upper: bool = False) -> TensorBase:
     """L (lower) with ``A = L L^T`` for symmetric positive-definite A (..., n, n), read from
     A's lower triangle; ``upper``: U with ``A = U^T U``, read from A's upper triangle.
     LinAlgError when A is not positive-definite."""
@@ -246,7 +246,7 @@ def cholesky(input: Tensor, *, upper: bool = False) -> Tensor:
 
 
 @gradient_doc(D.QrPacked)
-def qr(A: Tensor, mode: str = "reduced"):
+def qr(A: TensorBase, mode: str = "reduced"):
     """``(Q, R)`` with A = Q R, A (..., m, n), k = min(m, n): 'reduced' Q (m, k), R (k, n);
     'complete' Q (m, m), R (m, n); 'r' Q empty, R (k, n)."""
     D.check_matrix(A, "linalg.qr", square=False)
@@ -273,7 +273,7 @@ def _check_uplo(UPLO: str, op: str) -> str:
 
 
 @gradient_doc(D.EighPacked)
-def eigh(input: Tensor, UPLO: str = "L"):
+def eigh(input: TensorBase, UPLO: str = "L"):
     """``(eigenvalues (..., n) ascending, eigenvectors (..., n, n))`` of symmetric A,
     read from its ``UPLO`` triangle."""
     A = input  # torch's keyword is ``input``; the math calls the matrix A
@@ -283,7 +283,7 @@ def eigh(input: Tensor, UPLO: str = "L"):
 
 
 @gradient_doc(D.Eigvalsh)
-def eigvalsh(input: Tensor, UPLO: str = "L") -> Tensor:
+def eigvalsh(input: TensorBase, UPLO: str = "L") -> TensorBase:
     """Eigenvalues (..., n), ascending, of symmetric A (its ``UPLO`` triangle)."""
     A = input  # torch's keyword is ``input``; the math calls the matrix A
     D.check_matrix(A, "linalg.eigvalsh")
@@ -291,7 +291,7 @@ def eigvalsh(input: Tensor, UPLO: str = "L") -> Tensor:
 
 
 @gradient_doc(D.SvdPacked)
-def svd(A: Tensor, full_matrices: bool = True, *, driver=None):
+def svd(A: TensorBase, full_matrices: bool = True, *, driver=None):
     """``(U, S, Vh)`` with A = U diag(S) Vh, A (..., m, n), k = min(m, n): U (m, m) and
     Vh (n, n) when ``full_matrices``, else U (m, k), Vh (k, n); S (k,) descending.
     U and Vh are defined up to the signs of their columns / rows. ``driver`` must be None
@@ -312,7 +312,7 @@ def _check_no_driver(driver, op: str) -> None:
 
 
 @gradient_doc(D.Svdvals)
-def svdvals(A: Tensor, *, driver=None) -> Tensor:
+def svdvals(A: TensorBase, *, driver=None) -> TensorBase:
     """Singular values (..., min(m, n)), descending."""
     _check_no_driver(driver, "linalg.svdvals")
     D.check_matrix(A, "linalg.svdvals", square=False)
@@ -325,7 +325,7 @@ def _tolerances(atol, rtol):
 
 
 @gradient_doc(D.Pinv)
-def pinv(input: Tensor, *, atol=None, rtol=None, hermitian: bool = False) -> Tensor:
+def pinv(input: TensorBase, *, atol=None, rtol=None, hermitian: bool = False) -> TensorBase:
     """Moore-Penrose pseudo-inverse (..., n, m) of A (..., m, n); singular values
     <= max(atol, rtol * S_max) count as zero (rtol defaults to eps * max(m, n) when atol is
     not given, else to 0). ``hermitian``: A is symmetric and only its lower triangle is read
@@ -336,8 +336,8 @@ def pinv(input: Tensor, *, atol=None, rtol=None, hermitian: bool = False) -> Ten
 
 
 def solve_triangular(
-    input: Tensor, B: Tensor, *, upper: bool, left: bool = True, unitriangular: bool = False
-) -> Tensor:
+    input: TensorBase, B: TensorBase, *, upper: bool, left: bool = True, unitriangular: bool = False
+) -> TensorBase:
     """X with ``T X = B`` (``X T = B`` when ``left=False``), T the upper (``upper``) or lower
     triangle of A (..., n, n), with a unit diagonal when ``unitriangular``; B (..., n, k)
     ((..., k, n) when ``left=False``). Only T's entries get a gradient.
@@ -357,7 +357,7 @@ def solve_triangular(
     return solve(t, B, left=left)
 
 
-def matrix_rank(input: Tensor, *, atol=None, rtol=None, hermitian: bool = False) -> Tensor:
+def matrix_rank(input: TensorBase, *, atol=None, rtol=None, hermitian: bool = False) -> TensorBase:
     """Number of singular values > max(atol, rtol * S_max) (int64, (...)); not differentiable.
     ``hermitian``: A is symmetric and only its lower triangle is read."""
     A = input  # torch's keyword is ``input``; the math calls the matrix A
@@ -372,7 +372,7 @@ def matrix_rank(input: Tensor, *, atol=None, rtol=None, hermitian: bool = False)
     return _const(np.asarray((s > np.maximum(atol, rtol * smax)).sum(-1), dtype=np.int64))
 
 
-def lstsq(input: Tensor, b: Tensor, rcond=None, *, driver=None):
+def lstsq(input: TensorBase, b: TensorBase, rcond=None, *, driver=None):
     """Least squares ``argmin_X |A X - B|`` for A (..., m, n), B (..., m, k) or (..., m):
     the solution is ``pinv(A) @ B`` (differentiable), whatever the driver. The other
     fields follow torch's CPU drivers ('gelsy' by default): ``rank`` (...) unless 'gels';
@@ -417,7 +417,7 @@ def lstsq(input: Tensor, b: Tensor, rcond=None, *, driver=None):
 
 
 @gradient_doc(D.MatrixExp)
-def matrix_exp(input: Tensor) -> Tensor:
+def matrix_exp(input: TensorBase) -> TensorBase:
     """exp(A) = sum_k A^k / k! of square A (..., n, n) (scaling and squaring, [13/13] Padé)."""
     A = input  # torch's keyword is ``input``; the math calls the matrix A
     D.check_matrix(A, "linalg.matrix_exp")

@@ -16,8 +16,8 @@ import numbers
 import numpy as np
 
 from ...core.function import Function
+from ...core.tensor_base import TensorBase
 from ...foundations.type_names import type_name
-from ...tensor_api.tensor import Tensor
 from .._util import gradient_doc
 from ..elementwise.arithmetic import _tensor
 from .views import _as_view
@@ -72,7 +72,7 @@ def _storage_slots(shape, strides, offset: int) -> np.ndarray:
 
 
 @gradient_doc(StridedView)
-def as_strided(input: Tensor, size, stride, storage_offset: int | None = None) -> Tensor:
+def as_strided(input: TensorBase, size, stride, storage_offset: int | None = None) -> TensorBase:
     """A view of ``input``'s storage with shape ``size`` and element strides ``stride``,
     starting ``storage_offset`` elements in (default: where ``input`` starts).
 
