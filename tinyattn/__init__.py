@@ -207,13 +207,13 @@ from .shims import einops as _einops
 _einops.install()
 
 # -- torch's top-level forms of functional ops, in-place forms, *_copy, native_*, dlpack ---
-# (each module lists its names in ``__all__``; see tinyattn/torch_surface/)
-from .torch_surface.functional_forms import *  # noqa: F403
-from .torch_surface.functional_forms_nn import *  # noqa: F403
+# (each module lists its names in ``__all__``; see tinyattn/torch_surface/ and the ATen forms
+# of the functional ops in nn/functional/aten_forms.py and nn/functional/native.py)
+from .nn.functional.aten_forms import *  # noqa: F403
 from .torch_surface.inplace import *  # noqa: F403
 from .torch_surface.aliases import *  # noqa: F403
 from .torch_surface.copies import *  # noqa: F403
-from .torch_surface.native import *  # noqa: F403
+from .nn.functional.native import *  # noqa: F403
 from .torch_surface.dlpack import from_dlpack, to_dlpack
 
 # -- global switches and small queries (torch_surface/switches.py) ---------------------

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..tensor_api.tensor import Tensor
+    from ..core.tensor_base import TensorBase
 
 __all__ = [
     "get_device",
@@ -76,287 +76,289 @@ __all__ = [
 ]
 
 
-def abs_(input: Tensor) -> Tensor:
+def abs_(input: TensorBase) -> TensorBase:
     """``input.abs_()``."""
     return input.abs_()
 
 
-def acos_(input: Tensor) -> Tensor:
+def acos_(input: TensorBase) -> TensorBase:
     """``input.acos_()``."""
     return input.acos_()
 
 
-def acosh_(input: Tensor) -> Tensor:
+def acosh_(input: TensorBase) -> TensorBase:
     """``input.acosh_()``."""
     return input.acosh_()
 
 
-def arccos_(input: Tensor) -> Tensor:
+def arccos_(input: TensorBase) -> TensorBase:
     """``input.arccos_()``."""
     return input.arccos_()
 
 
-def arccosh_(input: Tensor) -> Tensor:
+def arccosh_(input: TensorBase) -> TensorBase:
     """``input.arccosh_()``."""
     return input.arccosh_()
 
 
-def arcsin_(input: Tensor) -> Tensor:
+def arcsin_(input: TensorBase) -> TensorBase:
     """``input.arcsin_()``."""
     return input.arcsin_()
 
 
-def arcsinh_(input: Tensor) -> Tensor:
+def arcsinh_(input: TensorBase) -> TensorBase:
     """``input.arcsinh_()``."""
     return input.arcsinh_()
 
 
-def arctan_(input: Tensor) -> Tensor:
+def arctan_(input: TensorBase) -> TensorBase:
     """``input.arctan_()``."""
     return input.arctan_()
 
 
-def arctanh_(input: Tensor) -> Tensor:
+def arctanh_(input: TensorBase) -> TensorBase:
     """``input.arctanh_()``."""
     return input.arctanh_()
 
 
-def asin_(input: Tensor) -> Tensor:
+def asin_(input: TensorBase) -> TensorBase:
     """``input.asin_()``."""
     return input.asin_()
 
 
-def asinh_(input: Tensor) -> Tensor:
+def asinh_(input: TensorBase) -> TensorBase:
     """``input.asinh_()``."""
     return input.asinh_()
 
 
-def atan_(input: Tensor) -> Tensor:
+def atan_(input: TensorBase) -> TensorBase:
     """``input.atan_()``."""
     return input.atan_()
 
 
-def atanh_(input: Tensor) -> Tensor:
+def atanh_(input: TensorBase) -> TensorBase:
     """``input.atanh_()``."""
     return input.atanh_()
 
 
-def ceil_(input: Tensor) -> Tensor:
+def ceil_(input: TensorBase) -> TensorBase:
     """``input.ceil_()``."""
     return input.ceil_()
 
 
-def cos_(input: Tensor) -> Tensor:
+def cos_(input: TensorBase) -> TensorBase:
     """``input.cos_()``."""
     return input.cos_()
 
 
-def cosh_(input: Tensor) -> Tensor:
+def cosh_(input: TensorBase) -> TensorBase:
     """``input.cosh_()``."""
     return input.cosh_()
 
 
-def deg2rad_(input: Tensor) -> Tensor:
+def deg2rad_(input: TensorBase) -> TensorBase:
     """``input.deg2rad_()``."""
     return input.deg2rad_()
 
 
-def detach_(input: Tensor) -> Tensor:
+def detach_(input: TensorBase) -> TensorBase:
     """``input.detach_()``."""
     return input.detach_()
 
 
-def erf_(input: Tensor) -> Tensor:
+def erf_(input: TensorBase) -> TensorBase:
     """``input.erf_()``."""
     return input.erf_()
 
 
-def erfc_(input: Tensor) -> Tensor:
+def erfc_(input: TensorBase) -> TensorBase:
     """``input.erfc_()``."""
     return input.erfc_()
 
 
-def exp2_(input: Tensor) -> Tensor:
+def exp2_(input: TensorBase) -> TensorBase:
     """``input.exp2_()``."""
     return input.exp2_()
 
 
-def exp_(input: Tensor) -> Tensor:
+def exp_(input: TensorBase) -> TensorBase:
     """``input.exp_()``."""
     return input.exp_()
 
 
-def expm1_(input: Tensor) -> Tensor:
+def expm1_(input: TensorBase) -> TensorBase:
     """``input.expm1_()``."""
     return input.expm1_()
 
 
-def fix_(input: Tensor) -> Tensor:
+def fix_(input: TensorBase) -> TensorBase:
     """``input.fix_()``."""
     return input.fix_()
 
 
-def floor_(input: Tensor) -> Tensor:
+def floor_(input: TensorBase) -> TensorBase:
     """``input.floor_()``."""
     return input.floor_()
 
 
-def frac_(input: Tensor) -> Tensor:
+def frac_(input: TensorBase) -> TensorBase:
     """``input.frac_()``."""
     return input.frac_()
 
 
-def i0_(input: Tensor) -> Tensor:
+def i0_(input: TensorBase) -> TensorBase:
     """``input.i0_()``."""
     return input.i0_()
 
 
-def log10_(input: Tensor) -> Tensor:
+def log10_(input: TensorBase) -> TensorBase:
     """``input.log10_()``."""
     return input.log10_()
 
 
-def log1p_(input: Tensor) -> Tensor:
+def log1p_(input: TensorBase) -> TensorBase:
     """``input.log1p_()``."""
     return input.log1p_()
 
 
-def log2_(input: Tensor) -> Tensor:
+def log2_(input: TensorBase) -> TensorBase:
     """``input.log2_()``."""
     return input.log2_()
 
 
-def log_(input: Tensor) -> Tensor:
+def log_(input: TensorBase) -> TensorBase:
     """``input.log_()``."""
     return input.log_()
 
 
-def neg_(input: Tensor) -> Tensor:
+def neg_(input: TensorBase) -> TensorBase:
     """``input.neg_()``."""
     return input.neg_()
 
 
-def negative_(input: Tensor) -> Tensor:
+def negative_(input: TensorBase) -> TensorBase:
     """``input.negative_()``."""
     return input.negative_()
 
 
-def rad2deg_(input: Tensor) -> Tensor:
+def rad2deg_(input: TensorBase) -> TensorBase:
     """``input.rad2deg_()``."""
     return input.rad2deg_()
 
 
-def reciprocal_(input: Tensor) -> Tensor:
+def reciprocal_(input: TensorBase) -> TensorBase:
     """``input.reciprocal_()``."""
     return input.reciprocal_()
 
 
-def rsqrt_(input: Tensor) -> Tensor:
+def rsqrt_(input: TensorBase) -> TensorBase:
     """``input.rsqrt_()``."""
     return input.rsqrt_()
 
 
-def sigmoid_(input: Tensor) -> Tensor:
+def sigmoid_(input: TensorBase) -> TensorBase:
     """``input.sigmoid_()``."""
     return input.sigmoid_()
 
 
-def sin_(input: Tensor) -> Tensor:
+def sin_(input: TensorBase) -> TensorBase:
     """``input.sin_()``."""
     return input.sin_()
 
 
-def sinc_(input: Tensor) -> Tensor:
+def sinc_(input: TensorBase) -> TensorBase:
     """``input.sinc_()``."""
     return input.sinc_()
 
 
-def sinh_(input: Tensor) -> Tensor:
+def sinh_(input: TensorBase) -> TensorBase:
     """``input.sinh_()``."""
     return input.sinh_()
 
 
-def sqrt_(input: Tensor) -> Tensor:
+def sqrt_(input: TensorBase) -> TensorBase:
     """``input.sqrt_()``."""
     return input.sqrt_()
 
 
-def square_(input: Tensor) -> Tensor:
+def square_(input: TensorBase) -> TensorBase:
     """``input.square_()``."""
     return input.square_()
 
 
-def tan_(input: Tensor) -> Tensor:
+def tan_(input: TensorBase) -> TensorBase:
     """``input.tan_()``."""
     return input.tan_()
 
 
-def tanh_(input: Tensor) -> Tensor:
+def tanh_(input: TensorBase) -> TensorBase:
     """``input.tanh_()``."""
     return input.tanh_()
 
 
-def trunc_(input: Tensor) -> Tensor:
+def trunc_(input: TensorBase) -> TensorBase:
     """``input.trunc_()``."""
     return input.trunc_()
 
 
-def zero_(input: Tensor) -> Tensor:
+def zero_(input: TensorBase) -> TensorBase:
     """``input.zero_()``."""
     return input.zero_()
 
 
-def clamp_(input: Tensor, min=None, max=None) -> Tensor:
+def clamp_(input: TensorBase, min=None, max=None) -> TensorBase:
     """``input.clamp_(...)``."""
     return input.clamp_(min, max)
 
 
-def clip_(input: Tensor, min=None, max=None) -> Tensor:
+def clip_(input: TensorBase, min=None, max=None) -> TensorBase:
     """``input.clip_(...)``."""
     return input.clip_(min, max)
 
 
-def clamp_max_(input: Tensor, max) -> Tensor:
+def clamp_max_(input: TensorBase, max) -> TensorBase:
     """``input.clamp_max_(...)``."""
     return input.clamp_max_(max)
 
 
-def clamp_min_(input: Tensor, min) -> Tensor:
+def clamp_min_(input: TensorBase, min) -> TensorBase:
     """``input.clamp_min_(...)``."""
     return input.clamp_min_(min)
 
 
-def fill_(input: Tensor, value) -> Tensor:
+def fill_(input: TensorBase, value) -> TensorBase:
     """``input.fill_(...)``."""
     return input.fill_(value)
 
 
-def index_put_(input: Tensor, indices, values, accumulate: bool = False) -> Tensor:
+def index_put_(input: TensorBase, indices, values, accumulate: bool = False) -> TensorBase:
     """``input.index_put_(...)``."""
     return input.index_put_(indices, values, accumulate)
 
 
-def logit_(input: Tensor, eps: float | None = None) -> Tensor:
+def logit_(input: TensorBase, eps: float | None = None) -> TensorBase:
     """``input.logit_(...)``."""
     return input.logit_(eps)
 
 
-def nan_to_num_(input: Tensor, nan: float | None = None, posinf=None, neginf=None) -> Tensor:
+def nan_to_num_(
+    input: TensorBase, nan: float | None = None, posinf=None, neginf=None
+) -> TensorBase:
     """``input.nan_to_num_(...)``."""
     return input.nan_to_num_(0.0 if nan is None else nan, posinf, neginf)
 
 
-def round_(input: Tensor, *, decimals: int = 0) -> Tensor:
+def round_(input: TensorBase, *, decimals: int = 0) -> TensorBase:
     """``input.round_(...)``."""
     return input.round_(decimals=decimals)
 
 
-def xlogy_(input: Tensor, other) -> Tensor:
+def xlogy_(input: TensorBase, other) -> TensorBase:
     """``input.xlogy_(...)``."""
     return input.xlogy_(other)
 
 
-def fill(input: Tensor, value) -> Tensor:
+def fill(input: TensorBase, value) -> TensorBase:
     """A new tensor like ``input`` holding ``value`` everywhere: ``input.clone().fill_(value)``.
 
     Gradient: none to ``input`` (its values are all replaced); a 0-d tensor ``value``
@@ -365,16 +367,16 @@ def fill(input: Tensor, value) -> Tensor:
     return input.clone().fill_(value)
 
 
-def get_device(input: Tensor) -> int:
+def get_device(input: TensorBase) -> int:
     """``input.get_device()``: -1 (the CPU)."""
     return input.get_device()
 
 
-def is_inference(input: Tensor) -> bool:
+def is_inference(input: TensorBase) -> bool:
     """``input.is_inference()``: False (tinyattn makes no inference tensors)."""
     return input.is_inference()
 
 
-def resize_as_(input: Tensor, the_template: Tensor, *, memory_format=None) -> Tensor:
+def resize_as_(input: TensorBase, the_template: TensorBase, *, memory_format=None) -> TensorBase:
     """``input.resize_as_(the_template)``."""
     return input.resize_as_(the_template)

@@ -16,15 +16,15 @@ import numpy as np
 
 from ..core._dtype import get_default_dtype
 from ..core.device import check_device
+from ..core.tensor_base import TensorBase
 from ..foundations.type_names import type_name
 from ..ops.creation.factories import tensor
-from ..tensor_api.tensor import Tensor
 from .out import with_out
 
 
 class _VariableMeta(type):
     def __instancecheck__(cls, obj) -> bool:  # every tensor is a Variable, as in torch
-        return isinstance(obj, Tensor)
+        return isinstance(obj, TensorBase)
 
 
 class Variable(metaclass=_VariableMeta):
@@ -36,7 +36,7 @@ class Variable(metaclass=_VariableMeta):
     (use ``no_grad``).
     """
 
-    def __new__(cls, data=None, requires_grad: bool = False, volatile: bool = False) -> Tensor:
+    def __new__(cls, data=None, requires_grad: bool = False, volatile: bool = False) -> TensorBase:
         if volatile:
             warnings.warn(
                 "volatile was removed and now has no effect. Use `with torch.no_grad():` instead.",
@@ -45,12 +45,12 @@ class Variable(metaclass=_VariableMeta):
             )
         if data is None:
             return tensor([]).requires_grad_(bool(requires_grad))
-        if not isinstance(data, Tensor):
+        if not isinstance(data, TensorBase):
             raise TypeError(f"Variable data has to be a tensor, but got {type_name(data)}")
         return data.detach().requires_grad_(bool(requires_grad))
 
 
-def range(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+def range(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False) -> TensorBase:
     """Deprecated: ``start, start + step, ...`` up to and *including* ``end``.
 
     ``floor((end - start) / step) + 1`` values of the default float dtype (or ``dtype``);

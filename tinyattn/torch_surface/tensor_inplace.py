@@ -21,7 +21,7 @@ import numpy as np
 from ..foundations.type_names import type_name
 
 if TYPE_CHECKING:
-    from ..tensor_api.tensor import Tensor
+    from ..core.tensor_base import TensorBase
 
 
 def _ops():
@@ -43,7 +43,7 @@ def _sizes(args, op: str) -> tuple[int, ...]:
 class TensorInplaceMethods:
     """Mixin of :class:`tinyattn.Tensor`."""
 
-    def split(self, split_size, dim: int = 0) -> tuple[Tensor, ...]:
+    def split(self, split_size, dim: int = 0) -> tuple[TensorBase, ...]:
         """See :func:`tinyattn.split`: the method names the sizes ``split_size`` (torch's
         ``x.split(split_size=[4, 4], dim=-1)``), the function ``split_size_or_sections``."""
         return _ops().shape.views.split(self, split_size, dim)
@@ -53,7 +53,7 @@ class TensorInplaceMethods:
     _grad_fn: Any
 
     # -- in-place forms of composite ops ---------------------------------------------------
-    def _write_result(self, compute, op: str) -> Tensor:
+    def _write_result(self, compute, op: str) -> TensorBase:
         """``self.copy_(compute(x))`` with ``x`` a clone of ``self`` when grad is recorded."""
         from ..autograd.grad_mode import is_grad_enabled
 
@@ -62,41 +62,41 @@ class TensorInplaceMethods:
         source = ops.elementwise.unary.clone(self) if is_grad_enabled() else self
         return ops.creation.fill.copy_(self, compute(source))
 
-    def addmm_(self, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:
+    def addmm_(self, mat1: TensorBase, mat2: TensorBase, *, beta=1, alpha=1) -> TensorBase:
         """In-place :func:`tinyattn.addmm`: ``self = beta * self + alpha * mat1 @ mat2``."""
         addmm = _ops().linalg.matmul.addmm
         return self._write_result(lambda x: addmm(x, mat1, mat2, beta=beta, alpha=alpha), "addmm_")
 
-    def baddbmm_(self, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
+    def baddbmm_(self, batch1: TensorBase, batch2: TensorBase, *, beta=1, alpha=1) -> TensorBase:
         """In-place :func:`tinyattn.baddbmm`."""
         baddbmm = _ops().linalg.matmul.baddbmm
         return self._write_result(
             lambda x: baddbmm(x, batch1, batch2, beta=beta, alpha=alpha), "baddbmm_"
         )
 
-    def addbmm_(self, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
+    def addbmm_(self, batch1: TensorBase, batch2: TensorBase, *, beta=1, alpha=1) -> TensorBase:
         """In-place :func:`tinyattn.addbmm`."""
         addbmm = _ops().linalg.matmul.addbmm
         return self._write_result(
             lambda x: addbmm(x, batch1, batch2, beta=beta, alpha=alpha), "addbmm_"
         )
 
-    def cumsum_(self, dim: int, *, dtype=None) -> Tensor:
+    def cumsum_(self, dim: int, *, dtype=None) -> TensorBase:
         """In-place :func:`tinyattn.cumsum` (the result is cast back to ``self.dtype``)."""
         cumsum = _ops().reduce.cumulative.cumsum
         return self._write_result(lambda x: cumsum(x, dim, dtype=dtype), "cumsum_")
 
-    def cumprod_(self, dim: int, *, dtype=None) -> Tensor:
+    def cumprod_(self, dim: int, *, dtype=None) -> TensorBase:
         """In-place :func:`tinyattn.cumprod`."""
         cumprod = _ops().reduce.cumulative.cumprod
         return self._write_result(lambda x: cumprod(x, dim, dtype=dtype), "cumprod_")
 
-    def lerp_(self, end: Tensor, weight) -> Tensor:
+    def lerp_(self, end: TensorBase, weight) -> TensorBase:
         """In-place :func:`tinyattn.lerp`: ``self += weight * (end - self)``."""
         lerp = _ops().elementwise.unary.lerp
         return self._write_result(lambda x: lerp(x, end, weight), "lerp_")
 
-    def fill_diagonal_(self, fill_value, wrap: builtins.bool = False) -> Tensor:
+    def fill_diagonal_(self, fill_value, wrap: builtins.bool = False) -> TensorBase:
         """Write ``fill_value`` on the main diagonal, in place.
 
         2-D (n, m): elements ``(i, i)``; with ``wrap`` a tall matrix continues below
@@ -127,7 +127,7 @@ class TensorInplaceMethods:
         return self.masked_fill_(_ops().creation.factories.tensor(mask.reshape(shape)), fill_value)
 
     # -- in-place view changes -------------------------------------------------------------
-    def _become_view(self, view: Tensor, op: str) -> Tensor:
+    def _become_view(self, view: TensorBase, op: str) -> TensorBase:
         """Make ``self`` the ``view`` of itself (new shape/strides, same memory).
 
         Autograd: ``self``'s node becomes the view's (whose input is ``self``'s old node);
@@ -139,26 +139,26 @@ class TensorInplaceMethods:
             target._grad_fn = view._grad_fn
         return self
 
-    def t_(self) -> Tensor:
+    def t_(self) -> TensorBase:
         """In-place :meth:`t`: ``self`` becomes its own transpose (same memory)."""
         _ops().inplace.check_inplace_allowed(self, "t_")
         return self._become_view(_ops().shape.views.t(self), "t_")
 
-    def transpose_(self, dim0: int, dim1: int) -> Tensor:
+    def transpose_(self, dim0: int, dim1: int) -> TensorBase:
         """In-place :meth:`transpose`: swap two dims of ``self`` (same memory)."""
         _ops().inplace.check_inplace_allowed(self, "transpose_")
         return self._become_view(_ops().shape.views.transpose(self, dim0, dim1), "transpose_")
 
-    def swapaxes_(self, axis0: int, axis1: int) -> Tensor:
+    def swapaxes_(self, axis0: int, axis1: int) -> TensorBase:
         """``transpose_(axis0, axis1)``."""
         return self.transpose_(axis0, axis1)
 
-    def swapdims_(self, dim0: int, dim1: int) -> Tensor:
+    def swapdims_(self, dim0: int, dim1: int) -> TensorBase:
         """``transpose_(dim0, dim1)``."""
         return self.transpose_(dim0, dim1)
 
     # -- sums and conversions --------------------------------------------------------------
-    def sum_to_size(self, *sizes, size=None) -> Tensor:
+    def sum_to_size(self, *sizes, size=None) -> TensorBase:
         """Sum ``self`` down to ``size``, which must broadcast to ``self.shape``.
 
         The reverse of ``expand``: leading dims are summed away and dims where ``size``
@@ -179,16 +179,16 @@ class TensorInplaceMethods:
             out = out.sum(squash, keepdim=True)
         return out
 
-    def char(self) -> Tensor:
+    def char(self) -> TensorBase:
         """``self.to(tinyattn.int8)``."""
         return self.to(_dt().int8)
 
-    def short(self) -> Tensor:
+    def short(self) -> TensorBase:
         """``self.to(tinyattn.int16)``."""
         return self.to(_dt().int16)
 
     # -- construction and memory -----------------------------------------------------------
-    def new(self, *args, device=None) -> Tensor:
+    def new(self, *args, device=None) -> TensorBase:
         """Legacy constructor with ``self``'s dtype: ``new()`` empty, ``new(2, 3)`` or
         ``new(Size)`` uninitialised, ``new(data)`` values (cast), ``new(tensor)`` sharing
         the tensor's memory (its dtype must be ``self``'s)."""
@@ -219,7 +219,7 @@ class TensorInplaceMethods:
 
     def new_empty_strided(
         self, size, stride, *, dtype=None, device=None, requires_grad: builtins.bool = False
-    ) -> Tensor:
+    ) -> TensorBase:
         """An uninitialised tensor of ``size`` laid out with ``stride`` (in elements)."""
         from ..core.device import check_device
 
@@ -249,7 +249,7 @@ class TensorInplaceMethods:
         if self._requires_grad:
             raise RuntimeError(f"{op}: cannot resize variables that require grad")
 
-    def resize_(self, *sizes, size=None, memory_format=None) -> Tensor:
+    def resize_(self, *sizes, size=None, memory_format=None) -> TensorBase:
         """Give ``self`` the shape ``sizes`` in place (C order), keeping its first values.
 
         Fewer elements: the first ones stay (same memory). More: new memory starting
@@ -274,12 +274,12 @@ class TensorInplaceMethods:
         self._bump_version()
         return self
 
-    def resize_as_(self, the_template: Tensor, *, memory_format=None) -> Tensor:
+    def resize_as_(self, the_template: TensorBase, *, memory_format=None) -> TensorBase:
         """``resize_(the_template.shape)``."""
         self._refuse_resize("resize_as_")
         return self.resize_(tuple(the_template.shape))
 
-    def set_(self, source: Tensor | None = None) -> Tensor:
+    def set_(self, source: TensorBase | None = None) -> TensorBase:
         """Make ``self`` share ``source``'s memory, shape and strides (no ``source``: empty).
 
         The storage/offset/size/stride form is not supported (tinyattn has no storages).
@@ -311,7 +311,7 @@ class TensorInplaceMethods:
         self._bump_version()
         return self
 
-    def share_memory_(self) -> Tensor:
+    def share_memory_(self) -> TensorBase:
         """Returns ``self``: tinyattn tensors are not sent between processes (they do not
         pickle), so there is nothing to move; ``is_shared()`` reports the call."""
         self.__dict__["_shared"] = True
@@ -337,7 +337,7 @@ class TensorInplaceMethods:
                 "instead."
             )
 
-    def apply_(self, callable) -> Tensor:
+    def apply_(self, callable) -> TensorBase:
         """``self[i] = callable(self[i])`` for every element, in place (Python numbers)."""
         self._check_callable_target("apply_")
         data = self._data
@@ -346,7 +346,7 @@ class TensorInplaceMethods:
         self._bump_version()
         return self
 
-    def map_(self, other: Tensor, callable) -> Tensor:
+    def map_(self, other: TensorBase, callable) -> TensorBase:
         """``self[i] = callable(self[i], other[i])`` (``other`` broadcast to ``self``)."""
         self._check_callable_target("map_")
         other = np.broadcast_to(_array(other, self, "map_"), self._data.shape)
@@ -356,7 +356,7 @@ class TensorInplaceMethods:
         self._bump_version()
         return self
 
-    def map2_(self, x: Tensor, y: Tensor, callable) -> Tensor:
+    def map2_(self, x: TensorBase, y: TensorBase, callable) -> TensorBase:
         """``self[i] = callable(self[i], x[i], y[i])`` (``x``, ``y`` broadcast to ``self``)."""
         self._check_callable_target("map2_")
         shape = self._data.shape
@@ -375,7 +375,7 @@ class TensorInplaceMethods:
         return True
 
     @property
-    def real(self) -> Tensor:
+    def real(self) -> TensorBase:
         """The real part, a view (writes change ``self``); ``self`` for a real dtype."""
         return _ops().complex.real(self)
 
@@ -384,7 +384,7 @@ class TensorInplaceMethods:
         _ops().complex.set_part(self, "real", value)
 
     @property
-    def imag(self) -> Tensor:
+    def imag(self) -> TensorBase:
         """The imaginary part, a view (writes change ``self``); raises for a real dtype."""
         return _ops().complex.imag(self)
 
@@ -393,7 +393,7 @@ class TensorInplaceMethods:
         _ops().complex.set_part(self, "imag", value)
 
     @property
-    def H(self) -> Tensor:
+    def H(self) -> TensorBase:
         """Conjugate transpose of a matrix (``self.t()`` for a real 2-D tensor)."""
         if self.ndim != 2:
             raise RuntimeError(
@@ -402,7 +402,7 @@ class TensorInplaceMethods:
         return self.transpose(0, 1).conj()
 
     @property
-    def mH(self) -> Tensor:
+    def mH(self) -> TensorBase:
         """Conjugate transpose of the last two dims (``self.mT`` for a real tensor)."""
         if self.ndim < 2:
             raise RuntimeError(
@@ -411,30 +411,28 @@ class TensorInplaceMethods:
             )
         return self.transpose(-2, -1).conj()
 
-    def adjoint(self) -> Tensor:
+    def adjoint(self) -> TensorBase:
         """``self.mH``."""
         return self.mH
 
     # -- more aliases ----------------------------------------------------------------------
-    def hardshrink(self, lambd: float = 0.5) -> Tensor:
+    def hardshrink(self, lambd: float = 0.5) -> TensorBase:
         """See :func:`tinyattn.hardshrink`."""
-        import tinyattn  # (at call time: the functional ops import this module's class)
+        import tinyattn  # (at call time: nn.functional sits above the Tensor class)
 
-        return tinyattn.torch_surface.functional_forms_nn.hardshrink(
-            self, lambd
-        )  # (not the out= wrapper)
+        return tinyattn.nn.functional.hardshrink(self, lambd)  # (not the out= wrapper)
 
-    def prelu(self, weight: Tensor) -> Tensor:
+    def prelu(self, weight: TensorBase) -> TensorBase:
         """See :func:`tinyattn.prelu`."""
         import tinyattn
 
         return tinyattn.prelu(self, weight)
 
-    def absolute_(self) -> Tensor:
+    def absolute_(self) -> TensorBase:
         """``abs_()``."""
         return self.abs_()
 
-    def narrow_copy(self, dim: int, start: int, length: int) -> Tensor:
+    def narrow_copy(self, dim: int, start: int, length: int) -> TensorBase:
         """``narrow(dim, start, length).clone()``: the same values in new memory."""
         return _ops().shape.views.narrow(self, dim, start, length).clone()
 
@@ -446,7 +444,7 @@ class TensorInplaceMethods:
         """``split`` (torch's unsafe form skips a view check tinyattn does not make)."""
         return _ops().shape.views.split(self, split_size, dim)
 
-    def is_set_to(self, tensor: Tensor) -> builtins.bool:
+    def is_set_to(self, tensor: TensorBase) -> builtins.bool:
         """Whether ``tensor`` views exactly the same memory: address, shape, strides, dtype."""
         a, b = self._data, tensor._data
         return (
