@@ -90,12 +90,13 @@ def is_floating_point(input: Tensor) -> bool:
 
 # -- creation: factories, samplers, signal windows -------------------------------------
 from .ops.creation.factories import (
-    arange, as_tensor, bernoulli, empty, empty_like, eye, from_numpy, full, full_like, linspace,
-    multinomial, normal, ones, ones_like, rand, rand_like, randint, randn, randn_like, randperm,
-    tensor, zeros, zeros_like
+    arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, linspace, ones,
+    ones_like, tensor, zeros, zeros_like
 )
-from .ops.creation.from_buffers import (
-    asarray, binomial, empty_strided, frombuffer, poisson, randint_like, scalar_tensor
+from .ops.creation.from_buffers import asarray, empty_strided, frombuffer, scalar_tensor
+from .ops.random.sampling import (
+    bernoulli, binomial, multinomial, normal, poisson, rand, rand_like, randint, randint_like,
+    randn, randn_like, randperm
 )
 from .ops.windows import (
     bartlett_window, blackman_window, hamming_window, hann_window, kaiser_window, logspace, vander

@@ -30,7 +30,7 @@ def _dtype_words(t) -> str:
 
 
 def _fill(self, values: np.ndarray, op: str):
-    from ..ops.creation.fill import _random_fill
+    from ..ops.random.fills import _random_fill
 
     return _random_fill(self, values, op)
 

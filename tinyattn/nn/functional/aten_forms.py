@@ -142,7 +142,7 @@ def _feature_mask(input: Tensor, p: float, op: str):
     if p == 1.0:
         return ops.creation.factories.zeros(shape, dtype=input.dtype)
     keep = ops.creation.factories.full(shape, 1.0 - p, dtype=input.dtype)
-    return ops.creation.factories.bernoulli(keep) / (1.0 - p)
+    return ops.random.sampling.bernoulli(keep) / (1.0 - p)
 
 
 def feature_dropout(input: Tensor, p: float, train: bool) -> Tensor:

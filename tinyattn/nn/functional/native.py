@@ -13,7 +13,8 @@ import numpy as np
 from ...core._dtype import bool_, float64
 from ...core.grad_mode import is_grad_enabled
 from ...foundations.type_names import type_name
-from ...ops.creation.factories import ones, rand
+from ...ops.creation.factories import ones
+from ...ops.random.sampling import rand
 from ...tensor_api.tensor import Tensor
 from .. import functional as F
 
