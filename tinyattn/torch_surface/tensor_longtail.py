@@ -118,25 +118,23 @@ class TensorLongTailMethods:
         self, src: TensorBase, size, stride, storage_offset: int | None = None
     ) -> TensorBase:
         """See :func:`tinyattn.as_strided_scatter`."""
-        import tinyattn
+        from .copies import as_strided_scatter
 
-        return tinyattn.as_strided_scatter(
-            cast("TensorBase", self), src, size, stride, storage_offset
-        )
+        return as_strided_scatter(cast("TensorBase", self), src, size, stride, storage_offset)
 
     def slice_inverse(
         self, src: TensorBase, dim: int = 0, start=None, end=None, step: int = 1
     ) -> TensorBase:
         """See :func:`tinyattn.slice_inverse`."""
-        import tinyattn
+        from .copies import slice_inverse
 
-        return tinyattn.slice_inverse(cast("TensorBase", self), src, dim, start, end, step)
+        return slice_inverse(cast("TensorBase", self), src, dim, start, end, step)
 
     def nonzero_static(self, *, size: int, fill_value: int = -1) -> TensorBase:
         """See :func:`tinyattn.nonzero_static`."""
-        import tinyattn
+        from .copies import nonzero_static
 
-        return tinyattn.nonzero_static(cast("TensorBase", self), size=size, fill_value=fill_value)
+        return nonzero_static(cast("TensorBase", self), size=size, fill_value=fill_value)
 
     # -- random in-place samplers -----------------------------------------------------------------
     def cauchy_(self, median: float = 0.0, sigma: float = 1.0, *, generator=None) -> TensorBase:
