@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from ..core import _dtype as dt
-from ..core.tensor_base import TensorBase
+from ..core.tensor_base import TensorBase as Tensor
 
 __all__ = ["accumulates_in_float32"]
 
@@ -55,7 +55,7 @@ def accumulates_in_float32(*names: str) -> Callable[[F], F]:
         def op(*args, **kwargs):
             for name, i in slots:  # the common case, float32 or float64, costs this loop
                 t = args[i] if i < len(args) else kwargs.get(name)
-                if isinstance(t, TensorBase) and t._data.dtype == _HALF:
+                if isinstance(t, Tensor) and t._data.dtype == _HALF:
                     break
             else:
                 return fn(*args, **kwargs)
@@ -74,7 +74,7 @@ def _in_float32(fn: Callable, slots: tuple, args: list, kwargs: dict) -> Any:
     all_half = True
     for name, i in slots:
         t = args[i] if i < len(args) else kwargs.get(name)
-        if not isinstance(t, TensorBase):
+        if not isinstance(t, Tensor):
             continue
         if t._data.dtype != _HALF:
             all_half = False
@@ -94,7 +94,7 @@ def _argument(args: tuple, kwargs: dict, name: str, position: int) -> Any:
 
 def _rounded(out: Any) -> Any:
     """The op's floating Tensor outputs as float16 (a namedtuple or tuple keeps its type)."""
-    if isinstance(out, TensorBase):
+    if isinstance(out, Tensor):
         return out.to(dt.float16) if out._data.dtype.kind == "f" else out
     if isinstance(out, tuple):
         items = [_rounded(o) for o in out]

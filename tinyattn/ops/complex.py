@@ -20,7 +20,7 @@ import numpy as np
 
 from ..core import _dtype as dt
 from ..core.function import Function
-from ..core.tensor_base import TensorBase
+from ..core.tensor_base import TensorBase as Tensor
 from ..foundations.type_names import type_name
 from ._util import gradient_doc
 from .elementwise.arithmetic import _tensor
@@ -59,7 +59,7 @@ def real_pairs(z: np.ndarray) -> np.ndarray:
     )
 
 
-def _check_complex(z: TensorBase, op: str) -> TensorBase:
+def _check_complex(z: Tensor, op: str) -> Tensor:
     _tensor(z, op)
     if z._data.dtype.kind != "c":
         raise RuntimeError(
@@ -68,8 +68,8 @@ def _check_complex(z: TensorBase, op: str) -> TensorBase:
     return z
 
 
-def _check_real_float(x, op: str, name: str) -> TensorBase:
-    if not isinstance(x, TensorBase):
+def _check_real_float(x, op: str, name: str) -> Tensor:
+    if not isinstance(x, Tensor):
         raise TypeError(f"{op}(): argument '{name}' must be a Tensor, not {type_name(x)}")
     if x._data.dtype not in dt._COMPLEX_OF:
         raise RuntimeError(
@@ -100,7 +100,7 @@ class Complex(Function):
 
 
 @gradient_doc(Complex)
-def complex(real: TensorBase, imag: TensorBase) -> TensorBase:
+def complex(real: Tensor, imag: Tensor) -> Tensor:
     """The complex tensor ``real + i imag`` (broadcast); both float32 or both float64, as torch."""
     re = _check_real_float(real, "complex", "real")
     im = _check_real_float(imag, "complex", "imag")
@@ -119,7 +119,7 @@ def complex(real: TensorBase, imag: TensorBase) -> TensorBase:
     return Complex.apply(re, im)
 
 
-def polar(abs: TensorBase, angle: TensorBase) -> TensorBase:
+def polar(abs: Tensor, angle: Tensor) -> Tensor:
     """The complex tensor ``abs * (cos(angle) + i sin(angle))`` (broadcast), as ``torch.polar``.
 
     Composes: tinyattn.complex, tinyattn.mul, tinyattn.cos, tinyattn.sin
@@ -150,7 +150,7 @@ class ViewAsComplex(Function):
         return ctx.xp.view_as_real(g)
 
 
-def _check_complex_view(x: TensorBase) -> None:
+def _check_complex_view(x: Tensor) -> None:
     data = x._data
     if data.dtype.kind != "f":
         raise RuntimeError(
@@ -187,7 +187,7 @@ def _check_complex_view(x: TensorBase) -> None:
 
 
 @gradient_doc(ViewAsComplex)
-def view_as_complex(input: TensorBase) -> TensorBase:
+def view_as_complex(input: Tensor) -> Tensor:
     """The ``(..., 2)`` float tensor ``input`` seen as complex numbers ``(...)``, sharing memory.
 
     The last dim must have size 2 and stride 1, the other strides must be even (as torch).
@@ -212,14 +212,14 @@ class ViewAsReal(Function):
 
 
 @gradient_doc(ViewAsReal)
-def view_as_real(input: TensorBase) -> TensorBase:
+def view_as_real(input: Tensor) -> Tensor:
     """The complex tensor ``input`` as a float tensor with a last dim of 2 (real, imaginary),
     sharing memory."""
     z = _check_complex(input, "view_as_real")
     return _as_view(ViewAsReal.apply(z), z, shares=True)
 
 
-def pairs_to_complex(x: TensorBase) -> TensorBase:
+def pairs_to_complex(x: Tensor) -> Tensor:
     """``x[..., 0] + i x[..., 1]`` as a new tensor, for any strides (``view_as_complex``
     without its layout rules).   Composes: tinyattn.complex"""
     return complex(x[..., 0], x[..., 1])
@@ -261,7 +261,7 @@ class Imag(Function):
 
 
 @gradient_doc(Real)
-def real(input: TensorBase) -> TensorBase:
+def real(input: Tensor) -> Tensor:
     """The real part of a complex tensor, as a view sharing its memory (writes change
     ``input``); a real tensor itself, as torch."""
     z = _tensor(input, "real")
@@ -271,7 +271,7 @@ def real(input: TensorBase) -> TensorBase:
 
 
 @gradient_doc(Imag)
-def imag(input: TensorBase) -> TensorBase:
+def imag(input: Tensor) -> Tensor:
     """The imaginary part of a complex tensor, as a view sharing its memory (writes change
     ``input``). A real tensor raises, as torch."""
     z = _tensor(input, "imag")
@@ -280,12 +280,12 @@ def imag(input: TensorBase) -> TensorBase:
     return _as_view(Imag.apply(z), z, shares=True)
 
 
-def set_part(z: TensorBase, part: str, value) -> None:
+def set_part(z: Tensor, part: str, value) -> None:
     """``z.real = value`` / ``z.imag = value``: copy ``value`` into that view of ``z``."""
     view = real(z) if part == "real" else imag(z)
     if part == "real" and view is z:
         raise RuntimeError("setting .real of a real tensor: assign to the tensor itself")
-    view.copy_(value if isinstance(value, TensorBase) else TensorBase._make(np.asarray(value)))
+    view.copy_(value if isinstance(value, Tensor) else Tensor._make(np.asarray(value)))
 
 
 # -- conjugate ------------------------------------------------------------------------------
@@ -305,13 +305,13 @@ class Conj(Function):
 
 
 @gradient_doc(Conj)
-def conj_complex(z: TensorBase) -> TensorBase:
+def conj_complex(z: Tensor) -> Tensor:
     """The conjugate of a complex tensor, as a new tensor (torch returns a lazy view with its
     conjugate bit set: the values are the same, writes into it are not shared here)."""
     return Conj.apply(z)
 
 
-def sgn_complex(z: TensorBase) -> TensorBase:
+def sgn_complex(z: Tensor) -> Tensor:
     """``z / |z|`` (0 where ``z = 0``): torch's ``sgn`` of a complex tensor.
 
     Composes: tinyattn.abs, tinyattn.where, tinyattn.div
@@ -323,6 +323,6 @@ def sgn_complex(z: TensorBase) -> TensorBase:
     return where(at_zero, 0, z / where(at_zero, 1, magnitude))
 
 
-def is_complex(input: TensorBase) -> bool:
+def is_complex(input: Tensor) -> bool:
     """Whether ``input``'s dtype is complex64 or complex128."""
     return _tensor(input, "is_complex")._data.dtype.kind == "c"

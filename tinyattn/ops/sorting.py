@@ -26,7 +26,7 @@ from collections import namedtuple
 import numpy as np
 
 from ..core.function import Function
-from ..core.tensor_base import TensorBase
+from ..core.tensor_base import TensorBase as Tensor
 from ..foundations.type_names import type_name
 from ._util import gradient_doc, normalize_dim, refuse_complex_order
 from .index.indexing import Gather
@@ -62,8 +62,8 @@ nanmedian_return = _values_indices("nanmedian")
 mode_return = _values_indices("mode")
 
 
-def _check_input(input, op: str) -> TensorBase:
-    if not isinstance(input, TensorBase):
+def _check_input(input, op: str) -> Tensor:
+    if not isinstance(input, Tensor):
         raise TypeError(f"{op}(): argument 'input' must be a Tensor, not {type_name(input)}")
     refuse_complex_order(op, input)
     return input
@@ -79,7 +79,7 @@ def _stable_order(a: np.ndarray, axis: int, descending: bool) -> np.ndarray:
     return n - 1 - np.flip(rev, axis)
 
 
-def _pick(input: TensorBase, dim: int, indices: np.ndarray, keepdim: bool = True) -> TensorBase:
+def _pick(input: Tensor, dim: int, indices: np.ndarray, keepdim: bool = True) -> Tensor:
     """``gather(input, dim, indices)``, then ``dim`` squeezed unless ``keepdim``."""
     values = Gather.apply(input, dim, indices.astype(np.intp, copy=False))
     if not keepdim:
@@ -87,11 +87,11 @@ def _pick(input: TensorBase, dim: int, indices: np.ndarray, keepdim: bool = True
     return values
 
 
-def _as_long(indices: np.ndarray) -> TensorBase:
-    return TensorBase._make(np.asarray(indices, dtype=np.int64))
+def _as_long(indices: np.ndarray) -> Tensor:
+    return Tensor._make(np.asarray(indices, dtype=np.int64))
 
 
-def _sorted_along(input: TensorBase, dim, descending: bool, op: str):
+def _sorted_along(input: Tensor, dim, descending: bool, op: str):
     """(input seen as at least 1-D, dim, stable order along dim)."""
     d = normalize_dim(dim, input.ndim, op)
     x = input if input.ndim else input.reshape(1)
@@ -99,8 +99,8 @@ def _sorted_along(input: TensorBase, dim, descending: bool, op: str):
 
 
 def sort(
-    input: TensorBase, dim: int = -1, descending: bool = False, *, stable: bool = False
-) -> tuple[TensorBase, TensorBase]:
+    input: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = False
+) -> tuple[Tensor, Tensor]:
     """Sorted values along ``dim`` and their input indices: a ``(values, indices)`` named tuple.
 
     Always stable (``stable=False`` allows any order of ties; this is one of them).
@@ -115,24 +115,22 @@ def sort(
     return sort_return(values, _as_long(indices))
 
 
-def argsort(
-    input: TensorBase, dim: int = -1, descending: bool = False, stable: bool = False
-) -> TensorBase:
+def argsort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
     """The int64 indices that sort ``input`` along ``dim`` (stable)."""
     _check_input(input, "argsort")
     _, _, order = _sorted_along(input, dim, descending, "argsort")
     return _as_long(order.reshape(input.shape))
 
 
-def msort(input: TensorBase) -> TensorBase:
+def msort(input: Tensor) -> Tensor:
     """``sort(input, dim=0).values``. d input = g put back where each value came
     from, as :func:`sort`."""
     return sort(input, 0).values
 
 
 def topk(
-    input: TensorBase, k: int, dim: int = -1, largest: bool = True, sorted: bool = True
-) -> tuple[TensorBase, TensorBase]:
+    input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True
+) -> tuple[Tensor, Tensor]:
     """The ``k`` largest (or smallest) values along ``dim`` and their indices.
 
     Returned in sorted order (also with ``sorted=False``, whose order torch leaves open).
@@ -156,7 +154,7 @@ def topk(
     return topk_return(values, _as_long(indices))
 
 
-def _one_per_slice(input: TensorBase, d: int, position: np.ndarray, keepdim: bool, ret, op):
+def _one_per_slice(input: Tensor, d: int, position: np.ndarray, keepdim: bool, ret, op):
     """values/indices of the element at ``position`` (one per slice) of ``input`` along ``d``."""
     x = input if input.ndim else input.reshape(1)
     idx = np.expand_dims(position, d)
@@ -168,7 +166,7 @@ def _one_per_slice(input: TensorBase, d: int, position: np.ndarray, keepdim: boo
     return ret(values, _as_long(idx))
 
 
-def _check_reduction_dim(input: TensorBase, d: int, op: str) -> None:
+def _check_reduction_dim(input: Tensor, d: int, op: str) -> None:
     if input.ndim and input.shape[d] == 0:
         raise IndexError(
             f"{op}(): Expected reduction dim {d} to have non-zero size (input shape "
@@ -176,7 +174,7 @@ def _check_reduction_dim(input: TensorBase, d: int, op: str) -> None:
         )
 
 
-def kthvalue(input: TensorBase, k: int, dim: int = -1, keepdim: bool = False):
+def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False):
     """The ``k``-th smallest value along ``dim`` (``k`` counts from 1) and its index.
 
     Gradient: ``dx = g`` at the returned index, 0 elsewhere.
@@ -246,11 +244,11 @@ def _empty_median(dtype: np.dtype):
     return np.array(0, dtype=dtype)
 
 
-def _median(input: TensorBase, dim, keepdim: bool, ignore_nan: bool, ret, op: str):
+def _median(input: Tensor, dim, keepdim: bool, ignore_nan: bool, ret, op: str):
     _check_input(input, op)
     if dim is None:  # of all elements: the value only
         if input.numel() == 0:
-            return TensorBase._make(np.asarray(_empty_median(input._data.dtype)))
+            return Tensor._make(np.asarray(_empty_median(input._data.dtype)))
         return Median.apply(input, ignore_nan)
     d = normalize_dim(dim, input.ndim, op)
     _check_reduction_dim(input, d, op)
@@ -263,7 +261,7 @@ def _median(input: TensorBase, dim, keepdim: bool, ignore_nan: bool, ret, op: st
 
 
 @gradient_doc(Median)
-def median(input: TensorBase, dim: int | None = None, keepdim: bool = False):
+def median(input: Tensor, dim: int | None = None, keepdim: bool = False):
     """The median: the LOWER of the two middles for an even count (torch's rule).
 
     Without ``dim``: a 0-d tensor (NaN if any element is NaN). With ``dim``: a
@@ -273,7 +271,7 @@ def median(input: TensorBase, dim: int | None = None, keepdim: bool = False):
 
 
 @gradient_doc(Median)
-def nanmedian(input: TensorBase, dim: int | None = None, keepdim: bool = False):
+def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False):
     """:func:`median` ignoring NaN (NaN only where a slice is all NaN: index 0 there, where
     torch's index depends on the slice length)."""
     return _median(input, dim, keepdim, True, nanmedian_return, "nanmedian")
@@ -290,7 +288,7 @@ def _runs(sorted_rows: np.ndarray):
     return ends, j - start + 1
 
 
-def mode(input: TensorBase, dim: int = -1, keepdim: bool = False):
+def mode(input: Tensor, dim: int = -1, keepdim: bool = False):
     """The most frequent value along ``dim`` (the smallest of equally frequent ones) and the
     index of its last occurrence, as a ``(values, indices)`` named tuple.
 
@@ -325,7 +323,7 @@ def _unique_flags(values, inverse, counts, return_inverse, return_counts):
 
 
 def unique(
-    input: TensorBase,
+    input: Tensor,
     sorted: bool = True,
     return_inverse: bool = False,
     return_counts: bool = False,
@@ -351,12 +349,12 @@ def unique(
         )
         inverse = inverse.reshape(-1)
     return _unique_flags(
-        TensorBase._make(values.astype(a.dtype)), inverse, counts, return_inverse, return_counts
+        Tensor._make(values.astype(a.dtype)), inverse, counts, return_inverse, return_counts
     )
 
 
 def unique_consecutive(
-    input: TensorBase, return_inverse: bool = False, return_counts: bool = False, dim=None
+    input: Tensor, return_inverse: bool = False, return_counts: bool = False, dim=None
 ):
     """Collapse runs of equal consecutive elements (or slices along ``dim``) to one."""
     _check_input(input, "unique_consecutive")
@@ -378,7 +376,7 @@ def unique_consecutive(
     if dim is None:
         inverse = inverse.reshape(a.shape)
     return _unique_flags(
-        TensorBase._make(np.ascontiguousarray(values)),
+        Tensor._make(np.ascontiguousarray(values)),
         inverse,
         counts,
         return_inverse,
@@ -386,9 +384,7 @@ def unique_consecutive(
     )
 
 
-def bincount(
-    input: TensorBase, weights: TensorBase | None = None, minlength: int = 0
-) -> TensorBase:
+def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Tensor:
     """Count of each value 0..max of a 1-D non-negative integer tensor (int64), or the sum
     of ``weights`` per value (float32 for float32 weights, else float64, as torch).
     """
@@ -404,7 +400,7 @@ def bincount(
         raise RuntimeError(f"bincount(): minlength should be >= 0, got {minlength}")
     if weights is None or a.size == 0:  # torch: an empty input counts in int64, weights or not
         return _as_long(np.bincount(a, minlength=int(minlength)))
-    w = weights._data if isinstance(weights, TensorBase) else np.asarray(weights)
+    w = weights._data if isinstance(weights, Tensor) else np.asarray(weights)
     if w.ndim != 1 or w.shape[0] != a.shape[0]:
         raise RuntimeError(
             "bincount(): weights should be 1-d and have the same length as input: weights "
@@ -412,7 +408,7 @@ def bincount(
         )
     out_dtype = np.float32 if w.dtype == np.float32 else np.float64
     out = np.bincount(a, weights=w.astype(np.float64), minlength=int(minlength))
-    return TensorBase._make(out.astype(out_dtype))
+    return Tensor._make(out.astype(out_dtype))
 
 
 def _index_dtype(out_int32: bool):
@@ -420,14 +416,14 @@ def _index_dtype(out_int32: bool):
 
 
 def searchsorted(
-    sorted_sequence: TensorBase,
+    sorted_sequence: Tensor,
     input,
     *,
     out_int32: bool = False,
     right: bool = False,
     side: str | None = None,
-    sorter: TensorBase | None = None,
-) -> TensorBase:
+    sorter: Tensor | None = None,
+) -> Tensor:
     """For each value of ``input``, the index where it would be inserted in the last dim of
     ``sorted_sequence`` to keep it sorted.
 
@@ -449,10 +445,10 @@ def searchsorted(
             )
         right = side == "right"
     seq = sorted_sequence._data
-    scalar = not isinstance(input, TensorBase)
+    scalar = not isinstance(input, Tensor)
     values = np.asarray(input) if scalar else input._data
     if sorter is not None:
-        s = sorter._data if isinstance(sorter, TensorBase) else np.asarray(sorter)
+        s = sorter._data if isinstance(sorter, Tensor) else np.asarray(sorter)
         if s.shape != seq.shape or s.dtype.kind not in "iu":
             raise RuntimeError(
                 "searchsorted(): sorter must be an integer tensor of the same shape as "
@@ -480,10 +476,10 @@ def searchsorted(
         rows_val = values.reshape(-1, values.shape[-1])
         out = np.stack([np.searchsorted(s, v, side=side_np) for s, v in zip(rows_seq, rows_val)])
         out = out.reshape(values.shape)
-    return TensorBase._make(np.asarray(out, dtype=_index_dtype(out_int32)))
+    return Tensor._make(np.asarray(out, dtype=_index_dtype(out_int32)))
 
 
-def bucketize(input, boundaries: TensorBase, *, out_int32: bool = False, right: bool = False):
+def bucketize(input, boundaries: Tensor, *, out_int32: bool = False, right: bool = False):
     """The bucket of each value given 1-D sorted ``boundaries``: ``i`` such that
     ``boundaries[i-1] < v <= boundaries[i]`` (``right=True``: ``boundaries[i-1] <= v <
     boundaries[i]``). Same as ``searchsorted(boundaries, input, right=right)``.

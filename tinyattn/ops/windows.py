@@ -18,7 +18,7 @@ import numpy as np
 
 from ..core import _dtype as dt
 from ..core.device import check_device
-from ..core.tensor_base import TensorBase
+from ..core.tensor_base import TensorBase as Tensor
 from ..foundations.type_names import type_name
 from .creation.factories import _finish, _linspace_values
 from .elementwise.arithmetic import _tensor
@@ -40,7 +40,7 @@ def _cos(angle: np.ndarray) -> np.ndarray:
     return np.cos(angle.astype(np.float64)).astype(angle.dtype)
 
 
-def _window(name: str, window_length, periodic, dtype, device, requires_grad, curve) -> TensorBase:
+def _window(name: str, window_length, periodic, dtype, device, requires_grad, curve) -> Tensor:
     """The shared frame of every window: checks, the periodic trick, dtype, requires_grad.
 
     ``curve(length, np_dtype)`` returns the ``length`` symmetric values in ``np_dtype``,
@@ -76,7 +76,7 @@ def _cosine_sum(length: int, np_dtype, alpha: float, beta: float) -> np.ndarray:
 
 def hann_window(
     window_length: int, periodic: bool = True, *, dtype=None, device=None, requires_grad=False
-) -> TensorBase:
+) -> Tensor:
     """``0.5 - 0.5 cos(2 pi n / (L - 1))``: shape (window_length,) (see the module doc)."""
     return _window(
         "hann_window",
@@ -98,7 +98,7 @@ def hamming_window(
     dtype=None,
     device=None,
     requires_grad=False,
-) -> TensorBase:
+) -> Tensor:
     """``alpha - beta cos(2 pi n / (L - 1))``: shape (window_length,) (see the module doc)."""
     return _window(
         "hamming_window",
@@ -122,7 +122,7 @@ def _triangle(length: int, np_dtype) -> np.ndarray:
 
 def bartlett_window(
     window_length: int, periodic: bool = True, *, dtype=None, device=None, requires_grad=False
-) -> TensorBase:
+) -> Tensor:
     """The triangle ``1 - |2 n / (L - 1) - 1|``: shape (window_length,) (see the module doc)."""
     return _window(
         "bartlett_window", window_length, periodic, dtype, device, requires_grad, _triangle
@@ -137,7 +137,7 @@ def _blackman(length: int, np_dtype) -> np.ndarray:
 
 def blackman_window(
     window_length: int, periodic: bool = True, *, dtype=None, device=None, requires_grad=False
-) -> TensorBase:
+) -> Tensor:
     """``0.42 - 0.5 cos(2 pi n / (L-1)) + 0.08 cos(4 pi n / (L-1))``: shape (window_length,)."""
     return _window(
         "blackman_window", window_length, periodic, dtype, device, requires_grad, _blackman
@@ -152,7 +152,7 @@ def kaiser_window(
     dtype=None,
     device=None,
     requires_grad=False,
-) -> TensorBase:
+) -> Tensor:
     """``I0(beta sqrt(1 - (2 n / (L - 1) - 1)^2)) / I0(beta)`` (``I0``: the modified Bessel
     function of order 0): shape (window_length,) (see the module doc). Computed in float64
     and rounded once (torch's float32 I0 is less accurate: they differ by ~1e-6 relative)."""
@@ -174,11 +174,11 @@ def logspace(
     dtype=None,
     device=None,
     requires_grad: bool = False,
-) -> TensorBase:
+) -> Tensor:
     """``base ** linspace(start, end, steps)``: shape (steps,), the default float dtype
     unless ``dtype`` is given (integer dtypes truncate the ends, then the float64 values, as torch)."""
     check_device(device)
-    vals = [v.item() if isinstance(v, TensorBase) else v for v in (start, end)]
+    vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end)]
     if not isinstance(steps, numbers.Integral) or isinstance(steps, bool):
         raise TypeError(f"logspace(): argument 'steps' must be int, not {type_name(steps)}")
     if steps < 0:
@@ -192,7 +192,7 @@ def logspace(
     return _finish(values.astype(target.np_dtype), requires_grad)
 
 
-def vander(x: TensorBase, N: int | None = None, increasing: bool = False) -> TensorBase:
+def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
     """The Vandermonde matrix of a 1-D ``x`` (n,): shape (n, N), ``N = n`` by default.
 
     ``out[i, j] = x[i] ** (N - 1 - j)`` (decreasing powers), or ``x[i] ** j`` with
@@ -219,8 +219,8 @@ def vander(x: TensorBase, N: int | None = None, increasing: bool = False) -> Ten
     if x._data.dtype.kind in "biu" and x._data.dtype != np.int64:
         x = cast(x, dt.int64)
     if N == 0:
-        return TensorBase._make(np.zeros((n, 0), dtype=x._data.dtype))
-    ones = TensorBase._make(np.ones((n, 1), dtype=x._data.dtype))
+        return Tensor._make(np.zeros((n, 0), dtype=x._data.dtype))
+    ones = Tensor._make(np.ones((n, 1), dtype=x._data.dtype))
     if N == 1:  # x ** 0 only: outside the graph, as torch's
         return ones
     powers = cumprod(expand(unsqueeze(x, 1), (n, N - 1)), 1)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..core.tensor_base import TensorBase
+    from ..core.tensor_base import TensorBase as Tensor
 
 __all__ = [
     "adjoint",
@@ -26,27 +26,27 @@ def _ops():
 
 
 # -- complex-number functions on real tensors -----------------------------------------------
-def adjoint(input: TensorBase) -> TensorBase:
+def adjoint(input: Tensor) -> Tensor:
     """``input.mH``: the last two dims swapped (no conjugation for a real dtype)."""
     return input.adjoint()
 
 
 # -- copies and splits ------------------------------------------------------------------------
-def narrow_copy(input: TensorBase, dim: int, start: int, length: int) -> TensorBase:
+def narrow_copy(input: Tensor, dim: int, start: int, length: int) -> Tensor:
     """``input.narrow(dim, start, length).clone()``."""
     return input.narrow_copy(dim, start, length)
 
 
-def unsafe_chunk(input: TensorBase, chunks: int, dim: int = 0) -> tuple:
+def unsafe_chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
     """``chunk`` (torch's unsafe form skips a view check tinyattn does not make)."""
     return input.unsafe_chunk(chunks, dim)
 
 
-def unsafe_split(input: TensorBase, split_size: int, dim: int = 0) -> tuple:
+def unsafe_split(input: Tensor, split_size: int, dim: int = 0) -> tuple:
     """``split`` (torch's unsafe form skips a view check tinyattn does not make)."""
     return input.unsafe_split(split_size, dim)
 
 
-def unsafe_split_with_sizes(input: TensorBase, split_sizes, dim: int = 0) -> tuple:
+def unsafe_split_with_sizes(input: Tensor, split_sizes, dim: int = 0) -> tuple:
     """``split_with_sizes``."""
     return _ops().shape.composites.split_with_sizes(input, split_sizes, dim)

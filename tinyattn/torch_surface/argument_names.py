@@ -11,22 +11,18 @@ from __future__ import annotations
 import functools
 import inspect
 
-from ..core.tensor_base import TensorBase
+from ..core.tensor_base import TensorBase as Tensor
 from ..ops.reduce import softmax as softmax_ops
 from ..ops.reduce.reduction import norm as _norm
 from .out import with_out
 
 
-def softmax(
-    input: TensorBase, dim: int | None = None, _stacklevel: int = 3, dtype=None
-) -> TensorBase:
+def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
     """:func:`tinyattn.softmax` in ``torch.nn.functional``'s argument order."""
     return softmax_ops.softmax(input, dim, dtype, _stacklevel=_stacklevel + 1)  # + this frame
 
 
-def log_softmax(
-    input: TensorBase, dim: int | None = None, _stacklevel: int = 3, dtype=None
-) -> TensorBase:
+def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
     """:func:`tinyattn.log_softmax` in ``torch.nn.functional``'s argument order."""
     return softmax_ops.log_softmax(input, dim, dtype, _stacklevel=_stacklevel + 1)  # + this frame
 
@@ -35,7 +31,7 @@ def norm_with_positional_out(norm_with_out):
     """``torch.norm(input, p, dim, keepdim, out, dtype)`` over tinyattn's ``norm`` (whose
     ``out`` is keyword-only, added by ``_out.with_out``)."""
 
-    def norm(input: TensorBase, p="fro", dim=None, keepdim: bool = False, out=None, dtype=None):
+    def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, out=None, dtype=None):
         return norm_with_out(input, p, dim, keepdim, dtype, out=out)
 
     signature = inspect.signature(norm)

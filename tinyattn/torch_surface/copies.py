@@ -19,7 +19,7 @@ from ..foundations.type_names import type_name
 from .out import with_out
 
 if TYPE_CHECKING:
-    from ..core.tensor_base import TensorBase
+    from ..core.tensor_base import TensorBase as Tensor
 
 __all__ = [
     "view_copy", "permute_copy", "expand_copy", "t_copy", "transpose_copy", "unsqueeze_copy",
@@ -36,18 +36,18 @@ def _ops():
 
 
 def _check(input, op: str) -> None:
-    from ..core.tensor_base import TensorBase
+    from ..core.tensor_base import TensorBase as Tensor
 
-    if not isinstance(input, TensorBase):
+    if not isinstance(input, Tensor):
         raise TypeError(f"{op}(): argument 'input' must be a Tensor, not {type_name(input)}")
 
 
-def _fresh(t: TensorBase) -> TensorBase:
+def _fresh(t: Tensor) -> Tensor:
     """A C-contiguous copy (torch's ``*_copy`` results are contiguous). Gradient: ``g``."""
     return _ops().elementwise.unary.Clone.apply(t, order="C")
 
 
-def view_copy(input: TensorBase, size=None, *, dtype=None) -> TensorBase:
+def view_copy(input: Tensor, size=None, *, dtype=None) -> Tensor:
     """``input.view(size).clone()``. Composes: view, clone. (``dtype``: torch's
     reinterpreting overload, not supported, as :func:`view`.)"""
     if dtype is not None or size is None:
@@ -56,37 +56,37 @@ def view_copy(input: TensorBase, size=None, *, dtype=None) -> TensorBase:
     return _fresh(input.view(size))
 
 
-def permute_copy(input: TensorBase, dims) -> TensorBase:
+def permute_copy(input: Tensor, dims) -> Tensor:
     """``input.permute(dims).clone()`` (contiguous). Composes: permute, clone."""
     _check(input, "permute_copy")
     return _fresh(input.permute(*dims))
 
 
-def expand_copy(input: TensorBase, size, *, implicit: bool = False) -> TensorBase:
+def expand_copy(input: Tensor, size, *, implicit: bool = False) -> Tensor:
     """``input.expand(size).clone()`` (every element materialised). Composes: expand, clone."""
     _check(input, "expand_copy")
     return _fresh(input.expand(*size))
 
 
-def t_copy(input: TensorBase) -> TensorBase:
+def t_copy(input: Tensor) -> Tensor:
     """``input.t().clone()``. Composes: t, clone."""
     _check(input, "t_copy")
     return _fresh(input.t())
 
 
-def transpose_copy(input: TensorBase, dim0: int, dim1: int) -> TensorBase:
+def transpose_copy(input: Tensor, dim0: int, dim1: int) -> Tensor:
     """``input.transpose(dim0, dim1).clone()``. Composes: transpose, clone."""
     _check(input, "transpose_copy")
     return _fresh(input.transpose(dim0, dim1))
 
 
-def unsqueeze_copy(input: TensorBase, dim: int) -> TensorBase:
+def unsqueeze_copy(input: Tensor, dim: int) -> Tensor:
     """``input.unsqueeze(dim).clone()``. Composes: unsqueeze, clone."""
     _check(input, "unsqueeze_copy")
     return _fresh(input.unsqueeze(dim))
 
 
-def squeeze_copy(input: TensorBase, dim=None) -> TensorBase:
+def squeeze_copy(input: Tensor, dim=None) -> Tensor:
     """``input.squeeze(dim).clone()`` (``dim`` an int, a tuple of ints or None: every
     size-1 dim). Composes: squeeze, clone."""
     _check(input, "squeeze_copy")
@@ -95,13 +95,13 @@ def squeeze_copy(input: TensorBase, dim=None) -> TensorBase:
     return _fresh(input.squeeze(tuple(dim) if isinstance(dim, list) else dim))
 
 
-def select_copy(input: TensorBase, dim: int, index: int) -> TensorBase:
+def select_copy(input: Tensor, dim: int, index: int) -> Tensor:
     """``input.select(dim, index).clone()``. Composes: select, clone."""
     _check(input, "select_copy")
     return _fresh(input.select(dim, index))
 
 
-def slice_copy(input: TensorBase, dim: int = 0, start=None, end=None, step: int = 1) -> TensorBase:
+def slice_copy(input: Tensor, dim: int = 0, start=None, end=None, step: int = 1) -> Tensor:
     """``input[..., start:end:step, ...]`` along ``dim``, copied. Composes: getitem, clone."""
     _check(input, "slice_copy")
     if input.ndim == 0:
@@ -113,13 +113,13 @@ def slice_copy(input: TensorBase, dim: int = 0, start=None, end=None, step: int 
     return _fresh(input[index])
 
 
-def diagonal_copy(input: TensorBase, offset: int = 0, dim1: int = 0, dim2: int = 1) -> TensorBase:
+def diagonal_copy(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
     """``input.diagonal(offset, dim1, dim2).clone()``. Composes: diagonal, clone."""
     _check(input, "diagonal_copy")
     return _fresh(input.diagonal(offset, dim1, dim2))
 
 
-def detach_copy(input: TensorBase) -> TensorBase:
+def detach_copy(input: Tensor) -> Tensor:
     """``input.detach().clone()``: a copy outside the graph. (torch 2.13's result says it
     requires grad, and its backward raises 'derivative for aten::detach_copy is not
     implemented'; here it simply does not require grad.)"""
@@ -127,19 +127,19 @@ def detach_copy(input: TensorBase) -> TensorBase:
     return _fresh(input.detach())
 
 
-def alias_copy(input: TensorBase) -> TensorBase:
+def alias_copy(input: Tensor) -> Tensor:
     """``input.clone()`` (torch's ``alias`` is a view of the whole tensor). Composes: clone."""
     _check(input, "alias_copy")
     return _fresh(input)
 
 
-def split_copy(input: TensorBase, split_size, dim: int = 0) -> tuple:
+def split_copy(input: Tensor, split_size, dim: int = 0) -> tuple:
     """``input.split(split_size, dim)`` with each piece copied. Composes: split, clone."""
     _check(input, "split_copy")
     return tuple(_fresh(piece) for piece in input.split(split_size, dim))
 
 
-def split_with_sizes_copy(input: TensorBase, split_sizes, dim: int = 0) -> tuple:
+def split_with_sizes_copy(input: Tensor, split_sizes, dim: int = 0) -> tuple:
     """``split_with_sizes(input, split_sizes, dim)``, each piece copied.
     Composes: split_with_sizes, clone."""
     _check(input, "split_with_sizes_copy")
@@ -147,21 +147,19 @@ def split_with_sizes_copy(input: TensorBase, split_sizes, dim: int = 0) -> tuple
     return tuple(_fresh(piece) for piece in pieces)
 
 
-def unbind_copy(input: TensorBase, dim: int = 0) -> tuple:
+def unbind_copy(input: Tensor, dim: int = 0) -> tuple:
     """``input.unbind(dim)``, each slice copied. Composes: unbind, clone."""
     _check(input, "unbind_copy")
     return tuple(_fresh(piece) for piece in input.unbind(dim))
 
 
-def unfold_copy(input: TensorBase, dimension: int, size: int, step: int) -> TensorBase:
+def unfold_copy(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
     """``input.unfold(dimension, size, step).clone()``. Composes: unfold, clone."""
     _check(input, "unfold_copy")
     return _fresh(input.unfold(dimension, size, step))
 
 
-def as_strided_copy(
-    input: TensorBase, size, stride, storage_offset: int | None = None
-) -> TensorBase:
+def as_strided_copy(input: Tensor, size, stride, storage_offset: int | None = None) -> Tensor:
     """``as_strided(input, size, stride, storage_offset).clone()``.
     Composes: as_strided, clone."""
     _check(input, "as_strided_copy")
@@ -169,8 +167,8 @@ def as_strided_copy(
 
 
 def as_strided_scatter(
-    input: TensorBase, src: TensorBase, size, stride, storage_offset: int | None = None
-) -> TensorBase:
+    input: Tensor, src: Tensor, size, stride, storage_offset: int | None = None
+) -> Tensor:
     """A copy of ``input`` (read as its contiguous storage) with ``src`` written into the
     ``as_strided(size, stride, storage_offset)`` view of it.
 
@@ -194,7 +192,7 @@ def as_strided_scatter(
 def empty_permuted(
     size, physical_layout, *, dtype=None, layout=None, device=None,
     requires_grad: bool = False, pin_memory: bool = False,
-) -> TensorBase:  # fmt: skip
+) -> Tensor:  # fmt: skip
     """An uninitialised tensor of shape ``size`` whose memory is laid out in the dim order
     ``physical_layout`` (outermost first): ``empty([size[p] for p in physical_layout])``
     permuted back to ``size``. ``empty_permuted(s, range(len(s)))`` is ``empty(s)``."""
@@ -216,7 +214,7 @@ def empty_permuted(
     return out.requires_grad_(True) if requires_grad else out
 
 
-def nonzero_static(input: TensorBase, *, size: int, fill_value: int = -1) -> TensorBase:
+def nonzero_static(input: Tensor, *, size: int, fill_value: int = -1) -> Tensor:
     """``nonzero(input)`` cut or padded to exactly ``size`` rows: (size, input.ndim) int64,
     the rows past the nonzero count filled with ``fill_value``. Not differentiable."""
     _check(input, "nonzero_static")
@@ -229,8 +227,8 @@ def nonzero_static(input: TensorBase, *, size: int, fill_value: int = -1) -> Ten
 
 
 def slice_inverse(
-    input: TensorBase, src: TensorBase, dim: int = 0, start=None, end=None, step: int = 1
-) -> TensorBase:
+    input: Tensor, src: Tensor, dim: int = 0, start=None, end=None, step: int = 1
+) -> Tensor:
     """The inverse of ``slice_copy``'s view: ``input`` being ``src[..., start:end:step, ...]``
     along ``dim`` (a view into src's storage), the tensor of ``src``'s shape and strides
     over that storage: a view of ``input``'s storage starting ``start * src.stride(dim)``

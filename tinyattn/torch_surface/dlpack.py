@@ -13,7 +13,7 @@ from ..core.device import check_device
 from ..foundations.type_names import type_name
 
 if TYPE_CHECKING:
-    from ..core.tensor_base import TensorBase
+    from ..core.tensor_base import TensorBase as Tensor
 
 __all__ = ["from_dlpack", "to_dlpack"]
 
@@ -45,7 +45,7 @@ class _WritableAlias:
         self.__array_interface__ = interface
 
 
-def from_dlpack(ext_tensor: Any, *, device=None, copy: bool | None = None) -> TensorBase:
+def from_dlpack(ext_tensor: Any, *, device=None, copy: bool | None = None) -> Tensor:
     """A tensor sharing the memory of ``ext_tensor``: any object with ``__dlpack__`` (a
     NumPy array, a torch CPU tensor, ...) or a DLPack capsule (consumed: usable once).
     ``copy=True`` copies, ``copy=False`` refuses to. CPU memory only."""
@@ -70,11 +70,11 @@ def from_dlpack(ext_tensor: Any, *, device=None, copy: bool | None = None) -> Te
     return from_numpy(array)
 
 
-def to_dlpack(tensor: TensorBase):
+def to_dlpack(tensor: Tensor):
     """A DLPack capsule ("dltensor", the legacy interface) of ``tensor``'s memory, for a
     consumer's ``from_dlpack``; it can be consumed once."""
-    from ..core.tensor_base import TensorBase
+    from ..core.tensor_base import TensorBase as Tensor
 
-    if not isinstance(tensor, TensorBase):
+    if not isinstance(tensor, Tensor):
         raise TypeError(f"to_dlpack(): argument 'tensor' must be Tensor, not {type_name(tensor)}")
     return tensor._data.__dlpack__()

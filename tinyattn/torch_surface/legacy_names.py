@@ -16,7 +16,7 @@ import numpy as np
 
 from ..core._dtype import get_default_dtype
 from ..core.device import check_device
-from ..core.tensor_base import TensorBase
+from ..core.tensor_base import TensorBase as Tensor
 from ..foundations.type_names import type_name
 from ..ops.creation.factories import tensor
 from .out import with_out
@@ -24,7 +24,7 @@ from .out import with_out
 
 class _VariableMeta(type):
     def __instancecheck__(cls, obj) -> bool:  # every tensor is a Variable, as in torch
-        return isinstance(obj, TensorBase)
+        return isinstance(obj, Tensor)
 
 
 class Variable(metaclass=_VariableMeta):
@@ -36,7 +36,7 @@ class Variable(metaclass=_VariableMeta):
     (use ``no_grad``).
     """
 
-    def __new__(cls, data=None, requires_grad: bool = False, volatile: bool = False) -> TensorBase:
+    def __new__(cls, data=None, requires_grad: bool = False, volatile: bool = False) -> Tensor:
         if volatile:
             warnings.warn(
                 "volatile was removed and now has no effect. Use `with torch.no_grad():` instead.",
@@ -45,12 +45,12 @@ class Variable(metaclass=_VariableMeta):
             )
         if data is None:
             return tensor([]).requires_grad_(bool(requires_grad))
-        if not isinstance(data, TensorBase):
+        if not isinstance(data, Tensor):
             raise TypeError(f"Variable data has to be a tensor, but got {type_name(data)}")
         return data.detach().requires_grad_(bool(requires_grad))
 
 
-def range(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False) -> TensorBase:
+def range(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Deprecated: ``start, start + step, ...`` up to and *including* ``end``.
 
     ``floor((end - start) / step) + 1`` values of the default float dtype (or ``dtype``);

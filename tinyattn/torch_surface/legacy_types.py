@@ -25,7 +25,7 @@ import numpy as np
 from ..core import _dtype as dt
 from ..core.device import check_device
 from ..core.size import Size
-from ..core.tensor_base import TensorBase
+from ..core.tensor_base import TensorBase as Tensor
 from ..foundations.type_names import type_name as python_type_name
 from .layouts import strided
 
@@ -46,26 +46,26 @@ class tensortype(type):  # torch's name for this metaclass
     layout = strided
 
     def __instancecheck__(cls, obj) -> bool:
-        return isinstance(obj, TensorBase) and obj.dtype == cls.dtype
+        return isinstance(obj, Tensor) and obj.dtype == cls.dtype
 
     def __repr__(cls) -> str:
         return f"<class 'tinyattn.{cls.__name__}'>"
 
-    def __call__(cls, *args, device=None) -> TensorBase:
+    def __call__(cls, *args, device=None) -> Tensor:
         check_device(device)
         return _construct(cls.dtype, cls.__name__, args)
 
 
-def _construct(dtype: dt.dtype, name: str, args: tuple) -> TensorBase:
+def _construct(dtype: dt.dtype, name: str, args: tuple) -> Tensor:
     if not args:
-        return TensorBase._make(np.zeros((0,), dtype=dtype.np_dtype))
+        return Tensor._make(np.zeros((0,), dtype=dtype.np_dtype))
     if len(args) == 1 and isinstance(args[0], Size):
         args = tuple(args[0])
     if all(isinstance(a, (numbers.Integral, np.integer)) for a in args):
         shape = tuple(int(a) for a in args)
         if any(n < 0 for n in shape):
             raise RuntimeError(f"Trying to create tensor with negative dimension: {list(shape)}")
-        return TensorBase._make(np.zeros(shape, dtype=dtype.np_dtype))
+        return Tensor._make(np.zeros(shape, dtype=dtype.np_dtype))
     if len(args) > 1:
         raise TypeError(
             f"{name}(): expected sizes (ints) or one sequence of data, got "
@@ -88,8 +88,8 @@ def _is_sequence(data) -> bool:
     )
 
 
-def _from_data(dtype: dt.dtype, name: str, data) -> TensorBase:
-    if isinstance(data, TensorBase):
+def _from_data(dtype: dt.dtype, name: str, data) -> Tensor:
+    if isinstance(data, Tensor):
         if data.dtype != dtype:
             raise TypeError(f"{name}(): expected a tensor of dtype {dtype}, got {data.dtype}")
         return data.detach()  # shares memory, as torch's legacy constructor
@@ -139,7 +139,7 @@ LEGACY_TYPES = {
 }  # fmt: skip
 
 
-def type_name(t: TensorBase) -> str:
+def type_name(t: Tensor) -> str:
     """``x.type()``: torch's string for ``x``'s legacy type (``'torch.FloatTensor'``)."""
     return f"torch.{_PREFIX[t.dtype.name]}Tensor"
 
@@ -153,7 +153,7 @@ def _parse_type_string(name: str) -> dt.dtype:
     return LEGACY_TYPES[cls].dtype
 
 
-def tensor_type(t: TensorBase, dtype=None, non_blocking: bool = False) -> TensorBase | str:
+def tensor_type(t: Tensor, dtype=None, non_blocking: bool = False) -> Tensor | str:
     """``x.type(dtype=None, non_blocking=False)``: the type string without ``dtype``; else ``x``
     converted to a legacy type (``ByteTensor``), its name (``'torch.ByteTensor'``), a dtype,
     or ``Tensor`` (the default dtype), as ``x.to`` does (``x`` itself if nothing changes)."""
@@ -163,7 +163,7 @@ def tensor_type(t: TensorBase, dtype=None, non_blocking: bool = False) -> Tensor
         target = _parse_type_string(dtype)
     elif isinstance(dtype, tensortype):
         target = dtype.dtype
-    elif dtype is TensorBase._output_class:  # the Tensor class itself (x.type(torch.Tensor))
+    elif dtype is Tensor._output_class:  # the Tensor class itself (x.type(torch.Tensor))
         target = dt.get_default_dtype()
     elif isinstance(dtype, dt.dtype):
         target = dtype

@@ -37,7 +37,7 @@ import numpy as np
 
 from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ..core._dtype import _category
-from ..core.tensor_base import TensorBase
+from ..core.tensor_base import TensorBase as Tensor
 from ..foundations.type_names import type_name
 from . import out_table as _out_names  # the names: data generated from torch 2.13
 
@@ -114,19 +114,19 @@ def _type_name(obj) -> str:
 
 def _tensors_in(values):
     for v in values:
-        if isinstance(v, TensorBase):
+        if isinstance(v, Tensor):
             yield v
         elif isinstance(v, list | tuple):
             yield from _tensors_in(v)
 
 
-def _check_out_type(op: str, out, n_results: int | None) -> tuple[TensorBase, ...]:
+def _check_out_type(op: str, out, n_results: int | None) -> tuple[Tensor, ...]:
     """``out`` as a tuple of Tensors (one per result); ``n_results`` None: one Tensor."""
     if n_results is None:
-        if not isinstance(out, TensorBase):
+        if not isinstance(out, Tensor):
             raise TypeError(f"{op}(): argument 'out' must be Tensor, not {_type_name(out)}")
         return (out,)
-    if not isinstance(out, tuple | list) or not all(isinstance(t, TensorBase) for t in out):
+    if not isinstance(out, tuple | list) or not all(isinstance(t, Tensor) for t in out):
         raise TypeError(f"{op}(): argument 'out' must be tuple of Tensors, not {_type_name(out)}")
     if len(out) != n_results:
         raise TypeError(
@@ -146,7 +146,7 @@ def _check_no_grad(op: str, args, kwargs, outs) -> None:
         )
 
 
-def _check_dtype(result: TensorBase, out: TensorBase, op: str, exact: bool) -> None:
+def _check_dtype(result: Tensor, out: Tensor, op: str, exact: bool) -> None:
     if result.dtype is out.dtype:
         return
     have, want = _TORCH_NAME[result.dtype.name], _TORCH_NAME[out.dtype.name]
@@ -166,7 +166,7 @@ def _check_dtype(result: TensorBase, out: TensorBase, op: str, exact: bool) -> N
     raise RuntimeError(f"result type {have[0]} can't be cast to the desired output type {want[0]}")
 
 
-def _resize_warning(op: str, out: TensorBase, shape: tuple[int, ...]) -> str | None:
+def _resize_warning(op: str, out: Tensor, shape: tuple[int, ...]) -> str | None:
     if not out.numel() or (op in CREATION and op != "arange"):  # creation resizes silently
         return None
     if op == "arange":
@@ -179,7 +179,7 @@ def _resize_warning(op: str, out: TensorBase, shape: tuple[int, ...]) -> str | N
     return _RESIZE_WARNING.format(old=list(out.shape), new=list(shape))
 
 
-def _resize(out: TensorBase, shape: tuple[int, ...]) -> None:
+def _resize(out: Tensor, shape: tuple[int, ...]) -> None:
     # torch resizes an out= tensor below autograd, so one that requires grad too (allowed
     # under no_grad); Tensor.resize_ refuses those, so the flag is lifted meanwhile.
     flag = out._requires_grad
@@ -190,7 +190,7 @@ def _resize(out: TensorBase, shape: tuple[int, ...]) -> None:
         out._requires_grad = flag
 
 
-def write_out(result: TensorBase, out: TensorBase, op: str, exact: bool = False) -> TensorBase:
+def write_out(result: Tensor, out: Tensor, op: str, exact: bool = False) -> Tensor:
     """Resize ``out`` to ``result``'s shape (warning if it had elements) and copy into it."""
     _check_dtype(result, out, op, exact or op in EXACT_DTYPE)
     if out.shape != result.shape:
@@ -208,10 +208,10 @@ def write_out(result: TensorBase, out: TensorBase, op: str, exact: bool = False)
 
 
 def _call(fn: Callable, op: str, args, kwargs, out):
-    if op in REDUCE_IN_OUT_DTYPE and isinstance(out, TensorBase) and kwargs.get("dtype") is None:
+    if op in REDUCE_IN_OUT_DTYPE and isinstance(out, Tensor) and kwargs.get("dtype") is None:
         kwargs = {**kwargs, "dtype": out.dtype}
     if op in CREATION:  # the dtype comes from out (torch.zeros(2, out=c))
-        if not isinstance(out, TensorBase):
+        if not isinstance(out, Tensor):
             raise TypeError(f"{op}(): argument 'out' must be Tensor, not {_type_name(out)}")
         dtype = kwargs.get("dtype")
         if dtype is not None and dtype is not out.dtype:
@@ -220,7 +220,7 @@ def _call(fn: Callable, op: str, args, kwargs, out):
                 f"({_TORCH_NAME[out.dtype.name][0]})"
             )
         kwargs = {**kwargs, "dtype": out.dtype}
-    if not isinstance(out, TensorBase | tuple | list):
+    if not isinstance(out, Tensor | tuple | list):
         raise TypeError(f"{op}(): argument 'out' must be Tensor, not {_type_name(out)}")
     if op in _out_names.ALLOWS_GRAD:  # torch records these through the copy into out
         result = fn(*args, **kwargs)
@@ -229,7 +229,7 @@ def _call(fn: Callable, op: str, args, kwargs, out):
         _check_no_grad(_out_names.AUTOGRAD_ERROR_NAME.get(op, op), args, kwargs, outs)
         with no_grad():
             result = fn(*args, **kwargs)
-    if isinstance(result, TensorBase):
+    if isinstance(result, Tensor):
         (target,) = _check_out_type(op, out, None)
         return write_out(result, target, op)
     outs = _check_out_type(op, out, len(result))

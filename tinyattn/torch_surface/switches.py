@@ -233,9 +233,9 @@ def typename(obj: Any, /) -> str:
     """A readable type name: ``t.type()`` for a tensor (``'torch.FloatTensor'``, as torch),
     else ``module.qualname`` of a class or function (just the name for builtins) or of
     an object's class."""
-    from ..core.tensor_base import TensorBase
+    from ..core.tensor_base import TensorBase as Tensor
 
-    if isinstance(obj, TensorBase):
+    if isinstance(obj, Tensor):
         return obj.type()
     if isinstance(obj, type) or hasattr(obj, "__qualname__"):
         module, name = getattr(obj, "__module__", "") or "", obj.__qualname__

@@ -21,7 +21,7 @@ import numpy as np
 from ..foundations.type_names import type_name
 
 if TYPE_CHECKING:
-    from ..core.tensor_base import TensorBase
+    from ..core.tensor_base import TensorBase as Tensor
 
 
 def _ops():
@@ -43,7 +43,7 @@ def _sizes(args, op: str) -> tuple[int, ...]:
 class TensorInplaceMethods:
     """Mixin of :class:`tinyattn.Tensor`."""
 
-    def split(self, split_size, dim: int = 0) -> tuple[TensorBase, ...]:
+    def split(self, split_size, dim: int = 0) -> tuple[Tensor, ...]:
         """See :func:`tinyattn.split`: the method names the sizes ``split_size`` (torch's
         ``x.split(split_size=[4, 4], dim=-1)``), the function ``split_size_or_sections``."""
         return _ops().shape.views.split(self, split_size, dim)
@@ -53,7 +53,7 @@ class TensorInplaceMethods:
     _grad_fn: Any
 
     # -- in-place forms of composite ops ---------------------------------------------------
-    def _write_result(self, compute, op: str) -> TensorBase:
+    def _write_result(self, compute, op: str) -> Tensor:
         """``self.copy_(compute(x))`` with ``x`` a clone of ``self`` when grad is recorded."""
         from ..autograd.grad_mode import is_grad_enabled
 
@@ -62,41 +62,41 @@ class TensorInplaceMethods:
         source = ops.elementwise.unary.clone(self) if is_grad_enabled() else self
         return ops.creation.fill.copy_(self, compute(source))
 
-    def addmm_(self, mat1: TensorBase, mat2: TensorBase, *, beta=1, alpha=1) -> TensorBase:
+    def addmm_(self, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:
         """In-place :func:`tinyattn.addmm`: ``self = beta * self + alpha * mat1 @ mat2``."""
         addmm = _ops().linalg.matmul.addmm
         return self._write_result(lambda x: addmm(x, mat1, mat2, beta=beta, alpha=alpha), "addmm_")
 
-    def baddbmm_(self, batch1: TensorBase, batch2: TensorBase, *, beta=1, alpha=1) -> TensorBase:
+    def baddbmm_(self, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
         """In-place :func:`tinyattn.baddbmm`."""
         baddbmm = _ops().linalg.matmul.baddbmm
         return self._write_result(
             lambda x: baddbmm(x, batch1, batch2, beta=beta, alpha=alpha), "baddbmm_"
         )
 
-    def addbmm_(self, batch1: TensorBase, batch2: TensorBase, *, beta=1, alpha=1) -> TensorBase:
+    def addbmm_(self, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
         """In-place :func:`tinyattn.addbmm`."""
         addbmm = _ops().linalg.matmul.addbmm
         return self._write_result(
             lambda x: addbmm(x, batch1, batch2, beta=beta, alpha=alpha), "addbmm_"
         )
 
-    def cumsum_(self, dim: int, *, dtype=None) -> TensorBase:
+    def cumsum_(self, dim: int, *, dtype=None) -> Tensor:
         """In-place :func:`tinyattn.cumsum` (the result is cast back to ``self.dtype``)."""
         cumsum = _ops().reduce.cumulative.cumsum
         return self._write_result(lambda x: cumsum(x, dim, dtype=dtype), "cumsum_")
 
-    def cumprod_(self, dim: int, *, dtype=None) -> TensorBase:
+    def cumprod_(self, dim: int, *, dtype=None) -> Tensor:
         """In-place :func:`tinyattn.cumprod`."""
         cumprod = _ops().reduce.cumulative.cumprod
         return self._write_result(lambda x: cumprod(x, dim, dtype=dtype), "cumprod_")
 
-    def lerp_(self, end: TensorBase, weight) -> TensorBase:
+    def lerp_(self, end: Tensor, weight) -> Tensor:
         """In-place :func:`tinyattn.lerp`: ``self += weight * (end - self)``."""
         lerp = _ops().elementwise.unary.lerp
         return self._write_result(lambda x: lerp(x, end, weight), "lerp_")
 
-    def fill_diagonal_(self, fill_value, wrap: builtins.bool = False) -> TensorBase:
+    def fill_diagonal_(self, fill_value, wrap: builtins.bool = False) -> Tensor:
         """Write ``fill_value`` on the main diagonal, in place.
 
         2-D (n, m): elements ``(i, i)``; with ``wrap`` a tall matrix continues below
@@ -127,7 +127,7 @@ class TensorInplaceMethods:
         return self.masked_fill_(_ops().creation.factories.tensor(mask.reshape(shape)), fill_value)
 
     # -- in-place view changes -------------------------------------------------------------
-    def _become_view(self, view: TensorBase, op: str) -> TensorBase:
+    def _become_view(self, view: Tensor, op: str) -> Tensor:
         """Make ``self`` the ``view`` of itself (new shape/strides, same memory).
 
         Autograd: ``self``'s node becomes the view's (whose input is ``self``'s old node);
@@ -139,26 +139,26 @@ class TensorInplaceMethods:
             target._grad_fn = view._grad_fn
         return self
 
-    def t_(self) -> TensorBase:
+    def t_(self) -> Tensor:
         """In-place :meth:`t`: ``self`` becomes its own transpose (same memory)."""
         _ops().inplace.check_inplace_allowed(self, "t_")
         return self._become_view(_ops().shape.views.t(self), "t_")
 
-    def transpose_(self, dim0: int, dim1: int) -> TensorBase:
+    def transpose_(self, dim0: int, dim1: int) -> Tensor:
         """In-place :meth:`transpose`: swap two dims of ``self`` (same memory)."""
         _ops().inplace.check_inplace_allowed(self, "transpose_")
         return self._become_view(_ops().shape.views.transpose(self, dim0, dim1), "transpose_")
 
-    def swapaxes_(self, axis0: int, axis1: int) -> TensorBase:
+    def swapaxes_(self, axis0: int, axis1: int) -> Tensor:
         """``transpose_(axis0, axis1)``."""
         return self.transpose_(axis0, axis1)
 
-    def swapdims_(self, dim0: int, dim1: int) -> TensorBase:
+    def swapdims_(self, dim0: int, dim1: int) -> Tensor:
         """``transpose_(dim0, dim1)``."""
         return self.transpose_(dim0, dim1)
 
     # -- sums and conversions --------------------------------------------------------------
-    def sum_to_size(self, *sizes, size=None) -> TensorBase:
+    def sum_to_size(self, *sizes, size=None) -> Tensor:
         """Sum ``self`` down to ``size``, which must broadcast to ``self.shape``.
 
         The reverse of ``expand``: leading dims are summed away and dims where ``size``
@@ -179,16 +179,16 @@ class TensorInplaceMethods:
             out = out.sum(squash, keepdim=True)
         return out
 
-    def char(self) -> TensorBase:
+    def char(self) -> Tensor:
         """``self.to(tinyattn.int8)``."""
         return self.to(_dt().int8)
 
-    def short(self) -> TensorBase:
+    def short(self) -> Tensor:
         """``self.to(tinyattn.int16)``."""
         return self.to(_dt().int16)
 
     # -- construction and memory -----------------------------------------------------------
-    def new(self, *args, device=None) -> TensorBase:
+    def new(self, *args, device=None) -> Tensor:
         """Legacy constructor with ``self``'s dtype: ``new()`` empty, ``new(2, 3)`` or
         ``new(Size)`` uninitialised, ``new(data)`` values (cast), ``new(tensor)`` sharing
         the tensor's memory (its dtype must be ``self``'s)."""
@@ -219,7 +219,7 @@ class TensorInplaceMethods:
 
     def new_empty_strided(
         self, size, stride, *, dtype=None, device=None, requires_grad: builtins.bool = False
-    ) -> TensorBase:
+    ) -> Tensor:
         """An uninitialised tensor of ``size`` laid out with ``stride`` (in elements)."""
         from ..core.device import check_device
 
@@ -249,7 +249,7 @@ class TensorInplaceMethods:
         if self._requires_grad:
             raise RuntimeError(f"{op}: cannot resize variables that require grad")
 
-    def resize_(self, *sizes, size=None, memory_format=None) -> TensorBase:
+    def resize_(self, *sizes, size=None, memory_format=None) -> Tensor:
         """Give ``self`` the shape ``sizes`` in place (C order), keeping its first values.
 
         Fewer elements: the first ones stay (same memory). More: new memory starting
@@ -274,12 +274,12 @@ class TensorInplaceMethods:
         self._bump_version()
         return self
 
-    def resize_as_(self, the_template: TensorBase, *, memory_format=None) -> TensorBase:
+    def resize_as_(self, the_template: Tensor, *, memory_format=None) -> Tensor:
         """``resize_(the_template.shape)``."""
         self._refuse_resize("resize_as_")
         return self.resize_(tuple(the_template.shape))
 
-    def set_(self, source: TensorBase | None = None) -> TensorBase:
+    def set_(self, source: Tensor | None = None) -> Tensor:
         """Make ``self`` share ``source``'s memory, shape and strides (no ``source``: empty).
 
         The storage/offset/size/stride form is not supported (tinyattn has no storages).
@@ -311,7 +311,7 @@ class TensorInplaceMethods:
         self._bump_version()
         return self
 
-    def share_memory_(self) -> TensorBase:
+    def share_memory_(self) -> Tensor:
         """Returns ``self``: tinyattn tensors are not sent between processes (they do not
         pickle), so there is nothing to move; ``is_shared()`` reports the call."""
         self.__dict__["_shared"] = True
@@ -337,7 +337,7 @@ class TensorInplaceMethods:
                 "instead."
             )
 
-    def apply_(self, callable) -> TensorBase:
+    def apply_(self, callable) -> Tensor:
         """``self[i] = callable(self[i])`` for every element, in place (Python numbers)."""
         self._check_callable_target("apply_")
         data = self._data
@@ -346,7 +346,7 @@ class TensorInplaceMethods:
         self._bump_version()
         return self
 
-    def map_(self, other: TensorBase, callable) -> TensorBase:
+    def map_(self, other: Tensor, callable) -> Tensor:
         """``self[i] = callable(self[i], other[i])`` (``other`` broadcast to ``self``)."""
         self._check_callable_target("map_")
         other = np.broadcast_to(_array(other, self, "map_"), self._data.shape)
@@ -356,7 +356,7 @@ class TensorInplaceMethods:
         self._bump_version()
         return self
 
-    def map2_(self, x: TensorBase, y: TensorBase, callable) -> TensorBase:
+    def map2_(self, x: Tensor, y: Tensor, callable) -> Tensor:
         """``self[i] = callable(self[i], x[i], y[i])`` (``x``, ``y`` broadcast to ``self``)."""
         self._check_callable_target("map2_")
         shape = self._data.shape
@@ -375,7 +375,7 @@ class TensorInplaceMethods:
         return True
 
     @property
-    def real(self) -> TensorBase:
+    def real(self) -> Tensor:
         """The real part, a view (writes change ``self``); ``self`` for a real dtype."""
         return _ops().complex.real(self)
 
@@ -384,7 +384,7 @@ class TensorInplaceMethods:
         _ops().complex.set_part(self, "real", value)
 
     @property
-    def imag(self) -> TensorBase:
+    def imag(self) -> Tensor:
         """The imaginary part, a view (writes change ``self``); raises for a real dtype."""
         return _ops().complex.imag(self)
 
@@ -393,7 +393,7 @@ class TensorInplaceMethods:
         _ops().complex.set_part(self, "imag", value)
 
     @property
-    def H(self) -> TensorBase:
+    def H(self) -> Tensor:
         """Conjugate transpose of a matrix (``self.t()`` for a real 2-D tensor)."""
         if self.ndim != 2:
             raise RuntimeError(
@@ -402,7 +402,7 @@ class TensorInplaceMethods:
         return self.transpose(0, 1).conj()
 
     @property
-    def mH(self) -> TensorBase:
+    def mH(self) -> Tensor:
         """Conjugate transpose of the last two dims (``self.mT`` for a real tensor)."""
         if self.ndim < 2:
             raise RuntimeError(
@@ -411,28 +411,28 @@ class TensorInplaceMethods:
             )
         return self.transpose(-2, -1).conj()
 
-    def adjoint(self) -> TensorBase:
+    def adjoint(self) -> Tensor:
         """``self.mH``."""
         return self.mH
 
     # -- more aliases ----------------------------------------------------------------------
-    def hardshrink(self, lambd: float = 0.5) -> TensorBase:
+    def hardshrink(self, lambd: float = 0.5) -> Tensor:
         """See :func:`tinyattn.hardshrink`."""
         import tinyattn  # (at call time: nn.functional sits above the Tensor class)
 
         return tinyattn.nn.functional.hardshrink(self, lambd)  # (not the out= wrapper)
 
-    def prelu(self, weight: TensorBase) -> TensorBase:
+    def prelu(self, weight: Tensor) -> Tensor:
         """See :func:`tinyattn.prelu`."""
         import tinyattn
 
         return tinyattn.prelu(self, weight)
 
-    def absolute_(self) -> TensorBase:
+    def absolute_(self) -> Tensor:
         """``abs_()``."""
         return self.abs_()
 
-    def narrow_copy(self, dim: int, start: int, length: int) -> TensorBase:
+    def narrow_copy(self, dim: int, start: int, length: int) -> Tensor:
         """``narrow(dim, start, length).clone()``: the same values in new memory."""
         return _ops().shape.views.narrow(self, dim, start, length).clone()
 
@@ -444,7 +444,7 @@ class TensorInplaceMethods:
         """``split`` (torch's unsafe form skips a view check tinyattn does not make)."""
         return _ops().shape.views.split(self, split_size, dim)
 
-    def is_set_to(self, tensor: TensorBase) -> builtins.bool:
+    def is_set_to(self, tensor: Tensor) -> builtins.bool:
         """Whether ``tensor`` views exactly the same memory: address, shape, strides, dtype."""
         a, b = self._data, tensor._data
         return (

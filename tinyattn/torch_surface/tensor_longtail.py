@@ -14,7 +14,7 @@ import numpy as np
 from ..foundations.type_names import type_name
 
 if TYPE_CHECKING:
-    from ..core.tensor_base import TensorBase
+    from ..core.tensor_base import TensorBase as Tensor
 
 
 def _ops():
@@ -48,53 +48,53 @@ class TensorLongTailMethods:
     _data: np.ndarray  # (TensorBase's field, declared for type checkers)
 
     # -- matrix functions (torch's older spellings) ---------------------------------------------
-    def cholesky_solve(self, input2: TensorBase, upper: bool = False) -> TensorBase:
+    def cholesky_solve(self, input2: Tensor, upper: bool = False) -> Tensor:
         """See :func:`tinyattn.cholesky_solve`."""
-        return _ops().linalg.legacy.cholesky_solve(cast("TensorBase", self), input2, upper)
+        return _ops().linalg.legacy.cholesky_solve(cast("Tensor", self), input2, upper)
 
-    def cholesky_inverse(self, upper: bool = False) -> TensorBase:
+    def cholesky_inverse(self, upper: bool = False) -> Tensor:
         """See :func:`tinyattn.cholesky_inverse`."""
-        return _ops().linalg.legacy.cholesky_inverse(cast("TensorBase", self), upper)
+        return _ops().linalg.legacy.cholesky_inverse(cast("Tensor", self), upper)
 
     def triangular_solve(
         self,
-        A: TensorBase,
+        A: Tensor,
         upper: bool = True,
         transpose: bool = False,
         unitriangular: bool = False,
     ):
         """See :func:`tinyattn.triangular_solve`."""
         return _ops().linalg.legacy.triangular_solve(
-            cast("TensorBase", self), A, upper, transpose, unitriangular
+            cast("Tensor", self), A, upper, transpose, unitriangular
         )
 
     def lu(self, pivot: bool = True, get_infos: bool = False):
         """See :func:`tinyattn.lu`."""
-        return _ops().linalg.lu.lu(cast("TensorBase", self), pivot, get_infos)
+        return _ops().linalg.lu.lu(cast("Tensor", self), pivot, get_infos)
 
-    def lu_solve(self, LU_data: TensorBase, LU_pivots: TensorBase) -> TensorBase:
+    def lu_solve(self, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:
         """See :func:`tinyattn.lu_solve`."""
-        return _ops().linalg.lu.lu_solve(cast("TensorBase", self), LU_data, LU_pivots)
+        return _ops().linalg.lu.lu_solve(cast("Tensor", self), LU_data, LU_pivots)
 
     def geqrf(self):
         """See :func:`tinyattn.geqrf`."""
-        return _ops().linalg.legacy.geqrf(cast("TensorBase", self))
+        return _ops().linalg.legacy.geqrf(cast("Tensor", self))
 
-    def orgqr(self, input2: TensorBase) -> TensorBase:
+    def orgqr(self, input2: Tensor) -> Tensor:
         """See :func:`tinyattn.orgqr`."""
-        return _ops().linalg.legacy.orgqr(cast("TensorBase", self), input2)
+        return _ops().linalg.legacy.orgqr(cast("Tensor", self), input2)
 
     def ormqr(
-        self, input2: TensorBase, input3: TensorBase, left: bool = True, transpose: bool = False
-    ) -> TensorBase:
+        self, input2: Tensor, input3: Tensor, left: bool = True, transpose: bool = False
+    ) -> Tensor:
         """See :func:`tinyattn.ormqr`."""
-        return _ops().linalg.legacy.ormqr(cast("TensorBase", self), input2, input3, left, transpose)
+        return _ops().linalg.legacy.ormqr(cast("Tensor", self), input2, input3, left, transpose)
 
-    def solve(self, A: TensorBase):
+    def solve(self, A: Tensor):
         """Removed from torch: raises torch's RuntimeError. See :func:`tinyattn.solve`."""
         return _ops().linalg.legacy.solve(self, A)
 
-    def lstsq(self, A: TensorBase):
+    def lstsq(self, A: Tensor):
         """Removed from torch: raises torch's RuntimeError. See :func:`tinyattn.lstsq`."""
         return _ops().linalg.legacy.lstsq(self, A)
 
@@ -107,37 +107,37 @@ class TensorLongTailMethods:
         return _ops().linalg.legacy.symeig(self, eigenvectors, upper)
 
     # -- strided views and static-shape selection -----------------------------------------------
-    def as_strided_(self, size, stride, storage_offset: int | None = None) -> TensorBase:
+    def as_strided_(self, size, stride, storage_offset: int | None = None) -> Tensor:
         """In-place :meth:`as_strided`: ``self`` becomes that view of its storage."""
         ops = _ops()
         ops.inplace.check_inplace_allowed(self, "as_strided_")
-        view = ops.shape.strided.as_strided(cast("TensorBase", self), size, stride, storage_offset)
-        return cast("TensorBase", self)._become_view(view, "as_strided_")
+        view = ops.shape.strided.as_strided(cast("Tensor", self), size, stride, storage_offset)
+        return cast("Tensor", self)._become_view(view, "as_strided_")
 
     def as_strided_scatter(
-        self, src: TensorBase, size, stride, storage_offset: int | None = None
-    ) -> TensorBase:
+        self, src: Tensor, size, stride, storage_offset: int | None = None
+    ) -> Tensor:
         """See :func:`tinyattn.as_strided_scatter`."""
         from .copies import as_strided_scatter
 
-        return as_strided_scatter(cast("TensorBase", self), src, size, stride, storage_offset)
+        return as_strided_scatter(cast("Tensor", self), src, size, stride, storage_offset)
 
     def slice_inverse(
-        self, src: TensorBase, dim: int = 0, start=None, end=None, step: int = 1
-    ) -> TensorBase:
+        self, src: Tensor, dim: int = 0, start=None, end=None, step: int = 1
+    ) -> Tensor:
         """See :func:`tinyattn.slice_inverse`."""
         from .copies import slice_inverse
 
-        return slice_inverse(cast("TensorBase", self), src, dim, start, end, step)
+        return slice_inverse(cast("Tensor", self), src, dim, start, end, step)
 
-    def nonzero_static(self, *, size: int, fill_value: int = -1) -> TensorBase:
+    def nonzero_static(self, *, size: int, fill_value: int = -1) -> Tensor:
         """See :func:`tinyattn.nonzero_static`."""
         from .copies import nonzero_static
 
-        return nonzero_static(cast("TensorBase", self), size=size, fill_value=fill_value)
+        return nonzero_static(cast("Tensor", self), size=size, fill_value=fill_value)
 
     # -- random in-place samplers -----------------------------------------------------------------
-    def cauchy_(self, median: float = 0.0, sigma: float = 1.0, *, generator=None) -> TensorBase:
+    def cauchy_(self, median: float = 0.0, sigma: float = 1.0, *, generator=None) -> Tensor:
         """Fill with Cauchy samples ``median + sigma * tan(pi (U - 1/2))``, U ~ Uniform(0, 1)."""
         if not self._data.dtype.kind == "f":
             raise RuntimeError(
@@ -149,14 +149,14 @@ class TensorLongTailMethods:
         u = _rng(generator).random(self._data.shape)
         return _fill(self, median + sigma * np.tan(math.pi * (u - 0.5)), "cauchy_")
 
-    def geometric_(self, p: float, *, generator=None) -> TensorBase:
+    def geometric_(self, p: float, *, generator=None) -> Tensor:
         """Fill with Geometric(p) samples: the number of Bernoulli(p) trials up to and
         including the first success (1, 2, ...); any dtype."""
         if not 0.0 < p < 1.0:
             raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p}")
         return _fill(self, _rng(generator).geometric(p, self._data.shape), "geometric_")
 
-    def log_normal_(self, mean: float = 1.0, std: float = 2.0, *, generator=None) -> TensorBase:
+    def log_normal_(self, mean: float = 1.0, std: float = 2.0, *, generator=None) -> Tensor:
         """Fill with ``exp(N(mean, std^2))`` samples (floating dtypes)."""
         if not self._data.dtype.kind == "f":
             name = self._data.dtype.name.replace("int64", "Long").replace("int32", "Int")
@@ -166,16 +166,16 @@ class TensorLongTailMethods:
         return _fill(self, _rng(generator).lognormal(mean, std, self._data.shape), "log_normal_")
 
     # -- deprecated out-of-place resizes, layout queries ------------------------------------------
-    def resize(self, *sizes) -> TensorBase:
+    def resize(self, *sizes) -> Tensor:
         """Deprecated (warns, as torch): ``self`` with shape ``sizes`` and the same number of
         elements (a view when ``self`` is contiguous). Gradient: ``g`` reshaped back."""
         warnings.warn("non-inplace resize is deprecated", UserWarning, stacklevel=2)
-        return _resize(cast("TensorBase", self), sizes)
+        return _resize(cast("Tensor", self), sizes)
 
-    def resize_as(self, tensor: TensorBase) -> TensorBase:
+    def resize_as(self, tensor: Tensor) -> Tensor:
         """Deprecated (warns, as torch): :meth:`resize` to ``tensor``'s shape."""
         warnings.warn("non-inplace resize_as is deprecated", UserWarning, stacklevel=2)
-        return _resize(cast("TensorBase", self), tuple(tensor.shape))
+        return _resize(cast("Tensor", self), tuple(tensor.shape))
 
     @property
     def layout(self):
@@ -191,22 +191,22 @@ class TensorLongTailMethods:
 
     def to_sparse(
         self, sparse_dim: int | None = None, *, layout=None, blocksize=None, dense_dim=None
-    ) -> TensorBase:
+    ) -> Tensor:
         """A sparse COO copy of ``self``'s nonzero entries (docs/sparse.md);
         ``sparse_dim``: how many leading dims to index (the rest stay dense values)."""
         import tinyattn
 
         return tinyattn.sparse.to_sparse(
-            cast("TensorBase", self),
+            cast("Tensor", self),
             sparse_dim,
             layout=layout,
             blocksize=blocksize,
             dense_dim=dense_dim,
         )
 
-    def to_dense(self, dtype=None, *, masked_grad=None) -> TensorBase:
+    def to_dense(self, dtype=None, *, masked_grad=None) -> Tensor:
         """``self`` (every tinyattn tensor is dense), converted to ``dtype`` if given."""
-        me = cast("TensorBase", self)
+        me = cast("Tensor", self)
         return me if dtype is None or dtype == me.dtype else me.to(dtype)
 
     def dim_order(self, *, ambiguity_check: bool = False) -> tuple:
@@ -214,7 +214,7 @@ class TensorLongTailMethods:
         ``ambiguity_check=True``: raise when the order is not unique (a size-1 dim, or two
         neighbouring dims with equal strides). (torch also takes a list of memory formats
         there; tinyattn has no memory formats.)"""
-        me = cast("TensorBase", self)
+        me = cast("Tensor", self)
         shape, strides = tuple(me.shape), me.stride()
         if not isinstance(ambiguity_check, bool):
             raise TypeError(
@@ -233,7 +233,7 @@ class TensorLongTailMethods:
     def __dlpack__(self, *, stream=-1, max_version=None, dl_device=None, copy=None):
         """A DLPack capsule of ``self``'s memory (NumPy's exporter); refused when ``self``
         requires grad (torch's BufferError). ``stream`` is ignored (CPU memory)."""
-        if cast("TensorBase", self).requires_grad:
+        if cast("Tensor", self).requires_grad:
             raise BufferError("Can't export tensors that require gradient, use tensor.detach()")
         return self._data.__dlpack__(max_version=max_version, dl_device=dl_device, copy=copy)
 
@@ -242,24 +242,24 @@ class TensorLongTailMethods:
         return (1, 0)
 
     # -- regularized incomplete gamma ---------------------------------------------------------------
-    def igamma(self, other) -> TensorBase:
+    def igamma(self, other) -> Tensor:
         """See :func:`tinyattn.igamma`."""
-        return _ops().special.igamma.igamma(cast("TensorBase", self), other)
+        return _ops().special.igamma.igamma(cast("Tensor", self), other)
 
-    def igammac(self, other) -> TensorBase:
+    def igammac(self, other) -> Tensor:
         """See :func:`tinyattn.igammac`."""
-        return _ops().special.igamma.igammac(cast("TensorBase", self), other)
+        return _ops().special.igamma.igammac(cast("Tensor", self), other)
 
-    def igamma_(self, other) -> TensorBase:
+    def igamma_(self, other) -> Tensor:
         """In-place :func:`tinyattn.igamma`."""
-        return _ops().special.igamma.igamma_(cast("TensorBase", self), other)
+        return _ops().special.igamma.igamma_(cast("Tensor", self), other)
 
-    def igammac_(self, other) -> TensorBase:
+    def igammac_(self, other) -> Tensor:
         """In-place :func:`tinyattn.igammac`."""
-        return _ops().special.igamma.igammac_(cast("TensorBase", self), other)
+        return _ops().special.igamma.igammac_(cast("Tensor", self), other)
 
 
-def _resize(x: TensorBase, sizes) -> TensorBase:
+def _resize(x: Tensor, sizes) -> Tensor:
     if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
         sizes = tuple(sizes[0])
     sizes = tuple(int(n) for n in sizes)

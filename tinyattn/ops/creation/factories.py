@@ -10,7 +10,7 @@ import numpy as np
 
 from ...core import _dtype as dt
 from ...core.device import check_device
-from ...core.tensor_base import TensorBase
+from ...core.tensor_base import TensorBase as Tensor
 from ...foundations.type_names import type_name
 from .._util import int_list, shape_args
 
@@ -34,7 +34,7 @@ __all__ = [
 
 def _unwrap_nested(data):
     """Lists/tuples that may contain tensors, as plain nested lists/arrays."""
-    if isinstance(data, TensorBase):
+    if isinstance(data, Tensor):
         return data._data
     if isinstance(data, (list, tuple)):
         return [_unwrap_nested(d) for d in data]
@@ -108,14 +108,14 @@ def _infer_np_dtype(data, op: str = "tensor") -> np.dtype:
     )
 
 
-def _finish(data: np.ndarray, requires_grad: bool) -> TensorBase:
-    t = TensorBase._make(data)
+def _finish(data: np.ndarray, requires_grad: bool) -> Tensor:
+    t = Tensor._make(data)
     if requires_grad:
         t.requires_grad_(True)
     return t
 
 
-def tensor(data, *, dtype=None, device=None, requires_grad: bool = False) -> TensorBase:
+def tensor(data, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A new tensor holding a copy of ``data`` (nested lists, numbers, arrays or tensors)."""
     check_device(device)
     raw = _unwrap_nested(data)
@@ -128,25 +128,25 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False) -> Ten
     return _finish(data, requires_grad)
 
 
-def as_tensor(data, dtype=None, device=None) -> TensorBase:
+def as_tensor(data, dtype=None, device=None) -> Tensor:
     """Like ``tensor`` but shares memory with a NumPy array / tensor when no conversion is needed."""
     check_device(device)
-    if isinstance(data, TensorBase):
+    if isinstance(data, Tensor):
         return data if dtype is None else data.to(dtype)
     if isinstance(data, np.ndarray) and (
         dtype is None or dt.to_dtype(dtype).np_dtype == data.dtype
     ):
         dt.from_numpy_dtype(data.dtype)
-        return TensorBase._make(data)
+        return Tensor._make(data)
     return tensor(data, dtype=dtype)
 
 
-def from_numpy(ndarray: np.ndarray) -> TensorBase:
+def from_numpy(ndarray: np.ndarray) -> Tensor:
     """A tensor sharing memory with ``ndarray`` (no copy)."""
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"from_numpy(): expected np.ndarray (got {type_name(ndarray)})")
     dt.from_numpy_dtype(ndarray.dtype)
-    return TensorBase._make(ndarray)
+    return Tensor._make(ndarray)
 
 
 def _dtype_or_default(dtype) -> np.dtype:
@@ -164,7 +164,7 @@ def _sizes(size, name: str) -> tuple[int, ...]:
 
 
 def _factory(np_fn, name):
-    def fn(*sizes, size=None, dtype=None, device=None, requires_grad: bool = False) -> TensorBase:
+    def fn(*sizes, size=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
         check_device(device)
         shape = _sizes(int_list(sizes, size, name, "size"), name)
         return _finish(np_fn(shape, dtype=_dtype_or_default(dtype)), requires_grad)
@@ -193,7 +193,7 @@ def _as_python_scalar(value):
     return value
 
 
-def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = False) -> TensorBase:
+def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A tensor of ``size`` filled with ``fill_value`` (dtype inferred from the value)."""
     check_device(device)
     if dtype is None:
@@ -204,13 +204,13 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = Fal
 
 def _like(np_fn, name):
     def fn(
-        input: TensorBase,
+        input: Tensor,
         *,
         dtype=None,
         device=None,
         requires_grad: bool = False,
         memory_format=None,
-    ) -> TensorBase:
+    ) -> Tensor:
         check_device(device)
         d = dt.to_dtype(dtype).np_dtype if dtype is not None else input._data.dtype
         return _finish(np_fn(input._data.shape, dtype=d), requires_grad)
@@ -224,19 +224,17 @@ ones_like = _like(np.ones, "ones_like")
 empty_like = _like(np.empty, "empty_like")
 
 
-def full_like(
-    input: TensorBase, fill_value, *, dtype=None, device=None, requires_grad=False
-) -> TensorBase:
+def full_like(input: Tensor, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     d = dt.to_dtype(dtype).np_dtype if dtype is not None else input._data.dtype
     return _finish(np.full(input._data.shape, fill_value, dtype=d), requires_grad)
 
 
-def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False) -> TensorBase:
+def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Values from ``start`` to ``end`` (exclusive) by ``step``; int64 unless a bound is a float."""
     check_device(device)
     if end is None:
         start, end = 0, start
-    vals = [v.item() if isinstance(v, TensorBase) else v for v in (start, end, step)]
+    vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
     if step == 0:
         raise RuntimeError("arange(): step must be nonzero")
     if (vals[1] - vals[0]) * vals[2] < 0:
@@ -290,7 +288,7 @@ def _linspace_values(start, end, steps: int, np_dtype: np.dtype) -> np.ndarray:
     return np.where(i < steps // 2, start + step * i, end - step * (steps - 1 - i))
 
 
-def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad=False) -> TensorBase:
+def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     check_device(device)
     if steps < 0:
         raise RuntimeError(f"linspace(): number of steps must be non-negative, got {steps}")
@@ -298,9 +296,7 @@ def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad=F
     return _finish(_linspace_values(start, end, steps, np_dtype).astype(np_dtype), requires_grad)
 
 
-def eye(
-    n: int, m: int | None = None, *, dtype=None, device=None, requires_grad=False
-) -> TensorBase:
+def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     check_device(device)
     for name, size in (("n", n), ("m", m)):
         if size is not None and size < 0:
@@ -318,14 +314,14 @@ def _size_arg(sizes: tuple, size, name: str) -> tuple:
     return (size,)
 
 
-def _new_like(input: TensorBase, fill, size, dtype, requires_grad: bool, name: str) -> TensorBase:
+def _new_like(input: Tensor, fill, size, dtype, requires_grad: bool, name: str) -> Tensor:
     d = dt.to_dtype(dtype).np_dtype if dtype is not None else input._data.dtype
     return _finish(fill(_sizes(size, name), dtype=d), requires_grad)
 
 
 def new_zeros(
-    input: TensorBase, *sizes, size=None, dtype=None, device=None, requires_grad: bool = False
-) -> TensorBase:
+    input: Tensor, *sizes, size=None, dtype=None, device=None, requires_grad: bool = False
+) -> Tensor:
     """Zeros of ``size`` with ``input``'s dtype (unless ``dtype`` is given)."""
     check_device(device)
     return _new_like(
@@ -334,8 +330,8 @@ def new_zeros(
 
 
 def new_ones(
-    input: TensorBase, *sizes, size=None, dtype=None, device=None, requires_grad: bool = False
-) -> TensorBase:
+    input: Tensor, *sizes, size=None, dtype=None, device=None, requires_grad: bool = False
+) -> Tensor:
     """Ones of ``size`` with ``input``'s dtype (unless ``dtype`` is given)."""
     check_device(device)
     return _new_like(
@@ -344,8 +340,8 @@ def new_ones(
 
 
 def new_empty(
-    input: TensorBase, *sizes, size=None, dtype=None, device=None, requires_grad: bool = False
-) -> TensorBase:
+    input: Tensor, *sizes, size=None, dtype=None, device=None, requires_grad: bool = False
+) -> Tensor:
     """An uninitialised tensor of ``size`` with ``input``'s dtype (unless ``dtype`` is given)."""
     check_device(device)
     return _new_like(
@@ -354,15 +350,15 @@ def new_empty(
 
 
 def new_full(
-    input: TensorBase, size, fill_value, *, dtype=None, device=None, requires_grad: bool = False
-) -> TensorBase:
+    input: Tensor, size, fill_value, *, dtype=None, device=None, requires_grad: bool = False
+) -> Tensor:
     """``fill_value`` in a tensor of ``size`` with ``input``'s dtype (unless ``dtype`` is given)."""
     check_device(device)
-    if not isinstance(fill_value, (numbers.Number, np.generic, TensorBase)):
+    if not isinstance(fill_value, (numbers.Number, np.generic, Tensor)):
         raise TypeError(
             f"new_full(): argument 'fill_value' must be a number, got {type_name(fill_value)}"
         )
-    if isinstance(fill_value, TensorBase):
+    if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
 
     def fill(shape, dtype):
@@ -372,11 +368,11 @@ def new_full(
 
 
 def new_tensor(
-    input: TensorBase, data, *, dtype=None, device=None, requires_grad: bool = False
-) -> TensorBase:
+    input: Tensor, data, *, dtype=None, device=None, requires_grad: bool = False
+) -> Tensor:
     """``data`` copied into a new leaf tensor with ``input``'s dtype (unless ``dtype`` is given)."""
     check_device(device)
-    if isinstance(data, TensorBase):
+    if isinstance(data, Tensor):
         data = data.detach().numpy()
     return tensor(
         data, dtype=dtype if dtype is not None else input.dtype, requires_grad=requires_grad

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...core.function import Function
-from ...core.tensor_base import TensorBase
+from ...core.tensor_base import TensorBase as Tensor
 
 
 class Fill(Function):
@@ -44,24 +44,24 @@ class Copy(Function):
         return ctx.xp.zeros_like(g), g
 
 
-def fill_(self: TensorBase, value) -> TensorBase:
+def fill_(self: Tensor, value) -> Tensor:
     """Fill with ``value`` (a number or a one-element tensor) in place."""
-    if isinstance(value, TensorBase) and value.ndim != 0:
+    if isinstance(value, Tensor) and value.ndim != 0:
         raise RuntimeError(
             f"fill_ only supports 0-dimension value tensor but got tensor with {value.ndim} dimensions."
         )
     return self._apply_inplace(Fill, value)
 
 
-def zero_(self: TensorBase) -> TensorBase:
+def zero_(self: Tensor) -> Tensor:
     return self._apply_inplace(Fill, 0)
 
 
-def copy_(self: TensorBase, other, non_blocking: bool = False) -> TensorBase:
+def copy_(self: Tensor, other, non_blocking: bool = False) -> Tensor:
     """Copy ``other`` (broadcast to this shape, cast to this dtype) into this tensor
     (torch's keyword for the source is ``other``)."""
-    if not isinstance(other, TensorBase):
-        other = TensorBase._make(np.asarray(other))
+    if not isinstance(other, Tensor):
+        other = Tensor._make(np.asarray(other))
     return self._apply_inplace(Copy, other)
 
 

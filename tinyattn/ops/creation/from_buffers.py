@@ -15,7 +15,7 @@ import numpy as np
 
 from ...core import _dtype as dt
 from ...core.device import check_device
-from ...core.tensor_base import TensorBase
+from ...core.tensor_base import TensorBase as Tensor
 from ...foundations.type_names import type_name
 from .factories import _finish, _sizes, tensor
 
@@ -27,7 +27,7 @@ __all__ = [
 ]
 
 
-def _set_requires_grad(t: TensorBase, requires_grad) -> TensorBase:
+def _set_requires_grad(t: Tensor, requires_grad) -> Tensor:
     if requires_grad is not None:
         t.requires_grad_(bool(requires_grad))
     return t
@@ -45,7 +45,7 @@ def _buffer(obj) -> memoryview | None:
 
 def asarray(
     obj, *, dtype=None, device=None, copy: bool | None = None, requires_grad=None
-) -> TensorBase:
+) -> Tensor:
     """``obj`` as a tensor, sharing its memory when possible (as ``torch.asarray``).
 
     Parameters
@@ -69,7 +69,7 @@ def asarray(
     """
     check_device(device)
     target = dt.to_dtype(dtype) if dtype is not None else None
-    if isinstance(obj, TensorBase):
+    if isinstance(obj, Tensor):
         out = obj
         if target is not None and target.np_dtype != obj._data.dtype:
             if copy is False:
@@ -93,12 +93,12 @@ def asarray(
             array = array.astype(target.np_dtype)
         elif copy or isinstance(obj, np.generic):
             array = array.copy()
-        return _set_requires_grad(TensorBase._make(array), requires_grad)
+        return _set_requires_grad(Tensor._make(array), requires_grad)
     view = _buffer(obj)
     if view is not None:
         out = frombuffer(obj, dtype=target or dt.get_default_dtype())
         if copy:
-            out = TensorBase._make(out._data.copy())
+            out = Tensor._make(out._data.copy())
         return _set_requires_grad(out, requires_grad)
     if copy is False:
         raise ValueError(
@@ -108,9 +108,7 @@ def asarray(
     return _set_requires_grad(tensor(obj, dtype=target), requires_grad)
 
 
-def frombuffer(
-    buffer, *, dtype, count: int = -1, offset: int = 0, requires_grad=False
-) -> TensorBase:
+def frombuffer(buffer, *, dtype, count: int = -1, offset: int = 0, requires_grad=False) -> Tensor:
     """A 1-D tensor over the bytes of ``buffer`` (shared memory, no copy).
 
     Parameters
@@ -159,10 +157,10 @@ def frombuffer(
     return _finish(data, requires_grad)
 
 
-def scalar_tensor(s, *, dtype=None, device=None, requires_grad: bool = False) -> TensorBase:
+def scalar_tensor(s, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A 0-d tensor holding the number ``s``, in the default float dtype unless ``dtype``."""
     check_device(device)
-    if isinstance(s, TensorBase):
+    if isinstance(s, Tensor):
         s = s.item()
     if not isinstance(s, (numbers.Number, np.generic)):
         raise TypeError(f"scalar_tensor(): argument 's' must be a number, not {type_name(s)}")
@@ -172,7 +170,7 @@ def scalar_tensor(s, *, dtype=None, device=None, requires_grad: bool = False) ->
 
 def empty_strided(
     size, stride, *, dtype=None, device=None, requires_grad=False, pin_memory=False
-) -> TensorBase:
+) -> Tensor:
     """An uninitialised tensor of shape ``size`` with the element strides ``stride``.
 
     The storage holds ``1 + sum((size[i] - 1) * stride[i])`` elements (none when a size is 0);

@@ -13,7 +13,7 @@ import numpy as np
 
 from ...core import _dtype as dt
 from ...core.function import Function
-from ...core.tensor_base import TensorBase
+from ...core.tensor_base import TensorBase as Tensor
 from ...foundations.type_names import type_name
 from .._util import gradient_doc
 from .arithmetic import (  # (divide_ ... true_divide_: re-exported for the Tensor methods)
@@ -213,13 +213,13 @@ class Fmax(Function):
 def _pair(input, other, op: str, tensor_other: bool = False):
     """The two operands; torch takes only a Tensor ``other`` for some ops."""
     a = _tensor(input, op)
-    if tensor_other and not isinstance(other, TensorBase):
+    if tensor_other and not isinstance(other, Tensor):
         raise TypeError(f"{op}(): argument 'other' must be a Tensor, not {type_name(other)}")
     return a, _operand(other, op)
 
 
 def _floating_only(a, b, op: str) -> None:
-    kinds = {x._data.dtype.kind if isinstance(x, TensorBase) else "f" for x in (a, b)}
+    kinds = {x._data.dtype.kind if isinstance(x, Tensor) else "f" for x in (a, b)}
     if "f" not in kinds:
         raise TypeError(
             f"{op}(): not implemented for integer or bool tensors (as in torch), got "
@@ -228,7 +228,7 @@ def _floating_only(a, b, op: str) -> None:
 
 
 @gradient_doc(Atan2)
-def atan2(input: TensorBase, other: TensorBase) -> TensorBase:
+def atan2(input: Tensor, other: Tensor) -> Tensor:
     """The angle of the point ``(other, input)`` in ``(-pi, pi]`` (elementwise, broadcast)."""
     return Atan2.apply(*_pair(input, other, "atan2", tensor_other=True))
 
@@ -237,7 +237,7 @@ arctan2 = atan2
 
 
 @gradient_doc(Hypot)
-def hypot(input: TensorBase, other: TensorBase) -> TensorBase:
+def hypot(input: Tensor, other: Tensor) -> Tensor:
     """``sqrt(input**2 + other**2)`` without overflow (broadcast); floating tensors."""
     a, b = _pair(input, other, "hypot", tensor_other=True)
     _floating_only(a, b, "hypot")
@@ -245,7 +245,7 @@ def hypot(input: TensorBase, other: TensorBase) -> TensorBase:
 
 
 @gradient_doc(LogAddExp)
-def logaddexp(input: TensorBase, other: TensorBase) -> TensorBase:
+def logaddexp(input: Tensor, other: Tensor) -> Tensor:
     """``log(exp(input) + exp(other))`` without overflow (broadcast); floating tensors."""
     a, b = _pair(input, other, "logaddexp", tensor_other=True)
     _floating_only(a, b, "logaddexp")
@@ -253,7 +253,7 @@ def logaddexp(input: TensorBase, other: TensorBase) -> TensorBase:
 
 
 @gradient_doc(LogAddExp)
-def logaddexp2(input: TensorBase, other: TensorBase) -> TensorBase:
+def logaddexp2(input: Tensor, other: Tensor) -> Tensor:
     """``log2(2**input + 2**other)`` without overflow (broadcast); floating tensors."""
     a, b = _pair(input, other, "logaddexp2", tensor_other=True)
     _floating_only(a, b, "logaddexp2")
@@ -261,45 +261,45 @@ def logaddexp2(input: TensorBase, other: TensorBase) -> TensorBase:
 
 
 @gradient_doc(Xlogy)
-def xlogy(input, other) -> TensorBase:
+def xlogy(input, other) -> Tensor:
     """``input * log(other)``, 0 where ``input`` is 0 (unless ``other`` is NaN)."""
-    if not isinstance(input, TensorBase) and not isinstance(other, TensorBase):
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
         raise TypeError("xlogy(): expected at least one Tensor argument, got two numbers")
     return Xlogy.apply(_operand(input, "xlogy"), _operand(other, "xlogy"))
 
 
 @gradient_doc(Fmod)
-def fmod(input: TensorBase, other) -> TensorBase:
+def fmod(input: Tensor, other) -> Tensor:
     """C-style remainder ``input - trunc(input / other) * other`` (the sign of ``input``)."""
     return Fmod.apply(*_pair(input, other, "fmod"))
 
 
 @gradient_doc(Copysign)
-def copysign(input: TensorBase, other) -> TensorBase:
+def copysign(input: Tensor, other) -> Tensor:
     """``|input|`` with the sign of ``other`` (``-0.0`` counts as negative)."""
     return Copysign.apply(*_pair(input, other, "copysign"))
 
 
 @gradient_doc(Fmax)
-def fmax(input: TensorBase, other: TensorBase) -> TensorBase:
+def fmax(input: Tensor, other: Tensor) -> Tensor:
     """Elementwise maximum where a NaN loses to a number (NaN only if both are)."""
     return Fmax.apply(*_pair(input, other, "fmax", tensor_other=True), pick_max=True)
 
 
 @gradient_doc(Fmax)
-def fmin(input: TensorBase, other: TensorBase) -> TensorBase:
+def fmin(input: Tensor, other: Tensor) -> Tensor:
     """Elementwise minimum where a NaN loses to a number (NaN only if both are)."""
     return Fmax.apply(*_pair(input, other, "fmin", tensor_other=True), pick_max=False)
 
 
-def heaviside(input: TensorBase, values: TensorBase) -> TensorBase:
+def heaviside(input: Tensor, values: Tensor) -> Tensor:
     """0 where ``input < 0`` (and at NaN), ``values`` where ``input == 0``, 1 where ``input > 0``.
 
     Not differentiable: the result is outside the graph (torch records it and raises in
     backward). ``input`` and ``values`` must have the same dtype, as in torch.
     """
     x = _tensor(input, "heaviside")
-    if not isinstance(values, TensorBase):
+    if not isinstance(values, Tensor):
         raise TypeError(f"heaviside(): argument 'values' must be a Tensor, not {type(values)}")
     if x._data.dtype != values._data.dtype:
         raise RuntimeError(
@@ -308,19 +308,19 @@ def heaviside(input: TensorBase, values: TensorBase) -> TensorBase:
         )
     data = x._data
     out = _checked("heaviside", data, values._data, lambda u, v: np.where(u == 0, v, u > 0))
-    return TensorBase._make(np.asarray(out, dtype=data.dtype))
+    return Tensor._make(np.asarray(out, dtype=data.dtype))
 
 
-def float_power(input, exponent) -> TensorBase:
+def float_power(input, exponent) -> Tensor:
     """``input ** exponent`` computed in float64 (the result is float64, as torch).
 
     Composes: pow, Tensor.to
     """
-    if not isinstance(input, TensorBase) and not isinstance(exponent, TensorBase):
+    if not isinstance(input, Tensor) and not isinstance(exponent, Tensor):
         raise TypeError("float_power(): expected at least one Tensor argument, got two numbers")
 
     def as_double(x, name: str):
-        if isinstance(x, TensorBase):
+        if isinstance(x, Tensor):
             return cast(x, dt.float64)
         if isinstance(x, (int, float, np.number, np.bool_)):  # True/False as 1.0/0.0, as torch
             return float(x)
@@ -331,7 +331,7 @@ def float_power(input, exponent) -> TensorBase:
     return pow(as_double(input, "input"), as_double(exponent, "exponent"))
 
 
-def addcmul(input: TensorBase, tensor1: TensorBase, tensor2: TensorBase, *, value=1) -> TensorBase:
+def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
     """``input + value * tensor1 * tensor2`` (broadcast); for an integer result a float
     ``value`` is truncated toward zero first (0.5 acts as 0, 2.7 as 2), as torch.
 
@@ -342,7 +342,7 @@ def addcmul(input: TensorBase, tensor1: TensorBase, tensor2: TensorBase, *, valu
     return add(input, product, alpha=_addcmul_value(input, product, value))
 
 
-def _addcmul_value(input: TensorBase, product: TensorBase, value):
+def _addcmul_value(input: Tensor, product: Tensor, value):
     """``value`` truncated toward zero when input and product are integers (as torch)."""
     integral = input.dtype.np_dtype.kind in "iu" and product.dtype.np_dtype.kind in "iub"
     if integral and isinstance(value, (float, np.floating)):
@@ -351,14 +351,14 @@ def _addcmul_value(input: TensorBase, product: TensorBase, value):
 
 
 def _check_addcdiv(tensor1, tensor2) -> None:
-    if all(isinstance(t, TensorBase) and t._data.dtype.kind in "iub" for t in (tensor1, tensor2)):
+    if all(isinstance(t, Tensor) and t._data.dtype.kind in "iub" for t in (tensor1, tensor2)):
         raise RuntimeError(
             "addcdiv(): integer division with addcdiv is not supported (as in torch); use "
             "input + value * tensor1 / tensor2 or convert tensor1 to a float dtype"
         )
 
 
-def addcdiv(input: TensorBase, tensor1: TensorBase, tensor2: TensorBase, *, value=1) -> TensorBase:
+def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
     """``input + value * tensor1 / tensor2`` (broadcast; not for two integer tensors).
 
     Composes: div, add
@@ -368,43 +368,43 @@ def addcdiv(input: TensorBase, tensor1: TensorBase, tensor2: TensorBase, *, valu
 
 
 # -- in-place variants ------------------------------------------------------------------------
-def atan2_(self: TensorBase, other: TensorBase) -> TensorBase:
+def atan2_(self: Tensor, other: Tensor) -> Tensor:
     return self._apply_inplace(Atan2, _pair(self, other, "atan2_", tensor_other=True)[1])
 
 
 arctan2_ = atan2_
 
 
-def hypot_(self: TensorBase, other: TensorBase) -> TensorBase:
+def hypot_(self: Tensor, other: Tensor) -> Tensor:
     return self._apply_inplace(Hypot, _pair(self, other, "hypot_", tensor_other=True)[1])
 
 
-def xlogy_(self: TensorBase, other) -> TensorBase:
+def xlogy_(self: Tensor, other) -> Tensor:
     return self._apply_inplace(Xlogy, _operand(other, "xlogy_"))
 
 
-def fmod_(self: TensorBase, other) -> TensorBase:
+def fmod_(self: Tensor, other) -> Tensor:
     return self._apply_inplace(Fmod, _operand(other, "fmod_"))
 
 
-def copysign_(self: TensorBase, other) -> TensorBase:
+def copysign_(self: Tensor, other) -> Tensor:
     return self._apply_inplace(Copysign, _operand(other, "copysign_"))
 
 
-def float_power_(self: TensorBase, exponent) -> TensorBase:
+def float_power_(self: Tensor, exponent) -> Tensor:
     if self._data.dtype != np.float64:
         raise RuntimeError(f"float_power_(): the base must be float64, got {self.dtype}")
-    exponent = cast(exponent, dt.float64) if isinstance(exponent, TensorBase) else exponent
+    exponent = cast(exponent, dt.float64) if isinstance(exponent, Tensor) else exponent
     return self.pow_(exponent)
 
 
-def addcmul_(self: TensorBase, tensor1: TensorBase, tensor2: TensorBase, *, value=1) -> TensorBase:
+def addcmul_(self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
     """In-place :func:`addcmul`. Composes: mul, Tensor.add_"""
     product = mul(tensor1, tensor2)
     return self.add_(product, alpha=_addcmul_value(self, product, value))
 
 
-def addcdiv_(self: TensorBase, tensor1: TensorBase, tensor2: TensorBase, *, value=1) -> TensorBase:
+def addcdiv_(self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
     """In-place :func:`addcdiv`. Composes: div, Tensor.add_"""
     _check_addcdiv(tensor1, tensor2)
     return self.add_(div(tensor1, tensor2), alpha=value)

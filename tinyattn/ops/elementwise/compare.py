@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...core.tensor_base import TensorBase
+from ...core.tensor_base import TensorBase as Tensor
 from .._util import broadcast_error, refuse_complex_order
 from .arithmetic import _checked, _promote
 
@@ -15,15 +15,15 @@ _ORDERED = frozenset(("lt", "le", "gt", "ge"))
 
 
 def _compare(np_fn, name):
-    def fn(input, other) -> TensorBase:
-        a = input._data if isinstance(input, TensorBase) else input
-        b = other._data if isinstance(other, TensorBase) else other
+    def fn(input, other) -> Tensor:
+        a = input._data if isinstance(input, Tensor) else input
+        b = other._data if isinstance(other, Tensor) else other
         if isinstance(b, (list, tuple)):
             b = np.asarray(b)
         if name in _ORDERED:
             refuse_complex_order(name, a, b)
         a, b, _ = _promote(a, b, name)
-        return TensorBase._make(np.asarray(_checked(name, a, b, np_fn)))
+        return Tensor._make(np.asarray(_checked(name, a, b, np_fn)))
 
     fn.__name__ = name
     fn.__doc__ = f"Elementwise ``{name}`` as a bool tensor (not differentiable)."
@@ -41,19 +41,19 @@ logical_or = _compare(np.logical_or, "logical_or")
 logical_xor = _compare(np.logical_xor, "logical_xor")
 
 
-def equal(input: TensorBase, other: TensorBase) -> bool:
+def equal(input: Tensor, other: Tensor) -> bool:
     """True if both tensors have the same shape and elements."""
     return input.shape == other.shape and bool(np.array_equal(input._data, other._data))
 
 
 def _bitwise(np_fn, name):
-    def fn(input, other) -> TensorBase:
-        a = input._data if isinstance(input, TensorBase) else input
-        b = other._data if isinstance(other, TensorBase) else other
+    def fn(input, other) -> Tensor:
+        a = input._data if isinstance(input, Tensor) else input
+        b = other._data if isinstance(other, Tensor) else other
         a, b, rt = _promote(a, b, name)
         if rt.kind == "f":
             raise TypeError(f"{name}: only bool and integer tensors are supported, got {rt}")
-        return TensorBase._make(np.asarray(_checked(name, a, b, np_fn)))
+        return Tensor._make(np.asarray(_checked(name, a, b, np_fn)))
 
     fn.__name__ = name
     return fn
@@ -91,9 +91,9 @@ def _shift(left: bool):
 def _integer_bitwise(np_fn, name):
     inner = _bitwise(np_fn, name)
 
-    def fn(input, other) -> TensorBase:
+    def fn(input, other) -> Tensor:
         for x in (input, other):
-            if isinstance(x, bool) or (isinstance(x, TensorBase) and x._data.dtype == np.bool_):
+            if isinstance(x, bool) or (isinstance(x, Tensor) and x._data.dtype == np.bool_):
                 raise TypeError(f"{name}: only integer tensors are supported, got bool")
         return inner(input, other)
 
@@ -106,32 +106,32 @@ bitwise_left_shift = _integer_bitwise(_shift(left=True), "bitwise_left_shift")
 bitwise_right_shift = _integer_bitwise(_shift(left=False), "bitwise_right_shift")
 
 
-def logical_not(input: TensorBase) -> TensorBase:
-    return TensorBase._make(np.logical_not(input._data))
+def logical_not(input: Tensor) -> Tensor:
+    return Tensor._make(np.logical_not(input._data))
 
 
-def logical_not_or_invert(input: TensorBase) -> TensorBase:
+def logical_not_or_invert(input: Tensor) -> Tensor:
     """``~x``: logical not on bool tensors, bitwise not on integers."""
     if input._data.dtype.kind == "f":
         raise TypeError(
             f"~ (bitwise_not) is only supported for bool and integer tensors, got {input.dtype}"
         )
-    return TensorBase._make(np.invert(input._data))
+    return Tensor._make(np.invert(input._data))
 
 
 bitwise_not = logical_not_or_invert
 
 
-def isnan(input: TensorBase) -> TensorBase:
-    return TensorBase._make(np.isnan(input._data))
+def isnan(input: Tensor) -> Tensor:
+    return Tensor._make(np.isnan(input._data))
 
 
-def isinf(input: TensorBase) -> TensorBase:
-    return TensorBase._make(np.isinf(input._data))
+def isinf(input: Tensor) -> Tensor:
+    return Tensor._make(np.isinf(input._data))
 
 
-def isfinite(input: TensorBase) -> TensorBase:
-    return TensorBase._make(np.isfinite(input._data))
+def isfinite(input: Tensor) -> Tensor:
+    return Tensor._make(np.isfinite(input._data))
 
 
 def _check_broadcast(op: str, a, b) -> None:
@@ -141,17 +141,15 @@ def _check_broadcast(op: str, a, b) -> None:
         raise broadcast_error(op, a, b) from None
 
 
-def allclose(
-    input: TensorBase, other, rtol: float = 1e-5, atol: float = 1e-8, equal_nan=False
-) -> bool:
-    b = other._data if isinstance(other, TensorBase) else other
+def allclose(input: Tensor, other, rtol: float = 1e-5, atol: float = 1e-8, equal_nan=False) -> bool:
+    b = other._data if isinstance(other, Tensor) else other
     _check_broadcast("allclose", input._data, b)
     return bool(np.allclose(input._data, b, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
 def isclose(
-    input: TensorBase, other, rtol: float = 1e-5, atol: float = 1e-8, equal_nan=False
-) -> TensorBase:
-    b = other._data if isinstance(other, TensorBase) else other
+    input: Tensor, other, rtol: float = 1e-5, atol: float = 1e-8, equal_nan=False
+) -> Tensor:
+    b = other._data if isinstance(other, Tensor) else other
     _check_broadcast("isclose", input._data, b)
-    return TensorBase._make(np.isclose(input._data, b, rtol=rtol, atol=atol, equal_nan=equal_nan))
+    return Tensor._make(np.isclose(input._data, b, rtol=rtol, atol=atol, equal_nan=equal_nan))

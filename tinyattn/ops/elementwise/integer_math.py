@@ -18,7 +18,7 @@ import numpy as np
 
 from ...core import _dtype as dt
 from ...core.function import Function
-from ...core.tensor_base import TensorBase
+from ...core.tensor_base import TensorBase as Tensor
 from ...foundations.type_names import type_name
 from .._util import gradient_doc
 from .arithmetic import _checked, _promote, _tensor, mul, pow, sub
@@ -52,8 +52,8 @@ frexp_return = namedtuple("frexp", ["mantissa", "exponent"])
 frexp_return.__module__ = "tinyattn.return_types"
 
 
-def _other_tensor(other, op: str) -> TensorBase:
-    if not isinstance(other, TensorBase):
+def _other_tensor(other, op: str) -> Tensor:
+    if not isinstance(other, Tensor):
         raise TypeError(
             f"{op}(): argument 'other' (position 2) must be Tensor, not {type_name(other)}"
         )
@@ -69,7 +69,7 @@ def _integer_pair(input, other, op: str):
     return x, y
 
 
-def gcd(input: TensorBase, other: TensorBase) -> TensorBase:
+def gcd(input: Tensor, other: Tensor) -> Tensor:
     """Greatest common divisor of integer tensors, elementwise (broadcast); ``gcd(0, 0) = 0``.
 
     Parameters
@@ -84,19 +84,19 @@ def gcd(input: TensorBase, other: TensorBase) -> TensorBase:
         most negative integer, which wraps as in torch).
     """
     x, y = _integer_pair(input, other, "gcd")
-    return TensorBase._make(np.asarray(_checked("gcd", x, y, np.gcd)))
+    return Tensor._make(np.asarray(_checked("gcd", x, y, np.gcd)))
 
 
-def lcm(input: TensorBase, other: TensorBase) -> TensorBase:
+def lcm(input: Tensor, other: Tensor) -> Tensor:
     """Least common multiple of integer tensors, elementwise (broadcast); 0 if either is 0.
 
     Shapes and dtypes as :func:`gcd`; the result is non-negative.
     """
     x, y = _integer_pair(input, other, "lcm")
-    return TensorBase._make(np.asarray(_checked("lcm", x, y, np.lcm)))
+    return Tensor._make(np.asarray(_checked("lcm", x, y, np.lcm)))
 
 
-def nextafter(input: TensorBase, other: TensorBase) -> TensorBase:
+def nextafter(input: Tensor, other: Tensor) -> Tensor:
     """The next floating-point value after ``input`` towards ``other`` (broadcast).
 
     Floating tensors only (torch has no integer version). Outside the graph.
@@ -107,11 +107,11 @@ def nextafter(input: TensorBase, other: TensorBase) -> TensorBase:
         raise TypeError(
             f"nextafter(): expected floating-point tensors (as torch), got {a.dtype} and {b.dtype}"
         )
-    return TensorBase._make(np.asarray(_checked("nextafter", x, y, np.nextafter)))
+    return Tensor._make(np.asarray(_checked("nextafter", x, y, np.nextafter)))
 
 
 def _inplace(fn, name: str):
-    def method(input: TensorBase, other: TensorBase) -> TensorBase:
+    def method(input: Tensor, other: Tensor) -> Tensor:
         from ..inplace import _write, check_inplace_allowed
 
         check_inplace_allowed(input, name)
@@ -128,12 +128,12 @@ lcm_ = _inplace(lcm, "lcm_")
 nextafter_ = _inplace(nextafter, "nextafter_")
 
 
-def heaviside_(self: TensorBase, values: TensorBase) -> TensorBase:
+def heaviside_(self: Tensor, values: Tensor) -> Tensor:
     """In-place :func:`tinyattn.heaviside` (``self`` keeps its shape and dtype)."""
     return _inplace(heaviside, "heaviside_")(self, values)
 
 
-def ldexp(input: TensorBase, other: TensorBase) -> TensorBase:
+def ldexp(input: Tensor, other: Tensor) -> Tensor:
     """``input * 2**other`` (broadcast), in the floating result dtype of the two (integer
     inputs give the default float dtype; a bool ``other`` with a floating ``input`` is
     refused, as torch).
@@ -152,12 +152,12 @@ def ldexp(input: TensorBase, other: TensorBase) -> TensorBase:
     return mul(cast(a, target), pow(2.0, cast(b, target)))
 
 
-def ldexp_(input: TensorBase, other: TensorBase) -> TensorBase:
+def ldexp_(input: Tensor, other: Tensor) -> Tensor:
     """In-place :func:`ldexp`.   Composes: pow, Tensor.mul_"""
     return input.mul_(pow(2.0, _other_tensor(other, "ldexp_")))
 
 
-def frexp(input: TensorBase) -> tuple[TensorBase, TensorBase]:
+def frexp(input: Tensor) -> tuple[Tensor, Tensor]:
     """Split floats into ``mantissa * 2**exponent`` with ``0.5 <= |mantissa| < 1``.
 
     Returns
@@ -170,31 +170,27 @@ def frexp(input: TensorBase) -> tuple[TensorBase, TensorBase]:
     if x._data.dtype.kind != "f":
         raise RuntimeError(f"frexp(): only supports floating-point dtypes, got {x.dtype}")
     mantissa, exponent = np.frexp(x._data)
-    return frexp_return(TensorBase._make(mantissa), TensorBase._make(exponent.astype(np.int32)))
+    return frexp_return(Tensor._make(mantissa), Tensor._make(exponent.astype(np.int32)))
 
 
-def isposinf(input: TensorBase) -> TensorBase:
+def isposinf(input: Tensor) -> Tensor:
     """True where ``input`` is +inf (bool, same shape)."""
     data = _tensor(input, "isposinf")._data
-    return TensorBase._make(
-        np.isposinf(data) if data.dtype.kind == "f" else np.zeros(data.shape, bool)
-    )
+    return Tensor._make(np.isposinf(data) if data.dtype.kind == "f" else np.zeros(data.shape, bool))
 
 
-def isneginf(input: TensorBase) -> TensorBase:
+def isneginf(input: Tensor) -> Tensor:
     """True where ``input`` is -inf (bool, same shape)."""
     data = _tensor(input, "isneginf")._data
-    return TensorBase._make(
-        np.isneginf(data) if data.dtype.kind == "f" else np.zeros(data.shape, bool)
-    )
+    return Tensor._make(np.isneginf(data) if data.dtype.kind == "f" else np.zeros(data.shape, bool))
 
 
-def isreal(input: TensorBase) -> TensorBase:
+def isreal(input: Tensor) -> Tensor:
     """True where the imaginary part is 0 (everywhere for a real tensor; bool, same shape)."""
     data = _tensor(input, "isreal")._data
     if data.dtype.kind == "c":
-        return TensorBase._make(data.imag == 0)
-    return TensorBase._make(np.ones(data.shape, dtype=bool))
+        return Tensor._make(data.imag == 0)
+    return Tensor._make(np.ones(data.shape, dtype=bool))
 
 
 class Angle(Function):
@@ -227,7 +223,7 @@ class Angle(Function):
 
 
 @gradient_doc(Angle)
-def angle(input: TensorBase) -> TensorBase:
+def angle(input: Tensor) -> Tensor:
     """The argument of each (real) element: ``pi`` if negative, else 0 (NaN stays NaN).
 
     Integer and bool tensors give the default float dtype; the shape is kept.
@@ -240,7 +236,7 @@ def angle(input: TensorBase) -> TensorBase:
     return Angle.apply(x)
 
 
-def conj(input: TensorBase) -> TensorBase:
+def conj(input: Tensor) -> Tensor:
     """The complex conjugate ``a - ib``; a real tensor itself (as torch returns self).
 
     dz = conj(g)  (``ops.complex.Conj``)
@@ -253,34 +249,34 @@ def conj(input: TensorBase) -> TensorBase:
     return x
 
 
-def conj_physical(input: TensorBase) -> TensorBase:
+def conj_physical(input: Tensor) -> Tensor:
     """The materialised conjugate: ``conj`` (a new tensor for complex dtypes, ``input``
     itself for real ones, as torch)."""
     return conj(_tensor(input, "conj_physical"))
 
 
-def resolve_conj(input: TensorBase) -> TensorBase:
+def resolve_conj(input: Tensor) -> Tensor:
     """``input`` itself: a real tensor never has its conjugate bit set."""
     return _tensor(input, "resolve_conj")
 
 
-def resolve_neg(input: TensorBase) -> TensorBase:
+def resolve_neg(input: Tensor) -> Tensor:
     """``input`` itself: a real tensor never has its negative bit set."""
     return _tensor(input, "resolve_neg")
 
 
-def is_conj(input: TensorBase) -> bool:
+def is_conj(input: Tensor) -> bool:
     """False: the conjugate bit exists for complex tensors only."""
     _tensor(input, "is_conj")
     return False
 
 
-def is_neg(input: TensorBase) -> bool:
+def is_neg(input: Tensor) -> bool:
     """False: the negative bit exists for complex tensors only."""
     _tensor(input, "is_neg")
     return False
 
 
-def rsub(input: TensorBase, other, alpha=1) -> TensorBase:
+def rsub(input: Tensor, other, alpha=1) -> Tensor:
     """``other - alpha * input`` (broadcast; ``other`` may be a number).   Composes: sub"""
     return sub(other, _tensor(input, "rsub"), alpha=alpha)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...core.function import Function
-from ...core.tensor_base import TensorBase
+from ...core.tensor_base import TensorBase as Tensor
 from .arithmetic import _checked, _promote
 from .compare import (
     bitwise_and,
@@ -62,9 +62,9 @@ class CompareInPlace(Function):
 def _compare_inplace(np_fn, name: str):
     spec = (name, np_fn)
 
-    def method(self: TensorBase, other) -> TensorBase:
+    def method(self: Tensor, other) -> Tensor:
         if isinstance(other, (list, tuple)):
-            other = TensorBase._make(np.asarray(other))
+            other = Tensor._make(np.asarray(other))
         return self._apply_inplace(CompareInPlace, other, spec)
 
     method.__name__ = method.__qualname__ = name
@@ -84,13 +84,13 @@ logical_xor_ = _compare_inplace(np.logical_xor, "logical_xor_")
 not_equal_, greater_equal_, less_equal_, greater_, less_ = ne_, ge_, le_, gt_, lt_
 
 
-def logical_not_(self: TensorBase) -> TensorBase:
+def logical_not_(self: Tensor) -> Tensor:
     """In-place ``logical_not``: 1 (True) where self is 0, else 0, in self's dtype (= ``eq_(0)``)."""
     return eq_(self, 0)
 
 
 def _bitwise_inplace(fn, name: str):
-    def method(self: TensorBase, other=None) -> TensorBase:
+    def method(self: Tensor, other=None) -> Tensor:
         from ..inplace import _write, check_inplace_allowed
 
         check_inplace_allowed(self, name)
@@ -110,6 +110,6 @@ bitwise_left_shift_ = _bitwise_inplace(bitwise_left_shift, "bitwise_left_shift_"
 bitwise_right_shift_ = _bitwise_inplace(bitwise_right_shift, "bitwise_right_shift_")
 
 
-def bitwise_not_(self: TensorBase) -> TensorBase:
+def bitwise_not_(self: Tensor) -> Tensor:
     """In-place ``bitwise_not`` (integer and bool tensors)."""
     return _bitwise_inplace(bitwise_not, "bitwise_not_")(self)

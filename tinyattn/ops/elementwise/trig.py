@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from ...core.tensor_base import TensorBase
+from ...core.tensor_base import TensorBase as Tensor
 from .unary import _make_unary, _unary
 
 Tan = _unary(
@@ -111,51 +111,51 @@ sinc = _make_unary(Sinc, "sinc")
 
 
 # -- in-place variants (torch has one for each) ------------------------------------------------
-def tan_(self: TensorBase) -> TensorBase:
+def tan_(self: Tensor) -> Tensor:
     return self._apply_inplace(Tan)
 
 
-def asin_(self: TensorBase) -> TensorBase:
+def asin_(self: Tensor) -> Tensor:
     return self._apply_inplace(Asin)
 
 
-def acos_(self: TensorBase) -> TensorBase:
+def acos_(self: Tensor) -> Tensor:
     return self._apply_inplace(Acos)
 
 
-def atan_(self: TensorBase) -> TensorBase:
+def atan_(self: Tensor) -> Tensor:
     return self._apply_inplace(Atan)
 
 
-def sinh_(self: TensorBase) -> TensorBase:
+def sinh_(self: Tensor) -> Tensor:
     return self._apply_inplace(Sinh)
 
 
-def cosh_(self: TensorBase) -> TensorBase:
+def cosh_(self: Tensor) -> Tensor:
     return self._apply_inplace(Cosh)
 
 
-def asinh_(self: TensorBase) -> TensorBase:
+def asinh_(self: Tensor) -> Tensor:
     return self._apply_inplace(Asinh)
 
 
-def acosh_(self: TensorBase) -> TensorBase:
+def acosh_(self: Tensor) -> Tensor:
     return self._apply_inplace(Acosh)
 
 
-def atanh_(self: TensorBase) -> TensorBase:
+def atanh_(self: Tensor) -> Tensor:
     return self._apply_inplace(Atanh)
 
 
-def deg2rad_(self: TensorBase) -> TensorBase:
+def deg2rad_(self: Tensor) -> Tensor:
     return self._apply_inplace(Deg2rad)
 
 
-def rad2deg_(self: TensorBase) -> TensorBase:
+def rad2deg_(self: Tensor) -> Tensor:
     return self._apply_inplace(Rad2deg)
 
 
-def sinc_(self: TensorBase) -> TensorBase:
+def sinc_(self: Tensor) -> Tensor:
     return self._apply_inplace(Sinc)
 
 

@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from ...core.function import Function
-from ...core.tensor_base import TensorBase
+from ...core.tensor_base import TensorBase as Tensor
 from ...foundations.type_names import type_name
 from .._util import gradient_doc, to_float
 from .._util import sgn as _sign_nan_zero
@@ -64,14 +64,14 @@ Sign = type("Sign", (_ZeroGrad,), {"__doc__": "out = sign(x) (0 at NaN).   dx = 
 
 
 @gradient_doc(Trunc)
-def trunc(input: TensorBase) -> TensorBase:
+def trunc(input: Tensor) -> Tensor:
     """Round toward zero (integers: a copy; bool: TypeError, as torch)."""
     x = _tensor(input, "trunc")
     kind = x._data.dtype.kind
     if kind == "b":
         raise TypeError("trunc(): not implemented for bool tensors (as in torch)")
     if kind != "f":
-        return TensorBase._make(x._data.copy())
+        return Tensor._make(x._data.copy())
     return Trunc.apply(x, np.trunc)
 
 
@@ -79,7 +79,7 @@ fix = trunc
 
 
 @gradient_doc(Frac)
-def frac(input: TensorBase) -> TensorBase:
+def frac(input: Tensor) -> Tensor:
     """The fractional part ``x - trunc(x)`` (sign of ``x``); floating tensors only."""
     x = _tensor(input, "frac")
     if x._data.dtype.kind != "f":
@@ -88,7 +88,7 @@ def frac(input: TensorBase) -> TensorBase:
 
 
 @gradient_doc(_ZeroGrad)
-def sgn(input: TensorBase) -> TensorBase:
+def sgn(input: Tensor) -> Tensor:
     """``sign(x)`` for real tensors (dx = 0); ``z / |z|`` (0 at 0) for complex ones, as torch."""
     x = _tensor(input, "sgn")
     if x._data.dtype.kind == "c":
@@ -96,18 +96,18 @@ def sgn(input: TensorBase) -> TensorBase:
 
         return sgn_complex(x)
     if x._data.dtype == np.bool_:
-        return TensorBase._make(x._data.copy())
+        return Tensor._make(x._data.copy())
     return _ZeroGrad.apply(x, _sign_nan_zero)
 
 
-def signbit(input: TensorBase) -> TensorBase:
+def signbit(input: Tensor) -> Tensor:
     """True where the sign bit is set (``-0.0`` included). Bool result, not differentiable."""
     data = _tensor(input, "signbit")._data
     bits = np.signbit(data) if data.dtype.kind == "f" else np.asarray(data < 0)
-    return TensorBase._make(np.asarray(bits))
+    return Tensor._make(np.asarray(bits))
 
 
-def positive(input: TensorBase) -> TensorBase:
+def positive(input: Tensor) -> Tensor:
     """``input`` itself (``+x``); bool tensors raise, as in torch."""
     x = _tensor(input, "positive")
     if x._data.dtype == np.bool_:
@@ -144,7 +144,7 @@ class Logit(Function):
 
 
 @gradient_doc(Logit)
-def logit(input: TensorBase, eps: float | None = None) -> TensorBase:
+def logit(input: Tensor, eps: float | None = None) -> Tensor:
     """The log-odds ``log(x / (1 - x))``; ``eps`` clamps ``x`` to ``[eps, 1 - eps]`` first."""
     if eps is not None and not isinstance(eps, (int, float)):
         raise TypeError(f"logit(): argument 'eps' must be a float or None, not {type_name(eps)}")
@@ -183,7 +183,7 @@ def _number(v, op: str, name: str, optional: bool = True):
 
 
 @gradient_doc(NanToNum)
-def nan_to_num(input: TensorBase, nan: float = 0.0, posinf=None, neginf=None) -> TensorBase:
+def nan_to_num(input: Tensor, nan: float = 0.0, posinf=None, neginf=None) -> Tensor:
     """Replace NaN, +inf and -inf by finite numbers (integer tensors: an unchanged copy)."""
     args = (_number(v, "nan_to_num", n) for v, n in ((nan, "nan"), (posinf, "posinf")))
     nan, posinf = args
@@ -192,74 +192,74 @@ def nan_to_num(input: TensorBase, nan: float = 0.0, posinf=None, neginf=None) ->
 
 
 @gradient_doc(NanToNum)
-def nan_to_num_(self: TensorBase, nan: float = 0.0, posinf=None, neginf=None) -> TensorBase:
+def nan_to_num_(self: Tensor, nan: float = 0.0, posinf=None, neginf=None) -> Tensor:
     """In-place :func:`nan_to_num`."""
     return self._apply_inplace(NanToNum, nan, posinf, neginf)
 
 
-def clamp_min(input: TensorBase, min) -> TensorBase:
+def clamp_min(input: Tensor, min) -> Tensor:
     """``clamp(input, min=min)``. Composes: clamp"""
     return clamp(input, min=min)
 
 
-def clamp_max(input: TensorBase, max) -> TensorBase:
+def clamp_max(input: Tensor, max) -> Tensor:
     """``clamp(input, max=max)``. Composes: clamp"""
     return clamp(input, max=max)
 
 
-def clamp_min_(self: TensorBase, min) -> TensorBase:
+def clamp_min_(self: Tensor, min) -> Tensor:
     return clamp_(self, min=min)
 
 
-def clamp_max_(self: TensorBase, max) -> TensorBase:
+def clamp_max_(self: Tensor, max) -> Tensor:
     return clamp_(self, max=max)
 
 
 # -- in-place variants ------------------------------------------------------------------------
-def _zero_grad_(self: TensorBase, cls, fn) -> TensorBase:
+def _zero_grad_(self: Tensor, cls, fn) -> Tensor:
     if self._data.dtype.kind != "f":  # integers are whole already: nothing changes (torch)
         return self
     return self._apply_inplace(cls, fn)
 
 
-def trunc_(self: TensorBase) -> TensorBase:
+def trunc_(self: Tensor) -> Tensor:
     return _zero_grad_(self, Trunc, np.trunc)
 
 
 fix_ = trunc_
 
 
-def floor_(self: TensorBase) -> TensorBase:
+def floor_(self: Tensor) -> Tensor:
     return _zero_grad_(self, Floor, np.floor)
 
 
-def ceil_(self: TensorBase) -> TensorBase:
+def ceil_(self: Tensor) -> Tensor:
     return _zero_grad_(self, Ceil, np.ceil)
 
 
-def round_(self: TensorBase, decimals: int = 0) -> TensorBase:
+def round_(self: Tensor, decimals: int = 0) -> Tensor:
     return _zero_grad_(self, Round, lambda x: np.round(x, decimals))
 
 
-def sign_(self: TensorBase) -> TensorBase:
+def sign_(self: Tensor) -> Tensor:
     return self._apply_inplace(Sign, _sign_nan_zero)
 
 
 sgn_ = sign_
 
 
-def frac_(self: TensorBase) -> TensorBase:
+def frac_(self: Tensor) -> Tensor:
     if self._data.dtype.kind != "f":
         raise TypeError(f"frac_(): expected a floating point tensor, got {self.dtype}")
     return self._apply_inplace(Frac)
 
 
-def logit_(self: TensorBase, eps: float | None = None) -> TensorBase:
+def logit_(self: Tensor, eps: float | None = None) -> Tensor:
     return self._apply_inplace(Logit, eps)
 
 
 def _inplace(cls, name: str):
-    def method(self: TensorBase) -> TensorBase:
+    def method(self: Tensor) -> Tensor:
         return self._apply_inplace(cls)
 
     method.__name__ = method.__qualname__ = name

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...core.function import Function
-from ...core.tensor_base import TensorBase
+from ...core.tensor_base import TensorBase as Tensor
 from ...foundations.type_names import type_name
 from .._util import gradient_doc, normalize_dim
 from ..shape.views import movedim, reshape
@@ -42,13 +42,13 @@ __all__ = [
 ]
 
 
-def _src(src, op: str) -> TensorBase:
-    if not isinstance(src, TensorBase):
+def _src(src, op: str) -> Tensor:
+    if not isinstance(src, Tensor):
         raise TypeError(f"{op}(): argument 'src' must be Tensor, not {type_name(src)}")
     return src
 
 
-def _check_slot(src: TensorBase, slot_shape, op: str) -> None:
+def _check_slot(src: Tensor, slot_shape, op: str) -> None:
     if tuple(src.shape) != tuple(slot_shape):
         raise RuntimeError(
             f"{op}(): expected src to have a size equal to the slice of self. src size = "
@@ -57,7 +57,7 @@ def _check_slot(src: TensorBase, slot_shape, op: str) -> None:
 
 
 @gradient_doc(IndexPut)
-def select_scatter(input: TensorBase, src: TensorBase, dim: int, index: int) -> TensorBase:
+def select_scatter(input: Tensor, src: Tensor, dim: int, index: int) -> Tensor:
     """A copy of ``input`` with ``src`` written at ``input.select(dim, index)``'s place."""
     src = _src(src, "select_scatter")
     d = normalize_dim(dim, input.ndim, "select_scatter")
@@ -73,8 +73,8 @@ def select_scatter(input: TensorBase, src: TensorBase, dim: int, index: int) -> 
 
 @gradient_doc(IndexPut)
 def slice_scatter(
-    input: TensorBase, src: TensorBase, dim: int = 0, start=None, end=None, step: int = 1
-) -> TensorBase:
+    input: Tensor, src: Tensor, dim: int = 0, start=None, end=None, step: int = 1
+) -> Tensor:
     """A copy of ``input`` with ``src`` written at ``input[..., start:end:step, ...]`` (on ``dim``)."""
     src = _src(src, "slice_scatter")
     d = normalize_dim(dim, input.ndim, "slice_scatter")
@@ -87,8 +87,8 @@ def slice_scatter(
 
 @gradient_doc(IndexPut)
 def diagonal_scatter(
-    input: TensorBase, src: TensorBase, offset: int = 0, dim1: int = 0, dim2: int = 1
-) -> TensorBase:
+    input: Tensor, src: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1
+) -> Tensor:
     """A copy of ``input`` with ``src`` written on ``input.diagonal(offset, dim1, dim2)``."""
     src = _src(src, "diagonal_scatter")
     d1 = normalize_dim(dim1, input.ndim, "diagonal_scatter")
@@ -107,9 +107,9 @@ def diagonal_scatter(
     return movedim(out, (-2, -1), (d1, d2))
 
 
-def _index_copy_args(input: TensorBase, dim, index, source, op: str):
+def _index_copy_args(input: Tensor, dim, index, source, op: str):
     d, idx = _select_index(input, dim, index, op)
-    source = _src(source, op) if not isinstance(source, TensorBase) else source
+    source = _src(source, op) if not isinstance(source, Tensor) else source
     expected = input.shape[:d] + (idx.size,) + input.shape[d + 1 :] if input.ndim else ()
     if tuple(source.shape) != expected:
         raise RuntimeError(
@@ -120,27 +120,27 @@ def _index_copy_args(input: TensorBase, dim, index, source, op: str):
 
 
 @gradient_doc(IndexPut)
-def index_copy(input: TensorBase, dim: int, index, source: TensorBase) -> TensorBase:
+def index_copy(input: Tensor, dim: int, index, source: Tensor) -> Tensor:
     """A copy of ``input`` with ``source``'s slices written at positions ``index`` along
     ``dim`` (``out.index_select(dim, index) == source`` when ``index`` has no repeats)."""
     source, sel = _index_copy_args(input, dim, index, source, "index_copy")
     return IndexPut.apply(input, source, sel)
 
 
-def index_copy_(input: TensorBase, dim: int, index, source: TensorBase) -> TensorBase:
+def index_copy_(input: Tensor, dim: int, index, source: Tensor) -> Tensor:
     source, sel = _index_copy_args(input, dim, index, source, "index_copy_")
     return input._apply_inplace(IndexPut, source, sel)
 
 
 @gradient_doc(IndexPut)
-def index_put(input: TensorBase, indices, values, accumulate: bool = False) -> TensorBase:
+def index_put(input: Tensor, indices, values, accumulate: bool = False) -> Tensor:
     """A copy of ``input`` with ``values`` written (or, with ``accumulate``, added) at
     ``input[indices]`` (a tuple of index tensors)."""
     idx, accumulate = _put_index(input, indices, accumulate)
     return IndexPut.apply(input, _put_value(values), idx, accumulate)
 
 
-def masked_scatter(input: TensorBase, mask, source: TensorBase) -> TensorBase:
+def masked_scatter(input: Tensor, mask, source: Tensor) -> Tensor:
     """A copy of ``input`` (broadcast with ``mask``) with the first elements of ``source``,
     in row-major order, written where ``mask`` is True.
 
@@ -156,7 +156,7 @@ def masked_scatter(input: TensorBase, mask, source: TensorBase) -> TensorBase:
             f"masked_scatter(): Number of elements of source < number of ones in mask: source "
             f"of shape {list(source.shape)} has {source.numel()} elements, the mask has {n} ones"
         )
-    setitem(out, TensorBase._make(m), reshape(source, -1)[:n])
+    setitem(out, Tensor._make(m), reshape(source, -1)[:n])
     return out
 
 
@@ -312,8 +312,8 @@ def _scatter_reduce_args(input, dim, index, src, reduce, op):
 
 @gradient_doc(ScatterReduce)
 def scatter_reduce(
-    input: TensorBase, dim: int, index, src: TensorBase, reduce: str, *, include_self: bool = True
-) -> TensorBase:
+    input: Tensor, dim: int, index, src: Tensor, reduce: str, *, include_self: bool = True
+) -> Tensor:
     """``input`` with ``src`` reduced in at ``index`` along ``dim``: ``reduce`` is "sum",
     "prod", "mean", "amax" or "amin" (prod's gradient: :class:`ScatterProd`'s)."""
     d, idx, src, reduce = _scatter_reduce_args(input, dim, index, src, reduce, "scatter_reduce")
@@ -323,26 +323,24 @@ def scatter_reduce(
 
 
 def scatter_reduce_(
-    input: TensorBase, dim: int, index, src: TensorBase, reduce: str, *, include_self: bool = True
-) -> TensorBase:
+    input: Tensor, dim: int, index, src: Tensor, reduce: str, *, include_self: bool = True
+) -> Tensor:
     d, idx, src, reduce = _scatter_reduce_args(input, dim, index, src, reduce, "scatter_reduce_")
     if reduce == "prod":
         return input._apply_inplace(ScatterProd, d, idx, src, bool(include_self))
     return input._apply_inplace(ScatterReduce, d, idx, src, reduce, bool(include_self))
 
 
-def scatter_multiply(input: TensorBase, d: int, idx, src, inplace: bool) -> TensorBase:
+def scatter_multiply(input: Tensor, d: int, idx, src, inplace: bool) -> Tensor:
     """``scatter(..., reduce="multiply")`` (called by :func:`indexing.scatter`): a product
     reduction including ``input``; a number ``src`` is first cast to ``input``'s dtype."""
-    if not isinstance(src, TensorBase):
-        src = TensorBase._make(np.full(np.shape(idx), src).astype(input._data.dtype))
-    index = idx if isinstance(idx, TensorBase) else TensorBase._make(np.asarray(idx))
+    if not isinstance(src, Tensor):
+        src = Tensor._make(np.full(np.shape(idx), src).astype(input._data.dtype))
+    index = idx if isinstance(idx, Tensor) else Tensor._make(np.asarray(idx))
     return (scatter_reduce_ if inplace else scatter_reduce)(input, d, index, src, "prod")
 
 
-def scatter_with_reduce(
-    input, dim, index, src, value, reduce, inplace: bool, op: str
-) -> TensorBase:
+def scatter_with_reduce(input, dim, index, src, value, reduce, inplace: bool, op: str) -> Tensor:
     """:func:`indexing.scatter` / ``scatter_``: a write, or with ``reduce`` an add or a product."""
     d, idx, src = _scatter_args(input, dim, index, src, value, op)
     if reduce not in (None, "add", "multiply"):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...core.tensor_base import TensorBase
+from ...core.tensor_base import TensorBase as Tensor
 from ...foundations.type_names import type_name
 from .._util import normalize_dim
 from ..elementwise.arithmetic import _tensor
@@ -26,7 +26,7 @@ def _put_args(input, index, source, op: str) -> np.ndarray:
     """The flat index (negatives wrapped), after torch's checks on every argument."""
     x = _tensor(input, op)
     for name, t in (("index", index), ("source", source)):
-        if not isinstance(t, TensorBase):
+        if not isinstance(t, Tensor):
             raise TypeError(f"{op}(): argument '{name}' must be a Tensor, not {type_name(t)}")
     if index._data.dtype != np.int64:
         raise RuntimeError(f"{op}(): Expected a long tensor for index, but got {index.dtype}")
@@ -51,9 +51,7 @@ def _put_args(input, index, source, op: str) -> np.ndarray:
     return np.where(flat < 0, flat + n, flat)
 
 
-def put(
-    input: TensorBase, index: TensorBase, source: TensorBase, accumulate: bool = False
-) -> TensorBase:
+def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
     """A copy of ``input`` with ``source`` written (or, with ``accumulate``, added) at the
     flat (row-major) positions ``index``, as if ``input`` were 1-D.
 
@@ -79,20 +77,18 @@ def put(
     """
     flat_index = _put_args(input, index, source, "put")
     flat = reshape(input, (-1,))
-    out = index_put(flat, (TensorBase._make(flat_index),), reshape(source, (-1,)), accumulate)
+    out = index_put(flat, (Tensor._make(flat_index),), reshape(source, (-1,)), accumulate)
     return reshape(out, tuple(input.shape))
 
 
-def put_(
-    input: TensorBase, index: TensorBase, source: TensorBase, accumulate: bool = False
-) -> TensorBase:
+def put_(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
     """In-place :func:`put` (returns ``input``).   Composes: put, Tensor.copy_"""
     _put_args(input, index, source, "put_")
     check_inplace_allowed(input, "put_")
     return input.copy_(put(input, index, source, accumulate))
 
 
-def _index_reduce_args(input, dim, index, source, reduce, op: str) -> tuple[int, TensorBase]:
+def _index_reduce_args(input, dim, index, source, reduce, op: str) -> tuple[int, Tensor]:
     """The normalised dim and the scatter index (``index`` repeated to ``source``'s shape)."""
     x = _tensor(input, op)
     if reduce not in _INDEX_REDUCES:
@@ -100,7 +96,7 @@ def _index_reduce_args(input, dim, index, source, reduce, op: str) -> tuple[int,
             f"{op}(): Expected reduce to be one of prod, mean, amax or amin but got {reduce!r}."
         )
     for name, t in (("index", index), ("source", source)):
-        if not isinstance(t, TensorBase):
+        if not isinstance(t, Tensor):
             raise TypeError(f"{op}(): argument '{name}' must be a Tensor, not {type_name(t)}")
     d = normalize_dim(dim, max(x.ndim, 1), op)
     if index._data.dtype not in (np.int64, np.int32) or index.ndim > 1:
@@ -136,18 +132,18 @@ def _index_reduce_args(input, dim, index, source, reduce, op: str) -> tuple[int,
     view = [1] * len(src_shape)
     view[d] = idx.size
     grid = np.broadcast_to(idx.astype(np.int64).reshape(view), src_shape)
-    return d, TensorBase._make(np.ascontiguousarray(grid))
+    return d, Tensor._make(np.ascontiguousarray(grid))
 
 
 def index_reduce(
-    input: TensorBase,
+    input: Tensor,
     dim: int,
-    index: TensorBase,
-    source: TensorBase,
+    index: Tensor,
+    source: Tensor,
     reduce: str,
     *,
     include_self=True,
-) -> TensorBase:
+) -> Tensor:
     """``input`` with slice ``i`` of ``source`` along ``dim`` reduced into slice ``index[i]``.
 
     Parameters
@@ -184,14 +180,14 @@ def index_reduce(
 
 
 def index_reduce_(
-    input: TensorBase,
+    input: Tensor,
     dim: int,
-    index: TensorBase,
-    source: TensorBase,
+    index: Tensor,
+    source: Tensor,
     reduce: str,
     *,
     include_self=True,
-) -> TensorBase:
+) -> Tensor:
     """In-place :func:`index_reduce` (returns ``input``).   Composes: scatter_reduce_"""
     d, grid = _index_reduce_args(input, dim, index, source, reduce, "index_reduce_")
     check_inplace_allowed(input, "index_reduce_")

@@ -13,7 +13,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from ...core.tensor_base import TensorBase
+from ...core.tensor_base import TensorBase as Tensor
 from ...foundations.type_names import type_name
 from .._util import gradient_doc, normalize_dims
 from ..elementwise.unary import abs as _abs
@@ -46,26 +46,26 @@ qr_return = _tuple("qr", "Q R")
 lstsq_return = _tuple("lstsq", "solution residuals rank singular_values")
 
 
-def _const(array: np.ndarray) -> TensorBase:
-    return TensorBase._make(np.array(array, order="C"))
+def _const(array: np.ndarray) -> Tensor:
+    return Tensor._make(np.array(array, order="C"))
 
 
 @gradient_doc(D.Inv)
-def inv(A: TensorBase) -> TensorBase:
+def inv(A: Tensor) -> Tensor:
     """Inverse of square matrices (..., n, n); LinAlgError when singular."""
     D.check_matrix(A, "linalg.inv")
     return D.Inv.apply(A)
 
 
 @gradient_doc(D.Det)
-def det(A: TensorBase) -> TensorBase:
+def det(A: Tensor) -> Tensor:
     """Determinant (..., n, n) -> (...)."""
     D.check_matrix(A, "linalg.det")
     return D.Det.apply(A)
 
 
 @gradient_doc(D.LogAbsDet)
-def slogdet(A: TensorBase):
+def slogdet(A: Tensor):
     """``(sign, logabsdet)`` of det(A), each (...); sign (1, -1 or 0) has no gradient."""
     D.check_matrix(A, "linalg.slogdet")
     with np.errstate(all="ignore"):
@@ -74,8 +74,8 @@ def slogdet(A: TensorBase):
     return slogdet_return(_const(sign), D.LogAbsDet.apply(A))
 
 
-def _check_solve_b(A: TensorBase, B: TensorBase, op: str):
-    if not isinstance(B, TensorBase):
+def _check_solve_b(A: Tensor, B: Tensor, op: str):
+    if not isinstance(B, Tensor):
         raise TypeError(f"{op}(): argument 'B' must be a Tensor, not {type_name(B)}")
     if B._data.dtype != A._data.dtype:
         raise RuntimeError(
@@ -87,7 +87,7 @@ def _check_solve_b(A: TensorBase, B: TensorBase, op: str):
 
 
 @gradient_doc(D.Solve)
-def solve(A: TensorBase, B: TensorBase, *, left: bool = True) -> TensorBase:
+def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
     """X with ``A X = B`` (``X A = B`` when ``left=False``). A (..., n, n); B (..., n, k),
     or (..., n) / (n,) for a batch of vectors; batch dims broadcast."""
     D.check_matrix(A, "linalg.solve")
@@ -120,8 +120,8 @@ def solve(A: TensorBase, B: TensorBase, *, left: bool = True) -> TensorBase:
     return D.Solve.apply(A, B)
 
 
-def _check_ord_dim(A: TensorBase, dim, op: str):
-    if not isinstance(A, TensorBase):
+def _check_ord_dim(A: Tensor, dim, op: str):
+    if not isinstance(A, Tensor):
         raise TypeError(f"{op}(): argument 'A' must be a Tensor, not {type_name(A)}")
     if A.ndim < 2:
         raise RuntimeError(f"{op}: The input tensor A must have at least 2 dimensions.")
@@ -131,7 +131,7 @@ def _check_ord_dim(A: TensorBase, dim, op: str):
     return [d % A.ndim for d in dim]
 
 
-def matrix_norm(input: TensorBase, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None):
+def matrix_norm(input: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None):
     """Matrix norm over ``dim`` (two dims): 'fro', 'nuc' (sum of singular values), 2 / -2
     (largest / smallest singular value), 1 / -1 (max / min column abs-sum), inf / -inf
     (max / min row abs-sum). Composes: norm, svdvals, abs, sum, amax, amin."""
@@ -163,12 +163,12 @@ def matrix_norm(input: TensorBase, ord="fro", dim=(-2, -1), keepdim: bool = Fals
     return out
 
 
-def norm(input: TensorBase, ord=None, dim=None, keepdim: bool = False, *, dtype=None) -> TensorBase:
+def norm(input: Tensor, ord=None, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """``vector_norm`` when ``dim`` is an int (or A is 1-D), ``matrix_norm`` when ``dim``
     is a 2-tuple (or A is 2-D and ``ord`` is given); the 2-norm of all elements when both
     ``ord`` and ``dim`` are None."""
     A = input  # torch's keyword is ``input``; the math calls the matrix A
-    if not isinstance(A, TensorBase):
+    if not isinstance(A, Tensor):
         raise TypeError(f"linalg.norm(): argument 'A' must be a Tensor, not {type_name(A)}")
     matrix = isinstance(ord, str)  # 'fro' / 'nuc' are matrix norms whatever dim is
     if dim is not None:
@@ -192,10 +192,10 @@ def norm(input: TensorBase, ord=None, dim=None, keepdim: bool = False, *, dtype=
     return _vector_norm(A, ord, None, keepdim, dtype=dtype)
 
 
-def vecdot(x: TensorBase, y: TensorBase, *, dim: int = -1) -> TensorBase:
+def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
     """``sum(x * y, dim)`` (shapes broadcast). Composes: mul, sum."""
     for name, t in (("x", x), ("y", y)):
-        if not isinstance(t, TensorBase):
+        if not isinstance(t, Tensor):
             raise TypeError(f"linalg.vecdot(): argument '{name}' must be a Tensor")
     if x.shape[dim] != y.shape[dim]:
         raise RuntimeError(
@@ -205,7 +205,7 @@ def vecdot(x: TensorBase, y: TensorBase, *, dim: int = -1) -> TensorBase:
     return _sum(x * y, dim)
 
 
-def multi_dot(tensors) -> TensorBase:
+def multi_dot(tensors) -> Tensor:
     """``A_1 @ A_2 @ ... @ A_k``: 2-D matrices; the first may be a 1-D row vector and the
     last a 1-D column vector. Composes: matmul (left to right)."""
     tensors = list(tensors)
@@ -213,8 +213,8 @@ def multi_dot(tensors) -> TensorBase:
         raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(tensors)}")
     for i, t in enumerate(tensors):
         edge = i in (0, len(tensors) - 1)
-        if not isinstance(t, TensorBase) or not (t.ndim == 2 or (edge and t.ndim == 1)):
-            shape = list(t.shape) if isinstance(t, TensorBase) else type_name(t)
+        if not isinstance(t, Tensor) or not (t.ndim == 2 or (edge and t.ndim == 1)):
+            shape = list(t.shape) if isinstance(t, Tensor) else type_name(t)
             raise RuntimeError(
                 f"multi_dot(): tensor {i} must be 2D (the first and last may be 1D), got {shape}"
             )
@@ -224,7 +224,7 @@ def multi_dot(tensors) -> TensorBase:
     return out
 
 
-def matrix_power(input: TensorBase, n: int) -> TensorBase:
+def matrix_power(input: Tensor, n: int) -> Tensor:
     """``A^n`` for square A (..., m, m); ``n < 0``: ``inv(A)^-n``. Composes: matmul, inv."""
     A = input  # torch's keyword is ``input``; the math calls the matrix A
     D.check_matrix(A, "linalg.matrix_power")
@@ -234,7 +234,7 @@ def matrix_power(input: TensorBase, n: int) -> TensorBase:
 
 
 @gradient_doc(D.Cholesky)
-def cholesky(input: TensorBase, *, upper: bool = False) -> TensorBase:
+def cholesky(input: Tensor, *, upper: bool = False) -> Tensor:
     """L (lower) with ``A = L L^T`` for symmetric positive-definite A (..., n, n), read from
     A's lower triangle; ``upper``: U with ``A = U^T U``, read from A's upper triangle.
     LinAlgError when A is not positive-definite."""
@@ -246,7 +246,7 @@ def cholesky(input: TensorBase, *, upper: bool = False) -> TensorBase:
 
 
 @gradient_doc(D.QrPacked)
-def qr(A: TensorBase, mode: str = "reduced"):
+def qr(A: Tensor, mode: str = "reduced"):
     """``(Q, R)`` with A = Q R, A (..., m, n), k = min(m, n): 'reduced' Q (m, k), R (k, n);
     'complete' Q (m, m), R (m, n); 'r' Q empty, R (k, n)."""
     D.check_matrix(A, "linalg.qr", square=False)
@@ -273,7 +273,7 @@ def _check_uplo(UPLO: str, op: str) -> str:
 
 
 @gradient_doc(D.EighPacked)
-def eigh(input: TensorBase, UPLO: str = "L"):
+def eigh(input: Tensor, UPLO: str = "L"):
     """``(eigenvalues (..., n) ascending, eigenvectors (..., n, n))`` of symmetric A,
     read from its ``UPLO`` triangle."""
     A = input  # torch's keyword is ``input``; the math calls the matrix A
@@ -283,7 +283,7 @@ def eigh(input: TensorBase, UPLO: str = "L"):
 
 
 @gradient_doc(D.Eigvalsh)
-def eigvalsh(input: TensorBase, UPLO: str = "L") -> TensorBase:
+def eigvalsh(input: Tensor, UPLO: str = "L") -> Tensor:
     """Eigenvalues (..., n), ascending, of symmetric A (its ``UPLO`` triangle)."""
     A = input  # torch's keyword is ``input``; the math calls the matrix A
     D.check_matrix(A, "linalg.eigvalsh")
@@ -291,7 +291,7 @@ def eigvalsh(input: TensorBase, UPLO: str = "L") -> TensorBase:
 
 
 @gradient_doc(D.SvdPacked)
-def svd(A: TensorBase, full_matrices: bool = True, *, driver=None):
+def svd(A: Tensor, full_matrices: bool = True, *, driver=None):
     """``(U, S, Vh)`` with A = U diag(S) Vh, A (..., m, n), k = min(m, n): U (m, m) and
     Vh (n, n) when ``full_matrices``, else U (m, k), Vh (k, n); S (k,) descending.
     U and Vh are defined up to the signs of their columns / rows. ``driver`` must be None
@@ -312,7 +312,7 @@ def _check_no_driver(driver, op: str) -> None:
 
 
 @gradient_doc(D.Svdvals)
-def svdvals(A: TensorBase, *, driver=None) -> TensorBase:
+def svdvals(A: Tensor, *, driver=None) -> Tensor:
     """Singular values (..., min(m, n)), descending."""
     _check_no_driver(driver, "linalg.svdvals")
     D.check_matrix(A, "linalg.svdvals", square=False)
@@ -325,7 +325,7 @@ def _tolerances(atol, rtol):
 
 
 @gradient_doc(D.Pinv)
-def pinv(input: TensorBase, *, atol=None, rtol=None, hermitian: bool = False) -> TensorBase:
+def pinv(input: Tensor, *, atol=None, rtol=None, hermitian: bool = False) -> Tensor:
     """Moore-Penrose pseudo-inverse (..., n, m) of A (..., m, n); singular values
     <= max(atol, rtol * S_max) count as zero (rtol defaults to eps * max(m, n) when atol is
     not given, else to 0). ``hermitian``: A is symmetric and only its lower triangle is read
@@ -336,8 +336,8 @@ def pinv(input: TensorBase, *, atol=None, rtol=None, hermitian: bool = False) ->
 
 
 def solve_triangular(
-    input: TensorBase, B: TensorBase, *, upper: bool, left: bool = True, unitriangular: bool = False
-) -> TensorBase:
+    input: Tensor, B: Tensor, *, upper: bool, left: bool = True, unitriangular: bool = False
+) -> Tensor:
     """X with ``T X = B`` (``X T = B`` when ``left=False``), T the upper (``upper``) or lower
     triangle of A (..., n, n), with a unit diagonal when ``unitriangular``; B (..., n, k)
     ((..., k, n) when ``left=False``). Only T's entries get a gradient.
@@ -357,7 +357,7 @@ def solve_triangular(
     return solve(t, B, left=left)
 
 
-def matrix_rank(input: TensorBase, *, atol=None, rtol=None, hermitian: bool = False) -> TensorBase:
+def matrix_rank(input: Tensor, *, atol=None, rtol=None, hermitian: bool = False) -> Tensor:
     """Number of singular values > max(atol, rtol * S_max) (int64, (...)); not differentiable.
     ``hermitian``: A is symmetric and only its lower triangle is read."""
     A = input  # torch's keyword is ``input``; the math calls the matrix A
@@ -372,7 +372,7 @@ def matrix_rank(input: TensorBase, *, atol=None, rtol=None, hermitian: bool = Fa
     return _const(np.asarray((s > np.maximum(atol, rtol * smax)).sum(-1), dtype=np.int64))
 
 
-def lstsq(input: TensorBase, b: TensorBase, rcond=None, *, driver=None):
+def lstsq(input: Tensor, b: Tensor, rcond=None, *, driver=None):
     """Least squares ``argmin_X |A X - B|`` for A (..., m, n), B (..., m, k) or (..., m):
     the solution is ``pinv(A) @ B`` (differentiable), whatever the driver. The other
     fields follow torch's CPU drivers ('gelsy' by default): ``rank`` (...) unless 'gels';
@@ -417,7 +417,7 @@ def lstsq(input: TensorBase, b: TensorBase, rcond=None, *, driver=None):
 
 
 @gradient_doc(D.MatrixExp)
-def matrix_exp(input: TensorBase) -> TensorBase:
+def matrix_exp(input: Tensor) -> Tensor:
     """exp(A) = sum_k A^k / k! of square A (..., n, n) (scaling and squaring, [13/13] Padé)."""
     A = input  # torch's keyword is ``input``; the math calls the matrix A
     D.check_matrix(A, "linalg.matrix_exp")

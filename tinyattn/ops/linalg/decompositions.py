@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...core.function import Function
-from ...core.tensor_base import TensorBase
+from ...core.tensor_base import TensorBase as Tensor
 from ...core.xp import numpy_xp
 from ...foundations.type_names import type_name
 
@@ -29,7 +29,7 @@ class LinAlgError(RuntimeError):
 
 def check_matrix(x, op: str, name: str = "A", square: bool = True) -> None:
     """Raise torch-like errors unless ``x`` is a float Tensor of (square) matrices."""
-    if not isinstance(x, TensorBase):
+    if not isinstance(x, Tensor):
         raise TypeError(f"{op}(): argument '{name}' must be a Tensor, not {type_name(x)}")
     if x.ndim < 2:
         raise RuntimeError(
@@ -53,7 +53,7 @@ def _mT(xp, x):
 
 
 def _dtype(x):
-    return x._data.dtype if isinstance(x, TensorBase) else x.dtype
+    return x._data.dtype if isinstance(x, Tensor) else x.dtype
 
 
 def _eye(n: int, like) -> np.ndarray:

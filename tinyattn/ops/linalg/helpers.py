@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numbers
 
-from ...core.tensor_base import TensorBase
+from ...core.tensor_base import TensorBase as Tensor
 from ...foundations.type_names import type_name
 from .._util import normalize_dim
 from ..elementwise.arithmetic import _tensor, where
@@ -20,7 +20,7 @@ from .products import mv
 __all__ = ["addmv", "addmv_", "addr", "addr_", "renorm", "renorm_"]
 
 
-def addmv(input: TensorBase, mat: TensorBase, vec: TensorBase, *, beta=1, alpha=1) -> TensorBase:
+def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1) -> Tensor:
     """``beta * input + alpha * (mat @ vec)``.
 
     Parameters
@@ -41,7 +41,7 @@ def addmv(input: TensorBase, mat: TensorBase, vec: TensorBase, *, beta=1, alpha=
     ``d vec = alpha * mat^T @ g``.   Composes: mv, mul, add
     """
     _tensor(input, "addmv")
-    if not isinstance(mat, TensorBase) or not isinstance(vec, TensorBase):
+    if not isinstance(mat, Tensor) or not isinstance(vec, Tensor):
         raise TypeError(
             f"addmv(): arguments 'mat' and 'vec' must be Tensors, got {type_name(mat)} and "
             f"{type_name(vec)}"
@@ -49,13 +49,13 @@ def addmv(input: TensorBase, mat: TensorBase, vec: TensorBase, *, beta=1, alpha=
     return _add_scaled(input, mv(mat, vec), beta, alpha, "addmv")
 
 
-def addmv_(input: TensorBase, mat: TensorBase, vec: TensorBase, *, beta=1, alpha=1) -> TensorBase:
+def addmv_(input: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1) -> Tensor:
     """In-place :func:`addmv` (``input`` must already have the result's shape (n,))."""
     check_inplace_allowed(input, "addmv_")
     return input.copy_(addmv(input, mat, vec, beta=beta, alpha=alpha))
 
 
-def addr(input: TensorBase, vec1: TensorBase, vec2: TensorBase, *, beta=1, alpha=1) -> TensorBase:
+def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1) -> Tensor:
     """``beta * input + alpha * outer(vec1, vec2)``.
 
     Parameters
@@ -77,7 +77,7 @@ def addr(input: TensorBase, vec1: TensorBase, vec2: TensorBase, *, beta=1, alpha
     """
     _tensor(input, "addr")
     for name, v in (("vec1", vec1), ("vec2", vec2)):
-        if not isinstance(v, TensorBase):
+        if not isinstance(v, Tensor):
             raise TypeError(f"addr(): argument '{name}' must be a Tensor, not {type_name(v)}")
         if v.ndim != 1:
             raise RuntimeError(
@@ -86,13 +86,13 @@ def addr(input: TensorBase, vec1: TensorBase, vec2: TensorBase, *, beta=1, alpha
     return _add_scaled(input, outer(vec1, vec2), beta, alpha, "addr")
 
 
-def addr_(self: TensorBase, vec1: TensorBase, vec2: TensorBase, *, beta=1, alpha=1) -> TensorBase:
+def addr_(self: Tensor, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1) -> Tensor:
     """In-place :func:`addr` (``self`` must already have the result's shape (n, m))."""
     check_inplace_allowed(self, "addr_")
     return self.copy_(addr(self, vec1, vec2, beta=beta, alpha=alpha))
 
 
-def renorm(input: TensorBase, p, dim: int, maxnorm) -> TensorBase:
+def renorm(input: Tensor, p, dim: int, maxnorm) -> Tensor:
     """Rescale each slice ``input.select(dim, i)`` whose ``p``-norm exceeds ``maxnorm`` to
     norm ``maxnorm`` (the others are unchanged).
 
@@ -137,7 +137,7 @@ def renorm(input: TensorBase, p, dim: int, maxnorm) -> TensorBase:
     return x * factor
 
 
-def renorm_(self: TensorBase, p, dim: int, maxnorm) -> TensorBase:
+def renorm_(self: Tensor, p, dim: int, maxnorm) -> Tensor:
     """In-place :func:`renorm`.
 
     Computed on a clone: the norm keeps its input for backward, which the write would

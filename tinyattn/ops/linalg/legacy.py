@@ -15,7 +15,7 @@ import numbers
 import numpy as np
 
 from ...core.function import Function
-from ...core.tensor_base import TensorBase
+from ...core.tensor_base import TensorBase as Tensor
 from ...foundations.type_names import type_name
 from .._util import gradient_doc
 from ..reduce.reduction import norm as _vector_norm
@@ -76,7 +76,7 @@ class CholeskySolve(Function):
         return gb, gl, None
 
 
-def _same_dtype(b: TensorBase, A: TensorBase) -> None:
+def _same_dtype(b: Tensor, A: Tensor) -> None:
     if b._data.dtype != A._data.dtype:
         raise RuntimeError(
             f"Expected b and A to have the same dtype, but found b of type {b.dtype} and A "
@@ -85,12 +85,12 @@ def _same_dtype(b: TensorBase, A: TensorBase) -> None:
 
 
 @gradient_doc(CholeskySolve)
-def cholesky_solve(input: TensorBase, input2: TensorBase, upper: bool = False) -> TensorBase:
+def cholesky_solve(input: Tensor, input2: Tensor, upper: bool = False) -> Tensor:
     """X with ``A X = B`` for B = ``input`` (..., n, k) and A = L L^T given by its Cholesky
     factor L = ``input2`` (..., n, n) (A = U^T U when ``upper``); batch dims broadcast.
     """
     for name, t in (("input", input), ("input2", input2)):
-        if not isinstance(t, TensorBase):
+        if not isinstance(t, Tensor):
             raise TypeError(f"cholesky_solve(): argument '{name}' must be a Tensor")
     if input.ndim < 2:
         raise RuntimeError(
@@ -118,11 +118,11 @@ def cholesky_solve(input: TensorBase, input2: TensorBase, upper: bool = False) -
     return CholeskySolve.apply(input, input2, bool(upper))
 
 
-def cholesky_inverse(input: TensorBase, upper: bool = False) -> TensorBase:
+def cholesky_inverse(input: Tensor, upper: bool = False) -> Tensor:
     """(L L^T)^-1 (..., n, n) from the Cholesky factor L = ``input`` (U^T U when ``upper``).
     Gradient: ``CholeskySolve`` of the identity, C = A^-1 (dX + dX^T) A^-1,
     ``dL = -C L`` (``dU = -U C``)."""
-    if not isinstance(input, TensorBase):
+    if not isinstance(input, Tensor):
         raise TypeError("cholesky_inverse(): argument 'input' must be a Tensor")
     if input.ndim < 2:
         raise RuntimeError("cholesky_inverse: The input tensor A must have at least 2 dimensions.")
@@ -132,7 +132,7 @@ def cholesky_inverse(input: TensorBase, upper: bool = False) -> TensorBase:
 
 
 def triangular_solve(
-    input: TensorBase, A: TensorBase, upper: bool = True, transpose: bool = False,
+    input: Tensor, A: Tensor, upper: bool = True, transpose: bool = False,
     unitriangular: bool = False,
 ):  # fmt: skip
     """``(solution, cloned_coefficient)``: X with ``op(T) X = b`` (b = ``input``
@@ -147,7 +147,7 @@ def triangular_solve(
         "and will be removed in a future PyTorch release.",
     )
     for name, t in (("input", input), ("A", A)):
-        if not isinstance(t, TensorBase):
+        if not isinstance(t, Tensor):
             raise TypeError(f"triangular_solve(): argument '{name}' must be a Tensor")
     if input.ndim < 2:
         raise RuntimeError(
@@ -181,7 +181,7 @@ def triangular_solve(
     return triangular_solve_return(x, A.expand(*batch, n, n).clone())
 
 
-def nuclear_norm(input: TensorBase, dim=None, keepdim: bool = False) -> TensorBase:
+def nuclear_norm(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     """Sum of the singular values over ``dim`` (two dims, default the last two):
     ``nuclear_norm(A, keepdim=False)`` or ``nuclear_norm(A, dim, keepdim=False)``.
     Gradient: ``dA = U diag(g) Vh`` (composes ``linalg.matrix_norm(A, 'nuc')``)."""
@@ -190,9 +190,9 @@ def nuclear_norm(input: TensorBase, dim=None, keepdim: bool = False) -> TensorBa
     return matrix_norm(input, "nuc", (-2, -1) if dim is None else dim, keepdim)
 
 
-def frobenius_norm(input: TensorBase, dim, keepdim: bool = False) -> TensorBase:
+def frobenius_norm(input: Tensor, dim, keepdim: bool = False) -> Tensor:
     """``sqrt(sum x^2)`` over ``dim`` (one or two dims). Gradient: ``dx = g x / norm``."""
-    if not isinstance(input, TensorBase):
+    if not isinstance(input, Tensor):
         raise TypeError("frobenius_norm(): argument 'input' must be a Tensor")
     dims = (dim,) if isinstance(dim, numbers.Integral) else tuple(dim)
     if len(dims) > 2:
@@ -208,12 +208,12 @@ def frobenius_norm(input: TensorBase, dim, keepdim: bool = False) -> TensorBase:
 
 
 # -- Householder reflectors ---------------------------------------------------------------------
-def geqrf(input: TensorBase):
+def geqrf(input: Tensor):
     """``(a, tau)``: LAPACK's geqrf QR of A (..., m, n): R in a's upper triangle, the
     Householder vectors v_i below its diagonal (v_i[i] = 1 implied), tau (..., min(m, n)),
     so Q = H_1 ... H_k with H_i = I - tau_i v_i v_i^T. Not differentiable (as torch, whose
     backward raises; here the outputs do not require grad)."""
-    if not isinstance(input, TensorBase):
+    if not isinstance(input, Tensor):
         raise TypeError(f"geqrf(): argument 'input' must be a Tensor, not {type_name(input)}")
     if input.ndim < 2:
         raise RuntimeError("torch.geqrf: input must have at least 2 dimensions.")
@@ -223,7 +223,7 @@ def geqrf(input: TensorBase):
     return geqrf_return(_const(np.swapaxes(h, -1, -2).astype(dtype)), _const(tau.astype(dtype)))
 
 
-def _reflector(input: TensorBase, i: int) -> TensorBase:
+def _reflector(input: Tensor, i: int) -> Tensor:
     """v_i (..., m): e_i plus the entries of column i below the diagonal."""
     m = input.shape[-2]
     below = _const((np.arange(m) > i).astype(input._data.dtype))
@@ -231,7 +231,7 @@ def _reflector(input: TensorBase, i: int) -> TensorBase:
     return input[..., :, i] * below + unit
 
 
-def _reflect(c: TensorBase, v: TensorBase, tau: TensorBase, left: bool) -> TensorBase:
+def _reflect(c: Tensor, v: Tensor, tau: Tensor, left: bool) -> Tensor:
     """H c (``left``) or c H, H = I - tau v v^T (v (..., m), tau (...))."""
     t = tau[..., None, None]
     if left:
@@ -239,9 +239,9 @@ def _reflect(c: TensorBase, v: TensorBase, tau: TensorBase, left: bool) -> Tenso
     return c - t * matmul(matmul(c, v[..., :, None]), v[..., None, :])
 
 
-def _check_householder(input: TensorBase, tau: TensorBase, op: str) -> None:
+def _check_householder(input: Tensor, tau: Tensor, op: str) -> None:
     for name, t in (("input", input), ("tau", tau)):
-        if not isinstance(t, TensorBase):
+        if not isinstance(t, Tensor):
             raise TypeError(f"{op}(): argument '{name}' must be a Tensor")
     D.check_matrix(input, op, "input", square=False)
     if tau._data.dtype != input._data.dtype:
@@ -255,7 +255,7 @@ def _check_householder(input: TensorBase, tau: TensorBase, op: str) -> None:
         raise RuntimeError(f"{op}: input.shape[-1] must be greater than or equal to tau.shape[-1]")
 
 
-def orgqr(input: TensorBase, input2: TensorBase) -> TensorBase:
+def orgqr(input: Tensor, input2: Tensor) -> Tensor:
     """The first n columns (..., m, n) of Q = H_1 ... H_k from geqrf's ``(a, tau)``, tau
     given as ``input2`` (torch's keyword) (``linalg.householder_product``); m >= n >= k.
     Gradient by composition: each ``H_i C = C - tau_i v_i (v_i^T C)`` is a differentiable
@@ -275,13 +275,13 @@ def orgqr(input: TensorBase, input2: TensorBase) -> TensorBase:
 
 
 def ormqr(
-    input: TensorBase, input2: TensorBase, input3: TensorBase, left: bool = True, transpose: bool = False,
-) -> TensorBase:  # fmt: skip
+    input: Tensor, input2: Tensor, input3: Tensor, left: bool = True, transpose: bool = False,
+) -> Tensor:  # fmt: skip
     """``op(Q) C`` (``left``) or ``C op(Q)``: C = ``input3``, Q = H_1 ... H_k (m, m) from
     geqrf's ``(a, tau)`` = (``input``, ``input2``), op(Q) = Q^T when ``transpose``.
     Gradient by composition of the reflections (see ``orgqr``)."""
     _check_householder(input, input2, "torch.ormqr")
-    if not isinstance(input3, TensorBase):
+    if not isinstance(input3, Tensor):
         raise TypeError("ormqr(): argument 'input3' must be a Tensor")
     m = input.shape[-2]
     along = -2 if left else -1

@@ -14,7 +14,7 @@ import warnings
 import numpy as np
 
 from ...core.function import Function
-from ...core.tensor_base import TensorBase
+from ...core.tensor_base import TensorBase as Tensor
 from ...core.xp import numpy_xp
 from ...foundations.type_names import type_name
 from .._util import gradient_doc
@@ -118,7 +118,7 @@ class LuFactor(Function):
         eye = np.eye(m, k, dtype=D._dtype(lu))
         low, up = xp.tril(lu, -1)[..., :, :k] + eye, xp.triu(lu)[..., :k, :]
         g_low, g_up = xp.tril(g, -1)[..., :, :k], xp.triu(g)[..., :k, :]
-        perm = ctx.perm if xp is numpy_xp else TensorBase._make(ctx.perm)
+        perm = ctx.perm if xp is numpy_xp else Tensor._make(ctx.perm)
         if m == n:
             return xp.matmul(perm, _square_grad(xp, low, up, g_low, g_up)), None, None
         if m > n:
@@ -138,7 +138,7 @@ class LuFactor(Function):
 
 
 @gradient_doc(LuFactor)
-def lu(A: TensorBase, pivot: bool = True, get_infos: bool = False, out=None):
+def lu(A: Tensor, pivot: bool = True, get_infos: bool = False, out=None):
     """``(A_LU, pivots)`` (``(A_LU, pivots, infos)`` with ``get_infos``): the packed LU
     factors (..., m, n) of A = P L U and the 1-based row swaps (..., min(m, n)) int32;
     infos (...) int32 is the index of the first zero pivot of U (0 if none). Torch's
@@ -150,7 +150,7 @@ def lu(A: TensorBase, pivot: bool = True, get_infos: bool = False, out=None):
         "torch.lu is deprecated in favor of torch.linalg.lu_factor / torch.linalg.lu_factor_ex "
         "and will be removed in a future PyTorch release.",
     )
-    if not isinstance(A, TensorBase):
+    if not isinstance(A, Tensor):
         raise TypeError(f"lu(): argument 'A' must be a Tensor, not {type_name(A)}")
     if A.ndim < 2:
         raise RuntimeError(
@@ -172,8 +172,8 @@ def lu(A: TensorBase, pivot: bool = True, get_infos: bool = False, out=None):
     return result
 
 
-def _check_pivots(LU_data: TensorBase, LU_pivots: TensorBase, op: str) -> None:
-    if not isinstance(LU_data, TensorBase) or not isinstance(LU_pivots, TensorBase):
+def _check_pivots(LU_data: Tensor, LU_pivots: Tensor, op: str) -> None:
+    if not isinstance(LU_data, Tensor) or not isinstance(LU_pivots, Tensor):
         raise TypeError(f"{op}(): LU_data and LU_pivots must be Tensors")
     if LU_pivots._data.dtype != np.int32:
         raise RuntimeError(
@@ -197,7 +197,7 @@ def _check_pivots(LU_data: TensorBase, LU_pivots: TensorBase, op: str) -> None:
 
 
 def lu_unpack(
-    LU_data: TensorBase, LU_pivots: TensorBase, unpack_data: bool = True, unpack_pivots: bool = True
+    LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True, unpack_pivots: bool = True
 ):
     """``(P, L, U)`` from packed LU factors (..., m, n): P (..., m, m) of LU's dtype,
     L = tril(LU, -1) + I (..., m, k), U = triu(LU) (..., k, n); a part not unpacked is an
@@ -214,7 +214,7 @@ def lu_unpack(
     return lu_unpack_return(perm, low, LU_data.triu()[..., :k, :])
 
 
-def lu_solve(input: TensorBase, LU_data: TensorBase, LU_pivots: TensorBase) -> TensorBase:
+def lu_solve(input: Tensor, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:
     """X with ``A X = b`` for A = P L U given by ``lu``'s output (..., n, n); b = ``input``
     (..., n, k); batch dims broadcast. Composes: matmul (P^T b), then two triangular solves,
     so ``db = A^-T dX`` and ``d LU = tril(dL, -1) + triu(dU)`` of those solves."""
@@ -225,7 +225,7 @@ def lu_solve(input: TensorBase, LU_data: TensorBase, LU_pivots: TensorBase) -> T
         "in a future PyTorch release.",
     )
     _check_pivots(LU_data, LU_pivots, "lu_solve")
-    if not isinstance(b, TensorBase):
+    if not isinstance(b, Tensor):
         raise TypeError(f"lu_solve(): argument 'b' must be a Tensor, not {type_name(b)}")
     D.check_matrix(LU_data, "linalg.lu_solve", "LU")
     if b.ndim < 2:

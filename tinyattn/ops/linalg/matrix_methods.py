@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...core.tensor_base import TensorBase
+from ...core.tensor_base import TensorBase as Tensor
 from ..elementwise.unary import log as _log
 from . import decompositions as D
 from .api import _const, _tuple, inv, matrix_exp, pinv, svdvals
@@ -26,22 +26,22 @@ __all__ = [
 old_svd_return = _tuple("svd", "U S V")
 
 
-def det(input: TensorBase) -> TensorBase:
+def det(input: Tensor) -> Tensor:
     """``torch.det``: :func:`tinyattn.linalg.det` (whose keyword is ``A``) under ``input``."""
     return _det(input)
 
 
-def slogdet(input: TensorBase):
+def slogdet(input: Tensor):
     """``torch.slogdet``: :func:`tinyattn.linalg.slogdet` under the keyword ``input``."""
     return _slogdet(input)
 
 
-def inverse(input: TensorBase) -> TensorBase:
+def inverse(input: Tensor) -> Tensor:
     """``torch.inverse``: the same as :func:`inv`."""
     return inv(input)
 
 
-def logdet(input: TensorBase) -> TensorBase:
+def logdet(input: Tensor) -> Tensor:
     """``log(det(A))`` (...): NaN where det < 0, -inf where det = 0 (as torch).
     Gradient: ``dA = g * A^-T`` (``LogAbsDet``)."""
     D.check_matrix(input, "logdet")
@@ -49,17 +49,17 @@ def logdet(input: TensorBase) -> TensorBase:
     return logabs + _log(sign)
 
 
-def cholesky(input: TensorBase, upper: bool = False) -> TensorBase:
+def cholesky(input: Tensor, upper: bool = False) -> Tensor:
     """``torch.cholesky`` (deprecated in torch): :func:`cholesky` with a positional ``upper``."""
     return _cholesky(input, upper=upper)
 
 
-def qr(input: TensorBase, some: bool = True):
+def qr(input: Tensor, some: bool = True):
     """``torch.qr`` (deprecated in torch): ``linalg.qr(A, 'reduced' if some else 'complete')``."""
     return _qr(input, "reduced" if some else "complete")
 
 
-def svd(input: TensorBase, some: bool = True, compute_uv: bool = True):
+def svd(input: Tensor, some: bool = True, compute_uv: bool = True):
     """``torch.svd`` (older API): ``(U, S, V)`` with V = Vh^T, reduced when ``some``;
     with ``compute_uv=False`` U and V are zero matrices (m, m) and (n, n), as torch."""
     D.check_matrix(input, "svd", square=False)
@@ -72,6 +72,6 @@ def svd(input: TensorBase, some: bool = True, compute_uv: bool = True):
     return old_svd_return(u, s, vh.mT)
 
 
-def pinverse(input: TensorBase, rcond: float = 1e-15) -> TensorBase:
+def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
     """``torch.pinverse``: :func:`pinv` with ``rtol=rcond``."""
     return pinv(input, rtol=rcond)

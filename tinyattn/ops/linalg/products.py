@@ -14,7 +14,7 @@ import numbers
 import numpy as np
 
 from ...core import _dtype as dt
-from ...core.tensor_base import TensorBase
+from ...core.tensor_base import TensorBase as Tensor
 from ...foundations.type_names import type_name
 from ..elementwise.arithmetic import where
 from ..reduce.reduction import norm, sum
@@ -46,7 +46,7 @@ ger = outer
 
 
 def _need(x, ndim: int, op: str, name: str = "input", what: str = "") -> None:
-    if not isinstance(x, TensorBase):
+    if not isinstance(x, Tensor):
         raise TypeError(f"{op}(): argument '{name}' must be Tensor, not {type_name(x)}")
     if x.ndim != ndim:
         raise RuntimeError(
@@ -55,7 +55,7 @@ def _need(x, ndim: int, op: str, name: str = "input", what: str = "") -> None:
         )
 
 
-def trace(input: TensorBase) -> TensorBase:
+def trace(input: Tensor) -> Tensor:
     """Sum of the main diagonal of a 2-D tensor (integers sum as int64, as torch's sum).
 
     Composes: tinyattn.diagonal, tinyattn.sum
@@ -64,7 +64,7 @@ def trace(input: TensorBase) -> TensorBase:
     return sum(diagonal(input))
 
 
-def diagflat(input: TensorBase, offset: int = 0) -> TensorBase:
+def diagflat(input: Tensor, offset: int = 0) -> Tensor:
     """A 2-D tensor with ``input`` (flattened) on its ``offset``-th diagonal.
 
     Composes: tinyattn.diag, tinyattn.reshape
@@ -72,7 +72,7 @@ def diagflat(input: TensorBase, offset: int = 0) -> TensorBase:
     return diag(reshape(input, -1), offset)
 
 
-def kron(input: TensorBase, other: TensorBase) -> TensorBase:
+def kron(input: Tensor, other: Tensor) -> Tensor:
     """Kronecker product: ``out[i*n + k, ...] = input[i, ...] * other[k, ...]`` per dim
     (the shorter shape padded with leading 1s).
 
@@ -89,7 +89,7 @@ def kron(input: TensorBase, other: TensorBase) -> TensorBase:
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 
-def tensordot(a: TensorBase, b: TensorBase, dims=2, out=None) -> TensorBase:
+def tensordot(a: Tensor, b: Tensor, dims=2, out=None) -> Tensor:
     """Sum of products over ``dims``: an int ``n`` contracts the last ``n`` dims of ``a``
     with the first ``n`` of ``b``; a pair of lists names the dims of each.
 
@@ -97,7 +97,7 @@ def tensordot(a: TensorBase, b: TensorBase, dims=2, out=None) -> TensorBase:
     """
     if out is not None:
         raise TypeError("tensordot(): out= is not supported")
-    if isinstance(dims, TensorBase):
+    if isinstance(dims, Tensor):
         dims = dims.tolist()
     if isinstance(dims, numbers.Integral):
         if dims < 0 or dims > min(a.ndim, b.ndim):
@@ -131,7 +131,7 @@ def tensordot(a: TensorBase, b: TensorBase, dims=2, out=None) -> TensorBase:
     return einsum(f"{''.join(ta)},{''.join(tb)}->{''.join(kept)}", a, b)
 
 
-def mv(input: TensorBase, vec: TensorBase) -> TensorBase:
+def mv(input: Tensor, vec: Tensor) -> Tensor:
     """Matrix-vector product: (n, m) @ (m,) -> (n,).
 
     Composes: tinyattn.matmul
@@ -145,7 +145,7 @@ def mv(input: TensorBase, vec: TensorBase) -> TensorBase:
     return matmul(input, vec)
 
 
-def vdot(input: TensorBase, other: TensorBase) -> TensorBase:
+def vdot(input: Tensor, other: Tensor) -> Tensor:
     """``sum(conj(input) * other)`` of two 1-D tensors (real dtypes: no conjugation).
 
     Composes: tinyattn.dot, tinyattn.conj
@@ -153,7 +153,7 @@ def vdot(input: TensorBase, other: TensorBase) -> TensorBase:
     return dot(input.conj(), other)
 
 
-def chain_matmul(*matrices) -> TensorBase:
+def chain_matmul(*matrices) -> Tensor:
     """``matrices[0] @ matrices[1] @ ...`` of 2-D tensors (torch's deprecated spelling of
     ``linalg.multi_dot``).
 
@@ -171,7 +171,7 @@ def chain_matmul(*matrices) -> TensorBase:
     return out if len(matrices) > 1 else out.clone()
 
 
-def matrix_power(input: TensorBase, n: int) -> TensorBase:
+def matrix_power(input: Tensor, n: int) -> Tensor:
     """``input`` (..., m, m) multiplied by itself ``n`` times (``n = 0``: the identity,
     batched; ``n < 0``: ``inverse(input)`` to the power ``-n``, as ``linalg.matrix_power``).
 
@@ -188,8 +188,8 @@ def matrix_power(input: TensorBase, n: int) -> TensorBase:
         input, n = inv(input), -int(n)
     if n == 0:
         eye = np.broadcast_to(np.eye(input.shape[-1], dtype=input._data.dtype), input.shape)
-        never = TensorBase._make(np.zeros((), np.bool_))
-        return where(never, input, TensorBase._make(eye.copy()))  # connected, with a 0 gradient
+        never = Tensor._make(np.zeros((), np.bool_))
+        return where(never, input, Tensor._make(eye.copy()))  # connected, with a 0 gradient
     result, base, k = None, input, int(n)
     while k:  # square-and-multiply: O(log n) products
         if k & 1:
@@ -200,7 +200,7 @@ def matrix_power(input: TensorBase, n: int) -> TensorBase:
     return result if result is not input else input.clone()
 
 
-def block_diag(*tensors) -> TensorBase:
+def block_diag(*tensors) -> Tensor:
     """The tensors (0-D, 1-D as a row, or 2-D) on the diagonal of a zero matrix, in order;
     the result has their promoted dtype.
 
@@ -208,7 +208,7 @@ def block_diag(*tensors) -> TensorBase:
     """
     blocks = []
     for i, t in enumerate(tensors):
-        if not isinstance(t, TensorBase):
+        if not isinstance(t, Tensor):
             raise TypeError(f"block_diag(): argument {i} must be Tensor, not {type_name(t)}")
         if t.ndim > 2:
             raise RuntimeError(
@@ -224,13 +224,13 @@ def block_diag(*tensors) -> TensorBase:
     for b in blocks:
         b = b.to(dt.from_numpy_dtype(np.dtype(dtype)))
         r, c = b.shape
-        pad = [TensorBase._make(np.zeros((r, n), dtype)) for n in (left, width - left - c)]
+        pad = [Tensor._make(np.zeros((r, n), dtype)) for n in (left, width - left - c)]
         rows.append(cat([pad[0], b, pad[1]], 1))
         left += c
-    return cat(rows, 0) if rows else TensorBase._make(np.zeros((1, 0), dtype))  # torch: (1, 0)
+    return cat(rows, 0) if rows else Tensor._make(np.zeros((1, 0), dtype))  # torch: (1, 0)
 
 
-def cartesian_prod(*tensors) -> TensorBase:
+def cartesian_prod(*tensors) -> Tensor:
     """Rows of every combination of one element from each 1-D tensor, (prod n_i, k); one
     tensor comes back as it is.
 
@@ -244,7 +244,7 @@ def cartesian_prod(*tensors) -> TensorBase:
     return stack([reshape(g, -1) for g in grids], 1)
 
 
-def combinations(input: TensorBase, r: int = 2, with_replacement: bool = False) -> TensorBase:
+def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> Tensor:
     """Rows of the length-``r`` combinations of a 1-D tensor's elements (itertools order).
 
     Composes: Tensor.__getitem__
@@ -256,7 +256,7 @@ def combinations(input: TensorBase, r: int = 2, with_replacement: bool = False) 
         return input[:0]
     make = itertools.combinations_with_replacement if with_replacement else itertools.combinations
     idx = np.array(list(make(range(input.shape[0]), int(r))), dtype=np.int64).reshape(-1, r)
-    return input[TensorBase._make(idx)]
+    return input[Tensor._make(idx)]
 
 
 _COMPUTE_MODES = (
@@ -267,11 +267,11 @@ _COMPUTE_MODES = (
 
 
 def cdist(
-    x1: TensorBase,
-    x2: TensorBase,
+    x1: Tensor,
+    x2: Tensor,
     p: float = 2.0,
     compute_mode="use_mm_for_euclid_dist_if_necessary",
-) -> TensorBase:
+) -> Tensor:
     """Pairwise p-norm distances: (..., P, M) and (..., R, M) -> (..., P, R),
     ``out[..., i, j] = ||x1[..., i, :] - x2[..., j, :]||_p`` (leading dims broadcast).
     ``compute_mode`` is checked but every mode computes the differences directly (torch's
@@ -280,7 +280,7 @@ def cdist(
     Composes: tinyattn.sub, tinyattn.norm (0 gradient at zero distance, as torch)
     """
     for name, x in (("x1", x1), ("x2", x2)):
-        if not isinstance(x, TensorBase) or x.ndim < 2:
+        if not isinstance(x, Tensor) or x.ndim < 2:
             raise RuntimeError(
                 f"cdist(): {name} only supports at least 2D tensors, got shape "
                 f"{list(getattr(x, 'shape', []))}"
@@ -303,7 +303,7 @@ def cdist(
     return norm(unsqueeze(x1, -2) - unsqueeze(x2, -3), p, -1)
 
 
-def dist(input: TensorBase, other: TensorBase, p: float = 2) -> TensorBase:
+def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
     """``||input - other||_p`` over all elements (shapes broadcast).
 
     Composes: tinyattn.sub, tinyattn.norm
@@ -327,14 +327,14 @@ def _weights(w, n: int, name: str, integer: bool):
     return w
 
 
-def cov(input: TensorBase, *, correction: int = 1, fweights=None, aweights=None) -> TensorBase:
+def cov(input: Tensor, *, correction: int = 1, fweights=None, aweights=None) -> Tensor:
     """Covariance of the rows (variables) over the columns (observations) of a 1-D or 2-D
     tensor: ``sum_k w_k (x_ik - mean_i)(x_jk - mean_j) / (sum w - correction * sum(w a)/sum w)``,
     ``w = fweights * aweights`` (frequency and importance weights, optional).
 
     Composes: tinyattn.matmul, tinyattn.mean
     """
-    if not isinstance(input, TensorBase) or input.ndim > 2:
+    if not isinstance(input, Tensor) or input.ndim > 2:
         raise RuntimeError(
             f"cov(): expected input to have two or fewer dimensions but got shape "
             f"{list(getattr(input, 'shape', []))}"
@@ -342,7 +342,7 @@ def cov(input: TensorBase, *, correction: int = 1, fweights=None, aweights=None)
     x = reshape(input, (1, -1)) if input.ndim < 2 else input
     if not x.dtype.is_floating_point:
         x = x.to(dt.get_default_dtype())
-    if isinstance(aweights, TensorBase) and aweights.dtype.is_floating_point:
+    if isinstance(aweights, Tensor) and aweights.dtype.is_floating_point:
         # torch computes in the promoted dtype (float32 input, float64 aweights -> float64)
         x = x.to(dt.from_numpy_dtype(dt._promote_same_rank([x._data.dtype, aweights._data.dtype])))
     n = x.shape[1]
@@ -370,7 +370,7 @@ def cov(input: TensorBase, *, correction: int = 1, fweights=None, aweights=None)
     return reshape(out, ()) if x.shape[0] == 1 else out  # one variable: 0-D, as torch
 
 
-def corrcoef(input: TensorBase) -> TensorBase:
+def corrcoef(input: Tensor) -> Tensor:
     """Pearson correlation of the rows: ``cov[i, j] / sqrt(cov[i, i] cov[j, j])``, clipped
     to [-1, 1].
 

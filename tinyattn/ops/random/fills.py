@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...core.tensor_base import TensorBase
+from ...core.tensor_base import TensorBase as Tensor
 from ...random import _numpy_generator
 from ...random.fill import fill_normal_, fill_uniform_
 from ..inplace import check_inplace_allowed
@@ -18,21 +18,21 @@ from ..inplace import check_inplace_allowed
 __all__ = ["uniform_", "normal_", "bernoulli_", "exponential_", "random_"]
 
 
-def _random_fill(self: TensorBase, values: np.ndarray, op: str) -> TensorBase:
+def _random_fill(self: Tensor, values: np.ndarray, op: str) -> Tensor:
     check_inplace_allowed(self, op)
     self._data[...] = values
     self._bump_version()
     return self
 
 
-def uniform_(self: TensorBase, a: float = 0.0, b: float = 1.0, *, generator=None) -> TensorBase:
+def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, *, generator=None) -> Tensor:
     check_inplace_allowed(self, "uniform_")
     fill_uniform_(self._data, a, b, _numpy_generator(generator))
     self._bump_version()
     return self
 
 
-def normal_(self: TensorBase, mean: float = 0.0, std: float = 1.0, *, generator=None) -> TensorBase:
+def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator=None) -> Tensor:
     if std < 0:
         raise RuntimeError(f"normal_ expects std >= 0.0, but found std {std}")
     check_inplace_allowed(self, "normal_")
@@ -41,19 +41,17 @@ def normal_(self: TensorBase, mean: float = 0.0, std: float = 1.0, *, generator=
     return self
 
 
-def bernoulli_(self: TensorBase, p: float = 0.5, *, generator=None) -> TensorBase:
+def bernoulli_(self: Tensor, p: float = 0.5, *, generator=None) -> Tensor:
     rng = _numpy_generator(generator)
     return _random_fill(self, rng.random(self.shape) < p, "bernoulli_")
 
 
-def exponential_(self: TensorBase, lambd: float = 1.0, *, generator=None) -> TensorBase:
+def exponential_(self: Tensor, lambd: float = 1.0, *, generator=None) -> Tensor:
     rng = _numpy_generator(generator)
     return _random_fill(self, rng.exponential(1.0 / lambd, self.shape), "exponential_")
 
 
-def random_(
-    self: TensorBase, low: int = 0, high: int | None = None, *, generator=None
-) -> TensorBase:
+def random_(self: Tensor, low: int = 0, high: int | None = None, *, generator=None) -> Tensor:
     if high is None:
         low, high = 0, low if low else 2**24
     rng = _numpy_generator(generator)

@@ -13,7 +13,7 @@ import numpy as np
 
 from ...core import _dtype as dt
 from ...core.device import check_device
-from ...core.tensor_base import TensorBase
+from ...core.tensor_base import TensorBase as Tensor
 from ...foundations.type_names import type_name
 from ...random import _numpy_generator
 from ...random.fill import standard_normal, uniform01
@@ -44,9 +44,7 @@ def _random_float_dtype(dtype, name: str) -> np.dtype:
     return np_dtype
 
 
-def rand(
-    *sizes, size=None, generator=None, dtype=None, device=None, requires_grad=False
-) -> TensorBase:
+def rand(*sizes, size=None, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Uniform samples on [0, 1) (the shape as in :func:`zeros`)."""
     check_device(device)
     shape = _sizes(int_list(sizes, size, "rand", "size"), "rand")
@@ -68,7 +66,7 @@ def _random_parts(draw, rng, shape: tuple, np_dtype: np.dtype, complex_scale: fl
 
 def randn(
     *sizes, size=None, generator=None, dtype=None, device=None, requires_grad=False
-) -> TensorBase:
+) -> Tensor:
     """Standard normal samples (the shape as in :func:`zeros`)."""
     check_device(device)
     shape = _sizes(int_list(sizes, size, "randn", "size"), "randn")
@@ -77,7 +75,7 @@ def randn(
     return _finish(data, requires_grad)
 
 
-def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None) -> TensorBase:
+def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None) -> Tensor:
     """Integers uniform on [low, high) of the given ``size`` (int64)."""
     check_device(device)
     if size is None:
@@ -93,19 +91,19 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
             f"randint(): expected 'low' to be less than 'high', but got low={low} >= high={high}"
         )
     d = dt.to_dtype(dtype).np_dtype if dtype is not None else np.int64
-    return TensorBase._make(_numpy_generator(generator).integers(low, high, shape).astype(d))
+    return Tensor._make(_numpy_generator(generator).integers(low, high, shape).astype(d))
 
 
-def randperm(n: int, *, generator=None, dtype=None, device=None) -> TensorBase:
+def randperm(n: int, *, generator=None, dtype=None, device=None) -> Tensor:
     d = dt.to_dtype(dtype).np_dtype if dtype is not None else np.int64
     if n < 0:
         raise RuntimeError(f"randperm(): n must be non-negative, got {n}")
-    return TensorBase._make(_numpy_generator(generator).permutation(n).astype(d))
+    return Tensor._make(_numpy_generator(generator).permutation(n).astype(d))
 
 
 def rand_like(
-    input: TensorBase, *, generator=None, dtype=None, device=None, requires_grad=False
-) -> TensorBase:
+    input: Tensor, *, generator=None, dtype=None, device=None, requires_grad=False
+) -> Tensor:
     """``rand`` of ``input``'s shape and (unless ``dtype`` is given) dtype."""
     check_device(device)
     dtype = dtype or input.dtype
@@ -113,23 +111,23 @@ def rand_like(
 
 
 def randn_like(
-    input: TensorBase, *, generator=None, dtype=None, device=None, requires_grad=False
-) -> TensorBase:
+    input: Tensor, *, generator=None, dtype=None, device=None, requires_grad=False
+) -> Tensor:
     """``randn`` of ``input``'s shape and (unless ``dtype`` is given) dtype."""
     check_device(device)
     dtype = dtype or input.dtype
     return randn(input.shape, generator=generator, dtype=dtype, requires_grad=requires_grad)
 
 
-def bernoulli(input: TensorBase, p=None, *, generator=None) -> TensorBase:
+def bernoulli(input: Tensor, p=None, *, generator=None) -> Tensor:
     probs = input._data if p is None else np.full(input._data.shape, p)
     draw = _numpy_generator(generator).random(input._data.shape) < probs
-    return TensorBase._make(draw.astype(input._data.dtype))
+    return Tensor._make(draw.astype(input._data.dtype))
 
 
 def multinomial(
-    input: TensorBase, num_samples: int, replacement: bool = False, *, generator=None
-) -> TensorBase:
+    input: Tensor, num_samples: int, replacement: bool = False, *, generator=None
+) -> Tensor:
     rng = _numpy_generator(generator)
     probs = np.atleast_2d(input._data).astype(np.float64)
     if not replacement and num_samples > probs.shape[1]:
@@ -148,12 +146,12 @@ def multinomial(
             for row in probs
         ]
     )
-    return TensorBase._make((out if input.ndim == 2 else out[0]).astype(np.int64))
+    return Tensor._make((out if input.ndim == 2 else out[0]).astype(np.int64))
 
 
-def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None) -> TensorBase:
-    m = mean._data if isinstance(mean, TensorBase) else mean
-    s = std._data if isinstance(std, TensorBase) else std
+def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None) -> Tensor:
+    m = mean._data if isinstance(mean, Tensor) else mean
+    s = std._data if isinstance(std, Tensor) else std
     shape = size if size is not None else np.broadcast_shapes(np.shape(m), np.shape(s))
     data = _numpy_generator(generator).normal(m, s, shape)
     d = (
@@ -161,11 +159,11 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None) -> Tenso
         if dtype is not None
         else (m.dtype if isinstance(m, np.ndarray) else dt.get_default_dtype().np_dtype)
     )
-    return TensorBase._make(np.asarray(data, dtype=d))
+    return Tensor._make(np.asarray(data, dtype=d))
 
 
 def randint_like(
-    input: TensorBase,
+    input: Tensor,
     low=0,
     high=None,
     *,
@@ -173,7 +171,7 @@ def randint_like(
     dtype=None,
     device=None,
     requires_grad=False,
-) -> TensorBase:
+) -> Tensor:
     """Integers uniform on ``[low, high)`` of ``input``'s shape (``randint_like(x, high)`` too),
     in ``input``'s dtype unless ``dtype``."""
     check_device(device)
@@ -190,8 +188,8 @@ def randint_like(
     return _finish(draws.astype(np_dtype), requires_grad)
 
 
-def _float_input(t, op: str, name: str) -> TensorBase:
-    if not isinstance(t, TensorBase):
+def _float_input(t, op: str, name: str) -> Tensor:
+    if not isinstance(t, Tensor):
         raise TypeError(f"{op}(): argument '{name}' must be a Tensor, not {type_name(t)}")
     if t._data.dtype.kind != "f":
         raise TypeError(
@@ -200,7 +198,7 @@ def _float_input(t, op: str, name: str) -> TensorBase:
     return t
 
 
-def poisson(input: TensorBase, generator=None) -> TensorBase:
+def poisson(input: Tensor, generator=None) -> Tensor:
     """Poisson samples with rates ``input`` (>= 0): ``input``'s shape and float dtype."""
     rates = _float_input(input, "poisson", "input")._data
     if np.any(rates < 0) or np.any(np.isnan(rates)):
@@ -208,10 +206,10 @@ def poisson(input: TensorBase, generator=None) -> TensorBase:
             "poisson(): invalid Poisson rate, expected every rate to be non-negative"
         )
     draws = _numpy_generator(generator).poisson(rates)
-    return TensorBase._make(np.asarray(draws, dtype=rates.dtype))
+    return Tensor._make(np.asarray(draws, dtype=rates.dtype))
 
 
-def binomial(count: TensorBase, prob: TensorBase, generator=None) -> TensorBase:
+def binomial(count: Tensor, prob: Tensor, generator=None) -> Tensor:
     """Binomial samples of ``count`` trials with success probability ``prob`` (broadcast).
 
     Floating tensors; ``count`` >= 0 and ``0 <= prob <= 1`` (torch does not check these and
@@ -231,4 +229,4 @@ def binomial(count: TensorBase, prob: TensorBase, generator=None) -> TensorBase:
             "not broadcast"
         ) from None
     draws = _numpy_generator(generator).binomial(np.broadcast_to(n, shape).astype(np.int64), p)
-    return TensorBase._make(np.asarray(draws, dtype=n.dtype))
+    return Tensor._make(np.asarray(draws, dtype=n.dtype))

@@ -12,7 +12,7 @@ import numpy as np
 
 from ...core import _dtype as dt
 from ...core.function import Function
-from ...core.tensor_base import TensorBase
+from ...core.tensor_base import TensorBase as Tensor
 from ...core.xp import numpy_xp
 from .._accumulation import accumulates_in_float32
 from .._util import gradient_doc, normalize_dim
@@ -32,7 +32,7 @@ def _scan_dtype(x: np.ndarray, dtype) -> np.dtype:
     return np.dtype(np.int64) if x.dtype.kind in "biu" else x.dtype
 
 
-def _as_scan_dtype(input: TensorBase, dtype, op: str = "cumsum") -> TensorBase:
+def _as_scan_dtype(input: Tensor, dtype, op: str = "cumsum") -> Tensor:
     """``input`` in the dtype its scan accumulates in (NumPy would widen int32 to int64)."""
     target = _scan_dtype(input._data, dtype)
     if target == np.bool_:  # torch has no bool scan kernel
@@ -60,7 +60,7 @@ class Cumsum(Function):
 
 @accumulates_in_float32("input")
 @gradient_doc(Cumsum)
-def cumsum(input: TensorBase, dim: int, *, dtype=None) -> TensorBase:
+def cumsum(input: Tensor, dim: int, *, dtype=None) -> Tensor:
     """Cumulative sum along ``dim`` (ints and bools as int64, as in torch; else ``dtype``)."""
     return Cumsum.apply(_as_scan_dtype(input, dtype), normalize_dim(dim, input.ndim, "cumsum"))
 
@@ -136,13 +136,13 @@ def _cumprod_grad_graph(xp, x, out, g, dim):
 
 @accumulates_in_float32("input")
 @gradient_doc(Cumprod)
-def cumprod(input: TensorBase, dim: int, *, dtype=None) -> TensorBase:
+def cumprod(input: Tensor, dim: int, *, dtype=None) -> Tensor:
     """Cumulative product along ``dim`` (ints and bools as int64, as in torch)."""
     d = normalize_dim(dim, input.ndim, "cumprod")
     return Cumprod.apply(_as_scan_dtype(input, dtype, "cumprod"), d)
 
 
-def _cum_extreme(input: TensorBase, dim: int, pick_max: bool, ret, op: str):
+def _cum_extreme(input: Tensor, dim: int, pick_max: bool, ret, op: str):
     """values/indices of the running max (min); a tie or NaN moves the index forward."""
     d = normalize_dim(dim, input.ndim, op)
     a = input._data if input.ndim else input._data.reshape(1)
@@ -160,10 +160,10 @@ def _cum_extreme(input: TensorBase, dim: int, pick_max: bool, ret, op: str):
     values = Gather.apply(x, d, indices.astype(np.intp))
     if input.ndim == 0:
         values, indices = values.reshape(()), indices.reshape(())
-    return ret(values, TensorBase._make(indices.astype(np.int64)))
+    return ret(values, Tensor._make(indices.astype(np.int64)))
 
 
-def cummax(input: TensorBase, dim: int):
+def cummax(input: Tensor, dim: int):
     """Running max along ``dim`` and the index where it was reached (the latest on ties),
     as a ``(values, indices)`` named tuple.
 
@@ -172,7 +172,7 @@ def cummax(input: TensorBase, dim: int):
     return _cum_extreme(input, dim, True, cummax_return, "cummax")
 
 
-def cummin(input: TensorBase, dim: int):
+def cummin(input: Tensor, dim: int):
     """Running min along ``dim`` and its index (the latest on ties).
 
     d input[j] = sum of g[i] over the positions i whose running min came from j (as cummax).

@@ -14,7 +14,7 @@ from collections import namedtuple
 import numpy as np
 
 from ...core import _dtype as dt
-from ...core.tensor_base import TensorBase
+from ...core.tensor_base import TensorBase as Tensor
 from ...foundations.type_names import type_name
 from .._util import normalize_dim
 from ..elementwise.arithmetic import _tensor
@@ -32,7 +32,7 @@ histogramdd_return.__module__ = "tinyattn.return_types"
 
 
 # -- gradient --------------------------------------------------------------------------------
-def _gradient_dims(input: TensorBase, spacing, dim, edge_order) -> tuple[list[int], list]:
+def _gradient_dims(input: Tensor, spacing, dim, edge_order) -> tuple[list[int], list]:
     if edge_order not in (1, 2):
         raise RuntimeError(
             f"torch.gradient only supports edge_order=1 and edge_order=2, got {edge_order!r}"
@@ -45,13 +45,13 @@ def _gradient_dims(input: TensorBase, spacing, dim, edge_order) -> tuple[list[in
         dims = [normalize_dim(d, input.ndim, "gradient") for d in dim]
     if len(set(dims)) != len(dims):
         raise RuntimeError(f"gradient(): dim {list(dims)} appears more than once")
-    if isinstance(spacing, TensorBase) and spacing.ndim == 0:
+    if isinstance(spacing, Tensor) and spacing.ndim == 0:
         spacing = spacing.item()
     if isinstance(spacing, numbers.Number):
         spacing = [spacing] * len(dims)
     spacing = list(spacing)
     for h in spacing:
-        if isinstance(h, TensorBase) and h.ndim != 1:
+        if isinstance(h, Tensor) and h.ndim != 1:
             raise RuntimeError(
                 "torch.gradient expected each element of spacing to have one dimension, but got "
                 f"an element with {h.ndim} dimensions"
@@ -69,7 +69,7 @@ def _gradient_dims(input: TensorBase, spacing, dim, edge_order) -> tuple[list[in
                 f"size {input.shape[d]} at dim {d} (shape {list(input.shape)}, edge_order "
                 f"{edge_order})"
             )
-        if isinstance(h, TensorBase) and (h.ndim != 1 or h.shape[0] != input.shape[d]):
+        if isinstance(h, Tensor) and (h.ndim != 1 or h.shape[0] != input.shape[d]):
             raise RuntimeError(
                 f"gradient(): the coordinates for dim {d} must be 1-D with {input.shape[d]} "
                 f"values (input shape {list(input.shape)}), got shape {list(h.shape)}"
@@ -77,25 +77,25 @@ def _gradient_dims(input: TensorBase, spacing, dim, edge_order) -> tuple[list[in
     return dims, spacing
 
 
-def _along(values: np.ndarray, d: int, ndim: int) -> TensorBase:
+def _along(values: np.ndarray, d: int, ndim: int) -> Tensor:
     """Coefficients (k,) as a constant shaped to broadcast along dim ``d``."""
     shape = [1] * ndim
     shape[d] = values.shape[0]
-    return TensorBase._make(values.reshape(shape))
+    return Tensor._make(values.reshape(shape))
 
 
-def _diff_one_dim(f: TensorBase, d: int, h, edge_order: int) -> TensorBase:
+def _diff_one_dim(f: Tensor, d: int, h, edge_order: int) -> Tensor:
     """The derivative of ``f`` along ``d``: central differences inside, one-sided at the ends."""
     n, nd = f.shape[d], f.ndim
-    if isinstance(h, TensorBase) and h._data.dtype.kind == "f":  # float64 coordinates widen f
+    if isinstance(h, Tensor) and h._data.dtype.kind == "f":  # float64 coordinates widen f
         wide = np.promote_types(f._data.dtype, h._data.dtype)
         f = cast(f, dt.from_numpy_dtype(wide))
 
-    def part(start: int, length: int) -> TensorBase:
+    def part(start: int, length: int) -> Tensor:
         return narrow(f, d, start, length)
 
     np_dtype = f._data.dtype
-    if isinstance(h, TensorBase):  # sample coordinates: the non-uniform formulas
+    if isinstance(h, Tensor):  # sample coordinates: the non-uniform formulas
         x = h._data.astype(np.float64)
         dx = np.diff(x)
         h1, h2 = dx[:-1], dx[1:]
@@ -124,7 +124,7 @@ def _diff_one_dim(f: TensorBase, d: int, h, edge_order: int) -> TensorBase:
                 + part(n - 1, 1) * float((2 * d2 + d1) / (d2 * (d1 + d2)))
             )
     else:
-        step = float(h.item() if isinstance(h, TensorBase) else h)
+        step = float(h.item() if isinstance(h, Tensor) else h)
         inner = (part(2, n - 2) - part(0, n - 2)) / (2 * step)
         if edge_order == 1:
             first = (part(1, 1) - part(0, 1)) / step
@@ -135,9 +135,7 @@ def _diff_one_dim(f: TensorBase, d: int, h, edge_order: int) -> TensorBase:
     return cat([first, inner, last], d) if n > 2 else cat([first, last], d)
 
 
-def gradient(
-    input: TensorBase, *, spacing=1, dim=None, edge_order: int = 1
-) -> tuple[TensorBase, ...]:
+def gradient(input: Tensor, *, spacing=1, dim=None, edge_order: int = 1) -> tuple[Tensor, ...]:
     """Estimate the derivative of ``input`` along each of ``dim`` (all dims by default).
 
     Second-order central differences inside, ``(f[i+1] - f[i-1]) / 2h`` for a uniform
@@ -170,7 +168,7 @@ def gradient(
     return tuple(_diff_one_dim(x, d, h, edge_order) for d, h in zip(dims, spacing))
 
 
-def trapz(y: TensorBase, x=None, *, dx=None, dim: int = -1) -> TensorBase:
+def trapz(y: Tensor, x=None, *, dx=None, dim: int = -1) -> Tensor:
     """torch's older name of :func:`tinyattn.trapezoid` (``x`` or ``dx``, not both)."""
     if x is not None and dx is not None:
         raise TypeError("trapz(): takes either sample points 'x' or a spacing 'dx', not both")
@@ -231,7 +229,7 @@ def _bin_range(values: np.ndarray, given, k: int, op: str) -> tuple[float, float
 
 
 def _edges(values: np.ndarray, bins, given, k: int, np_dtype, op: str) -> np.ndarray:
-    if isinstance(bins, TensorBase):
+    if isinstance(bins, Tensor):
         edges = bins._data
         if edges.ndim != 1 or edges.size < 2 or edges.dtype != np_dtype:
             raise RuntimeError(
@@ -254,7 +252,7 @@ def _check_float_input(input, weight, op: str) -> tuple[np.ndarray, np.ndarray |
         raise TypeError(f"{op}: expected a floating point input (as torch), got {x.dtype}")
     if weight is None:
         return x._data, None
-    if not isinstance(weight, TensorBase) or weight._data.dtype != x._data.dtype:
+    if not isinstance(weight, Tensor) or weight._data.dtype != x._data.dtype:
         raise RuntimeError(
             f"{op}: weight must be a tensor of the input's dtype {x.dtype}, got "
             f"{getattr(weight, 'dtype', type_name(weight))}"
@@ -287,7 +285,7 @@ def _counts(points: np.ndarray, edges: list[np.ndarray], weight, density: bool, 
     return hist.astype(np_dtype)
 
 
-def histogram(input: TensorBase, bins=100, *, range=None, weight=None, density: bool = False):
+def histogram(input: Tensor, bins=100, *, range=None, weight=None, density: bool = False):
     """Counts of ``input``'s values in ``bins`` equal bins over ``range`` (default: the
     data's min and max), or in the bins between the edges of a 1-D tensor ``bins``.
 
@@ -320,10 +318,10 @@ def histogram(input: TensorBase, bins=100, *, range=None, weight=None, density: 
     points = data.reshape(-1, 1)
     edges = _edges(points[:, 0], bins, range, 0, data.dtype, "torch.histogram")
     hist = _counts(points, [edges], None if w is None else w.reshape(-1), density, data.dtype)
-    return histogram_return(TensorBase._make(hist), TensorBase._make(np.array(edges, copy=True)))
+    return histogram_return(Tensor._make(hist), Tensor._make(np.array(edges, copy=True)))
 
 
-def histogramdd(input: TensorBase, bins, range=None, weight=None, density: bool = False):
+def histogramdd(input: Tensor, bins, range=None, weight=None, density: bool = False):
     """A D-dimensional histogram of the points ``input`` (..., D).
 
     Parameters
@@ -351,8 +349,8 @@ def histogramdd(input: TensorBase, bins, range=None, weight=None, density: bool 
         )
     ndims = data.shape[-1]
     points = data.reshape(-1, ndims)
-    if isinstance(bins, (numbers.Integral, TensorBase)) and not isinstance(bins, bool):
-        bins = [bins] * ndims if not isinstance(bins, TensorBase) else [bins]
+    if isinstance(bins, (numbers.Integral, Tensor)) and not isinstance(bins, bool):
+        bins = [bins] * ndims if not isinstance(bins, Tensor) else [bins]
     bins = list(bins)
     if len(bins) != ndims:
         raise RuntimeError(
@@ -374,5 +372,5 @@ def histogramdd(input: TensorBase, bins, range=None, weight=None, density: bool 
         for k, b in enumerate(bins)
     ]
     hist = _counts(points, edges, None if w is None else w.reshape(-1), density, data.dtype)
-    out_edges = tuple(TensorBase._make(np.array(e, copy=True)) for e in edges)
-    return histogramdd_return(TensorBase._make(hist), out_edges)
+    out_edges = tuple(Tensor._make(np.array(e, copy=True)) for e in edges)
+    return histogramdd_return(Tensor._make(hist), out_edges)

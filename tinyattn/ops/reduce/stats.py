@@ -16,7 +16,7 @@ import numpy as np
 
 from ...core import _dtype as dt
 from ...core.function import Function
-from ...core.tensor_base import TensorBase
+from ...core.tensor_base import TensorBase as Tensor
 from ...foundations.type_names import type_name
 from .._accumulation import accumulates_in_float32
 from .._util import gradient_doc, normalize_dim
@@ -46,14 +46,14 @@ aminmax_return = namedtuple("aminmax", ["min", "max"])
 aminmax_return.__module__ = "tinyattn.return_types"
 
 
-def _zero_nans(input: TensorBase) -> TensorBase:
+def _zero_nans(input: Tensor) -> Tensor:
     if not input.dtype.is_floating_point:
         return input
-    return where(isnan(input), TensorBase._make(np.zeros((), input._data.dtype)), input)
+    return where(isnan(input), Tensor._make(np.zeros((), input._data.dtype)), input)
 
 
 @accumulates_in_float32("input")
-def nansum(input: TensorBase, dim=None, keepdim: bool = False, *, dtype=None) -> TensorBase:
+def nansum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """Sum over ``dim`` treating NaN as zero (a NaN element gets a 0 gradient).
 
     Composes: tinyattn.where, tinyattn.sum
@@ -62,7 +62,7 @@ def nansum(input: TensorBase, dim=None, keepdim: bool = False, *, dtype=None) ->
 
 
 @accumulates_in_float32("input")
-def nanmean(input: TensorBase, dim=None, keepdim: bool = False, *, dtype=None) -> TensorBase:
+def nanmean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """Mean over ``dim`` of the non-NaN elements (NaN where there are none).
 
     Composes: tinyattn.where, tinyattn.sum, tinyattn.div
@@ -71,11 +71,11 @@ def nanmean(input: TensorBase, dim=None, keepdim: bool = False, *, dtype=None) -
         raise RuntimeError(
             f"nanmean(): expected input to have floating point dtype but got {input.dtype.name}"
         )
-    count = sum(TensorBase._make(~np.isnan(input._data)), dim, keepdim)
+    count = sum(Tensor._make(~np.isnan(input._data)), dim, keepdim)
     return nansum(input, dim, keepdim, dtype=dtype) / count
 
 
-def aminmax(input: TensorBase, *, dim=None, keepdim: bool = False):
+def aminmax(input: Tensor, *, dim=None, keepdim: bool = False):
     """``(amin, amax)`` over ``dim`` (all elements when None) as a named tuple ``(min, max)``.
 
     Composes: tinyattn.amin, tinyattn.amax
@@ -99,7 +99,7 @@ _INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
 
 
 def _q_array(q, dtype: np.dtype, op: str) -> np.ndarray:
-    if isinstance(q, TensorBase):
+    if isinstance(q, Tensor):
         if not q.dtype.is_floating_point or q.ndim > 1:
             raise RuntimeError(
                 f"{op}() q must be a scalar or 1D float tensor, got {q.ndim}-D {q.dtype.name}"
@@ -114,8 +114,8 @@ def _q_array(q, dtype: np.dtype, op: str) -> np.ndarray:
     return arr
 
 
-def _quantile(input, q, dim, keepdim, interpolation, ignore_nan: bool, op: str) -> TensorBase:
-    if not isinstance(input, TensorBase) or input._data.dtype.kind != "f":
+def _quantile(input, q, dim, keepdim, interpolation, ignore_nan: bool, op: str) -> Tensor:
+    if not isinstance(input, Tensor) or input._data.dtype.kind != "f":
         raise RuntimeError(
             f"{op}() input tensor must be either float or double dtype, got "
             f"{getattr(getattr(input, 'dtype', None), 'name', type_name(input))}"
@@ -161,9 +161,9 @@ def _quantile(input, q, dim, keepdim, interpolation, ignore_nan: bool, op: str) 
         # infinities, e.g. lerp(-inf, 1, 0.75) = 1 - (1 + inf) * 0.25 = -inf, not NaN)
         top = gather(values, -1, above)
         step = top - out
-        from_below = out + step * TensorBase._make(weight)
-        from_above = top - step * TensorBase._make(1 - weight)
-        out = where(TensorBase._make(weight < 0.5), from_below, from_above)
+        from_below = out + step * Tensor._make(weight)
+        from_above = top - step * Tensor._make(1 - weight)
+        out = where(Tensor._make(weight < 0.5), from_below, from_above)
     # (..., Q) -> (Q, ...) with the reduced dim back (size 1) if keepdim
     if keepdim and input.ndim:  # a 0-D input has no dim to keep: the result stays 0-D
         out = unsqueeze(out, -2)
@@ -173,8 +173,8 @@ def _quantile(input, q, dim, keepdim, interpolation, ignore_nan: bool, op: str) 
 
 
 def quantile(
-    input: TensorBase, q, dim=None, keepdim: bool = False, *, interpolation: str = "linear"
-) -> TensorBase:
+    input: Tensor, q, dim=None, keepdim: bool = False, *, interpolation: str = "linear"
+) -> Tensor:
     """The ``q``-th quantiles (``q`` a number or a 1-D tensor in [0, 1]) over ``dim`` (all
     elements when None). Shape: ``(len(q),)`` prepended when ``q`` is 1-D. A slice with a
     NaN gives NaN. ``interpolation`` between the order statistics below and above rank
@@ -187,8 +187,8 @@ def quantile(
 
 
 def nanquantile(
-    input: TensorBase, q, dim=None, keepdim: bool = False, *, interpolation: str = "linear"
-) -> TensorBase:
+    input: Tensor, q, dim=None, keepdim: bool = False, *, interpolation: str = "linear"
+) -> Tensor:
     """:func:`quantile` ignoring NaNs (rank ``q * (valid - 1)``; NaN where none is valid).
 
     Composes: tinyattn.sort, tinyattn.gather
@@ -196,7 +196,7 @@ def nanquantile(
     return _quantile(input, q, dim, keepdim, interpolation, True, "nanquantile")
 
 
-def histc(input: TensorBase, bins: int = 100, min=0, max=0) -> TensorBase:
+def histc(input: Tensor, bins: int = 100, min=0, max=0) -> Tensor:
     """Counts in ``bins`` equal-width bins over [min, max] (the data's range when min == max;
     elements outside are ignored, max falls in the last bin), in ``input``'s dtype.
     Not differentiable (as torch's)."""
@@ -217,7 +217,7 @@ def histc(input: TensorBase, bins: int = 100, min=0, max=0) -> TensorBase:
     if not (np.isfinite(lo) and np.isfinite(hi)):
         raise RuntimeError(f"histc(): range of [{lo}, {hi}] is not finite")
     counts, _ = np.histogram(data[(data >= lo) & (data <= hi)], bins=int(bins), range=(lo, hi))
-    return TensorBase._make(counts.astype(input._data.dtype))
+    return Tensor._make(counts.astype(input._data.dtype))
 
 
 class LogCumSumExp(Function):
@@ -255,15 +255,15 @@ class LogCumSumExp(Function):
 
 @accumulates_in_float32("input")
 @gradient_doc(LogCumSumExp)
-def logcumsumexp(input: TensorBase, dim: int) -> TensorBase:
+def logcumsumexp(input: Tensor, dim: int) -> Tensor:
     """``log(cumsum(exp(input), dim))`` without overflow or underflow."""
     d = normalize_dim(dim, input.ndim, "logcumsumexp")
     x = input if input.dtype.is_floating_point else input.to(dt.get_default_dtype())
     return LogCumSumExp.apply(x, d)
 
 
-def _trapezoid_terms(y: TensorBase, x, dx, dim: int, op: str):
-    if not isinstance(y, TensorBase):
+def _trapezoid_terms(y: Tensor, x, dx, dim: int, op: str):
+    if not isinstance(y, Tensor):
         raise TypeError(f"{op}(): argument 'y' must be Tensor, not {type_name(y)}")
     d = normalize_dim(dim, y.ndim, op)
     if not y.dtype.is_floating_point:
@@ -276,8 +276,8 @@ def _trapezoid_terms(y: TensorBase, x, dx, dim: int, op: str):
         return avg * (1.0 if dx is None else dx), d, y
     if dx is not None:
         raise RuntimeError(f"{op}(): pass x or dx, not both")
-    if not isinstance(x, TensorBase):
-        x = TensorBase._make(np.asarray(x, dtype=y._data.dtype))
+    if not isinstance(x, Tensor):
+        x = Tensor._make(np.asarray(x, dtype=y._data.dtype))
     if x.ndim == 1:
         if x.shape[0] != n:
             raise RuntimeError(
@@ -293,7 +293,7 @@ def _trapezoid_terms(y: TensorBase, x, dx, dim: int, op: str):
     return avg * spacing, d, y
 
 
-def trapezoid(y: TensorBase, x=None, *, dx=None, dim: int = -1) -> TensorBase:
+def trapezoid(y: Tensor, x=None, *, dx=None, dim: int = -1) -> Tensor:
     """Trapezoid-rule integral of ``y`` along ``dim``: spacing ``dx`` (default 1) or sample
     points ``x`` (1-D along ``dim``, or broadcasting with ``y``).
 
@@ -305,7 +305,7 @@ def trapezoid(y: TensorBase, x=None, *, dx=None, dim: int = -1) -> TensorBase:
     return sum(terms, d)
 
 
-def cumulative_trapezoid(y: TensorBase, x=None, *, dx=None, dim: int = -1) -> TensorBase:
+def cumulative_trapezoid(y: Tensor, x=None, *, dx=None, dim: int = -1) -> Tensor:
     """Running :func:`trapezoid` integral along ``dim`` (one value fewer than ``y``).
 
     Composes: tinyattn.narrow, tinyattn.mul, tinyattn.cumsum
@@ -316,27 +316,25 @@ def cumulative_trapezoid(y: TensorBase, x=None, *, dx=None, dim: int = -1) -> Te
     return cumsum(terms, d)
 
 
-def isin(
-    elements, test_elements, *, assume_unique: bool = False, invert: bool = False
-) -> TensorBase:
+def isin(elements, test_elements, *, assume_unique: bool = False, invert: bool = False) -> Tensor:
     """Bool tensor of ``elements``' shape: whether each is in ``test_elements`` (either may
     be a number). Not differentiable."""
-    a = elements._data if isinstance(elements, TensorBase) else np.asarray(elements)
-    b = test_elements._data if isinstance(test_elements, TensorBase) else np.asarray(test_elements)
+    a = elements._data if isinstance(elements, Tensor) else np.asarray(elements)
+    b = test_elements._data if isinstance(test_elements, Tensor) else np.asarray(test_elements)
     for name, v in (("elements", elements), ("test_elements", test_elements)):
-        if not isinstance(v, (TensorBase, numbers.Number)):
+        if not isinstance(v, (Tensor, numbers.Number)):
             raise TypeError(
                 f"isin(): argument '{name}' must be Tensor or Number, got {type_name(v)}"
             )
-    if not isinstance(elements, TensorBase) and not isinstance(test_elements, TensorBase):
+    if not isinstance(elements, Tensor) and not isinstance(test_elements, Tensor):
         raise TypeError("isin(): at least one of elements and test_elements must be a Tensor")
-    return TensorBase._make(np.isin(a, b, assume_unique=assume_unique, invert=invert))
+    return Tensor._make(np.isin(a, b, assume_unique=assume_unique, invert=invert))
 
 
-def unravel_index(indices, shape) -> tuple[TensorBase, ...]:
+def unravel_index(indices, shape) -> tuple[Tensor, ...]:
     """Flat indices into ``shape`` as a tuple of coordinate tensors (int64, ``indices``'
     shape), as torch: each coordinate taken modulo its dim's size."""
-    arr = indices._data if isinstance(indices, TensorBase) else np.asarray(indices)
+    arr = indices._data if isinstance(indices, Tensor) else np.asarray(indices)
     if arr.dtype.kind not in "iu":
         raise TypeError(
             f"unravel_index(): expected 'indices' to be integer dtype, but got {arr.dtype}"
@@ -351,4 +349,4 @@ def unravel_index(indices, shape) -> tuple[TensorBase, ...]:
     for size in reversed(dims):
         coords.append(np.mod(flat, size))
         flat = np.floor_divide(flat, size)
-    return tuple(TensorBase._make(c) for c in reversed(coords))
+    return tuple(Tensor._make(c) for c in reversed(coords))

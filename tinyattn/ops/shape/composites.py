@@ -14,7 +14,7 @@ import numpy as np
 
 from ...core.function import Function
 from ...core.size import Size
-from ...core.tensor_base import TensorBase
+from ...core.tensor_base import TensorBase as Tensor
 from ...foundations.type_names import type_name
 from .._util import gradient_doc, normalize_dim, shape_args
 from ..index.indexing import gather, getitem
@@ -61,13 +61,13 @@ __all__ = [
 ]
 
 
-def _check_tensor(x, op: str, name: str = "input") -> TensorBase:
-    if not isinstance(x, TensorBase):
+def _check_tensor(x, op: str, name: str = "input") -> Tensor:
+    if not isinstance(x, Tensor):
         raise TypeError(f"{op}(): argument '{name}' must be Tensor, not {type_name(x)}")
     return x
 
 
-def broadcast_to(input: TensorBase, *sizes, size=None) -> TensorBase:
+def broadcast_to(input: Tensor, *sizes, size=None) -> Tensor:
     """``input`` broadcast to ``size`` (a view; -1 keeps a dim). Same as :func:`expand`.
 
     The size as a tuple, as separate ints (``x.broadcast_to(2, 3)``) or ``size=``, as torch.
@@ -111,7 +111,7 @@ def broadcast_shapes(*shapes) -> Size:
     return Size(result)
 
 
-def broadcast_tensors(*tensors) -> tuple[TensorBase, ...]:
+def broadcast_tensors(*tensors) -> tuple[Tensor, ...]:
     """The tensors expanded to their common broadcast shape (views).
 
     Composes: tinyattn.Tensor.expand
@@ -124,7 +124,7 @@ def broadcast_tensors(*tensors) -> tuple[TensorBase, ...]:
     return tuple(x if x.shape == shape else expand(x, shape) for x in tensors)
 
 
-def ravel(input: TensorBase) -> TensorBase:
+def ravel(input: Tensor) -> Tensor:
     """``input`` flattened to 1-D (a view when ``input`` is contiguous, else a copy).
 
     Unlike ``reshape(-1)``, a non-contiguous input is always copied (torch's ravel is
@@ -135,7 +135,7 @@ def ravel(input: TensorBase) -> TensorBase:
     return reshape(input if input.is_contiguous() else input.contiguous(), -1)
 
 
-def tile(input: TensorBase, *reps, dims=None) -> TensorBase:
+def tile(input: Tensor, *reps, dims=None) -> Tensor:
     """``input`` repeated ``dims[d]`` times along each dim; a short ``dims`` is padded with
     leading 1s (torch's rule, unlike :meth:`Tensor.repeat`). Always a contiguous copy.
     ``dims`` as a tuple, separate ints or ``dims=``, as torch.
@@ -150,7 +150,7 @@ def tile(input: TensorBase, *reps, dims=None) -> TensorBase:
 
 
 def _atleast(tensors, ndim: int, op: str):
-    single = len(tensors) == 1 and isinstance(tensors[0], TensorBase)
+    single = len(tensors) == 1 and isinstance(tensors[0], Tensor)
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
     out = []
@@ -191,8 +191,8 @@ def atleast_3d(*tensors):
     return _atleast(tensors, 3, "atleast_3d")
 
 
-def _tensors(tensors, op: str) -> list[TensorBase]:
-    if isinstance(tensors, TensorBase):
+def _tensors(tensors, op: str) -> list[Tensor]:
+    if isinstance(tensors, Tensor):
         raise TypeError(f"{op}(): expected a sequence of tensors, got a single Tensor")
     tensors = list(tensors)
     if not tensors:
@@ -200,7 +200,7 @@ def _tensors(tensors, op: str) -> list[TensorBase]:
     return tensors
 
 
-def hstack(tensors) -> TensorBase:
+def hstack(tensors) -> Tensor:
     """Join along dim 1 (dim 0 when all are 1-D), after :func:`atleast_1d`.
 
     Composes: tinyattn.cat, tinyattn.reshape
@@ -209,7 +209,7 @@ def hstack(tensors) -> TensorBase:
     return cat(tensors, 0 if all(x.ndim == 1 for x in tensors) else 1)
 
 
-def vstack(tensors) -> TensorBase:
+def vstack(tensors) -> Tensor:
     """Join along dim 0, after :func:`atleast_2d` (1-D tensors become rows).
 
     Composes: tinyattn.cat, tinyattn.reshape
@@ -220,7 +220,7 @@ def vstack(tensors) -> TensorBase:
 row_stack = vstack
 
 
-def dstack(tensors) -> TensorBase:
+def dstack(tensors) -> Tensor:
     """Join along dim 2, after :func:`atleast_3d`.
 
     Composes: tinyattn.cat, tinyattn.reshape
@@ -228,7 +228,7 @@ def dstack(tensors) -> TensorBase:
     return cat(list(atleast_3d(_tensors(tensors, "dstack"))), 2)
 
 
-def column_stack(tensors) -> TensorBase:
+def column_stack(tensors) -> Tensor:
     """Join along dim 1, 0-D and 1-D tensors made columns ``(n, 1)`` first.
 
     Composes: tinyattn.cat, tinyattn.reshape
@@ -241,7 +241,7 @@ def column_stack(tensors) -> TensorBase:
 def _split_points(indices_or_sections, size: int, op: str) -> list[int] | int:
     """An int (number of sections) or a list of split points, from any of torch's spellings."""
     arg = indices_or_sections
-    if isinstance(arg, TensorBase):
+    if isinstance(arg, Tensor):
         if arg.dtype.is_floating_point or arg.dtype.name == "bool" or arg.ndim > 1:
             raise RuntimeError(
                 f"{op}(): tensor indices_or_sections must be a 0-D or 1-D integer tensor, "
@@ -261,8 +261,8 @@ def _split_points(indices_or_sections, size: int, op: str) -> list[int] | int:
 
 
 def tensor_split(
-    input: TensorBase, indices_or_sections=None, dim: int = 0, *, sections=None, indices=None
-) -> tuple[TensorBase, ...]:
+    input: Tensor, indices_or_sections=None, dim: int = 0, *, sections=None, indices=None
+) -> tuple[Tensor, ...]:
     """Views of ``input`` split along ``dim``: into ``n`` near-equal sections (the first
     ``size % n`` one longer), or at the given indices (clamped to the size, as slices are).
     torch's keyword spellings ``sections=n`` and ``indices=[...]`` work too.
@@ -288,7 +288,7 @@ def tensor_split(
     return _multi_view(tuple(pieces), "Split")
 
 
-def _split_along(input: TensorBase, sections, dim: int, op: str, min_ndim: int):
+def _split_along(input: Tensor, sections, dim: int, op: str, min_ndim: int):
     if input.ndim < min_ndim:
         raise RuntimeError(
             f"torch.{op} requires a tensor with at least {min_ndim} dimension, but got a tensor "
@@ -315,7 +315,7 @@ def _split_spec(indices_or_sections, sections, indices, op: str):
     return given[0]
 
 
-def hsplit(input: TensorBase, sections=None, *, indices=None) -> tuple[TensorBase, ...]:
+def hsplit(input: Tensor, sections=None, *, indices=None) -> tuple[Tensor, ...]:
     """:func:`tensor_split` along dim 1 (dim 0 for 1-D); an int must divide the size.
 
     Composes: tinyattn.narrow
@@ -324,7 +324,7 @@ def hsplit(input: TensorBase, sections=None, *, indices=None) -> tuple[TensorBas
     return _split_along(input, sections, 1 if input.ndim > 1 else 0, "hsplit", 1)
 
 
-def vsplit(input: TensorBase, sections=None, *, indices=None) -> tuple[TensorBase, ...]:
+def vsplit(input: Tensor, sections=None, *, indices=None) -> tuple[Tensor, ...]:
     """:func:`tensor_split` along dim 0 of a tensor with >= 2 dims; an int must divide the size.
 
     Composes: tinyattn.narrow
@@ -332,7 +332,7 @@ def vsplit(input: TensorBase, sections=None, *, indices=None) -> tuple[TensorBas
     return _split_along(input, _split_spec(sections, None, indices, "vsplit"), 0, "vsplit", 2)
 
 
-def dsplit(input: TensorBase, sections=None, *, indices=None) -> tuple[TensorBase, ...]:
+def dsplit(input: Tensor, sections=None, *, indices=None) -> tuple[Tensor, ...]:
     """:func:`tensor_split` along dim 2 of a tensor with >= 3 dims; an int must divide the size.
 
     Composes: tinyattn.narrow
@@ -340,7 +340,7 @@ def dsplit(input: TensorBase, sections=None, *, indices=None) -> tuple[TensorBas
     return _split_along(input, _split_spec(sections, None, indices, "dsplit"), 2, "dsplit", 3)
 
 
-def split_with_sizes(input: TensorBase, split_sizes, dim: int = 0) -> tuple[TensorBase, ...]:
+def split_with_sizes(input: Tensor, split_sizes, dim: int = 0) -> tuple[Tensor, ...]:
     """Views of the given sizes along ``dim`` (they must sum to the dim's size).
 
     Composes: tinyattn.narrow
@@ -352,7 +352,7 @@ def split_with_sizes(input: TensorBase, split_sizes, dim: int = 0) -> tuple[Tens
     return split(input, list(split_sizes), dim)
 
 
-def flipud(input: TensorBase) -> TensorBase:
+def flipud(input: Tensor) -> Tensor:
     """Reverse dim 0 (input must be >= 1-D).
 
     Composes: tinyattn.flip
@@ -362,7 +362,7 @@ def flipud(input: TensorBase) -> TensorBase:
     return flip(input, 0)
 
 
-def fliplr(input: TensorBase) -> TensorBase:
+def fliplr(input: Tensor) -> Tensor:
     """Reverse dim 1 (input must be >= 2-D).
 
     Composes: tinyattn.flip
@@ -372,7 +372,7 @@ def fliplr(input: TensorBase) -> TensorBase:
     return flip(input, 1)
 
 
-def rot90(input: TensorBase, k: int = 1, dims=(0, 1)) -> TensorBase:
+def rot90(input: Tensor, k: int = 1, dims=(0, 1)) -> Tensor:
     """Rotate by 90 degrees ``k`` times in the plane ``dims``, from ``dims[0]`` towards ``dims[1]``.
 
     Composes: tinyattn.flip, tinyattn.transpose
@@ -428,7 +428,7 @@ class Unfold(Function):
 
 
 @gradient_doc(Unfold)
-def unfold(input: TensorBase, dimension: int, size: int, step: int) -> TensorBase:
+def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
     """All windows of length ``size`` along ``dimension``, every ``step`` elements (a view).
 
     Shape: ``dimension`` becomes ``(n - size) // step + 1``, and a last dim of ``size`` is added.
@@ -448,13 +448,13 @@ def unfold(input: TensorBase, dimension: int, size: int, step: int) -> TensorBas
 
 
 def _index_array(index, op: str, name: str = "index") -> np.ndarray:
-    arr = index._data if isinstance(index, TensorBase) else np.asarray(index)
+    arr = index._data if isinstance(index, Tensor) else np.asarray(index)
     if arr.dtype.kind not in "iu":
         raise RuntimeError(f"{op}(): Expected a long tensor for {name}, but got {arr.dtype}")
     return arr.astype(np.int64, copy=False)
 
 
-def take(input: TensorBase, index) -> TensorBase:
+def take(input: Tensor, index) -> Tensor:
     """``input.flatten()[index]``: elements at flat positions (negative count from the end);
     the result has ``index``'s shape.
 
@@ -467,10 +467,10 @@ def take(input: TensorBase, index) -> TensorBase:
         raise IndexError(
             f"take(): out of range: tried to access index {bad} on a tensor of {n} elements"
         )
-    return getitem(reshape(input, -1), TensorBase._make(np.where(idx < 0, idx + n, idx)))
+    return getitem(reshape(input, -1), Tensor._make(np.where(idx < 0, idx + n, idx)))
 
 
-def take_along_dim(input: TensorBase, indices, dim: int | None = None) -> TensorBase:
+def take_along_dim(input: Tensor, indices, dim: int | None = None) -> Tensor:
     """Values of ``input`` at ``indices`` along ``dim`` (as :func:`gather`, but ``input`` and
     ``indices`` broadcast over the other dims; ``dim=None`` takes from the flattened input).
 

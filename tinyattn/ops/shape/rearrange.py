@@ -8,7 +8,7 @@ import numpy as np
 
 from ...core import _dtype as dt
 from ...core.function import Function
-from ...core.tensor_base import TensorBase
+from ...core.tensor_base import TensorBase as Tensor
 from ...core.xp import numpy_xp
 from ...foundations.type_names import type_name
 from .._util import gradient_doc, int_list, normalize_dim, normalize_dims, shape_args
@@ -57,7 +57,7 @@ class Repeat(Function):
 
 
 @gradient_doc(Repeat)
-def repeat(input: TensorBase, *sizes, repeats=None) -> TensorBase:
+def repeat(input: Tensor, *sizes, repeats=None) -> Tensor:
     """Tile ``input`` ``sizes[d]`` times along each dim ``d`` (new leading dims as needed);
     the counts may come as torch's keyword ``repeats=``."""
     reps = shape_args(int_list(sizes, repeats, "repeat", "repeats"), "repeat")
@@ -103,20 +103,18 @@ class RepeatInterleave(Function):
 
 
 @gradient_doc(RepeatInterleave)
-def repeat_interleave(
-    input, repeats=None, dim: int | None = None, *, output_size=None
-) -> TensorBase:
+def repeat_interleave(input, repeats=None, dim: int | None = None, *, output_size=None) -> Tensor:
     """Repeat elements (not the whole tensor): [1, 2] with repeats 2 -> [1, 1, 2, 2]."""
     if repeats is None:  # torch.repeat_interleave(repeats_tensor): [2, 1] -> [0, 0, 1]
         counts = input._data.astype(np.int64).reshape(-1)
         if np.any(counts < 0):
             raise RuntimeError("repeat_interleave: repeats can not be negative")
-        return TensorBase._make(np.repeat(np.arange(len(counts), dtype=np.int64), counts))
+        return Tensor._make(np.repeat(np.arange(len(counts), dtype=np.int64), counts))
     if dim is None:
         input = reshape(input, -1)
         dim = 0
     dim = normalize_dim(dim, input.ndim, "repeat_interleave")
-    if isinstance(repeats, TensorBase):
+    if isinstance(repeats, Tensor):
         if repeats._data.dtype.kind not in "iu" or repeats.ndim > 1:
             raise RuntimeError(
                 f"repeat_interleave: repeats must be an int or a 0-d/1-d integer tensor, got "
@@ -154,20 +152,20 @@ class Cat(Function):
         return tuple(ctx.xp.split(g, bounds, axis=ctx.dim))
 
 
-def _tensor_list(tensors, op: str) -> list[TensorBase]:
-    if isinstance(tensors, TensorBase):
+def _tensor_list(tensors, op: str) -> list[Tensor]:
+    if isinstance(tensors, Tensor):
         raise TypeError(f"{op}(): expected a sequence of tensors, got a single Tensor")
     tensors = list(tensors)
     if not tensors:
         raise RuntimeError(f"{op}(): expected a non-empty list of Tensors")
     for i, x in enumerate(tensors):
-        if not isinstance(x, TensorBase):
+        if not isinstance(x, Tensor):
             raise TypeError(f"{op}(): expected Tensor as element {i}, but got {type_name(x)}")
     return tensors
 
 
 @gradient_doc(Cat)
-def cat(tensors, dim: int = 0) -> TensorBase:
+def cat(tensors, dim: int = 0) -> Tensor:
     """Join tensors along an existing dim; other dims must match."""
     tensors = _tensor_list(tensors, "cat")
     if len(tensors) > 1:  # torch's legacy rule: 1-D empty tensors are skipped
@@ -214,7 +212,7 @@ class Stack(Function):
 
 
 @gradient_doc(Stack)
-def stack(tensors, dim: int = 0) -> TensorBase:
+def stack(tensors, dim: int = 0) -> Tensor:
     """Join same-shaped tensors along a new dim."""
     tensors = _tensor_list(tensors, "stack")
     for i, x in enumerate(tensors):
@@ -244,7 +242,7 @@ class Flip(Function):
 
 
 @gradient_doc(Flip)
-def flip(input: TensorBase, *order, dims=None) -> TensorBase:
+def flip(input: Tensor, *order, dims=None) -> Tensor:
     """Reverse the order of elements along ``dims`` (``flip(0, 1)``, ``flip((0, 1))`` or
     ``flip(dims=(0, 1))``)."""
     dims = int_list(order, dims, "flip", "dims")
@@ -272,7 +270,7 @@ class Roll(Function):
 
 
 @gradient_doc(Roll)
-def roll(input: TensorBase, shifts, dims=None) -> TensorBase:
+def roll(input: Tensor, shifts, dims=None) -> Tensor:
     """Shift elements cyclically along ``dims`` (the flattened tensor when dims is None)."""
     if isinstance(shifts, (list, tuple)):
         shifts = tuple(int(s) for s in shifts)
@@ -308,7 +306,7 @@ class Triangle(Function):
         return (xp.triu if ctx.upper else xp.tril)(g, ctx.diagonal), None, None
 
 
-def _triangle(input: TensorBase, diagonal: int, upper: bool) -> TensorBase:
+def _triangle(input: Tensor, diagonal: int, upper: bool) -> Tensor:
     if input.ndim < 2:
         raise RuntimeError(
             f"{'triu' if upper else 'tril'}: input tensor must have at least 2 dimensions, "
@@ -318,22 +316,22 @@ def _triangle(input: TensorBase, diagonal: int, upper: bool) -> TensorBase:
 
 
 @gradient_doc(Triangle)
-def triu(input: TensorBase, diagonal: int = 0) -> TensorBase:
+def triu(input: Tensor, diagonal: int = 0) -> Tensor:
     """Keep the upper triangle (``j - i >= diagonal``) of the last two dims; zero the rest."""
     return _triangle(input, diagonal, upper=True)
 
 
 @gradient_doc(Triangle)
-def tril(input: TensorBase, diagonal: int = 0) -> TensorBase:
+def tril(input: Tensor, diagonal: int = 0) -> Tensor:
     """Keep the lower triangle (``j - i <= diagonal``) of the last two dims; zero the rest."""
     return _triangle(input, diagonal, upper=False)
 
 
-def triu_(input: TensorBase, diagonal: int = 0) -> TensorBase:
+def triu_(input: Tensor, diagonal: int = 0) -> Tensor:
     return input._apply_inplace(Triangle, True, int(diagonal))
 
 
-def tril_(input: TensorBase, diagonal: int = 0) -> TensorBase:
+def tril_(input: Tensor, diagonal: int = 0) -> Tensor:
     return input._apply_inplace(Triangle, False, int(diagonal))
 
 
@@ -363,7 +361,7 @@ class Diagonal(Function):
 
 
 @gradient_doc(Diagonal)
-def diagonal(input: TensorBase, offset: int = 0, dim1: int = 0, dim2: int = 1) -> TensorBase:
+def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
     """The diagonal of dims ``(dim1, dim2)`` (shifted by ``offset``) as a new last dim."""
     d1 = normalize_dim(dim1, input.ndim, "diagonal")
     d2 = normalize_dim(dim2, input.ndim, "diagonal")
@@ -396,7 +394,7 @@ class DiagEmbed(Function):
 
 
 @gradient_doc(DiagEmbed)
-def diag_embed(input: TensorBase, offset: int = 0, dim1: int = -2, dim2: int = -1) -> TensorBase:
+def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
     """Put the last dim of ``input`` on the diagonal (shifted by ``offset``) of new square
     dims ``(dim1, dim2)`` of size ``n + |offset|``; the inverse of :func:`diagonal`.
     """
@@ -408,7 +406,7 @@ def diag_embed(input: TensorBase, offset: int = 0, dim1: int = -2, dim2: int = -
     return DiagEmbed.apply(x, int(offset), d1, d2)
 
 
-def diag(input: TensorBase, diagonal: int = 0) -> TensorBase:
+def diag(input: Tensor, diagonal: int = 0) -> Tensor:
     """1-D ``input``: a square matrix with ``input`` on its ``diagonal``-th diagonal;
     2-D ``input``: its ``diagonal``-th diagonal as a 1-D tensor.
 
@@ -424,7 +422,7 @@ def diag(input: TensorBase, diagonal: int = 0) -> TensorBase:
     )
 
 
-def diff(input: TensorBase, n: int = 1, dim: int = -1, prepend=None, append=None) -> TensorBase:
+def diff(input: Tensor, n: int = 1, dim: int = -1, prepend=None, append=None) -> Tensor:
     """n-th forward difference along ``dim``: ``out[i] = x[i + 1] - x[i]``, applied ``n``
     times, after joining ``prepend`` and ``append`` to ``input`` along ``dim``. Bool
     tensors give ``x[i + 1] != x[i]``.
@@ -445,8 +443,8 @@ def diff(input: TensorBase, n: int = 1, dim: int = -1, prepend=None, append=None
     for name, extra in (("prepend", prepend), (None, input), ("append", append)):
         if extra is None:
             continue
-        if not isinstance(extra, TensorBase):
-            extra = TensorBase._make(np.asarray(extra, dtype=input._data.dtype))
+        if not isinstance(extra, Tensor):
+            extra = Tensor._make(np.asarray(extra, dtype=input._data.dtype))
         if name and extra.ndim != input.ndim:
             raise RuntimeError(
                 f"diff(): {name} must have the same number of dimensions as input: got "
@@ -463,7 +461,7 @@ def diff(input: TensorBase, n: int = 1, dim: int = -1, prepend=None, append=None
     return x
 
 
-def _tri_indices(row: int, col: int, offset: int, upper: bool, dtype, op: str) -> TensorBase:
+def _tri_indices(row: int, col: int, offset: int, upper: bool, dtype, op: str) -> Tensor:
     row, col, offset = int(row), int(col), int(offset)
     if row < 0 or col < 0:
         raise RuntimeError(f"{op}(): row and col must be non-negative, got row={row}, col={col}")
@@ -472,21 +470,21 @@ def _tri_indices(row: int, col: int, offset: int, upper: bool, dtype, op: str) -
     else:
         rows, cols = np.tril_indices(row, offset, col)
     np_dtype = np.int64 if dtype is None else dt.to_dtype(dtype).np_dtype
-    return TensorBase._make(np.stack([rows, cols]).astype(np_dtype).reshape(2, -1))
+    return Tensor._make(np.stack([rows, cols]).astype(np_dtype).reshape(2, -1))
 
 
-def tril_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None) -> TensorBase:
+def tril_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None) -> Tensor:
     """Coordinates ``(2, N)`` of the lower triangle (``j - i <= offset``) of a row x col
     matrix, row by row."""
     return _tri_indices(row, col, offset, False, dtype, "tril_indices")
 
 
-def triu_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None) -> TensorBase:
+def triu_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None) -> Tensor:
     """Coordinates ``(2, N)`` of the upper triangle (``j - i >= offset``), row by row."""
     return _tri_indices(row, col, offset, True, dtype, "triu_indices")
 
 
-def meshgrid(*tensors, indexing: str | None = None) -> tuple[TensorBase, ...]:
+def meshgrid(*tensors, indexing: str | None = None) -> tuple[Tensor, ...]:
     """Coordinate grids from 1-D tensors: ``out[i]`` holds ``tensors[i]`` along its own dim.
 
     ``meshgrid(a, b, ...)`` or ``meshgrid([a, b, ...])``; with ``n_k = tensors[k].numel()``
@@ -504,7 +502,7 @@ def meshgrid(*tensors, indexing: str | None = None) -> tuple[TensorBase, ...]:
     if not tensors:
         raise RuntimeError("meshgrid(): expects a non-empty list of tensors")
     for i, t in enumerate(tensors):
-        if not isinstance(t, TensorBase):
+        if not isinstance(t, Tensor):
             raise TypeError(
                 f"meshgrid(): argument 'tensors' must be tensors, got {type_name(t)} at {i}"
             )

@@ -16,7 +16,7 @@ import numbers
 import numpy as np
 
 from ...core.function import Function
-from ...core.tensor_base import TensorBase
+from ...core.tensor_base import TensorBase as Tensor
 from ...foundations.type_names import type_name
 from .._util import gradient_doc
 from ..elementwise.arithmetic import _tensor
@@ -72,7 +72,7 @@ def _storage_slots(shape, strides, offset: int) -> np.ndarray:
 
 
 @gradient_doc(StridedView)
-def as_strided(input: TensorBase, size, stride, storage_offset: int | None = None) -> TensorBase:
+def as_strided(input: Tensor, size, stride, storage_offset: int | None = None) -> Tensor:
     """A view of ``input``'s storage with shape ``size`` and element strides ``stride``,
     starting ``storage_offset`` elements in (default: where ``input`` starts).
 

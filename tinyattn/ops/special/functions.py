@@ -19,7 +19,7 @@ import numpy as np
 
 from ...core import _dtype as dt
 from ...core.function import Function
-from ...core.tensor_base import TensorBase
+from ...core.tensor_base import TensorBase as Tensor
 from ...foundations.type_names import type_name
 from .._util import gradient_doc, to_float
 from ..elementwise.arithmetic import _checked, _operand, _promote, _tensor
@@ -228,36 +228,36 @@ class Xlog1py(Function):
 # -- public ops ----------------------------------------------------------------------------
 
 
-def _apply(cls, input, name: str) -> TensorBase:
+def _apply(cls, input, name: str) -> Tensor:
     return cls.apply(_tensor(input, name))
 
 
 @gradient_doc(Erfc)
-def erfc(input: TensorBase) -> TensorBase:
+def erfc(input: Tensor) -> Tensor:
     """The complementary error function ``1 - erf(x)``, accurate where it is tiny."""
     return _apply(Erfc, input, "erfc")
 
 
 @gradient_doc(Erfcx)
-def erfcx(input: TensorBase) -> TensorBase:
+def erfcx(input: Tensor) -> Tensor:
     """The scaled complementary error function ``exp(x^2) erfc(x)`` (no underflow)."""
     return _apply(Erfcx, input, "erfcx")
 
 
 @gradient_doc(Erfinv)
-def erfinv(input: TensorBase) -> TensorBase:
+def erfinv(input: Tensor) -> Tensor:
     """The inverse error function on [-1, 1]."""
     return _apply(Erfinv, input, "erfinv")
 
 
 @gradient_doc(Lgamma)
-def lgamma(input: TensorBase) -> TensorBase:
+def lgamma(input: Tensor) -> Tensor:
     """``log|Gamma(x)|`` elementwise."""
     return _apply(Lgamma, input, "lgamma")
 
 
 @gradient_doc(Polygamma)
-def digamma(input: TensorBase) -> TensorBase:
+def digamma(input: Tensor) -> Tensor:
     """``psi(x) = d/dx log Gamma(x)``: -inf at +0, +inf at -0, NaN at negative integers."""
     return Polygamma.apply(_tensor(input, "digamma"), 0)
 
@@ -271,12 +271,12 @@ def _order(n, op: str) -> int:
 
 
 @gradient_doc(Polygamma)
-def polygamma(n: int, input: TensorBase) -> TensorBase:
+def polygamma(n: int, input: Tensor) -> Tensor:
     """The n-th derivative of digamma (``n >= 0``), elementwise."""
     return Polygamma.apply(_tensor(input, "polygamma"), _order(n, "polygamma"))
 
 
-def mvlgamma(input: TensorBase, p: int) -> TensorBase:
+def mvlgamma(input: Tensor, p: int) -> Tensor:
     """The multivariate log-gamma ``sum_{i<p} lgamma(x - i/2) + p (p-1)/4 log(pi)``.
 
     Every element must exceed ``(p - 1) / 2`` (RuntimeError otherwise, as torch).
@@ -291,76 +291,76 @@ def mvlgamma(input: TensorBase, p: int) -> TensorBase:
         x = x.to(dt.get_default_dtype())
     if bool((x._data <= (p - 1) / 2).any()):  # (NaN passes, as in torch)
         raise RuntimeError("mvlgamma(): All elements must be greater than (p-1)/2")
-    offsets = TensorBase._make(np.arange(p, dtype=x._data.dtype) / 2)
+    offsets = Tensor._make(np.arange(p, dtype=x._data.dtype) / 2)
     terms = Lgamma.apply(x.unsqueeze(-1) - offsets)
     return terms.sum(-1) + p * (p - 1) / 4 * math.log(math.pi)
 
 
 @gradient_doc(Xlog1py)
-def xlog1py(input, other) -> TensorBase:
+def xlog1py(input, other) -> Tensor:
     """``input * log1p(other)``, 0 where ``input`` is 0 (unless ``other`` is NaN)."""
-    if not isinstance(input, TensorBase) and not isinstance(other, TensorBase):
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
         raise TypeError("xlog1py(): expected at least one Tensor argument, got two numbers")
     return Xlog1py.apply(_operand(input, "xlog1py"), _operand(other, "xlog1py"))
 
 
 @gradient_doc(Ndtr)
-def ndtr(input: TensorBase) -> TensorBase:
+def ndtr(input: Tensor) -> Tensor:
     """The standard normal CDF ``Phi(x)``."""
     return _apply(Ndtr, input, "ndtr")
 
 
 @gradient_doc(Ndtri)
-def ndtri(input: TensorBase) -> TensorBase:
+def ndtri(input: Tensor) -> Tensor:
     """The inverse of the standard normal CDF."""
     return _apply(Ndtri, input, "ndtri")
 
 
 @gradient_doc(LogNdtr)
-def log_ndtr(input: TensorBase) -> TensorBase:
+def log_ndtr(input: Tensor) -> Tensor:
     """``log(Phi(x))``, finite for very negative x."""
     return _apply(LogNdtr, input, "log_ndtr")
 
 
 @gradient_doc(Entr)
-def entr(input: TensorBase) -> TensorBase:
+def entr(input: Tensor) -> Tensor:
     """The elementwise entropy ``-x log x``."""
     return _apply(Entr, input, "entr")
 
 
 @gradient_doc(I0)
-def i0(input: TensorBase) -> TensorBase:
+def i0(input: Tensor) -> Tensor:
     """The modified Bessel function of the first kind, order 0."""
     return _apply(I0, input, "i0")
 
 
 @gradient_doc(I0e)
-def i0e(input: TensorBase) -> TensorBase:
+def i0e(input: Tensor) -> Tensor:
     """``exp(-|x|) I0(x)``, which does not overflow."""
     return _apply(I0e, input, "i0e")
 
 
 @gradient_doc(I1)
-def i1(input: TensorBase) -> TensorBase:
+def i1(input: Tensor) -> Tensor:
     """The modified Bessel function of the first kind, order 1."""
     return _apply(I1, input, "i1")
 
 
 @gradient_doc(I1e)
-def i1e(input: TensorBase) -> TensorBase:
+def i1e(input: Tensor) -> Tensor:
     """``exp(-|x|) I1(x)``, which does not overflow."""
     return _apply(I1e, input, "i1e")
 
 
-def zeta(input, other) -> TensorBase:
+def zeta(input, other) -> Tensor:
     """The Hurwitz zeta function ``sum_k (k + other)^-input`` (not differentiable).
 
     torch records a node whose backward raises "the derivative for 'zeta' is not
     implemented"; here the result does not require grad (backward raises too).
     """
-    if not isinstance(input, TensorBase) and not isinstance(other, TensorBase):
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
         raise TypeError("zeta(): expected at least one Tensor argument, got two numbers")
-    s, q = (t._data if isinstance(t, TensorBase) else t for t in (input, other))
+    s, q = (t._data if isinstance(t, Tensor) else t for t in (input, other))
     s, q, rt = _promote(s, q, "zeta", floating=True)
     out = _checked("zeta", s, q, lambda a, b: sm.zeta(a, b))
     # torch (Cephes) answers inf at s = 1 (any q) and at every integer q <= 0 unless s < 1
@@ -368,35 +368,35 @@ def zeta(input, other) -> TensorBase:
     with np.errstate(invalid="ignore"):
         pole = (s == 1) | ((q <= 0) & (np.floor(q) == q) & ~(s < 1))
     out = np.where(pole, np.inf, out)
-    return TensorBase._make(np.asarray(out).astype(rt, copy=False))
+    return Tensor._make(np.asarray(out).astype(rt, copy=False))
 
 
 # -- in-place forms (Tensor methods) --------------------------------------------------------
 
 
-def erfc_(self: TensorBase) -> TensorBase:
+def erfc_(self: Tensor) -> Tensor:
     return self._apply_inplace(Erfc)
 
 
-def erfinv_(self: TensorBase) -> TensorBase:
+def erfinv_(self: Tensor) -> Tensor:
     return self._apply_inplace(Erfinv)
 
 
-def lgamma_(self: TensorBase) -> TensorBase:
+def lgamma_(self: Tensor) -> Tensor:
     return self._apply_inplace(Lgamma)
 
 
-def digamma_(self: TensorBase) -> TensorBase:
+def digamma_(self: Tensor) -> Tensor:
     return self._apply_inplace(Polygamma, 0)
 
 
-def polygamma_(self: TensorBase, n: int) -> TensorBase:
+def polygamma_(self: Tensor, n: int) -> Tensor:
     return self._apply_inplace(Polygamma, _order(n, "polygamma_"))
 
 
-def mvlgamma_(self: TensorBase, p: int) -> TensorBase:
+def mvlgamma_(self: Tensor, p: int) -> Tensor:
     return self.copy_(mvlgamma(self, p))
 
 
-def i0_(self: TensorBase) -> TensorBase:
+def i0_(self: Tensor) -> Tensor:
     return self._apply_inplace(I0)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...core.function import Function
-from ...core.tensor_base import TensorBase
+from ...core.tensor_base import TensorBase as Tensor
 from ...core.xp import numpy_xp
 from ...foundations.type_names import type_name
 from .._util import gradient_doc
@@ -116,17 +116,17 @@ class Igamma(Function):
         (x,) = ctx.saved_tensors
         a, log_norm = ctx.a, ctx.log_norm.astype(ctx.a.dtype)
         if xp is not numpy_xp:
-            a, log_norm = TensorBase._make(a), TensorBase._make(log_norm)
+            a, log_norm = Tensor._make(a), Tensor._make(log_norm)
         with np.errstate(all="ignore"):
             density = xp.exp((a - 1) * xp.log(x) - x + log_norm)
         return None, -g * density if ctx.upper else g * density, None
 
 
 def _operands(input, other, op: str):
-    if not isinstance(input, TensorBase):
+    if not isinstance(input, Tensor):
         raise TypeError(f"{op}(): argument 'input' must be Tensor, not {type_name(input)}")
-    if not isinstance(other, TensorBase):
-        other = TensorBase._make(np.asarray(other, dtype=input._data.dtype))
+    if not isinstance(other, Tensor):
+        other = Tensor._make(np.asarray(other, dtype=input._data.dtype))
     for t in (input, other):
         if t._data.dtype.kind != "f":
             name = {"int64": "Long", "int32": "Int", "bool": "Bool"}.get(t.dtype.name, t.dtype.name)
@@ -145,22 +145,22 @@ def _operands(input, other, op: str):
 
 
 @gradient_doc(Igamma)
-def igamma(input: TensorBase, other) -> TensorBase:
+def igamma(input: Tensor, other) -> Tensor:
     """The regularized lower incomplete gamma function P(input, other), elementwise."""
     return Igamma.apply(*_operands(input, other, "igamma"), False)
 
 
 @gradient_doc(Igamma)
-def igammac(input: TensorBase, other) -> TensorBase:
+def igammac(input: Tensor, other) -> Tensor:
     """The regularized upper incomplete gamma function Q(input, other) = 1 - P."""
     return Igamma.apply(*_operands(input, other, "igammac"), True)
 
 
-def igamma_(self: TensorBase, other) -> TensorBase:
+def igamma_(self: Tensor, other) -> Tensor:
     """In-place :func:`igamma` (``self`` holds a)."""
     return self.copy_(igamma(self, other))
 
 
-def igammac_(self: TensorBase, other) -> TensorBase:
+def igammac_(self: Tensor, other) -> Tensor:
     """In-place :func:`igammac` (``self`` holds a)."""
     return self.copy_(igammac(self, other))
