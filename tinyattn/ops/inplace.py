@@ -26,11 +26,12 @@ import numpy as np
 from ..core.engine import _fit_tensor, unbroadcast
 from ..core.function import Function, Node, NoGradContext, _as_array
 from ..core.grad_mode import enable_grad, is_grad_enabled
-from ..core.tensor_base import TensorBase, VersionCounter
+from ..core.tensor_base import TensorBase as Tensor
+from ..core.tensor_base import VersionCounter
 from ..core.xp import numpy_xp
 
 
-def check_inplace_allowed(t: TensorBase, op: str) -> None:
+def check_inplace_allowed(t: Tensor, op: str) -> None:
     """torch's rule: no in-place change of a leaf that requires grad (or a view of one)."""
     if not is_grad_enabled():
         return
@@ -75,7 +76,7 @@ def _can_cast(src: np.dtype, dst: np.dtype) -> bool:
     return dst.kind != "b" or src.kind == "b"
 
 
-def _write(t: TensorBase, values: np.ndarray, op: str) -> None:
+def _write(t: Tensor, values: np.ndarray, op: str) -> None:
     target = t._data
     if values.dtype != target.dtype and not _can_cast(values.dtype, target.dtype):
         raise RuntimeError(
@@ -115,7 +116,7 @@ def _dense(a: np.ndarray) -> bool:
     return True
 
 
-def check_no_partial_overlap(t: TensorBase, args, op: str) -> None:
+def check_no_partial_overlap(t: Tensor, args, op: str) -> None:
     """torch refuses an operand that partly overlaps the written tensor (``y.add_(y.mT)``).
 
     Like torch, only when both are dense (otherwise torch calls it too hard to tell and
@@ -123,7 +124,7 @@ def check_no_partial_overlap(t: TensorBase, args, op: str) -> None:
     """
     target = t._data
     for a in args:
-        if not isinstance(a, TensorBase) or not a._data.size or not target.size:
+        if not isinstance(a, Tensor) or not a._data.size or not target.size:
             continue
         other = a._data
         same = (
@@ -139,16 +140,16 @@ def check_no_partial_overlap(t: TensorBase, args, op: str) -> None:
             )
 
 
-def apply_inplace(t: TensorBase, fn: type[Function], *args, **kwargs) -> TensorBase:
+def apply_inplace(t: Tensor, fn: type[Function], *args, **kwargs) -> Tensor:
     op = _op_name(fn)
     check_inplace_allowed(t, op)
     if op != "index_put_":  # setitem writes only the indexed region, not all of t
         check_no_partial_overlap(t, args, op)
     record = is_grad_enabled() and (
-        t._requires_grad or any(isinstance(a, TensorBase) and a._requires_grad for a in args)
+        t._requires_grad or any(isinstance(a, Tensor) and a._requires_grad for a in args)
     )
     if not record:
-        arrays = [a._data if isinstance(a, TensorBase) else a for a in args]
+        arrays = [a._data if isinstance(a, Tensor) else a for a in args]
         _write(t, _as_array(fn.forward(NoGradContext(), t._data, *arrays, **kwargs)), op)
         return t
 
@@ -169,7 +170,7 @@ def apply_inplace(t: TensorBase, fn: type[Function], *args, **kwargs) -> TensorB
     # is at an old version after the write: backward must fail the version check, as in
     # torch. Otherwise the only saved array aliasing t is t's own pre-write value (torch
     # keeps a copy of it where the formula needs it), so it is copied.
-    other_aliases = any(isinstance(a, TensorBase) and a._version is t._version for a in args)
+    other_aliases = any(isinstance(a, Tensor) and a._version is t._version for a in args)
     if node._saved and not other_aliases:  # keep the pre-write values saved from t's memory
         node._saved = tuple(
             a.copy() if isinstance(a, np.ndarray) and np.shares_memory(a, t._data) else a
@@ -196,7 +197,7 @@ def apply_inplace(t: TensorBase, fn: type[Function], *args, **kwargs) -> TensorB
     return t
 
 
-def refresh_view(view: TensorBase) -> None:
+def refresh_view(view: Tensor) -> None:
     """Re-derive a view's ``grad_fn`` from its base after the base was written in place.
 
     Called by ``Tensor._grad_node`` when the shared version counter moved since the
@@ -218,7 +219,7 @@ def refresh_view(view: TensorBase) -> None:
     view._requires_grad = True
 
 
-def _as_strided_node(view: TensorBase, base: TensorBase) -> Node:
+def _as_strided_node(view: Tensor, base: Tensor) -> Node:
     """The node of ``view`` as ``AsStrided`` of ``base`` (recorded whatever the grad mode:
     the view already exists, only its node is re-derived)."""
     with enable_grad():
@@ -346,8 +347,8 @@ def _copy_slices_grad_graph(ctx, g):
     d_base = xp.where(region, 0, flat)  # outside the region: g passes straight through
     g_view = op_grads[0]
     if g_view is not None:
-        if not isinstance(g_view, TensorBase):
-            g_view = TensorBase._make(np.asarray(g_view))
+        if not isinstance(g_view, Tensor):
+            g_view = Tensor._make(np.asarray(g_view))
         g_view = _fit_tensor(g_view, geometry.shape, g._data.dtype)
         d_base = d_base + xp.add_at((size,), (where,), xp.reshape(g_view, (-1,)))
     return (xp.reshape(d_base, geometry.base_shape),) + tuple(op_grads[1:])
@@ -381,7 +382,7 @@ class AsStrided(Function):
         return np.array(base_buf)
 
 
-def _copy_slices(view: TensorBase, base: TensorBase, op_node: Node, others) -> TensorBase:
+def _copy_slices(view: Tensor, base: Tensor, op_node: Node, others) -> Tensor:
     """Record ``CopySlices`` for the write of ``op_node``'s result into ``view``."""
     if view._data.size and any(  # (NumPy may give an empty array 0 strides)
         s == 0 for s, n in zip(view._data.strides, view._data.shape) if n > 1
