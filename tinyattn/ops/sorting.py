@@ -376,11 +376,7 @@ def unique_consecutive(
     if dim is None:
         inverse = inverse.reshape(a.shape)
     return _unique_flags(
-        Tensor._make(np.ascontiguousarray(values)),
-        inverse,
-        counts,
-        return_inverse,
-        return_counts,
+        Tensor._make(np.ascontiguousarray(values)), inverse, counts, return_inverse, return_counts
     )
 
 

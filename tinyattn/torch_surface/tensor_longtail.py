@@ -57,11 +57,7 @@ class TensorLongTailMethods:
         return _ops().linalg.legacy.cholesky_inverse(cast("Tensor", self), upper)
 
     def triangular_solve(
-        self,
-        A: Tensor,
-        upper: bool = True,
-        transpose: bool = False,
-        unitriangular: bool = False,
+        self, A: Tensor, upper: bool = True, transpose: bool = False, unitriangular: bool = False
     ):
         """See :func:`tinyattn.triangular_solve`."""
         return _ops().linalg.legacy.triangular_solve(

@@ -204,12 +204,7 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = Fal
 
 def _like(np_fn, name):
     def fn(
-        input: Tensor,
-        *,
-        dtype=None,
-        device=None,
-        requires_grad: bool = False,
-        memory_format=None,
+        input: Tensor, *, dtype=None, device=None, requires_grad: bool = False, memory_format=None
     ) -> Tensor:
         check_device(device)
         d = dt.to_dtype(dtype).np_dtype if dtype is not None else input._data.dtype

@@ -136,13 +136,7 @@ def _index_reduce_args(input, dim, index, source, reduce, op: str) -> tuple[int,
 
 
 def index_reduce(
-    input: Tensor,
-    dim: int,
-    index: Tensor,
-    source: Tensor,
-    reduce: str,
-    *,
-    include_self=True,
+    input: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str, *, include_self=True
 ) -> Tensor:
     """``input`` with slice ``i`` of ``source`` along ``dim`` reduced into slice ``index[i]``.
 
@@ -180,13 +174,7 @@ def index_reduce(
 
 
 def index_reduce_(
-    input: Tensor,
-    dim: int,
-    index: Tensor,
-    source: Tensor,
-    reduce: str,
-    *,
-    include_self=True,
+    input: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str, *, include_self=True
 ) -> Tensor:
     """In-place :func:`index_reduce` (returns ``input``).   Composes: scatter_reduce_"""
     d, grid = _index_reduce_args(input, dim, index, source, reduce, "index_reduce_")

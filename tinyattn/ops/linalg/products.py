@@ -267,10 +267,7 @@ _COMPUTE_MODES = (
 
 
 def cdist(
-    x1: Tensor,
-    x2: Tensor,
-    p: float = 2.0,
-    compute_mode="use_mm_for_euclid_dist_if_necessary",
+    x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"
 ) -> Tensor:
     """Pairwise p-norm distances: (..., P, M) and (..., R, M) -> (..., P, R),
     ``out[..., i, j] = ||x1[..., i, :] - x2[..., j, :]||_p`` (leading dims broadcast).
