@@ -90,12 +90,13 @@ def is_floating_point(input: Tensor) -> bool:
 
 # -- creation: factories, samplers, signal windows -------------------------------------
 from .ops.creation.factories import (
-    arange, as_tensor, bernoulli, empty, empty_like, eye, from_numpy, full, full_like, linspace,
-    multinomial, normal, ones, ones_like, rand, rand_like, randint, randn, randn_like, randperm,
-    tensor, zeros, zeros_like
+    arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, linspace, ones,
+    ones_like, tensor, zeros, zeros_like
 )
-from .ops.creation.from_buffers import (
-    asarray, binomial, empty_strided, frombuffer, poisson, randint_like, scalar_tensor
+from .ops.creation.from_buffers import asarray, empty_strided, frombuffer, scalar_tensor
+from .ops.random.sampling import (
+    bernoulli, binomial, multinomial, normal, poisson, rand, rand_like, randint, randint_like,
+    randn, randn_like, randperm
 )
 from .ops.windows import (
     bartlett_window, blackman_window, hamming_window, hann_window, kaiser_window, logspace, vander
@@ -207,13 +208,13 @@ from .shims import einops as _einops
 _einops.install()
 
 # -- torch's top-level forms of functional ops, in-place forms, *_copy, native_*, dlpack ---
-# (each module lists its names in ``__all__``; see tinyattn/torch_surface/)
-from .torch_surface.functional_forms import *  # noqa: F403
-from .torch_surface.functional_forms_nn import *  # noqa: F403
+# (each module lists its names in ``__all__``; see tinyattn/torch_surface/ and the ATen forms
+# of the functional ops in nn/functional/aten_forms.py and nn/functional/native.py)
+from .nn.functional.aten_forms import *  # noqa: F403
 from .torch_surface.inplace import *  # noqa: F403
 from .torch_surface.aliases import *  # noqa: F403
 from .torch_surface.copies import *  # noqa: F403
-from .torch_surface.native import *  # noqa: F403
+from .nn.functional.native import *  # noqa: F403
 from .torch_surface.dlpack import from_dlpack, to_dlpack
 
 # -- global switches and small queries (torch_surface/switches.py) ---------------------

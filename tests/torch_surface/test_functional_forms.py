@@ -346,7 +346,7 @@ def test_fill_is_out_of_place():
     assert y.tolist() == [4.0, 4.0] and x.tolist() == [1.0, 1.0]
 
 
-ALIAS_MODULES = ("torch_surface.functional_forms", "torch_surface.functional_forms_nn",
+ALIAS_MODULES = ("nn.functional.aten_forms",
                  "torch_surface.inplace", "torch_surface.aliases")  # fmt: skip
 FACTORY_EXTRAS = {"layout", "pin_memory", "memory_format", "generator", "requires_grad", "out"}
 OVERLOADED = {"trapz": ["y", "x", "dx", "dim"]}  # torch's two overloads in one function

@@ -7,6 +7,7 @@
 - ``index/``: indexing, scatter, writes;
 - ``linalg/``: matmul, products, matrix_methods, decompositions, helpers, lu, legacy, api;
 - ``creation/``: factories, from_buffers, fill;
+- ``random/``: sampling (rand, randn, randint ...), fills (uniform_, normal_ ...);
 - ``special/``: functions, igamma;
 - ``complex.py`` (complex construction and views), ``sorting.py``, ``windows.py``; ``inplace.py`` (versions and writes through views) and
   ``_util.py`` serve them all.
@@ -17,4 +18,4 @@ call time); importing ``ops`` imports every family and its modules.
 """
 
 from . import complex, inplace, sorting, windows
-from . import creation, elementwise, index, linalg, reduce, shape, special
+from . import creation, elementwise, index, linalg, random, reduce, shape, special

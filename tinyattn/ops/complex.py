@@ -20,8 +20,8 @@ import numpy as np
 
 from ..core import _dtype as dt
 from ..core.function import Function
+from ..core.tensor_base import TensorBase as Tensor
 from ..foundations.type_names import type_name
-from ..tensor_api.tensor import Tensor
 from ._util import gradient_doc
 from .elementwise.arithmetic import _tensor
 from .shape.views import _as_view

@@ -23,12 +23,12 @@ import re
 
 import numpy as np
 
-from ..autograd.grad_mode import enable_grad, is_grad_enabled
-from ..autograd.xp import numpy_xp
 from ..core.engine import _fit_tensor, unbroadcast
 from ..core.function import Function, Node, NoGradContext, _as_array
-from ..core.tensor_base import TensorBase, VersionCounter
-from ..tensor_api.tensor import Tensor
+from ..core.grad_mode import enable_grad, is_grad_enabled
+from ..core.tensor_base import TensorBase as Tensor
+from ..core.tensor_base import VersionCounter
+from ..core.xp import numpy_xp
 
 
 def check_inplace_allowed(t: Tensor, op: str) -> None:
@@ -347,8 +347,8 @@ def _copy_slices_grad_graph(ctx, g):
     d_base = xp.where(region, 0, flat)  # outside the region: g passes straight through
     g_view = op_grads[0]
     if g_view is not None:
-        if not isinstance(g_view, TensorBase):
-            g_view = TensorBase._make(np.asarray(g_view))
+        if not isinstance(g_view, Tensor):
+            g_view = Tensor._make(np.asarray(g_view))
         g_view = _fit_tensor(g_view, geometry.shape, g._data.dtype)
         d_base = d_base + xp.add_at((size,), (where,), xp.reshape(g_view, (-1,)))
     return (xp.reshape(d_base, geometry.base_shape),) + tuple(op_grads[1:])

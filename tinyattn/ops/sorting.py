@@ -26,8 +26,8 @@ from collections import namedtuple
 import numpy as np
 
 from ..core.function import Function
+from ..core.tensor_base import TensorBase as Tensor
 from ..foundations.type_names import type_name
-from ..tensor_api.tensor import Tensor
 from ._util import gradient_doc, normalize_dim, refuse_complex_order
 from .index.indexing import Gather
 

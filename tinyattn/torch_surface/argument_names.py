@@ -11,9 +11,9 @@ from __future__ import annotations
 import functools
 import inspect
 
+from ..core.tensor_base import TensorBase as Tensor
 from ..ops.reduce import softmax as softmax_ops
 from ..ops.reduce.reduction import norm as _norm
-from ..tensor_api.tensor import Tensor
 from .out import with_out
 
 

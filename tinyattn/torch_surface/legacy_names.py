@@ -16,9 +16,9 @@ import numpy as np
 
 from ..core._dtype import get_default_dtype
 from ..core.device import check_device
+from ..core.tensor_base import TensorBase as Tensor
 from ..foundations.type_names import type_name
 from ..ops.creation.factories import tensor
-from ..tensor_api.tensor import Tensor
 from .out import with_out
 
 

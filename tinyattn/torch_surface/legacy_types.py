@@ -25,8 +25,8 @@ import numpy as np
 from ..core import _dtype as dt
 from ..core.device import check_device
 from ..core.size import Size
+from ..core.tensor_base import TensorBase as Tensor
 from ..foundations.type_names import type_name as python_type_name
-from ..tensor_api.tensor import Tensor
 from .layouts import strided
 
 # dtype name -> the legacy type's name without "Tensor" (torch's names)
@@ -163,7 +163,7 @@ def tensor_type(t: Tensor, dtype=None, non_blocking: bool = False) -> Tensor | s
         target = _parse_type_string(dtype)
     elif isinstance(dtype, tensortype):
         target = dtype.dtype
-    elif dtype is Tensor:
+    elif dtype is Tensor._output_class:  # the Tensor class itself (x.type(torch.Tensor))
         target = dt.get_default_dtype()
     elif isinstance(dtype, dt.dtype):
         target = dtype

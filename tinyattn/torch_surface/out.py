@@ -35,10 +35,10 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ..core._dtype import _category
+from ..core.grad_mode import is_grad_enabled, no_grad
+from ..core.tensor_base import TensorBase as Tensor
 from ..foundations.type_names import type_name
-from ..tensor_api.tensor import Tensor
 from . import out_table as _out_names  # the names: data generated from torch 2.13
 
 # torch's names of dtypes: in "result type Float can't be cast ..." and in the C type form

@@ -21,7 +21,7 @@ import numpy as np
 from ..foundations.type_names import type_name
 
 if TYPE_CHECKING:
-    from ..tensor_api.tensor import Tensor
+    from ..core.tensor_base import TensorBase as Tensor
 
 
 def _ops():
@@ -418,11 +418,9 @@ class TensorInplaceMethods:
     # -- more aliases ----------------------------------------------------------------------
     def hardshrink(self, lambd: float = 0.5) -> Tensor:
         """See :func:`tinyattn.hardshrink`."""
-        import tinyattn  # (at call time: the functional ops import this module's class)
+        import tinyattn  # (at call time: nn.functional sits above the Tensor class)
 
-        return tinyattn.torch_surface.functional_forms_nn.hardshrink(
-            self, lambd
-        )  # (not the out= wrapper)
+        return tinyattn.nn.functional.hardshrink(self, lambd)  # (not the out= wrapper)
 
     def prelu(self, weight: Tensor) -> Tensor:
         """See :func:`tinyattn.prelu`."""

@@ -14,7 +14,7 @@ import numpy as np
 from ..foundations.type_names import type_name
 
 if TYPE_CHECKING:
-    from ..tensor_api.tensor import Tensor
+    from ..core.tensor_base import TensorBase as Tensor
 
 
 def _ops():
@@ -30,7 +30,7 @@ def _dtype_words(t) -> str:
 
 
 def _fill(self, values: np.ndarray, op: str):
-    from ..ops.creation.fill import _random_fill
+    from ..ops.random.fills import _random_fill
 
     return _random_fill(self, values, op)
 
@@ -114,23 +114,23 @@ class TensorLongTailMethods:
         self, src: Tensor, size, stride, storage_offset: int | None = None
     ) -> Tensor:
         """See :func:`tinyattn.as_strided_scatter`."""
-        import tinyattn
+        from .copies import as_strided_scatter
 
-        return tinyattn.as_strided_scatter(cast("Tensor", self), src, size, stride, storage_offset)
+        return as_strided_scatter(cast("Tensor", self), src, size, stride, storage_offset)
 
     def slice_inverse(
         self, src: Tensor, dim: int = 0, start=None, end=None, step: int = 1
     ) -> Tensor:
         """See :func:`tinyattn.slice_inverse`."""
-        import tinyattn
+        from .copies import slice_inverse
 
-        return tinyattn.slice_inverse(cast("Tensor", self), src, dim, start, end, step)
+        return slice_inverse(cast("Tensor", self), src, dim, start, end, step)
 
     def nonzero_static(self, *, size: int, fill_value: int = -1) -> Tensor:
         """See :func:`tinyattn.nonzero_static`."""
-        import tinyattn
+        from .copies import nonzero_static
 
-        return tinyattn.nonzero_static(cast("Tensor", self), size=size, fill_value=fill_value)
+        return nonzero_static(cast("Tensor", self), size=size, fill_value=fill_value)
 
     # -- random in-place samplers -----------------------------------------------------------------
     def cauchy_(self, median: float = 0.0, sigma: float = 1.0, *, generator=None) -> Tensor:

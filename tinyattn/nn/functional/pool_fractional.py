@@ -25,7 +25,7 @@ import numbers
 import numpy as np
 
 from ...foundations.type_names import type_name
-from ...ops.creation.factories import rand
+from ...ops.random.sampling import rand
 from ...tensor_api.tensor import Tensor
 from .conv import _ints
 

@@ -1,3 +1,4 @@
-"""Tensor creation: factories (tensor, zeros, rand ...), tensors from buffers and strides, the count samplers, in-place fills."""
+"""Tensor creation: factories (tensor, zeros, arange ...), tensors from buffers and strides,
+in-place fills of given values (the random ops are in ``ops/random/``)."""
 
 from . import factories, fill, from_buffers

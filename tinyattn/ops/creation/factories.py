@@ -1,4 +1,5 @@
-"""Tensor factories: tensor, zeros, ones, full, arange, linspace, eye, rand, randn ..."""
+"""Tensor factories: tensor, zeros, ones, full, arange, linspace, eye ... (the random ones,
+``rand``, ``randn`` ..., are in ``ops/random/``)."""
 
 from __future__ import annotations
 
@@ -9,10 +10,8 @@ import numpy as np
 
 from ...core import _dtype as dt
 from ...core.device import check_device
+from ...core.tensor_base import TensorBase as Tensor
 from ...foundations.type_names import type_name
-from ...random import _numpy_generator
-from ...random.fill import standard_normal, uniform01
-from ...tensor_api.tensor import Tensor
 from .._util import int_list, shape_args
 
 __all__ = [
@@ -27,18 +26,9 @@ __all__ = [
     "ones_like",
     "empty_like",
     "full_like",
-    "rand_like",
-    "randn_like",
     "arange",
     "linspace",
     "eye",
-    "rand",
-    "randn",
-    "randint",
-    "randperm",
-    "multinomial",
-    "bernoulli",
-    "normal",
 ]
 
 
@@ -171,13 +161,6 @@ def _sizes(size, name: str) -> tuple[int, ...]:
             f"{name}(): trying to create tensor with negative dimension: {list(shape)}"
         )
     return shape
-
-
-def _random_float_dtype(dtype, name: str) -> np.dtype:
-    np_dtype = _dtype_or_default(dtype)
-    if np_dtype.kind not in "fc":
-        raise TypeError(f"{name}(): expected a floating point dtype, got {dt.to_dtype(dtype)}")
-    return np_dtype
 
 
 def _factory(np_fn, name):
@@ -316,124 +299,6 @@ def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad=
     return _finish(np.eye(n, m, dtype=_dtype_or_default(dtype)), requires_grad)
 
 
-def rand(*sizes, size=None, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """Uniform samples on [0, 1) (the shape as in :func:`zeros`)."""
-    check_device(device)
-    shape = _sizes(int_list(sizes, size, "rand", "size"), "rand")
-    np_dtype = _random_float_dtype(dtype, "rand")
-    data = _random_parts(uniform01, _numpy_generator(generator), shape, np_dtype, 1.0)
-    return _finish(data, requires_grad)
-
-
-def _random_parts(draw, rng, shape: tuple, np_dtype: np.dtype, complex_scale: float) -> np.ndarray:
-    """``draw(rng, shape, np_dtype)``; for a complex dtype, real and imaginary parts drawn
-    independently in the matching real dtype and scaled by ``complex_scale`` (torch: randn's
-    parts have variance 1/2, so that E|z|^2 = 1; rand's are uniform on [0, 1) each)."""
-    if np_dtype.kind != "c":
-        return draw(rng, shape, np_dtype)
-    part_dtype = np.dtype(np.float32 if np_dtype == np.complex64 else np.float64)
-    parts = draw(rng, shape + (2,), part_dtype) * part_dtype.type(complex_scale)
-    return (parts[..., 0] + 1j * parts[..., 1]).astype(np_dtype)
-
-
-def randn(
-    *sizes, size=None, generator=None, dtype=None, device=None, requires_grad=False
-) -> Tensor:
-    """Standard normal samples (the shape as in :func:`zeros`)."""
-    check_device(device)
-    shape = _sizes(int_list(sizes, size, "randn", "size"), "randn")
-    np_dtype = _random_float_dtype(dtype, "randn")
-    data = _random_parts(standard_normal, _numpy_generator(generator), shape, np_dtype, 0.5**0.5)
-    return _finish(data, requires_grad)
-
-
-def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None) -> Tensor:
-    """Integers uniform on [low, high) of the given ``size`` (int64)."""
-    check_device(device)
-    if size is None:
-        if high is None or isinstance(high, (tuple, list)):
-            low, high, size = 0, low, high
-        else:
-            raise TypeError("randint(): missing the 'size' argument")
-    if high is None:
-        low, high = 0, low
-    shape = _sizes((size,), "randint")
-    if low >= high:
-        raise RuntimeError(
-            f"randint(): expected 'low' to be less than 'high', but got low={low} >= high={high}"
-        )
-    d = dt.to_dtype(dtype).np_dtype if dtype is not None else np.int64
-    return Tensor._make(_numpy_generator(generator).integers(low, high, shape).astype(d))
-
-
-def randperm(n: int, *, generator=None, dtype=None, device=None) -> Tensor:
-    d = dt.to_dtype(dtype).np_dtype if dtype is not None else np.int64
-    if n < 0:
-        raise RuntimeError(f"randperm(): n must be non-negative, got {n}")
-    return Tensor._make(_numpy_generator(generator).permutation(n).astype(d))
-
-
-def rand_like(
-    input: Tensor, *, generator=None, dtype=None, device=None, requires_grad=False
-) -> Tensor:
-    """``rand`` of ``input``'s shape and (unless ``dtype`` is given) dtype."""
-    check_device(device)
-    dtype = dtype or input.dtype
-    return rand(input.shape, generator=generator, dtype=dtype, requires_grad=requires_grad)
-
-
-def randn_like(
-    input: Tensor, *, generator=None, dtype=None, device=None, requires_grad=False
-) -> Tensor:
-    """``randn`` of ``input``'s shape and (unless ``dtype`` is given) dtype."""
-    check_device(device)
-    dtype = dtype or input.dtype
-    return randn(input.shape, generator=generator, dtype=dtype, requires_grad=requires_grad)
-
-
-def bernoulli(input: Tensor, p=None, *, generator=None) -> Tensor:
-    probs = input._data if p is None else np.full(input._data.shape, p)
-    draw = _numpy_generator(generator).random(input._data.shape) < probs
-    return Tensor._make(draw.astype(input._data.dtype))
-
-
-def multinomial(
-    input: Tensor, num_samples: int, replacement: bool = False, *, generator=None
-) -> Tensor:
-    rng = _numpy_generator(generator)
-    probs = np.atleast_2d(input._data).astype(np.float64)
-    if not replacement and num_samples > probs.shape[1]:
-        raise RuntimeError(
-            f"multinomial(): cannot sample num_samples={num_samples} > {probs.shape[1]} "
-            f"categories (input shape {list(input.shape)}) without replacement"
-        )
-    if np.any(probs < 0) or not np.all(np.isfinite(probs)) or np.any(probs.sum(axis=1) <= 0):
-        raise RuntimeError(
-            "multinomial(): probabilities must be finite, non-negative and have a positive sum "
-            f"in every row (input shape {list(input.shape)})"
-        )
-    out = np.stack(
-        [
-            rng.choice(probs.shape[1], size=num_samples, replace=replacement, p=row / row.sum())
-            for row in probs
-        ]
-    )
-    return Tensor._make((out if input.ndim == 2 else out[0]).astype(np.int64))
-
-
-def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None) -> Tensor:
-    m = mean._data if isinstance(mean, Tensor) else mean
-    s = std._data if isinstance(std, Tensor) else std
-    shape = size if size is not None else np.broadcast_shapes(np.shape(m), np.shape(s))
-    data = _numpy_generator(generator).normal(m, s, shape)
-    d = (
-        dt.to_dtype(dtype).np_dtype
-        if dtype is not None
-        else (m.dtype if isinstance(m, np.ndarray) else dt.get_default_dtype().np_dtype)
-    )
-    return Tensor._make(np.asarray(data, dtype=d))
-
-
 # -- Tensor.new_*: a new tensor with another tensor's dtype (the methods forward here) ------
 def _size_arg(sizes: tuple, size, name: str) -> tuple:
     """The size given as ints or a tuple (``new_ones(2, 3)``) or as ``size=`` (torch allows both)."""
@@ -507,3 +372,8 @@ def new_tensor(
     return tensor(
         data, dtype=dtype if dtype is not None else input.dtype, requires_grad=requires_grad
     )
+
+
+# The Tensor methods ``bernoulli`` and ``multinomial`` (tensor_api/methods_shape.py) name the
+# samplers by this module's path.
+from ..random.sampling import bernoulli, multinomial  # noqa: E402, F401

@@ -1,11 +1,11 @@
-"""In-place writes of new values: fill_, zero_, copy_ and the random fills (uniform_ ...)."""
+"""In-place writes of new values: fill_, zero_, copy_ (the random fills are in ``ops/random/``)."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from ...core.function import Function
-from ...tensor_api.tensor import Tensor
+from ...core.tensor_base import TensorBase as Tensor
 
 
 class Fill(Function):
@@ -65,60 +65,6 @@ def copy_(self: Tensor, other, non_blocking: bool = False) -> Tensor:
     return self._apply_inplace(Copy, other)
 
 
-# Random fills write data only (used under no_grad by nn.init).
-
-
-def _random_fill(self: Tensor, values: np.ndarray, op: str) -> Tensor:
-    from ..inplace import check_inplace_allowed
-
-    check_inplace_allowed(self, op)
-    self._data[...] = values
-    self._bump_version()
-    return self
-
-
-def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, *, generator=None) -> Tensor:
-    from ...random import _numpy_generator
-    from ...random.fill import fill_uniform_
-    from ..inplace import check_inplace_allowed
-
-    check_inplace_allowed(self, "uniform_")
-    fill_uniform_(self._data, a, b, _numpy_generator(generator))
-    self._bump_version()
-    return self
-
-
-def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator=None) -> Tensor:
-    from ...random import _numpy_generator
-    from ...random.fill import fill_normal_
-    from ..inplace import check_inplace_allowed
-
-    if std < 0:
-        raise RuntimeError(f"normal_ expects std >= 0.0, but found std {std}")
-    check_inplace_allowed(self, "normal_")
-    fill_normal_(self._data, mean, std, _numpy_generator(generator))
-    self._bump_version()
-    return self
-
-
-def bernoulli_(self: Tensor, p: float = 0.5, *, generator=None) -> Tensor:
-    from ...random import _numpy_generator
-
-    rng = _numpy_generator(generator)
-    return _random_fill(self, rng.random(self.shape) < p, "bernoulli_")
-
-
-def exponential_(self: Tensor, lambd: float = 1.0, *, generator=None) -> Tensor:
-    from ...random import _numpy_generator
-
-    rng = _numpy_generator(generator)
-    return _random_fill(self, rng.exponential(1.0 / lambd, self.shape), "exponential_")
-
-
-def random_(self: Tensor, low: int = 0, high: int | None = None, *, generator=None) -> Tensor:
-    from ...random import _numpy_generator
-
-    if high is None:
-        low, high = 0, low if low else 2**24
-    rng = _numpy_generator(generator)
-    return _random_fill(self, rng.integers(low, high, self.shape), "random_")
+# The Tensor methods ``uniform_`` ... (tensor_api/methods_shape.py) name the random fills by
+# this module's path.
+from ..random.fills import bernoulli_, exponential_, normal_, random_, uniform_  # noqa: E402, F401

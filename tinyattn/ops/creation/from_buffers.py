@@ -1,5 +1,5 @@
-"""Tensor factories from data, buffers and strides: asarray, frombuffer, scalar_tensor, empty_strided, randint_like,
-and the samplers poisson and binomial.
+"""Tensor factories from data, buffers and strides: asarray, frombuffer, scalar_tensor,
+empty_strided.
 
 ``asarray`` follows torch's: it aliases what it can (a Tensor, a NumPy array, an object
 with the buffer protocol) and copies only when ``copy=True`` or a dtype change needs it;
@@ -15,10 +15,8 @@ import numpy as np
 
 from ...core import _dtype as dt
 from ...core.device import check_device
+from ...core.tensor_base import TensorBase as Tensor
 from ...foundations.type_names import type_name
-from ...random import _numpy_generator
-from ...tensor_api.tensor import Tensor
-from ..elementwise.arithmetic import _tensor
 from .factories import _finish, _sizes, tensor
 
 __all__ = [
@@ -26,9 +24,6 @@ __all__ = [
     "frombuffer",
     "scalar_tensor",
     "empty_strided",
-    "randint_like",
-    "poisson",
-    "binomial",
 ]
 
 
@@ -197,66 +192,3 @@ def empty_strided(
     item = np_dtype.itemsize
     data = np.lib.stride_tricks.as_strided(flat, shape, tuple(s * item for s in strides))
     return _finish(data, requires_grad)
-
-
-def randint_like(
-    input: Tensor, low=0, high=None, *, generator=None, dtype=None, device=None, requires_grad=False
-) -> Tensor:
-    """Integers uniform on ``[low, high)`` of ``input``'s shape (``randint_like(x, high)`` too),
-    in ``input``'s dtype unless ``dtype``."""
-    check_device(device)
-    x = _tensor(input, "randint_like")
-    if high is None:
-        low, high = 0, low
-    if low >= high:
-        raise RuntimeError(
-            f"randint_like(): expected 'low' to be less than 'high', but got low={low} >= "
-            f"high={high}"
-        )
-    np_dtype = dt.to_dtype(dtype).np_dtype if dtype is not None else x._data.dtype
-    draws = _numpy_generator(generator).integers(low, high, x._data.shape)
-    return _finish(draws.astype(np_dtype), requires_grad)
-
-
-def _float_input(t, op: str, name: str) -> Tensor:
-    if not isinstance(t, Tensor):
-        raise TypeError(f"{op}(): argument '{name}' must be a Tensor, not {type_name(t)}")
-    if t._data.dtype.kind != "f":
-        raise TypeError(
-            f"{op}(): '{name}' must be a floating point tensor (as torch), got {t.dtype}"
-        )
-    return t
-
-
-def poisson(input: Tensor, generator=None) -> Tensor:
-    """Poisson samples with rates ``input`` (>= 0): ``input``'s shape and float dtype."""
-    rates = _float_input(input, "poisson", "input")._data
-    if np.any(rates < 0) or np.any(np.isnan(rates)):
-        raise RuntimeError(
-            "poisson(): invalid Poisson rate, expected every rate to be non-negative"
-        )
-    draws = _numpy_generator(generator).poisson(rates)
-    return Tensor._make(np.asarray(draws, dtype=rates.dtype))
-
-
-def binomial(count: Tensor, prob: Tensor, generator=None) -> Tensor:
-    """Binomial samples of ``count`` trials with success probability ``prob`` (broadcast).
-
-    Floating tensors; ``count`` >= 0 and ``0 <= prob <= 1`` (torch does not check these and
-    returns arbitrary values; here a ValueError names them). Result: ``count``'s dtype.
-    """
-    n = _float_input(count, "binomial", "count")._data
-    p = _float_input(prob, "binomial", "prob")._data
-    if np.any(~(n >= 0)) or np.any(n != np.floor(n)):
-        raise ValueError("binomial(): 'count' must hold non-negative whole numbers")
-    if np.any(~((p >= 0) & (p <= 1))):
-        raise ValueError("binomial(): 'prob' must lie in [0, 1]")
-    try:
-        shape = np.broadcast_shapes(n.shape, p.shape)
-    except ValueError:
-        raise RuntimeError(
-            f"binomial(): count of shape {list(n.shape)} and prob of shape {list(p.shape)} do "
-            "not broadcast"
-        ) from None
-    draws = _numpy_generator(generator).binomial(np.broadcast_to(n, shape).astype(np.int64), p)
-    return Tensor._make(np.asarray(draws, dtype=n.dtype))

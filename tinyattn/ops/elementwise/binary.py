@@ -13,8 +13,8 @@ import numpy as np
 
 from ...core import _dtype as dt
 from ...core.function import Function
+from ...core.tensor_base import TensorBase as Tensor
 from ...foundations.type_names import type_name
-from ...tensor_api.tensor import Tensor
 from .._util import gradient_doc
 from .arithmetic import (  # (divide_ ... true_divide_: re-exported for the Tensor methods)
     _checked,

@@ -18,8 +18,8 @@ import numpy as np
 
 from ...core import _dtype as dt
 from ...core.function import Function
+from ...core.tensor_base import TensorBase as Tensor
 from ...foundations.type_names import type_name
-from ...tensor_api.tensor import Tensor
 from .._util import gradient_doc
 from .arithmetic import _checked, _promote, _tensor, mul, pow, sub
 from .binary import heaviside

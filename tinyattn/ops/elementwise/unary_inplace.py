@@ -10,8 +10,8 @@ import math
 import numpy as np
 
 from ...core.function import Function
+from ...core.tensor_base import TensorBase as Tensor
 from ...foundations.type_names import type_name
-from ...tensor_api.tensor import Tensor
 from .._util import gradient_doc, to_float
 from .._util import sgn as _sign_nan_zero
 from .arithmetic import _tensor

@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from ...core.function import Function
+from ...core.tensor_base import TensorBase as Tensor
 from ...foundations.type_names import type_name
-from ...tensor_api.tensor import Tensor
 from .._util import gradient_doc, normalize_dim
 from ..shape.views import movedim, reshape
 from .indexing import (

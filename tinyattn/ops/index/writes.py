@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...core.tensor_base import TensorBase as Tensor
 from ...foundations.type_names import type_name
-from ...tensor_api.tensor import Tensor
 from .._util import normalize_dim
 from ..elementwise.arithmetic import _tensor
 from ..inplace import check_inplace_allowed

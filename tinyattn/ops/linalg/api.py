@@ -13,8 +13,8 @@ from collections import namedtuple
 
 import numpy as np
 
+from ...core.tensor_base import TensorBase as Tensor
 from ...foundations.type_names import type_name
-from ...tensor_api.tensor import Tensor
 from .._util import gradient_doc, normalize_dims
 from ..elementwise.unary import abs as _abs
 from ..reduce.reduction import amax, amin

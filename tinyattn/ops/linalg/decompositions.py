@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...autograd.xp import numpy_xp
 from ...core.function import Function
+from ...core.tensor_base import TensorBase as Tensor
+from ...core.xp import numpy_xp
 from ...foundations.type_names import type_name
-from ...tensor_api.tensor import Tensor
 
 __all__ = ["LinAlgError", "check_matrix", "converged", "from_triangle"]
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numbers
 
+from ...core.tensor_base import TensorBase as Tensor
 from ...foundations.type_names import type_name
-from ...tensor_api.tensor import Tensor
 from .._util import normalize_dim
 from ..elementwise.arithmetic import _tensor, where
 from ..inplace import check_inplace_allowed

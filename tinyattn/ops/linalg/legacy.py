@@ -15,8 +15,8 @@ import numbers
 import numpy as np
 
 from ...core.function import Function
+from ...core.tensor_base import TensorBase as Tensor
 from ...foundations.type_names import type_name
-from ...tensor_api.tensor import Tensor
 from .._util import gradient_doc
 from ..reduce.reduction import norm as _vector_norm
 from . import decompositions as D

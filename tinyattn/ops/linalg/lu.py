@@ -13,10 +13,10 @@ import warnings
 
 import numpy as np
 
-from ...autograd.xp import numpy_xp
 from ...core.function import Function
+from ...core.tensor_base import TensorBase as Tensor
+from ...core.xp import numpy_xp
 from ...foundations.type_names import type_name
-from ...tensor_api.tensor import Tensor
 from .._util import gradient_doc
 from . import decompositions as D
 from .api import _const, _tuple, solve_triangular

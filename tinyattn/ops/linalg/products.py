@@ -14,8 +14,8 @@ import numbers
 import numpy as np
 
 from ...core import _dtype as dt
+from ...core.tensor_base import TensorBase as Tensor
 from ...foundations.type_names import type_name
-from ...tensor_api.tensor import Tensor
 from ..elementwise.arithmetic import where
 from ..reduce.reduction import norm, sum
 from ..shape.rearrange import cat, diag, diagonal, meshgrid, stack

@@ -10,10 +10,10 @@ from collections import namedtuple
 
 import numpy as np
 
-from ...autograd.xp import numpy_xp
 from ...core import _dtype as dt
 from ...core.function import Function
-from ...tensor_api.tensor import Tensor
+from ...core.tensor_base import TensorBase as Tensor
+from ...core.xp import numpy_xp
 from .._accumulation import accumulates_in_float32
 from .._util import gradient_doc, normalize_dim
 from ..index.indexing import Gather

@@ -14,8 +14,8 @@ from collections import namedtuple
 import numpy as np
 
 from ...core import _dtype as dt
+from ...core.tensor_base import TensorBase as Tensor
 from ...foundations.type_names import type_name
-from ...tensor_api.tensor import Tensor
 from .._util import normalize_dim
 from ..elementwise.arithmetic import _tensor
 from ..elementwise.unary import cast

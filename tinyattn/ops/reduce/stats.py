@@ -16,8 +16,8 @@ import numpy as np
 
 from ...core import _dtype as dt
 from ...core.function import Function
+from ...core.tensor_base import TensorBase as Tensor
 from ...foundations.type_names import type_name
-from ...tensor_api.tensor import Tensor
 from .._accumulation import accumulates_in_float32
 from .._util import gradient_doc, normalize_dim
 from ..elementwise.arithmetic import where

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...autograd.xp import numpy_xp
 from ...core import _dtype as dt
 from ...core.function import Function
+from ...core.tensor_base import TensorBase as Tensor
+from ...core.xp import numpy_xp
 from ...foundations.type_names import type_name
-from ...tensor_api.tensor import Tensor
 from .._util import gradient_doc, int_list, normalize_dim, normalize_dims, shape_args
 from .views import reshape
 

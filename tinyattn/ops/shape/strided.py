@@ -16,8 +16,8 @@ import numbers
 import numpy as np
 
 from ...core.function import Function
+from ...core.tensor_base import TensorBase as Tensor
 from ...foundations.type_names import type_name
-from ...tensor_api.tensor import Tensor
 from .._util import gradient_doc
 from ..elementwise.arithmetic import _tensor
 from .views import _as_view

@@ -19,8 +19,8 @@ import numpy as np
 
 from ...core import _dtype as dt
 from ...core.function import Function
+from ...core.tensor_base import TensorBase as Tensor
 from ...foundations.type_names import type_name
-from ...tensor_api.tensor import Tensor
 from .._util import gradient_doc, to_float
 from ..elementwise.arithmetic import _checked, _operand, _promote, _tensor
 from . import _math as sm

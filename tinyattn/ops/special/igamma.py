@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...autograd.xp import numpy_xp
 from ...core.function import Function
+from ...core.tensor_base import TensorBase as Tensor
+from ...core.xp import numpy_xp
 from ...foundations.type_names import type_name
-from ...tensor_api.tensor import Tensor
 from .._util import gradient_doc
 from ._math import lgamma as _lgamma
 

@@ -25,7 +25,8 @@ import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from ...ops.creation.factories import from_numpy, randperm
+from ...ops.creation.factories import from_numpy
+from ...ops.random.sampling import randperm
 from ...random import Generator, default_generator
 from ...tensor_api.tensor import Tensor
 

@@ -73,7 +73,7 @@ class DistributedSampler(Sampler):
         self.seed = _int_arg("seed", seed)
 
     def __iter__(self):
-        from ...ops.creation.factories import randperm
+        from ...ops.random.sampling import randperm
 
         n = len(self.dataset)
         if self.shuffle:

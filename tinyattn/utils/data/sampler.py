@@ -16,7 +16,8 @@ import itertools
 from collections.abc import Iterable, Iterator, Sequence, Sized
 
 from ...core import _dtype as dt
-from ...ops.creation.factories import as_tensor, multinomial, randint, randperm
+from ...ops.creation.factories import as_tensor
+from ...ops.random.sampling import multinomial, randint, randperm
 from ...random import Generator, _numpy_generator
 
 __all__ = [

@@ -1,4 +1,5 @@
-"""``torch.<op>`` forms of functional ops: ``tinyattn.dropout``, ``tinyattn.layer_norm`` ...
+"""``torch.<op>`` forms of the functional ops: ``tinyattn.dropout``, ``tinyattn.layer_norm``,
+``tinyattn.conv2d``, ``tinyattn.pdist``, ``tinyattn.kl_div`` ...
 
 PyTorch exposes its ATen kernels at top level with the ATen signature, which often differs
 from ``torch.nn.functional``'s: ``torch.dropout(input, p, train)`` has no defaults,
@@ -7,16 +8,19 @@ from ``torch.nn.functional``'s: ``torch.dropout(input, p, train)`` has no defaul
 int (0 ``'none'``, 1 ``'mean'``, 2 ``'sum'``). Public programs call both spellings.
 
 Each function here takes torch's top-level signature and calls the one implementation in
-``tinyattn.nn.functional`` (imported inside the call, so ``import tinyattn`` stays light):
-no op is written twice, and the gradients are those of the functional op.
+``tinyattn.nn.functional``: no op is written twice, and the gradients are those of the
+functional op. The package root exports these names (``tinyattn.dropout``); the
+``nn.functional`` namespace keeps its own signatures, so it does not list them.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .. import functional as F
+
 if TYPE_CHECKING:
-    from ..tensor_api.tensor import Tensor
+    from ...tensor_api.tensor import Tensor
 
 __all__ = [
     "dropout",
@@ -48,15 +52,39 @@ __all__ = [
     "avg_pool1d",
     "adaptive_avg_pool1d",
     "adaptive_max_pool1d",
+    # distances, rearrangements, activations, losses
+    "cosine_similarity",
+    "pairwise_distance",
+    "pdist",
+    "pixel_shuffle",
+    "pixel_unshuffle",
+    "channel_shuffle",
+    "constant_pad_nd",
+    "affine_grid_generator",
+    "grid_sampler",
+    "bilinear",
+    "prelu",
+    "selu",
+    "selu_",
+    "celu",
+    "celu_",
+    "threshold",
+    "threshold_",
+    "rrelu",
+    "rrelu_",
+    "hardshrink",
+    "relu_",
+    "ctc_loss",
+    "kl_div",
+    "margin_ranking_loss",
+    "hinge_embedding_loss",
+    "cosine_embedding_loss",
+    "triplet_margin_loss",
+    "poisson_nll_loss",
+    "binary_cross_entropy_with_logits",
 ]
 
 _REDUCTIONS = {0: "none", 1: "mean", 2: "sum"}
-
-
-def _F():
-    from ..nn import functional
-
-    return functional
 
 
 def _reduction(reduction, op: str) -> str:
@@ -71,37 +99,37 @@ def _reduction(reduction, op: str) -> str:
 # -- dropout ---------------------------------------------------------------------------------
 def dropout(input: Tensor, p: float, train: bool) -> Tensor:
     """``F.dropout(input, p, training=train)``; all three arguments are required, as in torch."""
-    return _F().dropout(input, p, train)
+    return F.dropout(input, p, train)
 
 
 def dropout_(input: Tensor, p: float, train: bool) -> Tensor:
     """In-place ``dropout``: ``F.dropout(input, p, train, inplace=True)``."""
-    return _F().dropout(input, p, train, inplace=True)
+    return F.dropout(input, p, train, inplace=True)
 
 
 def alpha_dropout(input: Tensor, p: float, train: bool) -> Tensor:
     """``F.alpha_dropout(input, p, training=train)`` (SELU-preserving dropout)."""
-    return _F().alpha_dropout(input, p, train)
+    return F.alpha_dropout(input, p, train)
 
 
 def alpha_dropout_(input: Tensor, p: float, train: bool) -> Tensor:
     """In-place ``alpha_dropout``."""
-    return _F().alpha_dropout(input, p, train, inplace=True)
+    return F.alpha_dropout(input, p, train, inplace=True)
 
 
 def feature_alpha_dropout(input: Tensor, p: float, train: bool) -> Tensor:
     """``F.feature_alpha_dropout(input, p, training=train)``: whole channels at once."""
-    return _F().feature_alpha_dropout(input, p, train)
+    return F.feature_alpha_dropout(input, p, train)
 
 
 def feature_alpha_dropout_(input: Tensor, p: float, train: bool) -> Tensor:
     """In-place ``feature_alpha_dropout``."""
-    return _F().feature_alpha_dropout(input, p, train, inplace=True)
+    return F.feature_alpha_dropout(input, p, train, inplace=True)
 
 
 def _feature_mask(input: Tensor, p: float, op: str):
     """The kept-and-scaled channel mask of shape (N, C, 1, ..., 1): ``bernoulli(1-p)/(1-p)``."""
-    from .. import ops
+    from ... import ops
 
     if input.ndim < 2:
         raise RuntimeError(
@@ -114,7 +142,7 @@ def _feature_mask(input: Tensor, p: float, op: str):
     if p == 1.0:
         return ops.creation.factories.zeros(shape, dtype=input.dtype)
     keep = ops.creation.factories.full(shape, 1.0 - p, dtype=input.dtype)
-    return ops.creation.factories.bernoulli(keep) / (1.0 - p)
+    return ops.random.sampling.bernoulli(keep) / (1.0 - p)
 
 
 def feature_dropout(input: Tensor, p: float, train: bool) -> Tensor:
@@ -145,7 +173,7 @@ def layer_norm(
     cudnn_enable: bool = True,
 ) -> Tensor:
     """``F.layer_norm``; ``cudnn_enable`` has no effect on the CPU."""
-    return _F().layer_norm(input, normalized_shape, weight, bias, eps)
+    return F.layer_norm(input, normalized_shape, weight, bias, eps)
 
 
 def group_norm(
@@ -157,7 +185,7 @@ def group_norm(
     cudnn_enabled: bool = True,
 ) -> Tensor:
     """``F.group_norm``; ``cudnn_enabled`` has no effect on the CPU."""
-    return _F().group_norm(input, num_groups, weight, bias, eps)
+    return F.group_norm(input, num_groups, weight, bias, eps)
 
 
 def batch_norm(
@@ -174,7 +202,7 @@ def batch_norm(
     """ATen's ``batch_norm``: ``weight, bias`` come *before* the running statistics, and
     every argument is required. Calls ``F.batch_norm`` (which updates the running stats in
     place when ``training``)."""
-    return _F().batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+    return F.batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
 
 
 def instance_norm(
@@ -189,7 +217,7 @@ def instance_norm(
     cudnn_enabled: bool,
 ) -> Tensor:
     """ATen's ``instance_norm`` (argument order as ``batch_norm`` above); ``F.instance_norm``."""
-    return _F().instance_norm(
+    return F.instance_norm(
         input, running_mean, running_var, weight, bias, use_input_stats, momentum, eps
     )
 
@@ -198,7 +226,7 @@ def rms_norm(
     input: Tensor, normalized_shape, weight: Tensor | None = None, eps: float | None = None
 ) -> Tensor:
     """``F.rms_norm``."""
-    return _F().rms_norm(input, normalized_shape, weight, eps)
+    return F.rms_norm(input, normalized_shape, weight, eps)
 
 
 # -- embeddings ------------------------------------------------------------------------------
@@ -215,9 +243,7 @@ def embedding(
     turns ``None`` into -1); a row ``padding_idx >= 0`` gets no gradient.
     """
     pad = None if padding_idx is None or padding_idx < 0 else padding_idx
-    return _F().embedding(
-        indices, weight, pad, scale_grad_by_freq=scale_grad_by_freq, sparse=sparse
-    )
+    return F.embedding(indices, weight, pad, scale_grad_by_freq=scale_grad_by_freq, sparse=sparse)
 
 
 def embedding_bag(
@@ -241,13 +267,13 @@ def embedding_bag(
     """
     import numpy as np
 
-    from .. import ops
+    from ... import ops
 
     modes = ("sum", "mean", "max")
     if mode not in (0, 1, 2) or isinstance(mode, bool):
         raise ValueError(f"embedding_bag: mode must be 0 (sum), 1 (mean) or 2 (max), got {mode!r}")
     flat = indices.reshape(-1)  # ATen reads the indices flat, always cut by offsets
-    output = _F().embedding_bag(
+    output = F.embedding_bag(
         flat,
         weight,
         offsets,
@@ -282,17 +308,17 @@ def embedding_bag(
 # -- convolution -----------------------------------------------------------------------------
 def conv1d(input: Tensor, weight: Tensor, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """``F.conv1d`` (same signature; ``padding`` may be ``'valid'`` or ``'same'``)."""
-    return _F().conv1d(input, weight, bias, stride, padding, dilation, groups)
+    return F.conv1d(input, weight, bias, stride, padding, dilation, groups)
 
 
 def conv2d(input: Tensor, weight: Tensor, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """``F.conv2d`` (same signature)."""
-    return _F().conv2d(input, weight, bias, stride, padding, dilation, groups)
+    return F.conv2d(input, weight, bias, stride, padding, dilation, groups)
 
 
 def conv3d(input: Tensor, weight: Tensor, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """``F.conv3d`` (same signature)."""
-    return _F().conv3d(input, weight, bias, stride, padding, dilation, groups)
+    return F.conv3d(input, weight, bias, stride, padding, dilation, groups)
 
 
 def conv_transpose1d(
@@ -300,7 +326,7 @@ def conv_transpose1d(
     dilation=1,
 ):  # fmt: skip
     """``F.conv_transpose1d`` (same signature)."""
-    return _F().conv_transpose1d(
+    return F.conv_transpose1d(
         input, weight, bias, stride, padding, output_padding, groups, dilation
     )
 
@@ -310,7 +336,7 @@ def conv_transpose2d(
     dilation=1,
 ):  # fmt: skip
     """``F.conv_transpose2d`` (same signature)."""
-    return _F().conv_transpose2d(
+    return F.conv_transpose2d(
         input, weight, bias, stride, padding, output_padding, groups, dilation
     )
 
@@ -320,7 +346,7 @@ def conv_transpose3d(
     dilation=1,
 ):  # fmt: skip
     """``F.conv_transpose3d`` (same signature)."""
-    return _F().conv_transpose3d(
+    return F.conv_transpose3d(
         input, weight, bias, stride, padding, output_padding, groups, dilation
     )
 
@@ -338,9 +364,9 @@ def convolution(
             f"dims), got shape {list(input.shape)}"
         )
     if transposed:
-        fn = getattr(_F(), f"conv_transpose{n}d")
+        fn = getattr(F, f"conv_transpose{n}d")
         return fn(input, weight, bias, stride, padding, output_padding, groups, dilation)
-    fn = getattr(_F(), f"conv{n}d")
+    fn = getattr(F, f"conv{n}d")
     return fn(input, weight, bias, stride, padding, dilation, groups)
 
 
@@ -352,24 +378,24 @@ def _stride(stride):
 
 def max_pool1d(input: Tensor, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
     """``F.max_pool1d`` without ``return_indices`` (``stride=()`` means ``kernel_size``)."""
-    return _F().max_pool1d(input, kernel_size, _stride(stride), padding, dilation, ceil_mode)
+    return F.max_pool1d(input, kernel_size, _stride(stride), padding, dilation, ceil_mode)
 
 
 def max_pool2d(input: Tensor, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
     """``F.max_pool2d`` without ``return_indices`` (``stride=()`` means ``kernel_size``)."""
-    return _F().max_pool2d(input, kernel_size, _stride(stride), padding, dilation, ceil_mode)
+    return F.max_pool2d(input, kernel_size, _stride(stride), padding, dilation, ceil_mode)
 
 
 def max_pool3d(input: Tensor, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
     """``F.max_pool3d`` without ``return_indices`` (``stride=()`` means ``kernel_size``)."""
-    return _F().max_pool3d(input, kernel_size, _stride(stride), padding, dilation, ceil_mode)
+    return F.max_pool3d(input, kernel_size, _stride(stride), padding, dilation, ceil_mode)
 
 
 def max_pool1d_with_indices(
     input: Tensor, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False
 ):
     """``(values, indices)`` of ``F.max_pool1d(..., return_indices=True)``."""
-    return _F().max_pool1d(
+    return F.max_pool1d(
         input, kernel_size, _stride(stride), padding, dilation, ceil_mode, return_indices=True
     )
 
@@ -378,16 +404,257 @@ def avg_pool1d(
     input: Tensor, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True
 ):
     """``F.avg_pool1d`` (``stride=()`` means ``kernel_size``)."""
-    return _F().avg_pool1d(
-        input, kernel_size, _stride(stride), padding, ceil_mode, count_include_pad
-    )
+    return F.avg_pool1d(input, kernel_size, _stride(stride), padding, ceil_mode, count_include_pad)
 
 
 def adaptive_avg_pool1d(input: Tensor, output_size) -> Tensor:
     """``F.adaptive_avg_pool1d``."""
-    return _F().adaptive_avg_pool1d(input, output_size)
+    return F.adaptive_avg_pool1d(input, output_size)
 
 
 def adaptive_max_pool1d(input: Tensor, output_size):
     """``(values, indices)``: torch's top-level form always returns the indices too."""
-    return _F().adaptive_max_pool1d(input, output_size, return_indices=True)
+    return F.adaptive_max_pool1d(input, output_size, return_indices=True)
+
+
+# -- distances and rearrangements -------------------------------------------------------------
+def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-08) -> Tensor:
+    """``F.cosine_similarity``."""
+    return F.cosine_similarity(x1, x2, dim, eps)
+
+
+def pairwise_distance(
+    x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-06, keepdim: bool = False
+) -> Tensor:
+    """``F.pairwise_distance``."""
+    return F.pairwise_distance(x1, x2, p, eps, keepdim)
+
+
+def pdist(input: Tensor, p: float = 2.0) -> Tensor:
+    """``F.pdist``."""
+    return F.pdist(input, p)
+
+
+def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
+    """``F.pixel_shuffle``."""
+    return F.pixel_shuffle(input, upscale_factor)
+
+
+def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
+    """``F.pixel_unshuffle``."""
+    return F.pixel_unshuffle(input, downscale_factor)
+
+
+def channel_shuffle(input: Tensor, groups: int) -> Tensor:
+    """``F.channel_shuffle``."""
+    return F.channel_shuffle(input, groups)
+
+
+def constant_pad_nd(input: Tensor, pad, value: float = 0) -> Tensor:
+    """``F.pad(input, pad, 'constant', value)`` (negative pads crop, as in torch)."""
+    return F.pad(input, list(pad), "constant", value)
+
+
+def affine_grid_generator(theta: Tensor, size, align_corners: bool) -> Tensor:
+    """``F.affine_grid(theta, size, align_corners)`` (``align_corners`` required)."""
+    return F.affine_grid(theta, list(size), align_corners)
+
+
+_INTERPOLATION = {0: "bilinear", 1: "nearest", 2: "bicubic"}
+_PADDING = {0: "zeros", 1: "border", 2: "reflection"}
+
+
+def grid_sampler(
+    input: Tensor, grid: Tensor, interpolation_mode: int, padding_mode: int, align_corners: bool
+) -> Tensor:
+    """``F.grid_sample`` with ATen's int modes: interpolation 0 bilinear, 1 nearest,
+    2 bicubic; padding 0 zeros, 1 border, 2 reflection."""
+    if interpolation_mode not in _INTERPOLATION or padding_mode not in _PADDING:
+        raise ValueError(
+            f"grid_sampler: interpolation_mode must be 0, 1 or 2 and padding_mode 0, 1 or 2; "
+            f"got {interpolation_mode!r} and {padding_mode!r}"
+        )
+    return F.grid_sample(
+        input, grid, _INTERPOLATION[interpolation_mode], _PADDING[padding_mode], align_corners
+    )
+
+
+def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None):
+    """``F.bilinear``."""
+    return F.bilinear(input1, input2, weight, bias)
+
+
+# -- activations -----------------------------------------------------------------------------
+def prelu(input: Tensor, weight: Tensor) -> Tensor:
+    """``F.prelu``."""
+    return F.prelu(input, weight)
+
+
+def selu(input: Tensor) -> Tensor:
+    """``F.selu``."""
+    return F.selu(input)
+
+
+def selu_(input: Tensor) -> Tensor:
+    """In-place ``selu``."""
+    return F.selu_(input)
+
+
+def celu(input: Tensor, alpha: float = 1.0) -> Tensor:
+    """``F.celu``."""
+    return F.celu(input, alpha)
+
+
+def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    """In-place ``celu``."""
+    return F.celu_(input, alpha)
+
+
+def threshold(input: Tensor, threshold: float, value: float) -> Tensor:
+    """``F.threshold``: ``input`` where ``input > threshold``, else ``value``."""
+    return F.threshold(input, threshold, value)
+
+
+def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
+    """In-place ``threshold``."""
+    return F.threshold_(input, threshold, value)
+
+
+def rrelu(
+    input: Tensor,
+    lower: float = 0.125,
+    upper: float = 1.0 / 3.0,
+    training: bool = False,
+    generator=None,
+) -> Tensor:
+    """``F.rrelu``; ``generator`` must be None (the global generator is used)."""
+    _no_generator(generator, "rrelu")
+    return F.rrelu(input, lower, upper, training)
+
+
+def rrelu_(
+    input: Tensor,
+    lower: float = 0.125,
+    upper: float = 1.0 / 3.0,
+    training: bool = False,
+    generator=None,
+) -> Tensor:
+    """In-place ``rrelu``."""
+    _no_generator(generator, "rrelu_")
+    return F.rrelu_(input, lower, upper, training)
+
+
+def _no_generator(generator, op: str) -> None:
+    if generator is not None:
+        raise NotImplementedError(
+            f"{op}: a generator argument is not supported by tinyattn (seed the global one "
+            "with tinyattn.manual_seed)"
+        )
+
+
+def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """``F.hardshrink``."""
+    return F.hardshrink(input, lambd)
+
+
+def relu_(input: Tensor) -> Tensor:
+    """In-place ``relu``."""
+    return input.relu_()
+
+
+# -- losses (``reduction`` is an int: 0 none, 1 mean, 2 sum) ----------------------------------
+# Left out, it is 0 ('none'): torch 2.13's top-level losses return the unreduced loss
+# (torch.kl_div(x, t) has x's shape), unlike the nn.functional forms' 'mean'.
+def ctc_loss(
+    log_probs: Tensor,
+    targets: Tensor,
+    input_lengths,
+    target_lengths,
+    blank: int = 0,
+    reduction: int = 0,
+    zero_infinity: bool = False,
+) -> Tensor:
+    """``F.ctc_loss`` with an int ``reduction``."""
+    return F.ctc_loss(
+        log_probs,
+        targets,
+        input_lengths,
+        target_lengths,
+        blank,
+        _reduction(reduction, "ctc_loss"),
+        zero_infinity,
+    )
+
+
+def kl_div(input: Tensor, target: Tensor, reduction: int = 0, *, log_target: bool = False):
+    """``F.kl_div`` with an int ``reduction`` (0, unreduced, by default); 1 is the plain
+    elementwise mean (torch's top-level form does not warn about ``'mean'`` as ``F.kl_div``
+    does)."""
+    import warnings
+
+    red = _reduction(reduction, "kl_div")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return F.kl_div(input, target, reduction=red, log_target=log_target)
+
+
+def margin_ranking_loss(
+    input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0, reduction: int = 0
+) -> Tensor:
+    """``F.margin_ranking_loss`` with an int ``reduction``."""
+    red = _reduction(reduction, "margin_ranking_loss")
+    return F.margin_ranking_loss(input1, input2, target, margin, reduction=red)
+
+
+def hinge_embedding_loss(
+    input: Tensor, target: Tensor, margin: float = 1.0, reduction: int = 0
+) -> Tensor:
+    """``F.hinge_embedding_loss`` with an int ``reduction``."""
+    red = _reduction(reduction, "hinge_embedding_loss")
+    return F.hinge_embedding_loss(input, target, margin, reduction=red)
+
+
+def cosine_embedding_loss(
+    input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0, reduction: int = 0
+) -> Tensor:
+    """``F.cosine_embedding_loss`` with an int ``reduction``."""
+    red = _reduction(reduction, "cosine_embedding_loss")
+    return F.cosine_embedding_loss(input1, input2, target, margin, reduction=red)
+
+
+def triplet_margin_loss(
+    anchor: Tensor,
+    positive: Tensor,
+    negative: Tensor,
+    margin: float = 1.0,
+    p: float = 2.0,
+    eps: float = 1e-06,
+    swap: bool = False,
+    reduction: int = 0,
+) -> Tensor:
+    """``F.triplet_margin_loss`` with an int ``reduction``."""
+    red = _reduction(reduction, "triplet_margin_loss")
+    return F.triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap, reduction=red)
+
+
+def poisson_nll_loss(
+    input: Tensor, target: Tensor, log_input: bool, full: bool, eps: float, reduction: int
+) -> Tensor:
+    """``F.poisson_nll_loss``; every argument is required and ``reduction`` is an int."""
+    red = _reduction(reduction, "poisson_nll_loss")
+    return F.poisson_nll_loss(input, target, log_input, full, eps=eps, reduction=red)
+
+
+def binary_cross_entropy_with_logits(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    pos_weight: Tensor | None = None,
+    reduction: int = 0,
+) -> Tensor:
+    """``F.binary_cross_entropy_with_logits``; here ``pos_weight`` comes before the int
+    ``reduction``."""
+    red = _reduction(reduction, "binary_cross_entropy_with_logits")
+    return F.binary_cross_entropy_with_logits(
+        input, target, weight, reduction=red, pos_weight=pos_weight
+    )

@@ -8,14 +8,15 @@ normalisations of ``nn.functional``, linear, sigmoid, tanh ...), no new ``Functi
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 
-from ..foundations.type_names import type_name
-
-if TYPE_CHECKING:
-    from ..tensor_api.tensor import Tensor
+from ...core._dtype import bool_, float64
+from ...core.grad_mode import is_grad_enabled
+from ...foundations.type_names import type_name
+from ...ops.creation.factories import ones
+from ...ops.random.sampling import rand
+from ...tensor_api.tensor import Tensor
+from .. import functional as F
 
 __all__ = [
     "native_layer_norm", "native_batch_norm", "native_group_norm", "native_dropout",
@@ -24,20 +25,8 @@ __all__ = [
 ]  # fmt: skip
 
 
-def _F():
-    from ..nn import functional
-
-    return functional
-
-
-def _t():
-    import tinyattn
-
-    return tinyattn
-
-
 def _const(array: np.ndarray) -> Tensor:
-    return _t().Tensor._make(np.array(array, order="C"))
+    return Tensor._make(np.array(array, order="C"))
 
 
 def _stats(x: np.ndarray, axes: tuple, eps: float):
@@ -52,7 +41,7 @@ def native_layer_norm(input: Tensor, normalized_shape, weight, bias, eps: float)
     """``(out, mean, rstd)``: ``layer_norm(input, normalized_shape, weight, bias, eps)`` and
     the statistics over the normalised (last) dims, shaped ``input.shape[:-k] + (1,) * k``
     (not differentiable, as torch's). Composes: layer_norm."""
-    out = _F().layer_norm(input, normalized_shape, weight, bias, eps)
+    out = F.layer_norm(input, normalized_shape, weight, bias, eps)
     k = len(tuple(normalized_shape)) if not isinstance(normalized_shape, int) else 1
     axes = tuple(range(input.ndim - k, input.ndim))
     mean, rstd = _stats(input._data, axes, eps)
@@ -77,7 +66,7 @@ def native_batch_norm(
         mean, invstd = mean.reshape(-1), invstd.reshape(-1)
     else:
         mean = invstd = np.zeros((0,), dtype)
-    out = _F().batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+    out = F.batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
     return out, _const(mean), _const(invstd)
 
 
@@ -98,7 +87,7 @@ def native_group_norm(
             f"Expected input of N * C * HxW = {N * C * HxW} elements, got input of shape "
             f"{list(input.shape)}"
         )
-    out = _F().group_norm(input, group, weight, bias, eps)
+    out = F.group_norm(input, group, weight, bias, eps)
     grouped = input.reshape(N, group, -1)
     mean = grouped.mean(-1)
     rstd = (grouped.var(-1, correction=0) + eps).rsqrt()
@@ -109,13 +98,12 @@ def native_dropout(input: Tensor, p: float, train: bool | None):
     """``(out, mask)``: with ``train`` (True or None) mask ~ Bernoulli(1 - p) (bool) and
     ``out = input * mask / (1 - p)``; else ``out = input`` (a copy) and an all-True mask.
     Gradient: ``d input = g * mask / (1 - p)`` (composes mul)."""
-    t = _t()
     if train is False:
-        return input.clone(), t.ones(tuple(input.shape), dtype=t.bool)
+        return input.clone(), ones(tuple(input.shape), dtype=bool_)
     keep = 1.0 - float(p)
     if not 0.0 <= keep <= 1.0:
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={keep}")
-    mask = t.rand(tuple(input.shape), dtype=t.float64) < keep
+    mask = rand(tuple(input.shape), dtype=float64) < keep
     scale = 1.0 / keep if keep > 0 else 0.0
     return input * (mask.to(input.dtype) * scale), mask
 
@@ -146,15 +134,14 @@ def norm_except_dim(v: Tensor, pow: float = 2, dim: int = 0) -> Tensor:
 
 def native_channel_shuffle(input: Tensor, groups: int) -> Tensor:
     """See :func:`tinyattn.nn.functional.native_channel_shuffle`. Composes: channel_shuffle."""
-    return _F().native_channel_shuffle(input, groups)
+    return F.native_channel_shuffle(input, groups)
 
 
 def embedding_renorm_(input: Tensor, indices: Tensor, max_norm: float, norm_type: float) -> Tensor:
     """In place: each row ``input[i]`` for i in ``indices`` whose ``norm_type``-norm
     exceeds ``max_norm`` is scaled by ``max_norm / (norm + 1e-7)`` (``embedding``'s
     ``max_norm``). Not differentiable: refused when ``input`` requires grad (as torch)."""
-    t = _t()
-    if input.requires_grad and t.is_grad_enabled():
+    if input.requires_grad and is_grad_enabled():
         raise RuntimeError(
             "a leaf Variable that requires grad is being used in an in-place operation."
             if input.is_leaf
@@ -163,7 +150,7 @@ def embedding_renorm_(input: Tensor, indices: Tensor, max_norm: float, norm_type
     rows = np.unique(np.asarray(indices._data, dtype=np.int64).reshape(-1))
     if rows.size and (rows.min() < -input.shape[0] or rows.max() >= input.shape[0]):
         raise IndexError(f"embedding_renorm_: index out of range for {input.shape[0]} rows")
-    return _F().embedding_renorm_(input, rows % input.shape[0], max_norm, norm_type)
+    return F.embedding_renorm_(input, rows % input.shape[0], max_norm, norm_type)
 
 
 # -- functional RNN cells -------------------------------------------------------------------------
@@ -194,7 +181,7 @@ def _check_cell(op: str, input, hx, w_ih, w_hh, gates: int) -> None:
 
 def _gates(input, hx, w_ih, w_hh, b_ih, b_hh):
     """(x W_ih^T + b_ih, h W_hh^T + b_hh)."""
-    linear = _F().linear
+    linear = F.linear
     return linear(input, w_ih, b_ih), linear(hx, w_hh, b_hh)
 
 
