@@ -303,14 +303,9 @@ def test_the_cycle_scan_finds_a_cycle():
     assert cycles({"a": {"b"}, "b": set()}) == []
 
 
-# Folder cycles that exist today, each to be removed; a cycle that grows or a new one fails,
-# and so does an entry here whose cycle is gone. What remains: seven ops modules still import
-# the Tensor class (tensor_api.tensor) or autograd's grad_mode / xp instead of core's
-# TensorBase, grad_mode and xp (ops/elementwise/arithmetic.py, elementwise/unary.py,
-# reduce/reduction.py, reduce/softmax.py, shape/views.py, index/indexing.py, linalg/matmul.py).
-KNOWN_FOLDER_CYCLES: list[frozenset[str]] = [
-    frozenset({"autograd", "ops", "tensor_api", "torch_surface"}),
-]
+# Folder cycles that exist today, each to be removed (none): a new cycle fails, and so does an
+# entry here whose cycle is gone.
+KNOWN_FOLDER_CYCLES: list[frozenset[str]] = []
 
 
 def unexpected_cycles(found: list[frozenset[str]], known: list[frozenset[str]]) -> list[list[str]]:

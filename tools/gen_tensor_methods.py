@@ -83,8 +83,10 @@ FAMILIES = {
     ),
     "cumulative": "cumsum cumprod cummax cummin",
     "activation": "softmax log_softmax",
-    "fill": "fill_ zero_ copy_ uniform_ normal_ bernoulli_ exponential_ random_",
-    "creation.factories": "new_zeros new_ones new_empty new_full new_tensor bernoulli multinomial",
+    "fill": "fill_ zero_ copy_",
+    "random.fills": "uniform_ normal_ bernoulli_ exponential_ random_",
+    "creation.factories": "new_zeros new_ones new_empty new_full new_tensor",
+    "random.sampling": "bernoulli multinomial",
     "views": (
         "view view_as reshape reshape_as flatten unflatten squeeze unsqueeze squeeze_ unsqueeze_ "
         "transpose swapaxes permute t movedim expand expand_as narrow select chunk unbind"
@@ -247,7 +249,9 @@ MODULES = {
         "fills, views, rearrangements, indexing",
         (
             "fill",
+            "random.fills",
             "creation.factories",
+            "random.sampling",
             "views",
             "rearrange",
             "indexing",

@@ -139,24 +139,6 @@ ALLOWED_UPWARD: dict[tuple[str, str], str] = {
     "through the package namespace at call time",
     ("shims.einops", "tinyattn"): "einops's backend for tinyattn holds the package",
 }
-# Seven ops modules still name the Tensor class or autograd's re-exports where core's
-# TensorBase, grad_mode and numpy_xp do the same; each pair goes when its import does
-# (tests/test_layering.py fails on a pair no import uses).
-_TENSOR_CLASS = "makes and recognises tensors with the Tensor class (core's TensorBase does it)"
-ALLOWED_UPWARD.update(
-    {
-        ("ops.elementwise.arithmetic", "tensor_api.tensor"): _TENSOR_CLASS,
-        ("ops.elementwise.unary", "tensor_api.tensor"): _TENSOR_CLASS,
-        ("ops.reduce.reduction", "tensor_api.tensor"): _TENSOR_CLASS,
-        ("ops.reduce.softmax", "tensor_api.tensor"): _TENSOR_CLASS,
-        ("ops.shape.views", "tensor_api.tensor"): _TENSOR_CLASS,
-        ("ops.index.indexing", "tensor_api.tensor"): _TENSOR_CLASS,
-        ("ops.linalg.matmul", "tensor_api.tensor"): _TENSOR_CLASS,
-        ("ops.index.indexing", "autograd.grad_mode"): "grad mode (core.grad_mode holds it)",
-        ("ops.linalg.matmul", "autograd.xp"): "numpy_xp (core.xp holds it)",
-    }
-)
-
 # Files that may import anything, each with its reason (none today: ALLOWED_UPWARD names
 # each import that reaches up).
 ALLOWED_FILES: dict[str, str] = {}

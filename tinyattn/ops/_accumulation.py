@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from ..core import _dtype as dt
-from ..core.tensor_base import TensorBase as Tensor
+from ..core.tensor import Tensor
 
 __all__ = ["accumulates_in_float32"]
 

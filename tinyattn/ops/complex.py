@@ -20,7 +20,7 @@ import numpy as np
 
 from ..core import _dtype as dt
 from ..core.function import Function
-from ..core.tensor_base import TensorBase as Tensor
+from ..core.tensor import Tensor
 from ..foundations.type_names import type_name
 from ._util import gradient_doc
 from .elementwise.arithmetic import _tensor

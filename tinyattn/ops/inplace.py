@@ -20,15 +20,18 @@ base), so any chain of basic-indexing / transpose / reshape views works.
 from __future__ import annotations
 
 import re
+from typing import TypeVar
 
 import numpy as np
 
 from ..core.engine import _fit_tensor, unbroadcast
 from ..core.function import Function, Node, NoGradContext, _as_array
 from ..core.grad_mode import enable_grad, is_grad_enabled
-from ..core.tensor_base import TensorBase as Tensor
+from ..core.tensor import Tensor
 from ..core.tensor_base import VersionCounter
 from ..core.xp import numpy_xp
+
+_T = TypeVar("_T", bound=Tensor)  # the tensor written in place is the one returned
 
 
 def check_inplace_allowed(t: Tensor, op: str) -> None:
@@ -140,7 +143,7 @@ def check_no_partial_overlap(t: Tensor, args, op: str) -> None:
             )
 
 
-def apply_inplace(t: Tensor, fn: type[Function], *args, **kwargs) -> Tensor:
+def apply_inplace(t: _T, fn: type[Function], *args, **kwargs) -> _T:
     op = _op_name(fn)
     check_inplace_allowed(t, op)
     if op != "index_put_":  # setitem writes only the indexed region, not all of t

@@ -26,7 +26,7 @@ from collections import namedtuple
 import numpy as np
 
 from ..core.function import Function
-from ..core.tensor_base import TensorBase as Tensor
+from ..core.tensor import Tensor
 from ..foundations.type_names import type_name
 from ._util import gradient_doc, normalize_dim, refuse_complex_order
 from .index.indexing import Gather

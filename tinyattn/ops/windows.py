@@ -18,7 +18,7 @@ import numpy as np
 
 from ..core import _dtype as dt
 from ..core.device import check_device
-from ..core.tensor_base import TensorBase as Tensor
+from ..core.tensor import Tensor
 from ..foundations.type_names import type_name
 from .creation.factories import _finish, _linspace_values
 from .elementwise.arithmetic import _tensor

@@ -39,29 +39,31 @@ class TensorShapeMethods:
         """See :func:`tinyattn.ops.creation.fill.copy_`."""
         return tinyattn.ops.creation.fill.copy_(cast("Tensor", self), other, non_blocking)
 
+    # -- random.fills ---------------------------------------------------------------------------
+
     def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator=None) -> CoreTensor:
-        """See :func:`tinyattn.ops.creation.fill.uniform_`."""
-        return tinyattn.ops.creation.fill.uniform_(cast("Tensor", self), a, b, generator=generator)
+        """See :func:`tinyattn.ops.random.fills.uniform_`."""
+        return tinyattn.ops.random.fills.uniform_(cast("Tensor", self), a, b, generator=generator)
 
     def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator=None) -> CoreTensor:
-        """See :func:`tinyattn.ops.creation.fill.normal_`."""
-        return tinyattn.ops.creation.fill.normal_(
+        """See :func:`tinyattn.ops.random.fills.normal_`."""
+        return tinyattn.ops.random.fills.normal_(
             cast("Tensor", self), mean, std, generator=generator
         )
 
     def bernoulli_(self, p: float = 0.5, *, generator=None) -> CoreTensor:
-        """See :func:`tinyattn.ops.creation.fill.bernoulli_`."""
-        return tinyattn.ops.creation.fill.bernoulli_(cast("Tensor", self), p, generator=generator)
+        """See :func:`tinyattn.ops.random.fills.bernoulli_`."""
+        return tinyattn.ops.random.fills.bernoulli_(cast("Tensor", self), p, generator=generator)
 
     def exponential_(self, lambd: float = 1.0, *, generator=None) -> CoreTensor:
-        """See :func:`tinyattn.ops.creation.fill.exponential_`."""
-        return tinyattn.ops.creation.fill.exponential_(
+        """See :func:`tinyattn.ops.random.fills.exponential_`."""
+        return tinyattn.ops.random.fills.exponential_(
             cast("Tensor", self), lambd, generator=generator
         )
 
     def random_(self, low: int = 0, high: int | None = None, *, generator=None) -> CoreTensor:
-        """See :func:`tinyattn.ops.creation.fill.random_`."""
-        return tinyattn.ops.creation.fill.random_(
+        """See :func:`tinyattn.ops.random.fills.random_`."""
+        return tinyattn.ops.random.fills.random_(
             cast("Tensor", self), low, high, generator=generator
         )
 
@@ -127,17 +129,17 @@ class TensorShapeMethods:
             cast("Tensor", self), data, dtype=dtype, device=device, requires_grad=requires_grad
         )
 
+    # -- random.sampling ------------------------------------------------------------------------
+
     def bernoulli(self, p=None, *, generator=None) -> CoreTensor:
         """See :func:`tinyattn.bernoulli`."""
-        return tinyattn.ops.creation.factories.bernoulli(
-            cast("Tensor", self), p, generator=generator
-        )
+        return tinyattn.ops.random.sampling.bernoulli(cast("Tensor", self), p, generator=generator)
 
     def multinomial(
         self, num_samples: int, replacement: bool = False, *, generator=None
     ) -> CoreTensor:
         """See :func:`tinyattn.multinomial`."""
-        return tinyattn.ops.creation.factories.multinomial(
+        return tinyattn.ops.random.sampling.multinomial(
             cast("Tensor", self), num_samples, replacement, generator=generator
         )
 

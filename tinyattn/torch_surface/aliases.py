@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..core.tensor_base import TensorBase as Tensor
+    from ..core.tensor import Tensor
 
 __all__ = [
     "adjoint",

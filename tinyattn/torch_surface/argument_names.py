@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import inspect
 
-from ..core.tensor_base import TensorBase as Tensor
+from ..core.tensor import Tensor
 from ..ops.reduce import softmax as softmax_ops
 from ..ops.reduce.reduction import norm as _norm
 from .out import with_out

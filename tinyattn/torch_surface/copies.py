@@ -19,7 +19,7 @@ from ..foundations.type_names import type_name
 from .out import with_out
 
 if TYPE_CHECKING:
-    from ..core.tensor_base import TensorBase as Tensor
+    from ..core.tensor import Tensor
 
 __all__ = [
     "view_copy", "permute_copy", "expand_copy", "t_copy", "transpose_copy", "unsqueeze_copy",
@@ -36,7 +36,7 @@ def _ops():
 
 
 def _check(input, op: str) -> None:
-    from ..core.tensor_base import TensorBase as Tensor
+    from ..core.tensor import Tensor
 
     if not isinstance(input, Tensor):
         raise TypeError(f"{op}(): argument 'input' must be a Tensor, not {type_name(input)}")

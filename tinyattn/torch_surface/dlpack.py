@@ -13,7 +13,7 @@ from ..core.device import check_device
 from ..foundations.type_names import type_name
 
 if TYPE_CHECKING:
-    from ..core.tensor_base import TensorBase as Tensor
+    from ..core.tensor import Tensor
 
 __all__ = ["from_dlpack", "to_dlpack"]
 
@@ -73,7 +73,7 @@ def from_dlpack(ext_tensor: Any, *, device=None, copy: bool | None = None) -> Te
 def to_dlpack(tensor: Tensor):
     """A DLPack capsule ("dltensor", the legacy interface) of ``tensor``'s memory, for a
     consumer's ``from_dlpack``; it can be consumed once."""
-    from ..core.tensor_base import TensorBase as Tensor
+    from ..core.tensor import Tensor
 
     if not isinstance(tensor, Tensor):
         raise TypeError(f"to_dlpack(): argument 'tensor' must be Tensor, not {type_name(tensor)}")

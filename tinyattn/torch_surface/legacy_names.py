@@ -16,7 +16,7 @@ import numpy as np
 
 from ..core._dtype import get_default_dtype
 from ..core.device import check_device
-from ..core.tensor_base import TensorBase as Tensor
+from ..core.tensor import Tensor
 from ..foundations.type_names import type_name
 from ..ops.creation.factories import tensor
 from .out import with_out

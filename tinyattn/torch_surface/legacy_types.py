@@ -25,7 +25,7 @@ import numpy as np
 from ..core import _dtype as dt
 from ..core.device import check_device
 from ..core.size import Size
-from ..core.tensor_base import TensorBase as Tensor
+from ..core.tensor import Tensor
 from ..foundations.type_names import type_name as python_type_name
 from .layouts import strided
 

@@ -37,7 +37,7 @@ import numpy as np
 
 from ..core._dtype import _category
 from ..core.grad_mode import is_grad_enabled, no_grad
-from ..core.tensor_base import TensorBase as Tensor
+from ..core.tensor import Tensor
 from ..foundations.type_names import type_name
 from . import out_table as _out_names  # the names: data generated from torch 2.13
 

@@ -109,7 +109,7 @@ def result_type(tensor1, tensor2) -> dt.dtype:
     """The dtype of an arithmetic op on ``tensor1`` and ``tensor2`` (tensors or numbers):
     a dimensioned tensor outranks a 0-D one, which outranks a Python number, unless the
     lower-ranked operand is of a higher category (bool < int < float)."""
-    from ..core.tensor_base import TensorBase as Tensor
+    from ..core.tensor import Tensor
 
     operands = []
     for name, x in (("tensor1", tensor1), ("tensor2", tensor2)):

@@ -233,7 +233,7 @@ def typename(obj: Any, /) -> str:
     """A readable type name: ``t.type()`` for a tensor (``'torch.FloatTensor'``, as torch),
     else ``module.qualname`` of a class or function (just the name for builtins) or of
     an object's class."""
-    from ..core.tensor_base import TensorBase as Tensor
+    from ..core.tensor import Tensor
 
     if isinstance(obj, Tensor):
         return obj.type()

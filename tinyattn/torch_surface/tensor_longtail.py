@@ -14,7 +14,7 @@ import numpy as np
 from ..foundations.type_names import type_name
 
 if TYPE_CHECKING:
-    from ..core.tensor_base import TensorBase as Tensor
+    from ..core.tensor import Tensor
 
 
 def _ops():

@@ -10,7 +10,7 @@ import numpy as np
 
 from ...core import _dtype as dt
 from ...core.device import check_device
-from ...core.tensor_base import TensorBase as Tensor
+from ...core.tensor import Tensor
 from ...foundations.type_names import type_name
 from .._util import int_list, shape_args
 
@@ -372,8 +372,3 @@ def new_tensor(
     return tensor(
         data, dtype=dtype if dtype is not None else input.dtype, requires_grad=requires_grad
     )
-
-
-# The Tensor methods ``bernoulli`` and ``multinomial`` (tensor_api/methods_shape.py) name the
-# samplers by this module's path.
-from ..random.sampling import bernoulli, multinomial  # noqa: E402, F401

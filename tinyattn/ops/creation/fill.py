@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...core.function import Function
-from ...core.tensor_base import TensorBase as Tensor
+from ...core.tensor import Tensor
 
 
 class Fill(Function):
@@ -63,8 +63,3 @@ def copy_(self: Tensor, other, non_blocking: bool = False) -> Tensor:
     if not isinstance(other, Tensor):
         other = Tensor._make(np.asarray(other))
     return self._apply_inplace(Copy, other)
-
-
-# The Tensor methods ``uniform_`` ... (tensor_api/methods_shape.py) name the random fills by
-# this module's path.
-from ..random.fills import bernoulli_, exponential_, normal_, random_, uniform_  # noqa: E402, F401

@@ -13,7 +13,7 @@ import numpy as np
 
 from ...core import _dtype as dt
 from ...core.function import Function
-from ...core.tensor_base import TensorBase as Tensor
+from ...core.tensor import Tensor
 from ...foundations.type_names import type_name
 from .._util import gradient_doc
 from .arithmetic import (  # (divide_ ... true_divide_: re-exported for the Tensor methods)

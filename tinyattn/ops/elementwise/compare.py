@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...core.tensor_base import TensorBase as Tensor
+from ...core.tensor import Tensor
 from .._util import broadcast_error, refuse_complex_order
 from .arithmetic import _checked, _promote
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...core.function import Function
-from ...core.tensor_base import TensorBase as Tensor
+from ...core.tensor import Tensor
 from .arithmetic import _checked, _promote
 from .compare import (
     bitwise_and,

@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from ...core.tensor_base import TensorBase as Tensor
+from ...core.tensor import Tensor
 from .unary import _make_unary, _unary
 
 Tan = _unary(

@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from ...core.function import Function
-from ...core.tensor_base import TensorBase as Tensor
+from ...core.tensor import Tensor
 from ...foundations.type_names import type_name
 from .._util import gradient_doc, to_float
 from .._util import sgn as _sign_nan_zero

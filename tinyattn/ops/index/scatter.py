@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...core.function import Function
-from ...core.tensor_base import TensorBase as Tensor
+from ...core.tensor import Tensor
 from ...foundations.type_names import type_name
 from .._util import gradient_doc, normalize_dim
 from ..shape.views import movedim, reshape

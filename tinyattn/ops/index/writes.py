@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...core.tensor_base import TensorBase as Tensor
+from ...core.tensor import Tensor
 from ...foundations.type_names import type_name
 from .._util import normalize_dim
 from ..elementwise.arithmetic import _tensor

@@ -13,7 +13,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from ...core.tensor_base import TensorBase as Tensor
+from ...core.tensor import Tensor
 from ...foundations.type_names import type_name
 from .._util import gradient_doc, normalize_dims
 from ..elementwise.unary import abs as _abs

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...core.function import Function
-from ...core.tensor_base import TensorBase as Tensor
+from ...core.tensor import Tensor
 from ...core.xp import numpy_xp
 from ...foundations.type_names import type_name
 

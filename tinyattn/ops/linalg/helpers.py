@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numbers
 
-from ...core.tensor_base import TensorBase as Tensor
+from ...core.tensor import Tensor
 from ...foundations.type_names import type_name
 from .._util import normalize_dim
 from ..elementwise.arithmetic import _tensor, where

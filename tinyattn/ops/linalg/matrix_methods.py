@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...core.tensor_base import TensorBase as Tensor
+from ...core.tensor import Tensor
 from ..elementwise.unary import log as _log
 from . import decompositions as D
 from .api import _const, _tuple, inv, matrix_exp, pinv, svdvals

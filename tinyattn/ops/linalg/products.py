@@ -14,7 +14,7 @@ import numbers
 import numpy as np
 
 from ...core import _dtype as dt
-from ...core.tensor_base import TensorBase as Tensor
+from ...core.tensor import Tensor
 from ...foundations.type_names import type_name
 from ..elementwise.arithmetic import where
 from ..reduce.reduction import norm, sum

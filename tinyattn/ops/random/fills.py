@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...core.tensor_base import TensorBase as Tensor
+from ...core.tensor import Tensor
 from ...random import _numpy_generator
 from ...random.fill import fill_normal_, fill_uniform_
 from ..inplace import check_inplace_allowed

@@ -13,7 +13,7 @@ import numpy as np
 
 from ...core import _dtype as dt
 from ...core.device import check_device
-from ...core.tensor_base import TensorBase as Tensor
+from ...core.tensor import Tensor
 from ...foundations.type_names import type_name
 from ...random import _numpy_generator
 from ...random.fill import standard_normal, uniform01

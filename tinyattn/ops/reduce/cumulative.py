@@ -12,7 +12,7 @@ import numpy as np
 
 from ...core import _dtype as dt
 from ...core.function import Function
-from ...core.tensor_base import TensorBase as Tensor
+from ...core.tensor import Tensor
 from ...core.xp import numpy_xp
 from .._accumulation import accumulates_in_float32
 from .._util import gradient_doc, normalize_dim

@@ -14,7 +14,7 @@ from collections import namedtuple
 import numpy as np
 
 from ...core import _dtype as dt
-from ...core.tensor_base import TensorBase as Tensor
+from ...core.tensor import Tensor
 from ...foundations.type_names import type_name
 from .._util import normalize_dim
 from ..elementwise.arithmetic import _tensor

@@ -14,7 +14,7 @@ import numpy as np
 
 from ...core.function import Function
 from ...core.size import Size
-from ...core.tensor_base import TensorBase as Tensor
+from ...core.tensor import Tensor
 from ...foundations.type_names import type_name
 from .._util import gradient_doc, normalize_dim, shape_args
 from ..index.indexing import gather, getitem

@@ -16,7 +16,7 @@ import numbers
 import numpy as np
 
 from ...core.function import Function
-from ...core.tensor_base import TensorBase as Tensor
+from ...core.tensor import Tensor
 from ...foundations.type_names import type_name
 from .._util import gradient_doc
 from ..elementwise.arithmetic import _tensor

@@ -19,7 +19,7 @@ import numpy as np
 
 from ...core import _dtype as dt
 from ...core.function import Function
-from ...core.tensor_base import TensorBase as Tensor
+from ...core.tensor import Tensor
 from ...foundations.type_names import type_name
 from .._util import gradient_doc, to_float
 from ..elementwise.arithmetic import _checked, _operand, _promote, _tensor

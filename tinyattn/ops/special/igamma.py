@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...core.function import Function
-from ...core.tensor_base import TensorBase as Tensor
+from ...core.tensor import Tensor
 from ...core.xp import numpy_xp
 from ...foundations.type_names import type_name
 from .._util import gradient_doc
