@@ -1,5 +1,6 @@
 """F.linear's product: one GEMM on the weight as stored (no transposed copy per call), and
-few-row products (decode steps) at one BLAS thread giving the same numbers as many rows."""
+few-row products (decode steps) at the BLAS thread count timed faster, giving the same
+numbers as many rows."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 import tinyattn
 import tinyattn.nn.functional as F
 from tinyattn.kernels._blas import numpy_blas
+from tinyattn.kernels.matmul import FewRowThreads
 from tinyattn.nn.functional.basic import FEW_ROWS, linear_product
 
 
@@ -65,3 +67,42 @@ def test_few_row_product_restores_the_blas_thread_count():
     before = found["get_threads"]()
     linear_product(np.ones((1, 8), np.float32), np.ones((4, 8), np.float32))
     assert found["get_threads"]() == before
+
+
+def test_few_row_threads_runs_the_faster_count_and_retimes_the_other():
+    choice = FewRowThreads()
+    n = choice.SAMPLES
+    assert choice._one_thread([], [], 1)  # untimed: alternate, one thread first
+    assert not choice._one_thread([1.0], [], 2)
+    fast, slow = [1e-4] * n, [1e-3] * n
+    assert choice._one_thread(fast, slow, 5) and not choice._one_thread(slow, fast, 5)
+    assert not choice._one_thread(fast, slow, choice.RETRY_EVERY)  # the slower, timed again
+
+
+def test_few_row_threads_gives_the_product_at_either_count():
+    found = numpy_blas()
+    if found is None:
+        pytest.skip("NumPy's OpenBLAS is not reachable: there is no count to choose")
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((1, 64)).astype(np.float32)
+    w = rng.standard_normal((96, 64)).astype(np.float32)
+    choice = FewRowThreads()
+    before = found["get_threads"]()
+    results = [choice.product(x, w.T) for _ in range(2 * choice.SAMPLES + 1)]
+    assert found["get_threads"]() == before
+    if before > 1:  # both counts were timed, and one is preferred now
+        assert choice.choice(x.shape, w.T.shape, np.float32) in ("one", "many")
+    ref = x.astype(np.float64) @ w.T.astype(np.float64)
+    for y in results:
+        np.testing.assert_allclose(y, ref, rtol=1e-5, atol=1e-5)
+
+
+def test_few_row_threads_table_stays_bounded(monkeypatch):
+    found = numpy_blas()
+    if found is None or found["get_threads"]() <= 1:
+        pytest.skip("one BLAS thread only: no timings are kept")
+    choice = FewRowThreads()
+    monkeypatch.setattr(choice, "MAX_SHAPES", 3)
+    for width in range(1, 8):
+        choice.product(np.ones((1, width), np.float32), np.ones((width, 4), np.float32))
+        assert 1 <= len(choice._timings) <= 3
