@@ -14,16 +14,12 @@ import numpy as np
 from ...autograd.xp import numpy_xp, tensor_xp
 from ...core.function import Function
 from ...kernels import gelu_layer_norm as kernels
-from ...kernels.matmul import few_row_threads, rows
+from ...kernels.matmul import linear_threads, rows
 from ...random import _numpy_generator
 from ...tensor_api.tensor import Tensor
 from .._checks import require_tensor as _check_tensor
 
 # -- linear ---------------------------------------------------------------------------------
-
-# Products of at most this many rows (a decode step: one row per sequence) run at the BLAS
-# thread count measured faster for their shape; see ``linear_product``.
-FEW_ROWS = 8
 
 
 def linear_product(x2: np.ndarray, weight: np.ndarray) -> np.ndarray:
@@ -33,14 +29,12 @@ def linear_product(x2: np.ndarray, weight: np.ndarray) -> np.ndarray:
     so no transposed copy is made per call (a tied head, ``F.linear(x, wte.weight)``, is
     one GEMM on the embedding table too).
 
-    With at most ``FEW_ROWS`` rows the product is a matrix-vector one, bound by reading
-    the weight; whether BLAS's threads help then depends on the machine's load, so the
-    thread count is chosen per shape by timing both
-    (:class:`tinyattn.kernels.matmul.FewRowThreads`, where the measurements are).
+    Whether BLAS's threads help depends on the machine's load (a decode step's one row is
+    bound by reading the weight; on a busy machine each call waits for a thread that is
+    not scheduled), so the thread count is chosen per shape by timing both
+    (:class:`tinyattn.kernels.matmul.BlasThreadChoice`, where the measurements are).
     """
-    if x2.shape[0] <= FEW_ROWS:
-        return few_row_threads.product(x2, weight.T)
-    return x2 @ weight.T
+    return linear_threads.product(x2, weight.T)
 
 
 class LinearFunction(Function):
