@@ -11,6 +11,8 @@ kernel sees it; shapes and dtypes are checked here, the kernels check nothing.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..foundations.type_names import type_name
@@ -125,7 +127,7 @@ def gelu_backward(g: np.ndarray, x: np.ndarray, approximate: str = "none") -> np
 def _rows(x: np.ndarray, k: int) -> tuple[int, int]:
     if not isinstance(k, int) or not 1 <= k <= x.ndim:
         raise ValueError(f"k: expected 1 <= k <= x.ndim = {x.ndim} normalized dims, got {k!r}")
-    n = int(np.prod(x.shape[x.ndim - k :]))
+    n = math.prod(x.shape[x.ndim - k :])  # (np.prod costs ~10x more on a tuple)
     return x.size // n, n
 
 
