@@ -82,15 +82,16 @@ class BlasThreadChoice:
 
     So each shape (rows rounded up to a power of two, the operands' shapes and dtypes)
     keeps its last ``SAMPLES`` timings at one thread and at the library's count, runs
-    the faster, and times the other again every ``RETRY_EVERY`` calls (the load
-    changes). The first calls alternate, the library's count first. OpenBLAS splits the
+    the count with the smaller total (not the median: the waits are rare but long, and
+    the total is what a run pays), and times the other again every ``RETRY_EVERY``
+    calls (the load changes). The first calls alternate, the library's count first. OpenBLAS splits the
     output between threads, not the sums: the numbers are the same at either count,
     except that for one row times a wide matrix the last outputs may round differently
     (within float32 rounding).
     """
 
     SAMPLES = 5
-    RETRY_EVERY = 64
+    RETRY_EVERY = 128
     MIN_WORK = 1 << 18  # multiply-adds; below, the product runs as it is (OpenBLAS keeps
     # such small products on one thread anyway, and timing them would cost more than them)
     MAX_SHAPES = 256  # the table is cleared past this many shapes (timings are cheap to redo)
@@ -134,8 +135,7 @@ class BlasThreadChoice:
     def _one_thread(self, one: list[float], many: list[float], calls: int) -> bool:
         if len(one) < self.SAMPLES or len(many) < self.SAMPLES:
             return len(one) < len(many)  # alternate until both are timed, many first
-        middle = self.SAMPLES // 2
-        one_is_faster = sorted(one)[middle] <= sorted(many)[middle]
+        one_is_faster = sum(one) <= sum(many)
         if calls % self.RETRY_EVERY == 0:
             return not one_is_faster  # time the other count again
         return one_is_faster
@@ -146,8 +146,7 @@ class BlasThreadChoice:
         entry = self._timings.get(self._key(x_shape, b_shape, dtype, dtype))
         if entry is None or min(len(entry[0]), len(entry[1])) < self.SAMPLES:
             return None
-        middle = self.SAMPLES // 2
-        return "one" if sorted(entry[0])[middle] <= sorted(entry[1])[middle] else "many"
+        return "one" if sum(entry[0]) <= sum(entry[1]) else "many"
 
 
 linear_threads = BlasThreadChoice()
