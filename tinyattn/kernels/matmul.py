@@ -62,7 +62,7 @@ class BlasThreadChoice:
 
     Whether the library's threads help depends on the machine's load, which no fixed
     rule knows. On the project's 2-core machine shared with other work (OpenBLAS,
-    SkylakeX kernel, float32, median ms of 30 calls, one thread / two, three runs):
+    SkylakeX kernel, float32, median ms of 30-100 calls, one thread / two, three runs):
 
     ==========================  ===========  ===========  ===========
     product                     load 1.3     load 1.6     load 5
@@ -84,10 +84,10 @@ class BlasThreadChoice:
     keeps its last ``SAMPLES`` timings at one thread and at the library's count, runs
     the count with the smaller total (not the median: the waits are rare but long, and
     the total is what a run pays), and times the other again every ``RETRY_EVERY``
-    calls (the load changes). The first calls alternate, the library's count first. OpenBLAS splits the
-    output between threads, not the sums: the numbers are the same at either count,
-    except that for one row times a wide matrix the last outputs may round differently
-    (within float32 rounding).
+    calls (the load changes). The first calls alternate, the library's count first.
+    OpenBLAS splits the output between threads, not the sums: the numbers are the same
+    at either count, except that for one row times a wide matrix the last outputs may
+    round differently (within float32 rounding).
     """
 
     SAMPLES = 5
