@@ -180,9 +180,10 @@ def test_layer_norm_kernel_propagates_nan_and_inf_like_twin(monkeypatch):
         np.testing.assert_allclose(ours, twin, rtol=1e-4, atol=1e-5, equal_nan=True)
 
 
-def test_parallel_launch_equals_one_thread(monkeypatch):
-    """Over all threads (PARALLEL_MIN = 0) or on one, every result is the same, bit for bit:
-    elements and rows are computed alike, dweight/dbias summed in fixed row blocks."""
+def test_parallel_launch_equals_serial_twin(monkeypatch):
+    """Through the parallel kernels (PARALLEL_MIN = 0) or their serial twins on the calling
+    thread, every result is the same, bit for bit: elements and rows are computed alike,
+    dweight/dbias summed in fixed row blocks."""
     rng = np.random.default_rng(2)
     x = rng.standard_normal((600, 64)).astype(np.float32)  # GELU: 3 blocks of CHUNK elements
     g = rng.standard_normal((600, 64)).astype(np.float32)

@@ -132,6 +132,8 @@ def blas_backend() -> str:
     raises. Unset (or ``auto``): NumPy's bundled BLAS, else scipy's, else loops.
     """
     wanted = os.environ.get("TINYATTN_BLAS", "auto").strip().lower() or "auto"
+    if wanted == "auto" and numpy_blas() is not None:
+        return "numpy"  # the common case, first: this runs at every attention call
     # Each check runs only when asked: finding scipy.linalg imports scipy (~0.3 s on
     # a first kernel call that then uses NumPy's BLAS anyway).
     available = {

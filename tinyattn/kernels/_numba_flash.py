@@ -237,26 +237,43 @@ def _forward_rows(q, k, v, mask, options, b, h, i0, i1, block_k, out, logsumexp,
             logsumexp[b, h, i0 + r] = np.nan
 
 
-@njit(parallel=True, nogil=True, fastmath=_CONTRACT, cache=True)
-def _forward_kernel(q, k, v, mask, options, blocks, out, logsumexp, scores_buf, acc_buf, stats_buf):
+@njit(inline="always", fastmath=_CONTRACT)
+def _forward_items(w, q, k, v, mask, options, blocks, out, logsumexp, scratch_bufs):
+    """Worker ``w``'s share of the forward: every ``n_workers``-th item, its own scratch."""
+    scores_buf, acc_buf, stats_buf = scratch_bufs
     block_q, block_k = blocks
     B, Hq, L = q.shape[0], q.shape[1], q.shape[2]
     n_qblocks = (L + block_q - 1) // block_q
     n_items = B * Hq * n_qblocks
     n_workers = scores_buf.shape[0]
-    for w in prange(n_workers):
-        for item in range(w, n_items, n_workers):
-            bh, qblock = divmod(item, n_qblocks)
-            if bh % 2 == 1:
-                # Causal blocks grow with qblock; reversing every other head's order
-                # keeps round-robin workers balanced (else one always gets the odd,
-                # larger, blocks).
-                qblock = n_qblocks - 1 - qblock
-            b, h = divmod(bh, Hq)
-            i0 = qblock * block_q
-            scratch = (scores_buf[w], acc_buf[w], stats_buf[w])
-            i1 = min(i0 + block_q, L)
-            _forward_rows(q, k, v, mask, options, b, h, i0, i1, block_k, out, logsumexp, scratch)
+    for item in range(w, n_items, n_workers):
+        bh, qblock = divmod(item, n_qblocks)
+        if bh % 2 == 1:
+            # Causal blocks grow with qblock; reversing every other head's order
+            # keeps round-robin workers balanced (else one always gets the odd,
+            # larger, blocks).
+            qblock = n_qblocks - 1 - qblock
+        b, h = divmod(bh, Hq)
+        i0 = qblock * block_q
+        scratch = (scores_buf[w], acc_buf[w], stats_buf[w])
+        i1 = min(i0 + block_q, L)
+        _forward_rows(q, k, v, mask, options, b, h, i0, i1, block_k, out, logsumexp, scratch)
+
+
+@njit(parallel=True, nogil=True, fastmath=_CONTRACT, cache=True)
+def _forward_kernel(q, k, v, mask, options, blocks, out, logsumexp, scores_buf, acc_buf, stats_buf):
+    for w in prange(scores_buf.shape[0]):
+        scratch_bufs = (scores_buf, acc_buf, stats_buf)
+        _forward_items(w, q, k, v, mask, options, blocks, out, logsumexp, scratch_bufs)
+
+
+@njit(nogil=True, fastmath=_CONTRACT, cache=True)
+def _forward_kernel_serial(
+    q, k, v, mask, options, blocks, out, logsumexp, scores_buf, acc_buf, stats_buf
+):
+    """``_forward_kernel`` on the calling thread (one worker): the same items and tiles."""
+    scratch_bufs = (scores_buf, acc_buf, stats_buf)
+    _forward_items(0, q, k, v, mask, options, blocks, out, logsumexp, scratch_bufs)
 
 
 @njit(fastmath=_CONTRACT, cache=True)
@@ -421,6 +438,20 @@ def _call(kernel, args: tuple, roles: tuple):
     return entry(*args)
 
 
+# Forward calls with fewer multiply-adds of Q K^T than this run on the calling thread.
+# One query row against a cache (a decode step of GPT-2 small: 12 heads, 160 keys of 64)
+# took 256 us a call through the parallel kernel at one numba thread and 519 us at two on
+# the loaded 2-core machine (a launch waits for a thread that is not scheduled), 93-165 us
+# through the serial one, most of it the checks around the kernel.
+SERIAL_MAX_WORK = 1 << 20
+
+
+def runs_serial(args: AttentionArgs) -> bool:
+    """Whether ``forward`` runs ``args`` on the calling thread (a small call, e.g. decoding)."""
+    B, Hq, L, D = args.q.shape
+    return B * Hq * L * args.k.shape[2] * D < SERIAL_MAX_WORK
+
+
 def forward(args: AttentionArgs, out: np.ndarray, use_blas: bool) -> tuple[np.ndarray, np.ndarray]:
     """Allocate logsumexp and per-worker scratch; run the forward kernel into ``out``
     ((B, Hq, L, Dv), any strides with a unit last one). Returns (out, logsumexp)."""
@@ -429,14 +460,15 @@ def forward(args: AttentionArgs, out: np.ndarray, use_blas: bool) -> tuple[np.nd
     Dv = v.shape[3]
     block_q, block_k = CAUSAL_FORWARD_BLOCKS if args.causal else FORWARD_BLOCKS
     block_q, block_k = min(block_q, L), min(block_k, k.shape[2])
-    workers = numba.get_num_threads()
+    serial = runs_serial(args)
+    workers = 1 if serial else numba.get_num_threads()
     logsumexp = np.empty((B, Hq, L), q.dtype)
     scores_buf = np.empty((workers, block_q * block_k), q.dtype)
     acc_buf = np.empty((workers, block_q, Dv), q.dtype)
     stats_buf = np.empty((workers, 2, block_q), q.dtype)
     mask, options = _mask_and_options(args, use_blas)
     _call(
-        _forward_kernel,
+        _forward_kernel_serial if serial else _forward_kernel,
         (
             q,
             k,

@@ -184,3 +184,21 @@ def gelu_backward(g, x, out, tanh, fast):
             _backward_block(g[lo:hi], x[lo:hi], out[lo:hi], tanh, True)
         else:
             _backward_block(g[lo:hi], x[lo:hi], out[lo:hi], tanh, False)
+
+
+@njit(cache=True, error_model="numpy", fastmath={"contract"})
+def gelu_forward_serial(x, out, tanh, fast):
+    """``gelu_forward`` on the calling thread (a small array: no thread to wake)."""
+    if fast:
+        _forward_block(x, out, tanh, True)
+    else:
+        _forward_block(x, out, tanh, False)
+
+
+@njit(cache=True, error_model="numpy", fastmath={"contract"})
+def gelu_backward_serial(g, x, out, tanh, fast):
+    """``gelu_backward`` on the calling thread."""
+    if fast:
+        _backward_block(g, x, out, tanh, True)
+    else:
+        _backward_block(g, x, out, tanh, False)

@@ -49,17 +49,27 @@ def _row_stats(row, eps):
     return mu, 1.0 / math.sqrt(squares / n + eps)
 
 
+@njit(inline="always", fastmath=_REDUCE)
+def _forward_row(row, weight, bias, eps, out):
+    """out = (row - mu) rstd * weight + bias; returns (mu, rstd)."""
+    mu, rs = _row_stats(row, eps)
+    for j in range(row.shape[0]):
+        out[j] = (float(row[j]) - mu) * rs * float(weight[j]) + float(bias[j])
+    return mu, rs
+
+
 @njit(parallel=True, cache=True, fastmath=_REDUCE, error_model="numpy")
 def layer_norm_forward(x, weight, bias, eps, y, mean, rstd):
     """y[r] = (x[r] - mu) rstd * weight + bias; mean[r] = mu, rstd[r] = rstd."""
     for r in prange(x.shape[0]):
-        row = x[r]
-        mu, rs = _row_stats(row, eps)
-        mean[r] = mu
-        rstd[r] = rs
-        out = y[r]
-        for j in range(row.shape[0]):
-            out[j] = (float(row[j]) - mu) * rs * float(weight[j]) + float(bias[j])
+        mean[r], rstd[r] = _forward_row(x[r], weight, bias, eps, y[r])
+
+
+@njit(cache=True, fastmath=_REDUCE, error_model="numpy")
+def layer_norm_forward_serial(x, weight, bias, eps, y, mean, rstd):
+    """``layer_norm_forward`` on the calling thread (few rows: no thread to wake)."""
+    for r in range(x.shape[0]):
+        mean[r], rstd[r] = _forward_row(x[r], weight, bias, eps, y[r])
 
 
 @njit(inline="always", fastmath=_REDUCE)
@@ -81,16 +91,26 @@ def _backward_row(g, x, weight, mu, rs, dx, dweight_part, dbias_part):
         dbias_part[j] += gj
 
 
+@njit(inline="always", fastmath=_REDUCE)
+def _backward_block(c, g, x, weight, mean, rstd, dx, dweight_part, dbias_part):
+    """Rows of block ``c`` into dx and this block's partial sums (zeroed here)."""
+    dweight_part[:] = 0.0
+    dbias_part[:] = 0.0
+    for r in range(c * ROWS_PER_BLOCK, min(c * ROWS_PER_BLOCK + ROWS_PER_BLOCK, x.shape[0])):
+        _backward_row(
+            g[r], x[r], weight, float(mean[r]), float(rstd[r]), dx[r], dweight_part, dbias_part
+        )
+
+
 @njit(parallel=True, cache=True, fastmath=_REDUCE, error_model="numpy")
 def layer_norm_backward(g, x, weight, mean, rstd, dx, dweight_parts, dbias_parts):
     """dx (R, N); dweight_parts, dbias_parts (blocks, N) float64, zeroed here."""
-    rows = x.shape[0]
     for c in prange(dweight_parts.shape[0]):
-        dweight_part = dweight_parts[c]
-        dbias_part = dbias_parts[c]
-        dweight_part[:] = 0.0
-        dbias_part[:] = 0.0
-        for r in range(c * ROWS_PER_BLOCK, min(c * ROWS_PER_BLOCK + ROWS_PER_BLOCK, rows)):
-            _backward_row(
-                g[r], x[r], weight, float(mean[r]), float(rstd[r]), dx[r], dweight_part, dbias_part
-            )
+        _backward_block(c, g, x, weight, mean, rstd, dx, dweight_parts[c], dbias_parts[c])
+
+
+@njit(cache=True, fastmath=_REDUCE, error_model="numpy")
+def layer_norm_backward_serial(g, x, weight, mean, rstd, dx, dweight_parts, dbias_parts):
+    """``layer_norm_backward`` on the calling thread (the same blocks, so the same sums)."""
+    for c in range(dweight_parts.shape[0]):
+        _backward_block(c, g, x, weight, mean, rstd, dx, dweight_parts[c], dbias_parts[c])

@@ -11,6 +11,8 @@ kernel sees it; shapes and dtypes are checked here, the kernels check nothing.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..foundations.type_names import type_name
@@ -53,31 +55,27 @@ def _check_x(x: np.ndarray) -> np.ndarray:
     return _c_order(x)
 
 
-# Below this many elements a kernel runs on the calling thread only (numba's thread count
-# set to 1 for the launch): the launch of the second thread costs more than it saves.
+# Below this many elements a kernel's serial twin runs on the calling thread (the same
+# loop compiled without ``prange``): waking a second thread costs more than it saves.
 # On the idle 2-core machine, LayerNorm + GELU forward+backward (float32, medians of 40,
 # 3 of 4 fresh processes): (8, 128, 256) 0.77 ms on two threads against 1.33 on one,
 # (8, 128, 512) 1.36 against 2.43, (8, 128, 1024) 2.79 against 3.03-5.37. (On the same
 # machine loaded by other work, two threads were 3-4x slower at (8, 128, 256): a shared
-# machine's numbers swing both ways.)
+# machine's numbers swing both ways.) A decode step's one row of 768 took 176 us through
+# the parallel kernel on a loaded machine (the launch waits for a second thread), 5 us
+# through the serial one.
 PARALLEL_MIN = 1 << 16
 
 
-def _launch(kernel, size: int, *args) -> None:
-    import numba
-
+def _launch(kernel, serial_kernel, size: int, *args) -> None:
+    """``kernel(*args)`` (parallel) from ``PARALLEL_MIN`` elements, else ``serial_kernel``."""
+    if size < PARALLEL_MIN:
+        serial_kernel(*args)  # no numba threads: no launch lock, no thread count to set
+        return
     from ._threads import kernel_launch
 
     with kernel_launch():
-        if size >= PARALLEL_MIN:
-            kernel(*args)
-            return
-        threads = numba.get_num_threads()
-        numba.set_num_threads(1)
-        try:
-            kernel(*args)
-        finally:
-            numba.set_num_threads(threads)
+        kernel(*args)
 
 
 def _check_approximate(approximate: str) -> bool:
@@ -90,10 +88,18 @@ def gelu(x: np.ndarray, approximate: str = "none") -> np.ndarray:
     """``gelu(x)``, any shape; the result has x's shape and dtype."""
     x = _check_x(x)
     tanh = _check_approximate(approximate)
-    from ._numba_gelu import gelu_forward
+    from ._numba_gelu import gelu_forward, gelu_forward_serial
 
     out = np.empty_like(x)
-    _launch(gelu_forward, x.size, x.reshape(-1), out.reshape(-1), tanh, x.dtype == np.float32)
+    _launch(
+        gelu_forward,
+        gelu_forward_serial,
+        x.size,
+        x.reshape(-1),
+        out.reshape(-1),
+        tanh,
+        x.dtype == np.float32,
+    )
     return out
 
 
@@ -102,11 +108,18 @@ def gelu_backward(g: np.ndarray, x: np.ndarray, approximate: str = "none") -> np
     x = _check_x(x)
     g = _check("g", g, x.shape, x.dtype)
     tanh = _check_approximate(approximate)
-    from ._numba_gelu import gelu_backward as kernel
+    from ._numba_gelu import gelu_backward, gelu_backward_serial
 
     out = np.empty_like(x)
     _launch(
-        kernel, x.size, g.reshape(-1), x.reshape(-1), out.reshape(-1), tanh, x.dtype == np.float32
+        gelu_backward,
+        gelu_backward_serial,
+        x.size,
+        g.reshape(-1),
+        x.reshape(-1),
+        out.reshape(-1),
+        tanh,
+        x.dtype == np.float32,
     )
     return out
 
@@ -114,7 +127,7 @@ def gelu_backward(g: np.ndarray, x: np.ndarray, approximate: str = "none") -> np
 def _rows(x: np.ndarray, k: int) -> tuple[int, int]:
     if not isinstance(k, int) or not 1 <= k <= x.ndim:
         raise ValueError(f"k: expected 1 <= k <= x.ndim = {x.ndim} normalized dims, got {k!r}")
-    n = int(np.prod(x.shape[x.ndim - k :]))
+    n = math.prod(x.shape[x.ndim - k :])  # (np.prod costs ~10x more on a tuple)
     return x.size // n, n
 
 
@@ -133,13 +146,14 @@ def layer_norm(
     x = _check_x(x)
     rows, n = _rows(x, k)
     w, b = _affine("weight", weight, x, k, 1.0), _affine("bias", bias, x, k, 0.0)
-    from ._numba_layer_norm import layer_norm_forward
+    from ._numba_layer_norm import layer_norm_forward, layer_norm_forward_serial
 
     y = np.empty_like(x)
     stats_shape = x.shape[: x.ndim - k] + (1,) * k
     mean, rstd = np.empty(stats_shape, x.dtype), np.empty(stats_shape, x.dtype)
     _launch(
         layer_norm_forward,
+        layer_norm_forward_serial,
         x.size,
         x.reshape(rows, n),
         w,
@@ -169,14 +183,18 @@ def layer_norm_backward(
     mean = _check("mean", mean, stats_shape, x.dtype)
     rstd = _check("rstd", rstd, stats_shape, x.dtype)
     w = _affine("weight", weight, x, k, 1.0)
-    from ._numba_layer_norm import ROWS_PER_BLOCK
-    from ._numba_layer_norm import layer_norm_backward as kernel
+    from ._numba_layer_norm import (
+        ROWS_PER_BLOCK,
+        layer_norm_backward,
+        layer_norm_backward_serial,
+    )
 
     dx = np.empty_like(x)
     blocks = -(-rows // ROWS_PER_BLOCK)
     dweight_parts, dbias_parts = np.empty((blocks, n)), np.empty((blocks, n))
     _launch(
-        kernel,
+        layer_norm_backward,
+        layer_norm_backward_serial,
         x.size,
         g.reshape(rows, n),
         x.reshape(rows, n),

@@ -14,17 +14,12 @@ import numpy as np
 from ...autograd.xp import numpy_xp, tensor_xp
 from ...core.function import Function
 from ...kernels import gelu_layer_norm as kernels
-from ...kernels._blas import single_threaded_blas
-from ...kernels.matmul import rows
+from ...kernels.matmul import linear_threads, rows
 from ...random import _numpy_generator
 from ...tensor_api.tensor import Tensor
 from .._checks import require_tensor as _check_tensor
 
 # -- linear ---------------------------------------------------------------------------------
-
-# Products of at most this many rows (a decode step: one row per sequence) run with NumPy's
-# BLAS at one thread; see ``linear_product``.
-FEW_ROWS = 8
 
 
 def linear_product(x2: np.ndarray, weight: np.ndarray) -> np.ndarray:
@@ -34,18 +29,12 @@ def linear_product(x2: np.ndarray, weight: np.ndarray) -> np.ndarray:
     so no transposed copy is made per call (a tied head, ``F.linear(x, wte.weight)``, is
     one GEMM on the embedding table too).
 
-    With at most ``FEW_ROWS`` rows the product is a matrix-vector one, bound by reading the
-    weight, and NumPy's OpenBLAS runs it at one thread (the same numbers: the threads split
-    the output, not the sums). Measured on the project's shared 2-core machine (load 7),
-    GPT-2-small greedy decoding went from 0.8 to 3.8 tokens/s: at 2 threads a
-    (1, 768) x (768, 2304) product took 22-25 ms against 1.4 ms at one, as each call waits
-    for a second thread that is not scheduled; the (1, 768) x (768, 50257) head read at
-    the same speed either way (45-50 ms), memory-bound.
+    Whether BLAS's threads help depends on the machine's load (a decode step's one row is
+    bound by reading the weight; on a busy machine each call waits for a thread that is
+    not scheduled), so the thread count is chosen per shape by timing both
+    (:class:`tinyattn.kernels.matmul.BlasThreadChoice`, where the measurements are).
     """
-    if x2.shape[0] <= FEW_ROWS:
-        with single_threaded_blas("numpy"):
-            return x2 @ weight.T
-    return x2 @ weight.T
+    return linear_threads.product(x2, weight.T)
 
 
 class LinearFunction(Function):
