@@ -105,3 +105,24 @@ def test_thread_choice_table_stays_bounded(monkeypatch):
     for width in range(1, 8):
         choice.product(np.ones((1, 512), np.float32), np.ones((512, 512 + width), np.float32))
         assert 1 <= len(choice._timings) <= 3
+
+
+def test_deterministic_algorithms_fix_the_thread_count():
+    """Under use_deterministic_algorithms(True) no product is timed or moved to one thread,
+    so repeated runs of the same product give the same bits."""
+    import tinyattn
+    from tinyattn.kernels.matmul import linear_threads
+
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((1, 512)).astype(np.float32)
+    w = rng.standard_normal((512, 1024)).astype(np.float32)
+    tinyattn.use_deterministic_algorithms(True)
+    try:
+        assert linear_threads.fixed
+        linear_threads._timings.clear()
+        results = [linear_threads.product(x, w) for _ in range(2 * linear_threads.SAMPLES + 1)]
+        assert linear_threads._timings == {}  # nothing timed: the library's count throughout
+        assert all(np.array_equal(results[0], y) for y in results[1:])
+    finally:
+        tinyattn.use_deterministic_algorithms(False)
+    assert not linear_threads.fixed

@@ -87,7 +87,9 @@ class BlasThreadChoice:
     calls (the load changes). The first calls alternate, the library's count first.
     OpenBLAS splits the output between threads, not the sums: the numbers are the same
     at either count, except that for one row times a wide matrix the last outputs may
-    round differently (within float32 rounding).
+    round differently (within float32 rounding). Under
+    ``tinyattn.use_deterministic_algorithms(True)`` (``fixed = True``) every product runs
+    at the library's count, so repeated runs give the same bits.
     """
 
     SAMPLES = 5
@@ -98,6 +100,7 @@ class BlasThreadChoice:
 
     def __init__(self) -> None:
         self._timings: dict[tuple, tuple[list[float], list[float], list[int]]] = {}
+        self.fixed = False  # True: always the library's count (deterministic algorithms)
 
     @staticmethod
     def _key(x_shape: tuple, b_shape: tuple, x_dtype, b_dtype) -> tuple:
@@ -106,7 +109,7 @@ class BlasThreadChoice:
 
     def product(self, x2: np.ndarray, b: np.ndarray) -> np.ndarray:
         """``x2 @ b`` (2-D operands) at the faster thread count for this shape."""
-        if x2.shape[0] * x2.shape[1] * b.shape[1] < self.MIN_WORK:
+        if self.fixed or x2.shape[0] * x2.shape[1] * b.shape[1] < self.MIN_WORK:
             return x2 @ b
         found = numpy_blas()
         if found is None or found["get_threads"]() <= 1:

@@ -1,7 +1,7 @@
 """torch's global switches and small queries: determinism, anomaly mode, inference mode,
 warn-always, the default tensor type, inter-op threads, ``typename``.
 
-Where tinyattn has nothing to switch (its ops are deterministic, it keeps no storages,
+Where tinyattn has nothing to switch (its kernels are deterministic, it keeps no storages,
 it has no inter-op thread pool), the switch records its value so the matching query
 returns it, and the docstring says what it does here.
 """
@@ -18,6 +18,7 @@ from typing import Any
 from ..autograd import anomaly_mode as _anomaly_mode
 from ..autograd import grad_mode as _grad_mode
 from ..foundations.type_names import type_name
+from ..kernels.matmul import linear_threads
 
 
 class _Switches:
@@ -34,8 +35,11 @@ _switches = _Switches()
 def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None:
     """Ask for deterministic algorithms only (``warn_only``: warn instead of raising).
 
-    tinyattn's ops are deterministic already (its kernels write disjoint outputs, with
-    no atomic accumulation), so nothing changes; the queries below report the setting.
+    tinyattn's kernels are deterministic already (they write disjoint outputs, with no
+    atomic accumulation). What the mode changes: linear products stop choosing their BLAS
+    thread count by timing (``kernels.matmul.BlasThreadChoice``), since a one-row product
+    by a wide matrix may round its last bits differently at another count; the queries
+    below report the setting.
     """
     if not isinstance(mode, bool):
         raise TypeError(
@@ -48,6 +52,7 @@ def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None
         )
     _switches.deterministic = mode
     _switches.deterministic_warn_only = warn_only
+    linear_threads.fixed = mode
 
 
 def are_deterministic_algorithms_enabled() -> bool:
