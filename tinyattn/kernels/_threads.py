@@ -74,3 +74,21 @@ def kernel_launch(blas: bool = False) -> Iterator[None]:
 
         with single_threaded_blas():
             yield
+
+
+def launch_sized(kernel, size: int, parallel_min: int, *args) -> None:
+    """``kernel(*args)`` for a parallel kernel that has no serial twin: on numba's threads
+    from ``parallel_min`` work items, below on this thread alone (numba's thread count set
+    to 1 for the call, then restored), since waking a second thread costs more than it saves."""
+    import numba
+
+    with kernel_launch():
+        if size >= parallel_min:
+            kernel(*args)
+            return
+        threads = numba.get_num_threads()
+        numba.set_num_threads(1)
+        try:
+            kernel(*args)
+        finally:
+            numba.set_num_threads(threads)

@@ -15,7 +15,8 @@ import numpy as np
 
 from ..foundations.type_names import type_name
 from . import backend
-from .gelu_layer_norm import _launch
+from ._threads import launch_sized
+from .gelu_layer_norm import PARALLEL_MIN
 
 __all__ = ["ctc_alpha", "ctc_grad", "ctc_alpha_twin", "ctc_grad_twin"]
 
@@ -61,7 +62,7 @@ def ctc_alpha(log_probs, ext, skip, input_lengths, target_lengths):
     steps, batch, _ = log_probs.shape
     alpha = np.empty((steps, batch, ext.shape[1]))
     ll = np.empty(batch)
-    _launch(kernel, alpha.size, *args, alpha, ll)
+    launch_sized(kernel, alpha.size, PARALLEL_MIN, *args, alpha, ll)
     return alpha, ll
 
 
@@ -81,7 +82,7 @@ def ctc_grad(log_probs, ext, skip, input_lengths, target_lengths, alpha, ll, g):
     beta = np.empty((batch, 2, ext.shape[1]))
     acc = np.empty((batch, classes))
     grad = np.empty(log_probs.shape, dtype=log_probs.dtype)
-    _launch(kernel, alpha.size, *args, alpha, ll, g, beta, acc, grad)
+    launch_sized(kernel, alpha.size, PARALLEL_MIN, *args, alpha, ll, g, beta, acc, grad)
     return grad
 
 

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..foundations.type_names import type_name
 from . import backend
-from .gelu_layer_norm import _launch
+from ._threads import launch_sized
 
 __all__ = ["Windows", "max_pool_argmax", "gather", "scatter_add", "avg_pool", "avg_pool_backward"]
 
@@ -98,7 +98,7 @@ POOL_PARALLEL_MIN = 1 << 20
 
 def _run(kernel, work: int, *args) -> None:
     """``kernel(*args)``, on numba's threads when ``work`` is worth it, else on this one."""
-    _launch(kernel, work if work >= POOL_PARALLEL_MIN else 0, *args)
+    launch_sized(kernel, work, POOL_PARALLEL_MIN, *args)
 
 
 def _reads(planes: int, windows: Windows) -> int:
