@@ -384,12 +384,13 @@ def _elementwise(name: str):
         if not _use_kernels():
             return twin(x)
         from ...kernels._numba_special import unary
-        from ...kernels.gelu_layer_norm import _launch
+        from ...kernels._threads import launch_sized
+        from ...kernels.gelu_layer_norm import PARALLEL_MIN
 
         x = _f64(x)
         flat = np.ascontiguousarray(x).reshape(-1)
         out = np.empty(flat.size)
-        _launch(unary, flat.size, which, flat, out, *_tables())
+        launch_sized(unary, flat.size, PARALLEL_MIN, which, flat, out, *_tables())
         return out.reshape(x.shape)
 
     run.__name__, run.__doc__ = name, twin.__doc__
