@@ -419,9 +419,10 @@ class Matmul(Function):
 
 
 class Softmax(Function):
-    """y = exp(x - max) / sum(exp(x - max)) along ``dim``.   dx = y * (g - sum(g * y, dim))
+    """y = exp(x - max) / sum(exp(x - max)).   dx = y * (g - sum(g * y, dim))
 
-    (the Jacobian ``diag(y) - y y^T`` applied to g; a row all ``-inf`` gives NaN, as torch)
+    Along ``dim``: the Jacobian ``diag(y) - y y^T`` applied to g; a row all ``-inf`` gives
+    NaN, as torch.
     """
 
     supports_create_graph = True
