@@ -22,6 +22,7 @@ from harness import _functions_in_graph
 
 import tinyattn
 from tinyattn.autograd.function import Function
+from tinyattn.core.primitives import Max as CoreMax
 
 try:
     import torch
@@ -113,6 +114,11 @@ def _index_put(L, x, v):
 
 # (id, fn(L, *inputs), inputs): float arrays are the audited inputs; int/bool arrays
 # (indices, masks) and Python values pass through unchanged.
+def _core_max(x, dim: int):
+    """The max over ``dim`` through the core's primitive (what ``core.Tensor.max`` runs)."""
+    return CoreMax.apply(x, (dim,), False, True, False)
+
+
 OPS = [
     # -- unary ------------------------------------------------------------------------------
     *[
@@ -179,6 +185,8 @@ OPS = [
     ("std-dim", lambda L, x: x.std(1), [_f(2, 3)]),
     ("amax-dim", lambda L, x: x.amax(1), [_f(2, 3)]),
     ("amin-dim", lambda L, x: x.amin(1), [_f(2, 3)]),
+    # the core's own Max (the core tensor's max(dim); tinyattn.Tensor's amax subclasses it)
+    ("core-max-dim", lambda L, x: _core_max(x, 1) if L is tinyattn else x.amax(1), [_f(2, 3)]),
     ("max", lambda L, x: x.max(), [_f(2, 3)]),
     ("max-dim", lambda L, x: x.max(1)[0], [_f(2, 3)]),
     ("min-dim", lambda L, x: x.min(1)[0], [_f(2, 3)]),
