@@ -267,7 +267,9 @@ class Node:
         self._saved_versions = ()  # nothing left to check: a second backward says "freed"
         if self._saved is not None:
             self._saved = None
-            self._mark_released()
+            self._released = True  # (``_mark_released``, written out: once per node)
+            if self.__class__ is Node:
+                self.__class__ = _ReleasedNode
         attrs = self.__dict__  # what the op stored on ctx (numbers and flags, mostly)
         if attrs:
             drop = []
@@ -412,7 +414,6 @@ class Function:
         constants = 0  # bit i set: input i is a float tensor that wants no gradient
         next_nodes = input_meta = None
         record = _grad_mode.enabled  # (is_grad_enabled(), without the call)
-        complex_input = False
         for i, a in enumerate(args):
             if isinstance(a, TensorBase):
                 data = arrays[i] = a._data
@@ -423,7 +424,6 @@ class Function:
                         next_nodes = [None] * len(args)
                         input_meta = [None] * len(args)
                     wants |= 1 << i
-                    complex_input = complex_input or data.dtype.kind == "c"
                     node = a._grad_fn  # (views and leaves take the method)
                     next_nodes[i] = node if node is not None and a._base is None else a._grad_node()
                     input_meta[i] = (data.shape, data.dtype)
@@ -444,8 +444,8 @@ class Function:
             _fp_leave(token)
         if type(out) is not np.ndarray:  # a NumPy scalar (0-d result) or an array-like
             out = _as_output_array(ctx, out)
-        if (complex_input or out.dtype.kind == "c") and not cls.supports_complex:
-            _refuse_complex(cls)
+        if not cls.supports_complex:  # (a fact of the class: no dtype read for the others)
+            _refuse_complex(cls, out, input_meta)
         result = TensorBase._make(out, ctx)
         if _ext.anomaly is not None:  # (autograd.detect_anomaly: keep where this op was called)
             _ext.anomaly.record_forward_stack(ctx)
@@ -465,7 +465,11 @@ class Function:
         return result
 
 
-def _refuse_complex(cls: type) -> None:
+def _refuse_complex(cls: type, out: np.ndarray, input_meta: list) -> None:
+    """Raise if the output or an input that wants a gradient is complex (``cls`` does not
+    differentiate complex tensors)."""
+    if out.dtype.kind != "c" and not any(m and m[1].kind == "c" for m in input_meta):
+        return
     name = getattr(cls, "node_name", None) or cls.__name__
     raise NotImplementedError(
         f"{name}: the derivative of this op for complex tensors is not implemented in "
