@@ -115,6 +115,8 @@ class Node:
         "__weakref__",
     )
 
+    _constant_inputs: int  # bit i: input i is a float tensor that wants no gradient (apply)
+
     # The namespace backward formulas compute with (``xp = ctx.xp``): NumPy-like on arrays;
     # the engine sets ``tensor_xp`` on the instance while it runs a node under create_graph
     # (``xp.exp``, ``xp.where``, ``xp.sum(x, axis=, keepdims=)`` ... mean the same on both).
@@ -566,7 +568,8 @@ def _record_versions(ctx: Node, args, result, kept: tuple) -> None:
         version = owner._version
         which = "output" if owner is result else "input"
         records.append((version, version.value, array, pos, index, which))
-    ctx._saved_versions = tuple(records)
+    if records:  # (else it stays the () every node starts with)
+        ctx._saved_versions = tuple(records)
 
 
 _CONTAINERS = frozenset((np.ndarray, tuple, list))
