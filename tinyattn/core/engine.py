@@ -33,7 +33,6 @@ from __future__ import annotations
 import threading
 import time
 import weakref
-from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -76,8 +75,9 @@ def run_backward(
                     roots, root_grads, retain_graph, capture, accumulate, _call_backward_graph
                 )
         else:
+            call_backward = _observed(_call_backward)  # (tracers, anomaly: once per pass)
             captured = _traverse(
-                roots, root_grads, retain_graph, capture, accumulate, _call_backward
+                roots, root_grads, retain_graph, capture, accumulate, call_backward
             )
     if _callbacks.queued:
         _run_callbacks()
@@ -105,21 +105,14 @@ def _run_callbacks() -> None:
 
 
 def _traverse(roots, root_grads, retain_graph, capture, accumulate, call_backward) -> dict:
-    """Kahn's algorithm over the graph; ``call_backward`` runs one node."""
-    pending = _count_consumers(roots)
-    grads: dict[Node, np.ndarray] = {}
-    for node, grad in zip(roots, root_grads):
-        _sum_into(grads, node, grad)
-    ready = [node for node in dict.fromkeys(roots) if not pending.get(node)]
-    needed = None
-    run = call_backward
-    if _holders:  # (empty unless an in-place write through a view ran under create_graph)
-        run = _held_after_holders(roots, pending, ready, call_backward)
-    if run is call_backward and capture and not accumulate:
-        # autograd.grad: run only what leads to its inputs (unless a holder of this graph
-        # must run its held node: then everything runs, in the holders' order)
-        needed = _leading_to(dict.fromkeys([*roots, *pending]), capture)
-    call_backward = run
+    """Kahn's algorithm over the graph; ``call_backward`` runs one node.
+
+    Sending each input its gradient is written out in the loop rather than called: it
+    runs once per node, and the call cost as much as the work (13 of ~60 bytecodes a node).
+    """
+    pending, grads, ready, needed, call_backward = _plan(
+        roots, root_grads, capture, accumulate, call_backward
+    )
     captured: dict[Node, np.ndarray] = {}
     owned: set[Node] = set()  # nodes whose summed gradient is an array this loop made
     while ready:
@@ -140,8 +133,59 @@ def _traverse(roots, root_grads, retain_graph, capture, accumulate, call_backwar
         input_grads = call_backward(node, grad)
         if not retain_graph:
             node.release()
-        _send_to_inputs(node, input_grads, grads, pending, ready, owned)
+        if input_grads is None:  # (no gradient came: the inputs are only counted down)
+            input_grads = (None,) * len(node.next_nodes)
+        try:  # each input's gradient, fitted to it, summed into ``grads`` (``_sum_into``)
+            for child, g, meta in zip(node.next_nodes, input_grads, node.input_meta, strict=True):
+                if child is None:
+                    continue
+                if g is not None:
+                    if (
+                        type(g) is not np.ndarray
+                        or g.shape != meta[0]
+                        or (g.dtype is not meta[1] and g.dtype != meta[1])
+                    ):
+                        g = _fit_to_input(g, meta)  # (most gradients already fit)
+                    grads[child] = (
+                        _add_grads(child, grads[child], g, owned) if child in grads else g
+                    )
+                remaining = pending[child] - 1
+                pending[child] = remaining
+                if remaining == 0:  # all its consumers ran
+                    ready.append(child)
+        except ValueError:
+            _check_count(node, input_grads)
+            raise
     return captured
+
+
+def _plan(roots, root_grads, capture, accumulate, call_backward) -> tuple:
+    """What ``_traverse`` starts from: consumer counts, root gradients, the ready roots, the
+    nodes ``autograd.grad`` needs (None: all) and the ``call_backward`` to use."""
+    pending = _count_consumers(roots)
+    grads: dict[Node, np.ndarray] = {}
+    for node, grad in zip(roots, root_grads):
+        _sum_into(grads, node, grad)
+    ready = [node for node in dict.fromkeys(roots) if not pending.get(node)]
+    needed = None
+    run = call_backward
+    if _holders:  # (empty unless an in-place write through a view ran under create_graph)
+        run = _held_after_holders(roots, pending, ready, call_backward)
+    if run is call_backward and capture and not accumulate:
+        # autograd.grad: run only what leads to its inputs (unless a holder of this graph
+        # must run its held node: then everything runs, in the holders' order)
+        needed = _leading_to(dict.fromkeys([*roots, *pending]), capture)
+    return pending, grads, ready, needed, run
+
+
+def _check_count(node: Node, input_grads) -> None:
+    """Raise if a backward returned a gradient count other than its node's input count
+    (found by the strict ``zip`` that sends them: no length check per node)."""
+    inputs = node.next_nodes
+    if len(input_grads) != len(inputs):
+        raise RuntimeError(
+            f"{node.name()}: backward returned {len(input_grads)} gradients for {len(inputs)} inputs"
+        )
 
 
 def _leading_to(nodes, targets) -> set[Node]:
@@ -240,25 +284,37 @@ def _on_arrival(node: Node, grad: np.ndarray, capture, captured: dict) -> np.nda
 
 def _call_backward(node: Node, grad: np.ndarray | None) -> tuple | None:
     """The node's gradient for each input (None: no gradient came, or no input wants one)."""
-    inputs = node.next_nodes
-    if grad is None or not any(inputs):  # (nodes are always true: any() asks "not all None")
+    if grad is None or not any(node.next_nodes):  # (nodes are true: any() asks "not all None")
         return None
     if node._saved_versions:
         node.check_versions()
-    start = time.perf_counter() if _tracers else 0.0
+    input_grads = node.fn.backward(node, grad)  # type: ignore[union-attr]
+    return input_grads if type(input_grads) is tuple else (input_grads,)
+
+
+def _call_backward_observed(node: Node, grad: np.ndarray | None) -> tuple | None:
+    """``_call_backward`` while a tracer or anomaly mode is on: anomaly mode runs the node,
+    the tracers are told. Chosen once per backward pass (``_observed``), so that the plain
+    one reads neither (10 of its 40 bytecodes a node)."""
+    if grad is None or not any(node.next_nodes):
+        return None
+    if node._saved_versions:
+        node.check_versions()
+    start = time.perf_counter()
     if _ext.anomaly is not None:  # autograd.detect_anomaly runs the node (and checks it)
         input_grads = _ext.anomaly.call_backward(node, grad)
     else:
         input_grads = node.fn.backward(node, grad)  # type: ignore[union-attr]
     if type(input_grads) is not tuple:
         input_grads = (input_grads,)
-    if len(input_grads) != len(inputs):
-        raise RuntimeError(
-            f"{node.name()}: backward returned {len(input_grads)} gradients for {len(inputs)} inputs"
-        )
     for tracer in _tracers:
         tracer._record(node, grad, input_grads, time.perf_counter() - start)
     return input_grads
+
+
+def _observed(call_backward):
+    """``_call_backward_observed`` if a tracer or anomaly mode is on now, else ``call_backward``."""
+    return _call_backward_observed if _tracers or _ext.anomaly is not None else call_backward
 
 
 def _call_backward_graph(node: Node, grad) -> tuple | None:
@@ -275,7 +331,7 @@ def _call_backward_graph(node: Node, grad) -> tuple | None:
     attrs = node.__dict__
     attrs["xp"] = _ext.tensor_xp  # shadows the class's numpy_xp while the node runs
     try:
-        input_grads = _call_backward(node, grad)
+        input_grads = _call_backward_observed(node, grad)  # (a superset of _call_backward)
     finally:
         node._graph = False
         del attrs["xp"]
@@ -294,35 +350,9 @@ def _call_backward_graph(node: Node, grad) -> tuple | None:
     )
 
 
-def _send_to_inputs(
-    node: Node, input_grads, grads: dict, pending: dict, ready: list, owned: set
-) -> None:
-    """Add each input's gradient to ``grads``; inputs whose consumers all ran become ready."""
-    if input_grads is None:  # (no gradient came: the inputs are only counted down)
-        input_grads = repeat(None)
-    for child, grad, meta in zip(node.next_nodes, input_grads, node.input_meta):
-        if child is None:
-            continue
-        if grad is not None:
-            if (
-                type(grad) is not np.ndarray
-                or grad.shape != meta[0]
-                or (grad.dtype is not meta[1] and grad.dtype != meta[1])
-            ):
-                grad = _fit_to_input(grad, meta)  # (most gradients already fit)
-            if child in grads:
-                grads[child] = _add_grads(child, grads[child], grad, owned)
-            else:
-                grads[child] = grad
-        remaining = pending[child] - 1
-        pending[child] = remaining
-        if remaining == 0:
-            ready.append(child)
-
-
 # -- what happens to one gradient ----------------------------------------------------------
 def _sum_into(grads: dict, node: Node, grad: np.ndarray) -> None:
-    """Gradients from several consumers of one node add up (inlined in ``_send_to_inputs``)."""
+    """Gradients from several consumers of one node add up (inlined in ``_traverse``)."""
     grads[node] = grads[node] + grad if node in grads else grad
 
 

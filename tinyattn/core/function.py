@@ -115,6 +115,8 @@ class Node:
         "__weakref__",
     )
 
+    _constant_inputs: int  # bit i: input i is a float tensor that wants no gradient (apply)
+
     # The namespace backward formulas compute with (``xp = ctx.xp``): NumPy-like on arrays;
     # the engine sets ``tensor_xp`` on the instance while it runs a node under create_graph
     # (``xp.exp``, ``xp.where``, ``xp.sum(x, axis=, keepdims=)`` ... mean the same on both).
@@ -267,7 +269,9 @@ class Node:
         self._saved_versions = ()  # nothing left to check: a second backward says "freed"
         if self._saved is not None:
             self._saved = None
-            self._mark_released()
+            self._released = True  # (``_mark_released``, written out: once per node)
+            if self.__class__ is Node:
+                self.__class__ = _ReleasedNode
         attrs = self.__dict__  # what the op stored on ctx (numbers and flags, mostly)
         if attrs:
             drop = []
@@ -412,7 +416,6 @@ class Function:
         constants = 0  # bit i set: input i is a float tensor that wants no gradient
         next_nodes = input_meta = None
         record = _grad_mode.enabled  # (is_grad_enabled(), without the call)
-        complex_input = False
         for i, a in enumerate(args):
             if isinstance(a, TensorBase):
                 data = arrays[i] = a._data
@@ -423,7 +426,6 @@ class Function:
                         next_nodes = [None] * len(args)
                         input_meta = [None] * len(args)
                     wants |= 1 << i
-                    complex_input = complex_input or data.dtype.kind == "c"
                     node = a._grad_fn  # (views and leaves take the method)
                     next_nodes[i] = node if node is not None and a._base is None else a._grad_node()
                     input_meta[i] = (data.shape, data.dtype)
@@ -432,22 +434,20 @@ class Function:
         token = _fp_enter(_FP_IGNORE_ALL)  # NumPy's FP warnings off (core/quiet.py)
         try:
             if not wants:  # nothing to differentiate (or grad mode off): no graph
-                return TensorBase._make(_as_array(cls.forward(NoGradContext(), *arrays, **kwargs)))
-            ctx = Node(cls)
-            n = len(args)
-            ctx.needs_input_grad = (
-                _NEEDS_PATTERNS[n][wants] if n <= 4 else _needs_input_grad(wants, n)
-            )
-            out = cls.forward(ctx, *arrays, **kwargs)
+                out = cls.forward(NoGradContext(), *arrays, **kwargs)
+                return TensorBase._make(_as_array(out))
+            try:  # (one flat table for up to four inputs: no per-call tuple)
+                needs = _NEEDS[wants | 1 << len(args)]
+            except IndexError:
+                needs = _needs_input_grad(wants, len(args))
+            ctx = _recorded_node(cls, tuple(next_nodes), needs, tuple(input_meta), constants)
+            out = cls.forward(ctx, *arrays, **kwargs) if kwargs else cls.forward(ctx, *arrays)
         finally:
             _fp_leave(token)
         if type(out) is not np.ndarray:  # a NumPy scalar (0-d result) or an array-like
             out = _as_output_array(ctx, out)
-        if (complex_input or out.dtype.kind == "c") and not cls.supports_complex:
-            _refuse_complex(cls)
-        ctx.next_nodes = tuple(next_nodes)
-        ctx._constant_inputs = constants
-        ctx.input_meta = tuple(input_meta)
+        if not cls.supports_complex:  # (a fact of the class: no dtype read for the others)
+            _refuse_complex(cls, out, input_meta)
         result = TensorBase._make(out, ctx)
         if _ext.anomaly is not None:  # (autograd.detect_anomaly: keep where this op was called)
             _ext.anomaly.record_forward_stack(ctx)
@@ -467,7 +467,11 @@ class Function:
         return result
 
 
-def _refuse_complex(cls: type) -> None:
+def _refuse_complex(cls: type, out: np.ndarray, input_meta: list) -> None:
+    """Raise if the output or an input that wants a gradient is complex (``cls`` does not
+    differentiate complex tensors)."""
+    if out.dtype.kind != "c" and not any(m and m[1].kind == "c" for m in input_meta):
+        return
     name = getattr(cls, "node_name", None) or cls.__name__
     raise NotImplementedError(
         f"{name}: the derivative of this op for complex tensors is not implemented in "
@@ -482,9 +486,10 @@ def _needs_input_grad(wants: int, n_inputs: int) -> tuple[bool, ...]:
     return tuple(bool(wants >> i & 1) for i in range(n_inputs))
 
 
-# The tuple for each pattern of ops with up to four inputs (nearly all), made once and shared.
-
-_NEEDS_PATTERNS = [[_needs_input_grad(wants, n) for wants in range(1 << n)] for n in range(5)]
+# The tuple for each pattern of ops with up to four inputs (nearly all), made once and
+# shared: ``_NEEDS[wants | 1 << n]`` for ``n`` inputs (the top bit says how many).
+_NEEDS = [_needs_input_grad(i ^ 1 << i.bit_length() - 1, i.bit_length() - 1) for i in range(1, 32)]
+_NEEDS.insert(0, ())
 
 
 def _holds_data(value) -> bool:
@@ -503,6 +508,28 @@ def _as_output_array(ctx: Node, out) -> np.ndarray:
     if ctx._saved and any(s is out for s in ctx._saved):
         ctx._saved = tuple(array if s is out else s for s in ctx._saved)
     return array
+
+
+def _recorded_node(fn: type, next_nodes: tuple, needs: tuple, meta: tuple, constants: int) -> Node:
+    """``Node(fn)`` with its input fields set, as ``Function.apply`` records it: each slot is
+    written once (``Node.__init__`` then the fields would write four twice, 1/8 of apply)."""
+    node = _new_node(Node)
+    node.fn = fn
+    node._name = None
+    node.next_nodes = next_nodes
+    node._constant_inputs = constants
+    node.needs_input_grad = needs
+    node.input_meta = meta
+    node._saved = None
+    node._saved_versions = ()
+    node._released = False
+    node._hooks = None
+    node._retained = None
+    node._graph = False
+    return node
+
+
+_new_node = object.__new__
 
 
 def _as_array(x) -> np.ndarray:
@@ -541,7 +568,8 @@ def _record_versions(ctx: Node, args, result, kept: tuple) -> None:
         version = owner._version
         which = "output" if owner is result else "input"
         records.append((version, version.value, array, pos, index, which))
-    ctx._saved_versions = tuple(records)
+    if records:  # (else it stays the () every node starts with)
+        ctx._saved_versions = tuple(records)
 
 
 _CONTAINERS = frozenset((np.ndarray, tuple, list))
