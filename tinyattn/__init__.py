@@ -207,14 +207,13 @@ from .shims import einops as _einops
 
 _einops.install()
 
-# -- torch's top-level forms of functional ops, in-place forms, *_copy, native_*, dlpack ---
-# (each module lists its names in ``__all__``; see tinyattn/torch_surface/ and the ATen forms
-# of the functional ops in nn/functional/aten_forms.py and nn/functional/native.py)
-from .nn.functional.aten_forms import *  # noqa: F403
+# -- torch's top-level in-place forms, *_copy, aliases, dlpack -----------------------------
+# (each module lists its names in ``__all__``; see tinyattn/torch_surface/; the top-level
+# forms of the functional ops, ``tinyattn.dropout``, ``native_layer_norm`` ..., live with
+# nn.functional and load lazily: see ``_LAZY_ALL_OF`` below)
 from .torch_surface.inplace import *  # noqa: F403
 from .torch_surface.aliases import *  # noqa: F403
 from .torch_surface.copies import *  # noqa: F403
-from .nn.functional.native import *  # noqa: F403
 from .torch_surface.dlpack import from_dlpack, to_dlpack
 
 # -- global switches and small queries (torch_surface/switches.py) ---------------------
@@ -248,9 +247,11 @@ from .torch_surface import factory_options as _factory_options
 from .torch_surface.argument_names import norm  # torch.norm's positional out=
 from .torch_surface.layouts import *  # noqa: F403 (strided, contiguous_format ...)
 from .torch_surface.out import install as _install_out
+from .torch_surface.out import with_out as _with_out
+from .torch_surface.out_table import OUT_TORCH as _OUT_TORCH
 
 _factory_options.install(globals(), Tensor)  # layout=, pin_memory= ... (before out=)
-_install_out(globals())
+_install_out(globals(), tuple(n for n in _OUT_TORCH if n in globals()))  # lazy ones: on use
 
 # fmt: on
 
@@ -301,6 +302,11 @@ _LAZY_NAMES = {  # name -> the module that defines it
     "spmm": "sparse",
 }
 
+# Modules whose ``__all__`` names are package attributes, loaded on first use of one of them:
+# torch's top-level forms of the functional ops (``tinyattn.dropout``, ``tinyattn.conv2d``,
+# ``native_layer_norm`` ...) call nn.functional, which ``import tinyattn`` does not load.
+_LAZY_ALL_OF = ("nn.functional.aten_forms", "nn.functional.native")
+
 # torch's deprecated build flags (``torch.has_mps`` ...): False here, with torch's warning.
 _DEPRECATED_FLAGS = {
     "has_mps": "torch.backends.mps.is_built()",
@@ -328,8 +334,20 @@ def __getattr__(name: str):
         value = getattr(importlib.import_module(f"{__name__}.{_LAZY_NAMES[name]}"), name)
         globals()[name] = value
         return value
+    if not name.startswith("__"):
+        for path in _LAZY_ALL_OF:
+            module = importlib.import_module(f"{__name__}.{path}")
+            if name in module.__all__:
+                value = getattr(module, name)
+                if name in _OUT_TORCH:
+                    value = _with_out(value, name)
+                globals()[name] = value
+                return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | _LAZY_SUBMODULES | set(_LAZY_NAMES))
+    import importlib
+
+    lazy_all = {n for p in _LAZY_ALL_OF for n in importlib.import_module(f"{__name__}.{p}").__all__}
+    return sorted(set(globals()) | _LAZY_SUBMODULES | set(_LAZY_NAMES) | lazy_all)
