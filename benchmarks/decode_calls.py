@@ -15,6 +15,7 @@ busy core, and the figures are meant to show each call's Python and kernel.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import subprocess
@@ -70,10 +71,11 @@ def main() -> None:
         print(json.dumps(measure(args.only, args.repeats, args.number)))
         return
     results = {}
+    root = os.path.dirname(os.path.dirname(importlib.util.find_spec("tinyattn").origin))
     for name in [args.only] if args.only else ["tinyattn", "torch"]:
-        cmd = [sys.executable, "-m", "benchmarks.decode_calls", "--child", "--only", name]
+        cmd = [sys.executable, __file__, "--child", "--only", name]
         cmd += ["--repeats", str(args.repeats), "--number", str(args.number)]
-        env = dict(os.environ)
+        env = dict(os.environ, PYTHONPATH=root)  # the tinyattn this process would import
         for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
             env[var] = str(args.threads)
         done = subprocess.run(cmd, capture_output=True, text=True, check=True, env=env)
