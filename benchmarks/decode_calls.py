@@ -4,8 +4,9 @@ One decode step (batch 1, one new token, d=768, 12 heads of 64) runs, per layer:
 LayerNorms, four ``nn.Linear`` products, the fused q/k/v ``split`` with a ``view`` and a
 ``transpose`` per part, and one-query ``scaled_dot_product_attention`` against the cached
 keys and values (160 positions here). Each call is timed under ``inference_mode`` with
-``timeit``: the minimum over ``--repeats`` rounds of ``--number`` calls, which is stable
-enough on a shared machine. Each framework runs in a fresh process of its own, with one
+``timeit`` on the process's CPU time (time spent waiting for a busy core is not counted):
+the minimum over ``--repeats`` rounds of ``--number`` calls, stable enough on a shared
+machine. Each framework runs in a fresh process of its own, with one
 BLAS/OpenMP thread (``--threads``): on a shared machine a second thread mostly waits for a
 busy core, and the figures are meant to show each call's Python and kernel.
 
@@ -20,6 +21,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 import timeit
 
 D, HEADS, CACHED = 768, 12, 160
@@ -54,8 +56,31 @@ def measure(name: str, repeats: int, number: int) -> dict[str, float]:
     with lib.inference_mode():
         for label, fn in calls(lib).items():
             fn()  # warm-up: numba compilation, lazy imports
-            times = timeit.repeat(fn, repeat=repeats, number=number)
+            times = timeit.repeat(fn, timer=time.process_time, repeat=repeats, number=number)
             out[label] = 1e6 * min(times) / number
+    return out
+
+
+def count_bytecodes() -> dict[str, tuple[int, int]]:
+    """(bytecodes, Python calls) each call runs, in this process (deterministic, unlike a
+    timer on a shared machine: ``sys.settrace`` opcode events, after two warm-up calls)."""
+    import tinyattn
+
+    out = {}
+    with tinyattn.inference_mode():
+        for label, fn in calls(tinyattn).items():
+            fn(), fn()
+            counts = [0, 0]
+
+            def tracer(frame, event, arg, counts=counts):
+                frame.f_trace_opcodes = True
+                counts[event != "opcode"] += event in ("opcode", "call")
+                return tracer
+
+            sys.settrace(tracer)
+            fn()
+            sys.settrace(None)
+            out[label] = (counts[0], counts[1] - 1)  # (less the call of fn itself)
     return out
 
 
@@ -65,8 +90,13 @@ def main() -> None:
     parser.add_argument("--number", type=int, default=100)
     parser.add_argument("--only", choices=("tinyattn", "torch"))
     parser.add_argument("--threads", type=int, default=1, help="BLAS/OpenMP threads")
+    parser.add_argument("--bytecodes", action="store_true", help="count tinyattn's Python")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.bytecodes:
+        for label, (ops, calls_) in count_bytecodes().items():
+            print(f"{label:34}{ops:7d} bytecodes {calls_:5d} Python calls")
+        return
     if args.child:
         print(json.dumps(measure(args.only, args.repeats, args.number)))
         return

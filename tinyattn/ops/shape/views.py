@@ -117,7 +117,10 @@ def reshape(input: Tensor, *sizes, shape=None) -> Tensor:
     sizes = int_list(sizes, shape, "reshape", "shape")
     shape = _infer_shape(shape_args(sizes, "reshape"), input._data.size, "reshape")
     # a contiguous input always gives a view (also when empty, where memory can't tell)
-    return _as_view(Reshape.apply(input, shape, False), input, input._data.flags.c_contiguous)
+    contiguous = input._data.flags.c_contiguous
+    if contiguous and not _records(input):
+        return _as_view(Tensor._make(input._data.reshape(shape)), input, shares=True)
+    return _as_view(Reshape.apply(input, shape, False), input, contiguous)
 
 
 @gradient_doc(Reshape)
