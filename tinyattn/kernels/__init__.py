@@ -207,7 +207,7 @@ def flash_attention_forward(
     from . import _numba_flash
 
     if _numba_flash.runs_serial(args):  # no numba threads: no launch lock, no BLAS threads
-        return _numba_flash.forward(args, out, _use_blas(name))
+        return _numba_flash.forward(args, out, _use_blas(name), serial=True)
     return _run_fused(_numba_flash.forward, _use_blas(name), args, out)
 
 

@@ -87,8 +87,11 @@ def has_kernel_layout(x: np.ndarray) -> bool:
     """
     itemsize = x.itemsize
     strides = x.strides
-    if not x.flags.aligned or any(s < 0 or s % itemsize for s in strides):
+    if not x.flags.aligned:
         return False
+    for s in strides:  # (a loop, not any(...): three calls per attention call)
+        if s < 0 or s % itemsize:
+            return False
     rows, cols = x.shape[-2:]
     return strides[-1] == itemsize and (rows <= 1 or strides[-2] >= cols * itemsize)
 
@@ -104,6 +107,9 @@ def kernel_layout(x: np.ndarray) -> np.ndarray:
     """``x`` itself when the kernels can read it in place (``has_kernel_layout``), else
     an aligned C-contiguous copy (a non-unit last stride, negative, overlapping or odd
     strides, an unaligned pointer)."""
+    flags = x.flags
+    if flags.c_contiguous and flags.aligned:  # (what contiguous(x) returns too: x itself)
+        return x
     return x if has_kernel_layout(x) else contiguous(x)
 
 

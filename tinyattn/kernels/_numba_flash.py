@@ -51,6 +51,8 @@ compiled once per dtype, for contiguous and strided callers alike (``_call``).
 
 from __future__ import annotations
 
+import functools
+
 import numba
 import numpy as np
 from numba import prange, types
@@ -379,7 +381,7 @@ def _mask_and_options(args: AttentionArgs, use_blas: bool) -> tuple[np.ndarray, 
     """The mask (an empty array when absent) and the kernels' options tuple
     (scale, causal, dropout_p, keep_scale, seed, use_blas) in the types the kernels use."""
     dtype = args.q.dtype.type
-    mask = args.mask if args.mask is not None else np.zeros((0, 0, 0, 0), args.q.dtype)
+    mask = args.mask if args.mask is not None else _no_mask(args.q.dtype)
     if not (mask.flags.c_contiguous and mask.flags.aligned):  # (typed "in_c" by _call)
         raise AssertionError("the boundary hands the kernels an aligned C-contiguous mask")
     keep_scale = 0.0 if args.dropout_p >= 1 else 1.0 / (1.0 - args.dropout_p)
@@ -392,6 +394,14 @@ def _mask_and_options(args: AttentionArgs, use_blas: bool) -> tuple[np.ndarray, 
         int(use_blas),
     )
     return mask, options
+
+
+@functools.cache
+def _no_mask(dtype: np.dtype) -> np.ndarray:
+    """The empty mask array the kernels take when there is none (one per dtype, read-only)."""
+    mask = np.zeros((0, 0, 0, 0), dtype)
+    mask.flags.writeable = False
+    return mask
 
 
 _ROLES = {"in": ("A", True), "out": ("A", False), "in_c": ("C", True)}
@@ -452,15 +462,18 @@ def runs_serial(args: AttentionArgs) -> bool:
     return B * Hq * L * args.k.shape[2] * D < SERIAL_MAX_WORK
 
 
-def forward(args: AttentionArgs, out: np.ndarray, use_blas: bool) -> tuple[np.ndarray, np.ndarray]:
+def forward(
+    args: AttentionArgs, out: np.ndarray, use_blas: bool, serial: bool | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Allocate logsumexp and per-worker scratch; run the forward kernel into ``out``
-    ((B, Hq, L, Dv), any strides with a unit last one). Returns (out, logsumexp)."""
+    ((B, Hq, L, Dv), any strides with a unit last one). Returns (out, logsumexp).
+    ``serial``: ``runs_serial(args)`` when the caller knows it already."""
     q, k, v = args.q, args.k, args.v
     B, Hq, L, _ = q.shape
     Dv = v.shape[3]
     block_q, block_k = CAUSAL_FORWARD_BLOCKS if args.causal else FORWARD_BLOCKS
     block_q, block_k = min(block_q, L), min(block_k, k.shape[2])
-    serial = runs_serial(args)
+    serial = runs_serial(args) if serial is None else serial
     workers = 1 if serial else numba.get_num_threads()
     logsumexp = np.empty((B, Hq, L), q.dtype)
     scores_buf = np.empty((workers, block_q * block_k), q.dtype)

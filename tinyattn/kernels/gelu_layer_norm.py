@@ -26,13 +26,12 @@ _DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 def fits(x: np.ndarray, *others: np.ndarray | None) -> bool:
     """Whether the kernels take ``x`` with ``others`` (None skipped): float32/float64
     arrays of one dtype, ``x`` not empty, and the backend is not ``numpy``."""
-    arrays = [a for a in (x, *others) if a is not None]
-    return (
-        all(isinstance(a, np.ndarray) and a.dtype == x.dtype for a in arrays)
-        and x.dtype in _DTYPES
-        and x.size > 0
-        and backend() != "numpy"
-    )
+    if not isinstance(x, np.ndarray) or x.dtype not in _DTYPES or x.size == 0:
+        return False
+    for a in others:  # (a loop, not all(...): this runs before every LayerNorm and GELU)
+        if a is not None and not (isinstance(a, np.ndarray) and a.dtype == x.dtype):
+            return False
+    return backend() != "numpy"
 
 
 def _c_order(a: np.ndarray) -> np.ndarray:

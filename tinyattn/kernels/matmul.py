@@ -105,7 +105,7 @@ class BlasThreadChoice:
     @staticmethod
     def _key(x_shape: tuple, b_shape: tuple, x_dtype, b_dtype) -> tuple:
         rows = 1 << max(0, x_shape[0] - 1).bit_length()
-        return (rows, x_shape[1], b_shape, np.dtype(x_dtype).char, np.dtype(b_dtype).char)
+        return (rows, x_shape[1], b_shape, np.dtype(x_dtype), np.dtype(b_dtype))
 
     def product(self, x2: np.ndarray, b: np.ndarray) -> np.ndarray:
         """``x2 @ b`` (2-D operands) at the faster thread count for this shape."""

@@ -100,10 +100,11 @@ class KVCache:
                 )
         _, batch, heads, max_len, head_dim = self.keys.shape
         start = self.lengths[layer]
-        t = key.shape[2] if key.ndim == 4 else -1
+        k, v = key._data, value._data  # (shapes off the arrays: no Size object per check)
+        t = k.shape[2] if k.ndim == 4 else -1
         expected = (batch, heads, t, head_dim)
-        for name, tensor in (("key", key), ("value", value)):
-            if key.ndim != 4 or tuple(tensor.shape) != expected:
+        for name, tensor in (("key", k), ("value", v)):
+            if k.ndim != 4 or tensor.shape != expected:
                 raise ValueError(
                     f"KVCache.update: {name} must have shape (batch={batch}, n_head={heads}, "
                     f"t, head_dim={head_dim}) like key, got {list(tensor.shape)}"
@@ -113,8 +114,8 @@ class KVCache:
                 f"KVCache.update: {start} + {t} positions exceed max_len={max_len} (layer {layer})"
             )
         end = start + t
-        self.keys[layer, :, :, start:end] = key.detach().numpy()
-        self.values[layer, :, :, start:end] = value.detach().numpy()
+        self.keys[layer, :, :, start:end] = k
+        self.values[layer, :, :, start:end] = v
         self.lengths[layer] = end
         return (
             Tensor._make(self.keys[layer, :, :, :end]),

@@ -50,7 +50,7 @@ class LinearFunction(Function):
     @staticmethod
     def forward(ctx, x, weight, bias):
         # all leading dims folded into rows: one GEMM (a copy if x is a strided view)
-        x2 = np.reshape(x, (rows(x), x.shape[-1]))
+        x2 = x.reshape(rows(x), x.shape[-1])
         y = linear_product(x2, weight).reshape(x.shape[:-1] + (weight.shape[0],))
         if bias is not None:
             y += bias  # (y is the product's fresh array: no second output array)
@@ -95,23 +95,26 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """
     _check_tensor(input, "linear")
     _check_tensor(weight, "linear", "weight")
-    if weight.ndim != 2 and weight.ndim != 1:
+    if bias is not None:
+        _check_tensor(bias, "linear", "bias")
+    x, w = input._data, weight._data  # (checks on the arrays: no Size or dtype objects)
+    if w.ndim != 2 and w.ndim != 1:
         raise RuntimeError(f"linear: weight must be 1-D or 2-D, got shape {list(weight.shape)}")
-    if weight.ndim == 1:  # torch allows a vector weight: y = x . w (+ b)
+    if w.ndim == 1:  # torch allows a vector weight: y = x . w (+ b)
         out = input @ weight
         return out + bias if bias is not None else out
-    if input.ndim == 0 or input.shape[-1] != weight.shape[1]:
+    if x.ndim == 0 or x.shape[-1] != w.shape[1]:
         raise RuntimeError(
             f"linear: input has last dimension {input.shape[-1] if input.ndim else None} but "
             f"weight has shape {list(weight.shape)} (in_features={weight.shape[1]}; "
             f"input shape {list(input.shape)})"
         )
-    if input.dtype != weight.dtype or (bias is not None and bias.dtype != weight.dtype):
+    if x.dtype != w.dtype or (bias is not None and bias._data.dtype != w.dtype):
         got = f"input {input.dtype}, weight {weight.dtype}" + (
             f", bias {bias.dtype}" if bias is not None else ""
         )
         raise RuntimeError(f"linear: expected input, weight and bias of one dtype, got {got}")
-    if bias is not None and tuple(bias.shape) not in ((weight.shape[0],), (), (1,)):
+    if bias is not None and bias._data.shape not in ((w.shape[0],), (), (1,)):
         raise RuntimeError(
             f"linear: bias must have shape [{weight.shape[0]}] (out_features), "
             f"got {list(bias.shape)}"

@@ -85,6 +85,10 @@ class LayerNormFunction(Function):
 
 
 def _check_normalized_shape(input: Tensor, normalized_shape, op: str) -> tuple[int, ...]:
+    if type(normalized_shape) is tuple and normalized_shape:  # a module's: ints already
+        trailing = input._data.shape[input._data.ndim - len(normalized_shape) :]
+        if trailing == normalized_shape:
+            return normalized_shape
     shape = (
         (int(normalized_shape),)
         if isinstance(normalized_shape, numbers.Integral)

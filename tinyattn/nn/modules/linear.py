@@ -65,14 +65,15 @@ class Linear(Module):
         """
         if not isinstance(input, Tensor):
             raise TypeError(f"Linear: input must be a Tensor, got {type_name(input)}")
-        if input.ndim == 0 or input.shape[-1] != self.in_features:
+        x = input._data  # (the array's shape and dtype: no Size or dtype object per check)
+        if x.ndim == 0 or x.shape[-1] != self.in_features:
             last = input.shape[-1] if input.ndim else "none (0-d input)"
             raise RuntimeError(
                 f"{type(self).__name__}: input has last dimension {last} but "
                 f"in_features={self.in_features} (input shape {list(input.shape)})"
             )
         weight = self.weight  # read once: a parametrized weight is recomputed on each read
-        if input.dtype != weight.dtype:
+        if x.dtype != weight._data.dtype:
             raise RuntimeError(
                 f"{type(self).__name__}: input dtype {input.dtype} does not match the "
                 f"weight dtype {weight.dtype} (convert with .to() on the input or module)"

@@ -125,7 +125,8 @@ def _check_trailing(module: Module, input: Tensor) -> None:
     k = len(shape)
     if not isinstance(input, Tensor):
         raise TypeError(f"{type(module).__name__}: input must be a Tensor, got {type_name(input)}")
-    if input.ndim < k or tuple(input.shape[input.ndim - k :]) != shape:
+    x = input._data  # (the array's shape: no Size object per call)
+    if x.ndim < k or x.shape[x.ndim - k :] != shape:
         raise RuntimeError(
             f"{type(module).__name__}: input shape {list(input.shape)} does not end with "
             f"normalized_shape={list(shape)}"

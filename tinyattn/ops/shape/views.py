@@ -8,10 +8,13 @@ them are tracked (see ``ops/inplace.py``).
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ...core import _dtype as dt
 from ...core.function import Function
+from ...core.grad_mode import _state as _grad_mode
 from ...core.primitives import Expand, Permute, Reshape
 from ...core.tensor import Tensor
 from .._util import gradient_doc, int_list, normalize_dim, normalize_dims, shape_args
@@ -55,6 +58,25 @@ def _as_view(out: Tensor, input: Tensor, shares: bool = False) -> Tensor:
     return out
 
 
+def _records(input: Tensor) -> bool:
+    """Whether a view of ``input`` goes through ``Function.apply``: to record a graph node
+    (grad mode on and ``input`` requires grad), or for a layout that admits only some
+    ops (sparse). Otherwise ``view``, ``transpose`` and ``narrow`` wrap the NumPy view
+    directly: the same tensor, without apply's per-call Python (a GPT-2 decode step
+    takes nine such views a layer; q/k/v split + 3 view/transpose went from 3,839 to
+    1,857 bytecodes, see docs/performance.md).
+    """
+    return (input._requires_grad and _grad_mode.enabled) or input._op_guard
+
+
+def _dim(dim, ndim: int, op: str) -> int:
+    """``normalize_dim`` with the common case (a plain int in range) first."""
+    if type(dim) is int and -ndim <= dim < ndim:
+        return dim % ndim
+    return normalize_dim(dim, ndim, op)
+
+
+@functools.lru_cache(maxsize=512)  # (per shape: a model asks for the same few each step)
 def _infer_shape(shape: tuple[int, ...], numel: int, op: str) -> tuple[int, ...]:
     if shape.count(-1) > 1:
         raise RuntimeError(f"{op}: only one dimension can be inferred, got shape {list(shape)}")
@@ -82,6 +104,8 @@ def view(input: Tensor, *shape, size=None, dtype=None) -> Tensor:
         raise NotImplementedError("view(dtype) is not supported; use .to(dtype)")
     shape = int_list(shape, size, "view", "size")
     shape = _infer_shape(shape_args(shape, "view"), input._data.size, "view")
+    if not _records(input) and input._data.flags.c_contiguous:
+        return _as_view(Tensor._make(input._data.reshape(shape)), input, shares=True)
     return _as_view(Reshape.apply(input, shape, True), input, shares=True)
 
 
@@ -93,7 +117,10 @@ def reshape(input: Tensor, *sizes, shape=None) -> Tensor:
     sizes = int_list(sizes, shape, "reshape", "shape")
     shape = _infer_shape(shape_args(sizes, "reshape"), input._data.size, "reshape")
     # a contiguous input always gives a view (also when empty, where memory can't tell)
-    return _as_view(Reshape.apply(input, shape, False), input, input._data.flags.c_contiguous)
+    contiguous = input._data.flags.c_contiguous
+    if contiguous and not _records(input):
+        return _as_view(Tensor._make(input._data.reshape(shape)), input, shares=True)
+    return _as_view(Reshape.apply(input, shape, False), input, contiguous)
 
 
 @gradient_doc(Reshape)
@@ -186,13 +213,15 @@ def permute(input: Tensor, *order, dims=None) -> Tensor:
 @gradient_doc(Permute)
 def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     """Swap two dims (a view)."""
-    n = input.ndim
-    a, b = normalize_dim(dim0, n, "transpose"), normalize_dim(dim1, n, "transpose")
-    if n == 0 or a == b:
-        return input if n == 0 else _as_view(Permute.apply(input, tuple(range(n))), input, True)
+    n = input._data.ndim
+    a, b = _dim(dim0, n, "transpose"), _dim(dim1, n, "transpose")
+    if n == 0:
+        return input
     dims = list(range(n))
     dims[a], dims[b] = dims[b], dims[a]
-    return _as_view(Permute.apply(input, tuple(dims)), input, shares=True)
+    if _records(input):
+        return _as_view(Permute.apply(input, tuple(dims)), input, shares=True)
+    return _as_view(Tensor._make(input._data.transpose(dims)), input, shares=True)
 
 
 swapdims = transpose
@@ -298,8 +327,8 @@ class Narrow(Function):
 @gradient_doc(Narrow)
 def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
     """``length`` entries from ``start`` along ``dim`` (a view)."""
-    d = normalize_dim(dim, input.ndim, "narrow")
-    size = input.shape[d]
+    d = _dim(dim, input._data.ndim, "narrow")
+    size = input._data.shape[d]
     start = int(start)
     if start < 0:
         start += size
@@ -307,7 +336,15 @@ def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
         raise IndexError(
             f"narrow(): start ({start}) + length ({length}) exceeds dimension size ({size}) of dim {d}"
         )
-    return _as_view(Narrow.apply(input, d, start, int(length)), input, shares=True)
+    return _narrow(input, d, start, int(length))
+
+
+def _narrow(input: Tensor, d: int, start: int, length: int) -> Tensor:
+    """``narrow`` on arguments already checked (``d`` in range, the piece inside)."""
+    if _records(input):
+        return _as_view(Narrow.apply(input, d, start, length), input, shares=True)
+    index = (slice(None),) * d + (slice(start, start + length),)
+    return _as_view(Tensor._make(input._data[index]), input, shares=True)
 
 
 class Select(Function):
@@ -360,8 +397,8 @@ def _multi_view(views: tuple, name: str) -> tuple:
 @gradient_doc(Narrow)
 def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple[Tensor, ...]:
     """Pieces of ``split_size`` along ``dim`` (the last may be smaller), or of the given sizes."""
-    d = normalize_dim(dim, tensor.ndim, "split")
-    size = tensor.shape[d]
+    d = _dim(dim, tensor._data.ndim, "split")
+    size = tensor._data.shape[d]
     if isinstance(split_size_or_sections, int):
         step = split_size_or_sections
         if step <= 0 and size:
@@ -374,9 +411,11 @@ def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple[Tensor,
                 f"split_with_sizes expects split_sizes to sum exactly to {size} (input tensor's "
                 f"size at dimension {d}), but got split_sizes={sizes}"
             )
+    # pieces of a positive split_size lie inside: narrow's checks would only repeat these
+    piece = _narrow if isinstance(split_size_or_sections, int) else narrow
     out, start = [], 0
     for s in sizes:
-        out.append(narrow(tensor, d, start, s))
+        out.append(piece(tensor, d, start, s))
         start += s
     return _multi_view(tuple(out), "Split")
 
