@@ -328,6 +328,8 @@ def __getattr__(name: str):
         )
         return False
 
+    if name == "__all__":  # ``from tinyattn import *``: the lazy names too, as torch's
+        return _star_names()
     if name in _LAZY_SUBMODULES:
         return importlib.import_module(f"{__name__}.{name}")
     if name in _LAZY_NAMES:
@@ -344,6 +346,17 @@ def __getattr__(name: str):
                 globals()[name] = value
                 return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _star_names() -> list[str]:
+    """What ``from tinyattn import *`` binds: the public names already loaded, and the lazy
+    functions (``tinyattn.save``, ``tinyattn.conv2d`` ...), which this loads; not the lazy
+    subpackages (torch's ``from torch import *`` does not bind ``nn`` either)."""
+    import importlib
+
+    lazy_all = [n for p in _LAZY_ALL_OF for n in importlib.import_module(f"{__name__}.{p}").__all__]
+    loaded = [n for n in globals() if not n.startswith("_") and n not in _LAZY_SUBMODULES]
+    return sorted(set(loaded) | set(_LAZY_NAMES) | set(lazy_all))
 
 
 def __dir__() -> list[str]:

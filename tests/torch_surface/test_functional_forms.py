@@ -373,3 +373,28 @@ def test_parameter_names_are_torch_schemas(module):
         if ours not in overloads and OVERLOADED.get(name) != ours:
             wrong.append((name, ours, overloads))
     assert not wrong, wrong
+
+
+# -- ``from tinyattn import *`` binds the lazy names, as ``from torch import *`` does -------
+def _star(module_name: str) -> set[str]:
+    namespace: dict = {}
+    exec(f"from {module_name} import *", namespace)
+    return {name for name in namespace if not name.startswith("_")}
+
+
+def test_star_import_binds_the_lazy_functional_forms():
+    names = _star("tinyattn")
+    for name in ("conv2d", "native_layer_norm", "dropout", "save", "load", "vmap"):
+        assert name in names, f"`from tinyattn import *` does not bind {name}"
+    assert "nn" not in names  # subpackages stay lazy, as with torch
+    x = tinyattn.ones(1, 1, 3, 3)
+    namespace: dict = {}
+    exec("from tinyattn import *", namespace)
+    assert namespace["conv2d"](x, tinyattn.ones(1, 1, 2, 2)).shape == (1, 1, 2, 2)
+
+
+@needs_torch
+def test_star_import_binds_what_torch_binds():
+    ours = _star("tinyattn")
+    missing = sorted(n for n in _star("torch") - ours if hasattr(tinyattn, n))
+    assert not missing, f"tinyattn has these names but `import *` does not bind them: {missing}"
