@@ -100,7 +100,6 @@ class Node:
 
     __slots__ = (
         "fn",
-        "_name",
         "next_nodes",
         "_constant_inputs",
         "needs_input_grad",
@@ -117,6 +116,10 @@ class Node:
 
     _constant_inputs: int  # bit i: input i is a float tensor that wants no gradient (apply)
 
+    # A name given to the node itself (``Node(fn, name)``); None: derived from ``fn`` when
+    # asked. A class default, not a slot: most nodes are never named, and never write it.
+    _name: str | None = None
+
     # The namespace backward formulas compute with (``xp = ctx.xp``): NumPy-like on arrays;
     # the engine sets ``tensor_xp`` on the instance while it runs a node under create_graph
     # (``xp.exp``, ``xp.where``, ``xp.sum(x, axis=, keepdims=)`` ... mean the same on both).
@@ -130,7 +133,8 @@ class Node:
 
     def __init__(self, fn: type[Function] | None = None, name: str | None = None) -> None:
         self.fn = fn
-        self._name = name  # None: derived from fn when asked (most nodes are never named)
+        if name is not None:
+            self._name = name
         self.next_nodes: tuple = ()
         self.needs_input_grad: tuple = ()
         self.input_meta: tuple = ()  # (shape, np dtype) per input, for unbroadcast and casting
@@ -436,11 +440,20 @@ class Function:
             if not wants:  # nothing to differentiate (or grad mode off): no graph
                 out = cls.forward(NoGradContext(), *arrays, **kwargs)
                 return TensorBase._make(_as_array(out))
+            # The node (``Node(cls)`` with its input fields): each slot written once, here,
+            # as ``Node.__init__`` then the fields would write several twice.
+            ctx = _new_node(Node)
+            ctx.fn = cls
+            ctx.next_nodes = tuple(next_nodes)
             try:  # (one flat table for up to four inputs: no per-call tuple)
-                needs = _NEEDS[wants | 1 << len(args)]
+                ctx.needs_input_grad = _NEEDS[wants | 1 << len(args)]
             except IndexError:
-                needs = _needs_input_grad(wants, len(args))
-            ctx = _recorded_node(cls, tuple(next_nodes), needs, tuple(input_meta), constants)
+                ctx.needs_input_grad = _needs_input_grad(wants, len(args))
+            ctx.input_meta = tuple(input_meta)
+            ctx._constant_inputs = constants
+            ctx._saved = ctx._hooks = ctx._retained = None
+            ctx._saved_versions = ()
+            ctx._released = ctx._graph = False
             out = cls.forward(ctx, *arrays, **kwargs) if kwargs else cls.forward(ctx, *arrays)
         finally:
             _fp_leave(token)
@@ -451,19 +464,8 @@ class Function:
         result = TensorBase._make(out, ctx)
         if _ext.anomaly is not None:  # (autograd.detect_anomaly: keep where this op was called)
             _ext.anomaly.record_forward_stack(ctx)
-        kept = ctx._saved
-        attrs = ctx.__dict__
-        if attrs:  # arrays stored on ctx (not numbers or flags) are version-checked too
-            for value in attrs.values():
-                if type(value) in _CONTAINERS:
-                    kept = _with_arrays_on_ctx(kept or (), attrs)
-                    break
-        if kept:
-            if _ext.saved_hooks_active and ctx._saved and _ext.saved_hooks.hooks:
-                _ext.pack_saved(ctx, args, result)  # (only with saved_tensors_hooks open)
-                kept = _with_arrays_on_ctx((), attrs) if attrs else ()
-            if kept:
-                _record_versions(ctx, args, result, kept)
+        if ctx._saved is not None or ctx.__dict__:  # (add, sum ...: nothing kept to check)
+            _record_versions(ctx, args, result)
         return result
 
 
@@ -510,25 +512,6 @@ def _as_output_array(ctx: Node, out) -> np.ndarray:
     return array
 
 
-def _recorded_node(fn: type, next_nodes: tuple, needs: tuple, meta: tuple, constants: int) -> Node:
-    """``Node(fn)`` with its input fields set, as ``Function.apply`` records it: each slot is
-    written once (``Node.__init__`` then the fields would write four twice, 1/8 of apply)."""
-    node = _new_node(Node)
-    node.fn = fn
-    node._name = None
-    node.next_nodes = next_nodes
-    node._constant_inputs = constants
-    node.needs_input_grad = needs
-    node.input_meta = meta
-    node._saved = None
-    node._saved_versions = ()
-    node._released = False
-    node._hooks = None
-    node._retained = None
-    node._graph = False
-    return node
-
-
 _new_node = object.__new__
 
 
@@ -536,19 +519,29 @@ def _as_array(x) -> np.ndarray:
     return x if type(x) is np.ndarray else np.asarray(x)
 
 
-def _record_versions(ctx: Node, args, result, kept: tuple) -> None:
+def _record_versions(ctx: Node, args, result) -> None:
     """Remember the version of every input/output whose memory forward kept.
 
-    A kept array (saved, or stored on ``ctx``) is checked when it is an input's or
-    the output's array, or a view of one (a reshape, transpose or slice: the same
-    memory, which an in-place op on that tensor would change). Anything else
-    forward kept (a cast copy, a product) is fresh memory the user cannot modify.
+    A kept array (saved, or stored on ``ctx``: ``ctx.mask = mask``) is checked when it
+    is an input's or the output's array, or a view of one (a reshape, transpose or
+    slice: the same memory, which an in-place op on that tensor would change). Anything
+    else forward kept (a cast copy, a product) is fresh memory the user cannot modify.
+    What ``saved_tensors_hooks`` packed is theirs: not checked.
 
     Each record is ``(version counter, its value now, the kept array, its position
     in kept, index, "input" or "output")`` with index the input's position, -1 for
     the output's own array, None for a view of either; ``saved_tensors`` under
     ``create_graph`` connects saved arrays to the graph by it.
     """
+    kept = ctx._saved or ()
+    attrs = ctx.__dict__
+    for value in attrs.values():  # (numbers and flags, mostly)
+        if type(value) in _CONTAINERS:
+            kept = _with_arrays_on_ctx(kept, attrs)
+            break
+    if kept and _ext.saved_hooks_active and ctx._saved and _ext.saved_hooks.hooks:
+        _ext.pack_saved(ctx, args, result)  # (only with saved_tensors_hooks open)
+        kept = _with_arrays_on_ctx((), attrs) if attrs else ()
     records = []
     out_data = result._data
     for pos, array in enumerate(kept):

@@ -111,8 +111,8 @@ class Add(primitives.Add):
     @staticmethod
     def forward(ctx, a, b, alpha=1):
         a, b, rt = _promote(a, b, "add")
-        ctx.alpha = alpha
-        if alpha != 1:
+        if alpha != 1:  # (stored only then: the backward's default is 1)
+            ctx.alpha = alpha
             b = np.logical_and(b, bool(alpha)) if rt.kind == "b" else b * alpha  # bool stays bool
         return _checked("add", a, b, np.add)
 
@@ -131,8 +131,8 @@ class Sub(Function):
                 "a mask use ~ or logical_not(), or convert with .int() / .float() first"
             )
         a, b, _ = _promote(a, b, "sub")
-        ctx.alpha = alpha
-        if alpha != 1:
+        if alpha != 1:  # (stored only then: the backward's default is 1)
+            ctx.alpha = alpha
             b = b * alpha
         return _checked("sub", a, b, np.subtract)
 
@@ -140,7 +140,8 @@ class Sub(Function):
     def backward(ctx, g):
         if not ctx.needs_input_grad[1]:  # (x - 0.5: no gradient to compute for the number)
             return g, None
-        return g, -g if ctx.alpha == 1 else g * -ctx.alpha
+        alpha = ctx.__dict__.get("alpha", 1)
+        return g, -g if alpha == 1 else g * -alpha
 
 
 class Mul(primitives.Mul):
