@@ -513,6 +513,7 @@ def _as_output_array(ctx: Node, out) -> np.ndarray:
 
 
 _new_node = object.__new__
+_ndarray = np.ndarray
 
 
 def _as_array(x) -> np.ndarray:
@@ -535,17 +536,18 @@ def _record_versions(ctx: Node, args, result) -> None:
     """
     kept = ctx._saved or ()
     attrs = ctx.__dict__
-    for value in attrs.values():  # (numbers and flags, mostly)
-        if type(value) in _CONTAINERS:
-            kept = _with_arrays_on_ctx(kept, attrs)
-            break
-    if kept and _ext.saved_hooks_active and ctx._saved and _ext.saved_hooks.hooks:
+    if attrs:
+        for value in attrs.values():  # (numbers and flags, mostly)
+            if type(value) in _CONTAINERS:
+                kept = _with_arrays_on_ctx(kept, attrs)
+                break
+    if _ext.saved_hooks_active and ctx._saved and _ext.saved_hooks.hooks:
         _ext.pack_saved(ctx, args, result)  # (only with saved_tensors_hooks open)
         kept = _with_arrays_on_ctx((), attrs) if attrs else ()
     records = []
     out_data = result._data
     for pos, array in enumerate(kept):
-        if type(array) is not np.ndarray:  # None, a number: nothing to check or connect
+        if type(array) is not _ndarray:  # None, a number: nothing to check or connect
             continue
         if array is out_data:  # the common cases first: the output's or an input's own array
             owner, index = result, -1
