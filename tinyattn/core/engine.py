@@ -75,7 +75,7 @@ def run_backward(
                     roots, root_grads, retain_graph, capture, accumulate, _call_backward_graph
                 )
         else:
-            call_backward = _observed(_call_backward)  # (tracers, anomaly: once per pass)
+            call_backward = _observed(None)  # (tracers, anomaly: once per pass)
             captured = _traverse(
                 roots, root_grads, retain_graph, capture, accumulate, call_backward
             )
@@ -105,7 +105,8 @@ def _run_callbacks() -> None:
 
 
 def _traverse(roots, root_grads, retain_graph, capture, accumulate, call_backward) -> dict:
-    """Kahn's algorithm over the graph; ``call_backward`` runs one node.
+    """Kahn's algorithm over the graph; ``call_backward`` runs one node (None: the plain
+    ``_call_backward``, written out in the loop).
 
     ``ready`` holds ``(node, its total gradient)``. Sending each input its gradient is
     written out in the loop rather than called: it runs once per node. A node's last
@@ -129,7 +130,16 @@ def _traverse(roots, root_grads, retain_graph, capture, accumulate, call_backwar
             continue
         if needed is not None and node not in needed:
             continue  # (its inputs are not needed either: they lead to no input asked for)
-        input_grads = call_backward(node, grad)
+        if call_backward is not None:
+            input_grads = call_backward(node, grad)
+        elif grad is None or not any(node.next_nodes):  # (nodes are true: "not all None")
+            input_grads = None
+        else:  # (``_call_backward``: a call per node would cost a fifth of this loop)
+            if node._saved_versions:
+                node.check_versions()
+            input_grads = node.fn.backward(node, grad)
+            if type(input_grads) is not tuple:
+                input_grads = (input_grads,)
         if not retain_graph:
             node.release()
         if input_grads is None:  # (no gradient came: the inputs are only counted down)
@@ -185,7 +195,8 @@ def _plan(roots, root_grads, capture, accumulate, call_backward) -> tuple:
     needed = None
     run = call_backward
     if _holders:  # (empty unless an in-place write through a view ran under create_graph)
-        run = _held_after_holders(roots, pending, grads, ready, call_backward)
+        run = _held_after_holders(roots, pending, grads, ready, call_backward or _call_backward)
+        run = None if run is _call_backward else run
     if run is call_backward and capture and not accumulate:
         # autograd.grad: run only what leads to its inputs (unless a holder of this graph
         # must run its held node: then everything runs, in the holders' order)
@@ -297,7 +308,8 @@ def _on_arrival(node: Node, grad: np.ndarray, capture, captured: dict) -> np.nda
 
 
 def _call_backward(node: Node, grad: np.ndarray | None) -> tuple | None:
-    """The node's gradient for each input (None: no gradient came, or no input wants one)."""
+    """The node's gradient for each input (None: no gradient came, or no input wants one).
+    (``_traverse`` runs this inline when it is given None for it.)"""
     if grad is None or not any(node.next_nodes):  # (nodes are true: any() asks "not all None")
         return None
     if node._saved_versions:
@@ -327,7 +339,8 @@ def _call_backward_observed(node: Node, grad: np.ndarray | None) -> tuple | None
 
 
 def _observed(call_backward):
-    """``_call_backward_observed`` if a tracer or anomaly mode is on now, else ``call_backward``."""
+    """``_call_backward_observed`` if a tracer or anomaly mode is on now, else ``call_backward``
+    (None: ``_call_backward``, inline)."""
     return _call_backward_observed if _tracers or _ext.anomaly is not None else call_backward
 
 

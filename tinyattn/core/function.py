@@ -106,7 +106,6 @@ class Node:
         "input_meta",
         "_saved",
         "_saved_versions",
-        "_released",
         "_hooks",
         "_retained",
         "_graph",
@@ -119,6 +118,11 @@ class Node:
     # A name given to the node itself (``Node(fn, name)``); None: derived from ``fn`` when
     # asked. A class default, not a slot: most nodes are never named, and never write it.
     _name: str | None = None
+
+    # Whether ``release`` freed saved data: a class default too (read only when a backward
+    # finds nothing saved). A released ``Node`` becomes a ``_ReleasedNode``, whose class
+    # says True; a node of another class is given its own True.
+    _released: bool = False
 
     # The namespace backward formulas compute with (``xp = ctx.xp``): NumPy-like on arrays;
     # the engine sets ``tensor_xp`` on the instance while it runs a node under create_graph
@@ -140,7 +144,6 @@ class Node:
         self.input_meta: tuple = ()  # (shape, np dtype) per input, for unbroadcast and casting
         self._saved: tuple | None = None
         self._saved_versions: tuple = ()
-        self._released = False
         self._hooks: list | None = None  # tensor hooks on this node's output
         self._retained = None  # weakref to a tensor whose .grad this node fills (retain_grad)
         self._graph = False  # True while the engine runs backward with create_graph=True
@@ -183,16 +186,19 @@ class Node:
         the graph (its own node), the saved output to a Tensor whose ``grad_fn`` is
         this node, anything else to a constant Tensor; numbers and None pass as they are.
         """
-        if self._released:
-            raise RuntimeError(
-                "Trying to backward through the graph a second time (or directly access saved "
-                f"tensors after they have already been freed): {self.name()} released its saved "
-                "arrays after the first backward. Specify retain_graph=True on the first "
-                "backward() call if you need to backward twice."
-            )
+        saved = self._saved
+        if saved is None:  # (nothing saved, or ``release`` freed it)
+            if self._released:
+                raise RuntimeError(
+                    "Trying to backward through the graph a second time (or directly access "
+                    f"saved tensors after they have already been freed): {self.name()} released "
+                    "its saved arrays after the first backward. Specify retain_graph=True on the "
+                    "first backward() call if you need to backward twice."
+                )
+            return ()
         if self._graph:
             return self._unpack_saved()
-        return self._saved or ()
+        return saved
 
     def _unpack_saved(self) -> tuple:
         saved = self._saved or ()
@@ -273,9 +279,7 @@ class Node:
         self._saved_versions = ()  # nothing left to check: a second backward says "freed"
         if self._saved is not None:
             self._saved = None
-            self._released = True  # (``_mark_released``, written out: once per node)
-            if self.__class__ is Node:
-                self.__class__ = _ReleasedNode
+            self._mark_released()
         attrs = self.__dict__  # what the op stored on ctx (numbers and flags, mostly)
         if attrs:
             drop = []
@@ -291,9 +295,10 @@ class Node:
                     del attrs[key]
 
     def _mark_released(self) -> None:
-        self._released = True
         if self.__class__ is Node:  # (a freed attribute now explains itself when read)
-            self.__class__ = _ReleasedNode
+            self.__class__ = _ReleasedNode  # (whose ``_released`` is True)
+        else:
+            self._released = True
 
     def _register_tensor_hook(self, fn) -> None:
         """A hook of the tensor this node produced: ``fn(grad) -> new grad or None``."""
@@ -338,6 +343,7 @@ class _ReleasedNode(Node):
     """
 
     __slots__ = ()
+    _released = True
 
     def __getattr__(self, name):  # only reached for missing attributes
         if name.startswith("__"):
@@ -418,7 +424,6 @@ class Function:
         arrays = list(args)
         wants = 0  # bit i set: input i wants a gradient
         constants = 0  # bit i set: input i is a float tensor that wants no gradient
-        next_nodes = input_meta = None
         record = _grad_mode.enabled  # (is_grad_enabled(), without the call)
         for i, a in enumerate(args):
             if isinstance(a, TensorBase):
@@ -453,11 +458,11 @@ class Function:
             ctx._constant_inputs = constants
             ctx._saved = ctx._hooks = ctx._retained = None
             ctx._saved_versions = ()
-            ctx._released = ctx._graph = False
+            ctx._graph = False
             out = cls.forward(ctx, *arrays, **kwargs) if kwargs else cls.forward(ctx, *arrays)
         finally:
             _fp_leave(token)
-        if type(out) is not np.ndarray:  # a NumPy scalar (0-d result) or an array-like
+        if type(out) is not _ndarray:  # a NumPy scalar (0-d result) or an array-like
             out = _as_output_array(ctx, out)
         if not cls.supports_complex:  # (a fact of the class: no dtype read for the others)
             _refuse_complex(cls, out, input_meta)
