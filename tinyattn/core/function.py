@@ -547,7 +547,9 @@ def _record_versions(ctx: Node, args, result) -> None:
                 kept = _with_arrays_on_ctx(kept, attrs)
                 break
     if _ext.saved_hooks_active and ctx._saved and _ext.saved_hooks.hooks:
-        _ext.pack_saved(ctx, args, result)  # (only with saved_tensors_hooks open)
+        pack = _ext.pack_saved  # (only with saved_tensors_hooks open)
+        assert pack is not None  # (set by autograd.graph, which opens them)
+        pack(ctx, args, result)
         kept = _with_arrays_on_ctx((), attrs) if attrs else ()
     records = []
     out_data = result._data
