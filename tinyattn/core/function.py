@@ -279,7 +279,10 @@ class Node:
         self._saved_versions = ()  # nothing left to check: a second backward says "freed"
         if self._saved is not None:
             self._saved = None
-            self._mark_released()
+            if self.__class__ is Node:  # (``_mark_released``, written out: once per node)
+                self.__class__ = _ReleasedNode
+            else:
+                self._released = True
         attrs = self.__dict__  # what the op stored on ctx (numbers and flags, mostly)
         if attrs:
             drop = []

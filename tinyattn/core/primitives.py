@@ -106,6 +106,8 @@ class Mul(Function):
     @staticmethod
     def backward(ctx, g):
         b, a = ctx.saved_tensors
+        if a is None and type(b) is float:  # x * 0.5: a real number is its own conjugate
+            return g * b, None
         conj = ctx.xp.conj
         return (g * conj(b) if b is not None else None), (g * conj(a) if a is not None else None)
 
