@@ -436,7 +436,7 @@ class Function:
                 if record and a._requires_grad:
                     if not wants:
                         next_nodes = [None] * len(args)
-                        input_meta = [None] * len(args)
+                        input_meta = next_nodes.copy()
                     wants |= 1 << i
                     node = a._grad_fn  # (views and leaves take the method)
                     next_nodes[i] = node if node is not None and a._base is None else a._grad_node()
