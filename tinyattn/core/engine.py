@@ -75,7 +75,7 @@ def run_backward(
                     roots, root_grads, retain_graph, capture, accumulate, _call_backward_graph
                 )
         else:
-            call_backward = _observed(_call_backward)  # (tracers, anomaly: once per pass)
+            call_backward = _observed(None)  # (tracers, anomaly: once per pass)
             captured = _traverse(
                 roots, root_grads, retain_graph, capture, accumulate, call_backward
             )
@@ -105,10 +105,13 @@ def _run_callbacks() -> None:
 
 
 def _traverse(roots, root_grads, retain_graph, capture, accumulate, call_backward) -> dict:
-    """Kahn's algorithm over the graph; ``call_backward`` runs one node.
+    """Kahn's algorithm over the graph; ``call_backward`` runs one node (None: the plain
+    ``_call_backward``, written out in the loop).
 
-    Sending each input its gradient is written out in the loop rather than called: it
-    runs once per node, and the call cost as much as the work (13 of ~60 bytecodes a node).
+    ``ready`` holds ``(node, its total gradient)``. Sending each input its gradient is
+    written out in the loop rather than called: it runs once per node. A node's last
+    consumer (nearly always its only one) puts it on ``ready`` with its gradient at
+    once; gradients from several consumers are summed in ``grads`` first (``_gather``).
     """
     pending, grads, ready, needed, call_backward = _plan(
         roots, root_grads, capture, accumulate, call_backward
@@ -116,10 +119,7 @@ def _traverse(roots, root_grads, retain_graph, capture, accumulate, call_backwar
     captured: dict[Node, np.ndarray] = {}
     owned: set[Node] = set()  # nodes whose summed gradient is an array this loop made
     while ready:
-        node = ready.pop()
-        grad = grads.pop(node, None)
-        if type(grad) is PaddedGrad:
-            grad = grad.materialize()
+        node, grad = ready.pop()
         if grad is not None and (node._hooks or node._retained is not None or capture):
             grad = _on_arrival(node, grad, capture, captured)
         if node.__class__ is AccumulateGrad:
@@ -130,47 +130,73 @@ def _traverse(roots, root_grads, retain_graph, capture, accumulate, call_backwar
             continue
         if needed is not None and node not in needed:
             continue  # (its inputs are not needed either: they lead to no input asked for)
-        input_grads = call_backward(node, grad)
+        if call_backward is not None:
+            input_grads = call_backward(node, grad)
+        elif grad is None or not any(node.next_nodes):  # (nodes are true: "not all None")
+            input_grads = None
+        else:  # (``_call_backward``, written out: one call less per node)
+            if node._saved_versions:
+                node.check_versions()
+            input_grads = node.fn.backward(node, grad)
+            if type(input_grads) is not tuple:
+                input_grads = (input_grads,)
         if not retain_graph:
             node.release()
         if input_grads is None:  # (no gradient came: the inputs are only counted down)
             input_grads = (None,) * len(node.next_nodes)
-        try:  # each input's gradient, fitted to it, summed into ``grads`` (``_sum_into``)
+        try:  # each input's gradient, fitted to it, handed to it
             for child, g, meta in zip(node.next_nodes, input_grads, node.input_meta, strict=True):
                 if child is None:
                     continue
-                if g is not None:
-                    if (
-                        type(g) is not np.ndarray
-                        or g.shape != meta[0]
-                        or (g.dtype is not meta[1] and g.dtype != meta[1])
-                    ):
-                        g = _fit_to_input(g, meta)  # (most gradients already fit)
-                    grads[child] = (
-                        _add_grads(child, grads[child], g, owned) if child in grads else g
-                    )
-                remaining = pending[child] - 1
-                pending[child] = remaining
-                if remaining == 0:  # all its consumers ran
-                    ready.append(child)
+                if g is not None and (type(g) is not _ndarray or (g.shape, g.dtype) != meta):
+                    g = _fit_to_input(g, meta)  # (most gradients already fit)
+                    if type(g) is PaddedGrad:  # (summed block by block, if more come)
+                        _gather(child, g, grads, pending, ready, owned)
+                        continue
+                if pending[child] == 1 and child not in grads:  # its last consumer, alone
+                    ready.append((child, g))
+                else:
+                    _gather(child, g, grads, pending, ready, owned)
         except ValueError:
             _check_count(node, input_grads)
             raise
     return captured
 
 
+_ndarray = np.ndarray
+
+
+def _gather(child: Node, grad, grads: dict, pending: dict, ready: list, owned: set) -> None:
+    """One consumer's gradient for ``child``, summed into ``grads``; once all its consumers
+    sent theirs, ``child`` is ready with their sum."""
+    if grad is not None:
+        grads[child] = _add_grads(child, grads[child], grad, owned) if child in grads else grad
+    remaining = pending[child] - 1
+    pending[child] = remaining
+    if remaining == 0:
+        ready.append((child, _arrived(grads, child)))
+
+
+def _arrived(grads: dict, node: Node):
+    """The total gradient ``grads`` holds for ``node`` (None if none came), taken out."""
+    grad = grads.pop(node, None)
+    return grad.materialize() if type(grad) is PaddedGrad else grad
+
+
 def _plan(roots, root_grads, capture, accumulate, call_backward) -> tuple:
-    """What ``_traverse`` starts from: consumer counts, root gradients, the ready roots, the
-    nodes ``autograd.grad`` needs (None: all) and the ``call_backward`` to use."""
+    """What ``_traverse`` starts from: consumer counts, root gradients, the ready roots (with
+    their gradients), the nodes ``autograd.grad`` needs (None: all) and the ``call_backward``
+    to use."""
     pending = _count_consumers(roots)
     grads: dict[Node, np.ndarray] = {}
     for node, grad in zip(roots, root_grads):
         _sum_into(grads, node, grad)
-    ready = [node for node in dict.fromkeys(roots) if not pending.get(node)]
+    ready = [(node, _arrived(grads, node)) for node in dict.fromkeys(roots) if not pending[node]]
     needed = None
     run = call_backward
     if _holders:  # (empty unless an in-place write through a view ran under create_graph)
-        run = _held_after_holders(roots, pending, ready, call_backward)
+        run = _held_after_holders(roots, pending, grads, ready, call_backward or _call_backward)
+        run = None if run is _call_backward else run
     if run is call_backward and capture and not accumulate:
         # autograd.grad: run only what leads to its inputs (unless a holder of this graph
         # must run its held node: then everything runs, in the holders' order)
@@ -210,10 +236,10 @@ def _leading_to(nodes, targets) -> set[Node]:
 
 
 def _count_consumers(roots: list[Node]) -> dict[Node, int]:
-    """For every node reachable from the roots, the number of its consumers in the graph."""
-    consumers: dict[Node, int] = {}  # (a node is walked on its first consumer, seen as a key)
-    roots_set = set(roots)
-    stack = list(roots_set)
+    """For every node reachable from the roots, the number of its consumers in the graph
+    (the roots are keys from the start, with 0 unless another node consumes them)."""
+    consumers = dict.fromkeys(roots, 0)  # (a node is walked when it becomes a key)
+    stack = list(consumers)
     while stack:
         for child in stack.pop().next_nodes:
             if child is None:
@@ -222,8 +248,7 @@ def _count_consumers(roots: list[Node]) -> dict[Node, int]:
                 consumers[child] += 1
             else:
                 consumers[child] = 1
-                if child not in roots_set:
-                    stack.append(child)
+                stack.append(child)
     return consumers
 
 
@@ -234,7 +259,7 @@ _holders: weakref.WeakSet[Node] = weakref.WeakSet()
 _holders_lock = threading.Lock()
 
 
-def _held_after_holders(roots: list, pending: dict, ready: list, call_backward):
+def _held_after_holders(roots: list, pending: dict, grads: dict, ready: list, call_backward):
     """Run every held node that is also reachable on its own after the node holding it.
 
     A holder calls its held node's backward inside its own (``CopySlices`` calls the
@@ -252,7 +277,7 @@ def _held_after_holders(roots: list, pending: dict, ready: list, call_backward):
         if holder not in pending and holder not in roots:  # not in this graph
             continue
         for held in holder._held:
-            if held in pending:  # (else reached only through its holder: nothing to order)
+            if pending.get(held):  # (else reached only through its holder: nothing to order)
                 pending[held] += 1
                 held_by.setdefault(holder, []).append(held)
     if not held_by:
@@ -263,7 +288,7 @@ def _held_after_holders(roots: list, pending: dict, ready: list, call_backward):
         for held in held_by.get(node, ()):
             pending[held] -= 1
             if pending[held] == 0:
-                ready.append(held)
+                ready.append((held, _arrived(grads, held)))
         return input_grads
 
     return call_holder_first
@@ -283,7 +308,8 @@ def _on_arrival(node: Node, grad: np.ndarray, capture, captured: dict) -> np.nda
 
 
 def _call_backward(node: Node, grad: np.ndarray | None) -> tuple | None:
-    """The node's gradient for each input (None: no gradient came, or no input wants one)."""
+    """The node's gradient for each input (None: no gradient came, or no input wants one).
+    (``_traverse`` runs this inline when it is given None for it.)"""
     if grad is None or not any(node.next_nodes):  # (nodes are true: any() asks "not all None")
         return None
     if node._saved_versions:
@@ -313,7 +339,8 @@ def _call_backward_observed(node: Node, grad: np.ndarray | None) -> tuple | None
 
 
 def _observed(call_backward):
-    """``_call_backward_observed`` if a tracer or anomaly mode is on now, else ``call_backward``."""
+    """``_call_backward_observed`` if a tracer or anomaly mode is on now, else ``call_backward``
+    (None: ``_call_backward``, inline)."""
     return _call_backward_observed if _tracers or _ext.anomaly is not None else call_backward
 
 
@@ -352,7 +379,7 @@ def _call_backward_graph(node: Node, grad) -> tuple | None:
 
 # -- what happens to one gradient ----------------------------------------------------------
 def _sum_into(grads: dict, node: Node, grad: np.ndarray) -> None:
-    """Gradients from several consumers of one node add up (inlined in ``_traverse``)."""
+    """The gradients given for one root add up (``_gather`` sums those of inner nodes)."""
     grads[node] = grads[node] + grad if node in grads else grad
 
 

@@ -100,14 +100,12 @@ class Node:
 
     __slots__ = (
         "fn",
-        "_name",
         "next_nodes",
         "_constant_inputs",
         "needs_input_grad",
         "input_meta",
         "_saved",
         "_saved_versions",
-        "_released",
         "_hooks",
         "_retained",
         "_graph",
@@ -116,6 +114,15 @@ class Node:
     )
 
     _constant_inputs: int  # bit i: input i is a float tensor that wants no gradient (apply)
+
+    # A name given to the node itself (``Node(fn, name)``); None: derived from ``fn`` when
+    # asked. A class default, not a slot: most nodes are never named, and never write it.
+    _name: str | None = None
+
+    # Whether ``release`` freed saved data: a class default too (read only when a backward
+    # finds nothing saved). A released ``Node`` becomes a ``_ReleasedNode``, whose class
+    # says True; a node of another class is given its own True.
+    _released: bool = False
 
     # The namespace backward formulas compute with (``xp = ctx.xp``): NumPy-like on arrays;
     # the engine sets ``tensor_xp`` on the instance while it runs a node under create_graph
@@ -130,13 +137,13 @@ class Node:
 
     def __init__(self, fn: type[Function] | None = None, name: str | None = None) -> None:
         self.fn = fn
-        self._name = name  # None: derived from fn when asked (most nodes are never named)
+        if name is not None:
+            self._name = name
         self.next_nodes: tuple = ()
         self.needs_input_grad: tuple = ()
         self.input_meta: tuple = ()  # (shape, np dtype) per input, for unbroadcast and casting
         self._saved: tuple | None = None
         self._saved_versions: tuple = ()
-        self._released = False
         self._hooks: list | None = None  # tensor hooks on this node's output
         self._retained = None  # weakref to a tensor whose .grad this node fills (retain_grad)
         self._graph = False  # True while the engine runs backward with create_graph=True
@@ -179,16 +186,19 @@ class Node:
         the graph (its own node), the saved output to a Tensor whose ``grad_fn`` is
         this node, anything else to a constant Tensor; numbers and None pass as they are.
         """
-        if self._released:
-            raise RuntimeError(
-                "Trying to backward through the graph a second time (or directly access saved "
-                f"tensors after they have already been freed): {self.name()} released its saved "
-                "arrays after the first backward. Specify retain_graph=True on the first "
-                "backward() call if you need to backward twice."
-            )
+        saved = self._saved
+        if saved is None:  # (nothing saved, or ``release`` freed it)
+            if self._released:
+                raise RuntimeError(
+                    "Trying to backward through the graph a second time (or directly access "
+                    f"saved tensors after they have already been freed): {self.name()} released "
+                    "its saved arrays after the first backward. Specify retain_graph=True on the "
+                    "first backward() call if you need to backward twice."
+                )
+            return ()
         if self._graph:
             return self._unpack_saved()
-        return self._saved or ()
+        return saved
 
     def _unpack_saved(self) -> tuple:
         saved = self._saved or ()
@@ -269,9 +279,10 @@ class Node:
         self._saved_versions = ()  # nothing left to check: a second backward says "freed"
         if self._saved is not None:
             self._saved = None
-            self._released = True  # (``_mark_released``, written out: once per node)
-            if self.__class__ is Node:
+            if self.__class__ is Node:  # (``_mark_released``, written out: once per node)
                 self.__class__ = _ReleasedNode
+            else:
+                self._released = True
         attrs = self.__dict__  # what the op stored on ctx (numbers and flags, mostly)
         if attrs:
             drop = []
@@ -287,9 +298,10 @@ class Node:
                     del attrs[key]
 
     def _mark_released(self) -> None:
-        self._released = True
         if self.__class__ is Node:  # (a freed attribute now explains itself when read)
-            self.__class__ = _ReleasedNode
+            self.__class__ = _ReleasedNode  # (whose ``_released`` is True)
+        else:
+            self._released = True
 
     def _register_tensor_hook(self, fn) -> None:
         """A hook of the tensor this node produced: ``fn(grad) -> new grad or None``."""
@@ -334,6 +346,7 @@ class _ReleasedNode(Node):
     """
 
     __slots__ = ()
+    _released = True
 
     def __getattr__(self, name):  # only reached for missing attributes
         if name.startswith("__"):
@@ -414,7 +427,6 @@ class Function:
         arrays = list(args)
         wants = 0  # bit i set: input i wants a gradient
         constants = 0  # bit i set: input i is a float tensor that wants no gradient
-        next_nodes = input_meta = None
         record = _grad_mode.enabled  # (is_grad_enabled(), without the call)
         for i, a in enumerate(args):
             if isinstance(a, TensorBase):
@@ -424,7 +436,7 @@ class Function:
                 if record and a._requires_grad:
                     if not wants:
                         next_nodes = [None] * len(args)
-                        input_meta = [None] * len(args)
+                        input_meta = next_nodes.copy()
                     wants |= 1 << i
                     node = a._grad_fn  # (views and leaves take the method)
                     next_nodes[i] = node if node is not None and a._base is None else a._grad_node()
@@ -436,34 +448,32 @@ class Function:
             if not wants:  # nothing to differentiate (or grad mode off): no graph
                 out = cls.forward(NoGradContext(), *arrays, **kwargs)
                 return TensorBase._make(_as_array(out))
+            # The node (``Node(cls)`` with its input fields): each slot written once, here,
+            # as ``Node.__init__`` then the fields would write several twice.
+            ctx = _new_node(Node)
+            ctx.fn = cls
+            ctx.next_nodes = tuple(next_nodes)
             try:  # (one flat table for up to four inputs: no per-call tuple)
-                needs = _NEEDS[wants | 1 << len(args)]
+                ctx.needs_input_grad = _NEEDS[wants | 1 << len(args)]
             except IndexError:
-                needs = _needs_input_grad(wants, len(args))
-            ctx = _recorded_node(cls, tuple(next_nodes), needs, tuple(input_meta), constants)
+                ctx.needs_input_grad = _needs_input_grad(wants, len(args))
+            ctx.input_meta = tuple(input_meta)
+            ctx._constant_inputs = constants
+            ctx._saved = ctx._hooks = ctx._retained = None
+            ctx._saved_versions = ()
+            ctx._graph = False
             out = cls.forward(ctx, *arrays, **kwargs) if kwargs else cls.forward(ctx, *arrays)
         finally:
             _fp_leave(token)
-        if type(out) is not np.ndarray:  # a NumPy scalar (0-d result) or an array-like
+        if type(out) is not _ndarray:  # a NumPy scalar (0-d result) or an array-like
             out = _as_output_array(ctx, out)
         if not cls.supports_complex:  # (a fact of the class: no dtype read for the others)
             _refuse_complex(cls, out, input_meta)
         result = TensorBase._make(out, ctx)
         if _ext.anomaly is not None:  # (autograd.detect_anomaly: keep where this op was called)
             _ext.anomaly.record_forward_stack(ctx)
-        kept = ctx._saved
-        attrs = ctx.__dict__
-        if attrs:  # arrays stored on ctx (not numbers or flags) are version-checked too
-            for value in attrs.values():
-                if type(value) in _CONTAINERS:
-                    kept = _with_arrays_on_ctx(kept or (), attrs)
-                    break
-        if kept:
-            if _ext.saved_hooks_active and ctx._saved and _ext.saved_hooks.hooks:
-                _ext.pack_saved(ctx, args, result)  # (only with saved_tensors_hooks open)
-                kept = _with_arrays_on_ctx((), attrs) if attrs else ()
-            if kept:
-                _record_versions(ctx, args, result, kept)
+        if ctx._saved is not None or ctx.__dict__:  # (add, sum ...: nothing kept to check)
+            _record_versions(ctx, args, result)
         return result
 
 
@@ -510,49 +520,44 @@ def _as_output_array(ctx: Node, out) -> np.ndarray:
     return array
 
 
-def _recorded_node(fn: type, next_nodes: tuple, needs: tuple, meta: tuple, constants: int) -> Node:
-    """``Node(fn)`` with its input fields set, as ``Function.apply`` records it: each slot is
-    written once (``Node.__init__`` then the fields would write four twice, 1/8 of apply)."""
-    node = _new_node(Node)
-    node.fn = fn
-    node._name = None
-    node.next_nodes = next_nodes
-    node._constant_inputs = constants
-    node.needs_input_grad = needs
-    node.input_meta = meta
-    node._saved = None
-    node._saved_versions = ()
-    node._released = False
-    node._hooks = None
-    node._retained = None
-    node._graph = False
-    return node
-
-
 _new_node = object.__new__
+_ndarray = np.ndarray
 
 
 def _as_array(x) -> np.ndarray:
     return x if type(x) is np.ndarray else np.asarray(x)
 
 
-def _record_versions(ctx: Node, args, result, kept: tuple) -> None:
+def _record_versions(ctx: Node, args, result) -> None:
     """Remember the version of every input/output whose memory forward kept.
 
-    A kept array (saved, or stored on ``ctx``) is checked when it is an input's or
-    the output's array, or a view of one (a reshape, transpose or slice: the same
-    memory, which an in-place op on that tensor would change). Anything else
-    forward kept (a cast copy, a product) is fresh memory the user cannot modify.
+    A kept array (saved, or stored on ``ctx``: ``ctx.mask = mask``) is checked when it
+    is an input's or the output's array, or a view of one (a reshape, transpose or
+    slice: the same memory, which an in-place op on that tensor would change). Anything
+    else forward kept (a cast copy, a product) is fresh memory the user cannot modify.
+    What ``saved_tensors_hooks`` packed is theirs: not checked.
 
     Each record is ``(version counter, its value now, the kept array, its position
     in kept, index, "input" or "output")`` with index the input's position, -1 for
     the output's own array, None for a view of either; ``saved_tensors`` under
     ``create_graph`` connects saved arrays to the graph by it.
     """
+    kept = ctx._saved or ()
+    attrs = ctx.__dict__
+    if attrs:
+        for value in attrs.values():  # (numbers and flags, mostly)
+            if type(value) in _CONTAINERS:
+                kept = _with_arrays_on_ctx(kept, attrs)
+                break
+    if _ext.saved_hooks_active and ctx._saved and _ext.saved_hooks.hooks:
+        pack = _ext.pack_saved  # (only with saved_tensors_hooks open)
+        assert pack is not None  # (set by autograd.graph, which opens them)
+        pack(ctx, args, result)
+        kept = _with_arrays_on_ctx((), attrs) if attrs else ()
     records = []
     out_data = result._data
     for pos, array in enumerate(kept):
-        if type(array) is not np.ndarray:  # None, a number: nothing to check or connect
+        if type(array) is not _ndarray:  # None, a number: nothing to check or connect
             continue
         if array is out_data:  # the common cases first: the output's or an input's own array
             owner, index = result, -1

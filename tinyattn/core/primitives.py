@@ -77,14 +77,17 @@ class Add(Function):
 
     @staticmethod
     def forward(ctx, a, b, alpha=1):
+        if alpha == 1:  # (nothing stored on ctx: the node has nothing to scan or free)
+            return a + b
         ctx.alpha = alpha
-        return a + b if alpha == 1 else a + b * alpha
+        return a + b * alpha
 
     @staticmethod
     def backward(ctx, g):
-        if ctx.alpha == 1 or not ctx.needs_input_grad[1]:
-            return g, (g if ctx.alpha == 1 else None)
-        return g, g * ctx.alpha
+        alpha = ctx.__dict__.get("alpha", 1)
+        if alpha == 1:
+            return g, g
+        return g, (g * alpha if ctx.needs_input_grad[1] else None)
 
 
 class Mul(Function):
@@ -103,6 +106,8 @@ class Mul(Function):
     @staticmethod
     def backward(ctx, g):
         b, a = ctx.saved_tensors
+        if a is None and type(b) is float:  # x * 0.5: a real number is its own conjugate
+            return g * b, None
         conj = ctx.xp.conj
         return (g * conj(b) if b is not None else None), (g * conj(a) if a is not None else None)
 

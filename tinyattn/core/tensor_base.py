@@ -110,14 +110,12 @@ class TensorBase:
     @classmethod
     def _make(cls, data: np.ndarray, grad_fn=None):
         """Wrap an array without copying, as a ``Tensor`` (the fast constructor every op uses)."""
-        t: TensorBase = object.__new__(TensorBase._output_class)
+        t: TensorBase = _new(cls._output_class)
         t._data = data if data.size else _empty_with_strides(data)
         t._grad_fn = grad_fn
         t._requires_grad = grad_fn is not None
-        t._grad = None
+        t._grad = t._base = t._accumulator = None
         t._version = VersionCounter()
-        t._base = None
-        t._accumulator = None
         t._retains_grad = False
         return t
 
@@ -143,6 +141,7 @@ class TensorBase:
 
 
 TensorBase._output_class = TensorBase  # until a tensor class declares itself (core/tensor.py)
+_new = object.__new__
 
 
 def check_grad_assignment(tensor: TensorBase, grad) -> None:

@@ -21,19 +21,24 @@ from .._util import broadcast_error, gradient_doc, refuse_complex_order
 
 
 _PY_NUMBERS = (int, float)  # by exact type: bool (an int subclass) takes the full rules
+_ndarray = np.ndarray
+
+# ``type(b) in _PY_NUMBERS and type(a) is _ndarray and a.dtype.kind == "f"``: a float array
+# with a Python int or float, the common case, which the forwards of add, sub and mul test
+# before calling ``_promote`` (no cast: torch keeps the array's dtype, as NumPy does).
 
 
 def _promote(a, b, op: str, floating: bool = False):
     """Cast array operands to torch's result dtype (Python scalars stay scalars)."""
     # Fast paths, no cast needed: two arrays of one dtype, or a float array with a
     # Python int/float (torch keeps the tensor's float dtype). Else the full rules.
-    if type(a) is np.ndarray:
-        if type(b) is np.ndarray:
+    if type(a) is _ndarray:
+        if type(b) is _ndarray:
             if a.dtype == b.dtype and (not floating or a.dtype.kind == "f"):
                 return a, b, a.dtype
         elif type(b) in _PY_NUMBERS and a.dtype.kind == "f":
             return a, b, a.dtype
-    elif type(b) is np.ndarray and type(a) in _PY_NUMBERS and b.dtype.kind == "f":
+    elif type(b) is _ndarray and type(a) in _PY_NUMBERS and b.dtype.kind == "f":
         return a, b, b.dtype
     rt = dt.float_result_type(a, b) if floating else dt.result_type(a, b)
     # NumPy scalars are "strong" under NEP 50 (float32 array / np.float64 -> float64);
@@ -62,8 +67,9 @@ def _wrapped_int(x, rt: np.dtype):
     return x
 
 
-# Operand types taken as they are, by exact type (the common case: one set lookup); the
-# tensor classes join on first sight (tinyattn.Tensor, Parameter ...: subclasses of Tensor).
+# Operand types taken as they are, by exact type (the common case: one set lookup, which
+# add, sub and mul make themselves before calling ``_operand``); the tensor classes join on
+# first sight (tinyattn.Tensor, Parameter ...: subclasses of Tensor).
 _PASS_THROUGH = {int, float, bool}
 
 
@@ -110,11 +116,17 @@ class Add(primitives.Add):
 
     @staticmethod
     def forward(ctx, a, b, alpha=1):
-        a, b, rt = _promote(a, b, "add")
-        ctx.alpha = alpha
-        if alpha != 1:
+        if type(b) in _PY_NUMBERS and type(a) is _ndarray and a.dtype.kind == "f":
+            rt = a.dtype  # (as they are: see _PY_NUMBERS)
+        else:
+            a, b, rt = _promote(a, b, "add")
+        if alpha != 1:  # (stored only then: the backward's default is 1)
+            ctx.alpha = alpha
             b = np.logical_and(b, bool(alpha)) if rt.kind == "b" else b * alpha  # bool stays bool
-        return _checked("add", a, b, np.add)
+        try:
+            return np.add(a, b)
+        except ValueError:
+            raise broadcast_error("add", a, b) from None
 
 
 class Sub(Function):
@@ -125,22 +137,27 @@ class Sub(Function):
 
     @staticmethod
     def forward(ctx, a, b, alpha=1):
-        if _is_bool(a) or _is_bool(b):
-            raise TypeError(
-                "sub: subtraction with a bool operand is not supported (as in torch); to invert "
-                "a mask use ~ or logical_not(), or convert with .int() / .float() first"
-            )
-        a, b, _ = _promote(a, b, "sub")
-        ctx.alpha = alpha
-        if alpha != 1:
+        if not (type(b) in _PY_NUMBERS and type(a) is _ndarray and a.dtype.kind == "f"):
+            if _is_bool(a) or _is_bool(b):  # (not in the case above: no bool there)
+                raise TypeError(
+                    "sub: subtraction with a bool operand is not supported (as in torch); to "
+                    "invert a mask use ~ or logical_not(), or convert with .int() / .float() first"
+                )
+            a, b, _ = _promote(a, b, "sub")
+        if alpha != 1:  # (stored only then: the backward's default is 1)
+            ctx.alpha = alpha
             b = b * alpha
-        return _checked("sub", a, b, np.subtract)
+        try:
+            return np.subtract(a, b)
+        except ValueError:
+            raise broadcast_error("sub", a, b) from None
 
     @staticmethod
     def backward(ctx, g):
         if not ctx.needs_input_grad[1]:  # (x - 0.5: no gradient to compute for the number)
             return g, None
-        return g, -g if ctx.alpha == 1 else g * -ctx.alpha
+        alpha = ctx.__dict__.get("alpha", 1)
+        return g, -g if alpha == 1 else g * -alpha
 
 
 class Mul(primitives.Mul):
@@ -151,8 +168,12 @@ class Mul(primitives.Mul):
         need = ctx.needs_input_grad
         if need:  # the operands as they came (a cast copy would cut them from the graph)
             ctx.save_for_backward(b if need[0] else None, a if need[1] else None)
-        a, b, _ = _promote(a, b, "mul")
-        return _checked("mul", a, b, np.multiply)
+        if not (type(b) in _PY_NUMBERS and type(a) is _ndarray and a.dtype.kind == "f"):
+            a, b, _ = _promote(a, b, "mul")
+        try:
+            return np.multiply(a, b)
+        except ValueError:
+            raise broadcast_error("mul", a, b) from None
 
 
 class Div(primitives.Div):
@@ -260,21 +281,23 @@ def _check_alpha(a, b, alpha, op: str) -> None:
 @gradient_doc(Add)
 def add(input, other, *, alpha=1) -> Tensor:
     """``input + alpha * other`` with broadcasting."""
-    a, b = _operand(input, "add"), _operand(other, "add")
+    if type(input) not in _PASS_THROUGH or type(other) not in _PASS_THROUGH:
+        input, other = _operand(input, "add"), _operand(other, "add")
     if alpha != 1:
-        _check_alpha(a, b, alpha, "add")
-        return Add.apply(a, b, alpha=alpha)
-    return Add.apply(a, b)  # (no keyword: the common call stays cheap)
+        _check_alpha(input, other, alpha, "add")
+        return Add.apply(input, other, alpha=alpha)
+    return Add.apply(input, other)  # (no keyword: the common call stays cheap)
 
 
 @gradient_doc(Sub)
 def sub(input, other, *, alpha=1) -> Tensor:
     """``input - alpha * other`` with broadcasting."""
-    a, b = _operand(input, "sub"), _operand(other, "sub")
+    if type(input) not in _PASS_THROUGH or type(other) not in _PASS_THROUGH:
+        input, other = _operand(input, "sub"), _operand(other, "sub")
     if alpha != 1:
-        _check_alpha(a, b, alpha, "sub")
-        return Sub.apply(a, b, alpha=alpha)
-    return Sub.apply(a, b)  # (no keyword: the common call stays cheap)
+        _check_alpha(input, other, alpha, "sub")
+        return Sub.apply(input, other, alpha=alpha)
+    return Sub.apply(input, other)  # (no keyword: the common call stays cheap)
 
 
 @gradient_doc(Sub)
@@ -286,7 +309,9 @@ def subtract(input, other, alpha=1) -> Tensor:
 @gradient_doc(Mul)
 def mul(input, other) -> Tensor:
     """Elementwise product with broadcasting."""
-    return Mul.apply(_operand(input, "mul"), _operand(other, "mul"))
+    if type(input) not in _PASS_THROUGH or type(other) not in _PASS_THROUGH:
+        input, other = _operand(input, "mul"), _operand(other, "mul")
+    return Mul.apply(input, other)
 
 
 multiply = mul

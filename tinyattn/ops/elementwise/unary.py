@@ -18,6 +18,9 @@ from .arithmetic import _tensor
 
 # -- unary math ----------------------------------------------------------------------------
 
+# The dtypes a unary op computes in as they are: no complex check, no cast, no widening.
+_AS_THEY_ARE = frozenset((np.dtype(np.float32), np.dtype(np.float64)))
+
 
 def _unary(
     name: str,
@@ -48,7 +51,8 @@ def _unary(
 
     save_input, save_output = "input" in saves, "output" in saves
 
-    def fwd(ctx, x):
+    def computed(x):
+        """``(x, forward(x))`` for the other dtypes: x cast to a float unless ``keep_int``."""
         if x.dtype.kind == "c" and not (holomorphic or complex_as_written):
             raise NotImplementedError(
                 f"{name.lower()}(): not implemented for complex tensors in tinyattn (its "
@@ -58,9 +62,14 @@ def _unary(
             x = to_float(x)
         work = dt.accumulation_dtype(x.dtype)
         if work != x.dtype:  # float16: computed in float32 and rounded once, as torch
-            out = np.asarray(forward(x.astype(work))).astype(x.dtype)
-        else:
+            return x, np.asarray(forward(x.astype(work))).astype(x.dtype)
+        return x, forward(x)
+
+    def fwd(ctx, x):
+        if x.dtype in _AS_THEY_ARE:  # (float32, float64: the common case)
             out = forward(x)
+        else:
+            x, out = computed(x)
         if type(out) is not np.ndarray:  # a NumPy scalar from a 0-d input
             out = np.asarray(out)
         if ctx.needs_input_grad:
@@ -70,8 +79,10 @@ def _unary(
     def bwd(ctx, g):
         x, out = ctx.saved_tensors
         xp = ctx.xp
-        if holomorphic and xp.iscomplexobj(x if x is not None else out):
-            return xp.conj(backward(xp, xp.conj(g), x, out))
+        if holomorphic:
+            v = x if x is not None else out
+            if v.dtype.kind == "c" if type(v) is np.ndarray else xp.iscomplexobj(v):
+                return xp.conj(backward(xp, xp.conj(g), x, out))
         return backward(xp, g, x, out)
 
     methods = {"forward": staticmethod(fwd), "__doc__": doc}
@@ -357,7 +368,9 @@ class Clone(Function):
 
 def _make_unary(cls, name):
     def fn(input: Tensor) -> Tensor:
-        return cls.apply(_tensor(input, name))
+        if isinstance(input, Tensor):
+            return cls.apply(input)
+        return cls.apply(_tensor(input, name))  # (raises)
 
     fn.__name__ = name
     fn.__doc__ = cls.__doc__
