@@ -156,3 +156,21 @@ def test_the_two_namespaces_offer_the_same_functions_with_the_same_values():
         want, got = f(numpy_xp, a), f(tensor_xp, t)
         assert tuple(got.shape) == np.shape(want), name
         np.testing.assert_allclose(got.numpy(), want, rtol=1e-6, err_msg=name)
+
+
+def test_create_graph_works_right_after_import_tinyattn():
+    """A program that only imports tinyattn (nothing else loads autograd.xp, whose tensor
+    namespace the engine needs to build the gradient's own graph) differentiates twice."""
+    import subprocess
+    import sys
+
+    code = (
+        "import tinyattn\n"
+        "x = tinyattn.tensor([1.0, 2.0], requires_grad=True)\n"
+        "(g,) = tinyattn.autograd.grad((x**3).sum(), x, create_graph=True)\n"
+        "g.sum().backward()\n"
+        "print(g.tolist(), x.grad.tolist())\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["[3.0,", "12.0]", "[6.0,", "12.0]"]

@@ -17,6 +17,8 @@ from ..core.tensor_base import TensorBase
 from .trace import trace
 from ..foundations.type_names import type_name
 from ..core.extensions import extensions as _extensions
+from . import xp as _xp  # plugs tensor_xp into the engine's seam: create_graph=True
+from . import function  # torch.autograd.function, an attribute after import as in torch
 
 __all__ = [
     "Function",

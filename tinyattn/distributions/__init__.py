@@ -9,6 +9,7 @@
 not here.
 """
 
+from . import bernoulli  # torch's module path of Bernoulli, an attribute as in torch
 from .categorical import Bernoulli, Categorical
 from .distribution import Distribution
 from .normal import Normal
