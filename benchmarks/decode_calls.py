@@ -61,26 +61,57 @@ def measure(name: str, repeats: int, number: int) -> dict[str, float]:
     return out
 
 
-def count_bytecodes() -> dict[str, tuple[int, int]]:
+def decode_step(lib):
+    """One whole decode step of the GPT-2-small model (``tinyattn.bench``'s inference suite)
+    as a zero-argument function: one token after a 128-token prompt, with a
+    :class:`tinyattn.models.KVCache` (each call goes back to the prompt's positions)."""
+    from tinyattn.bench._cases import gpt2_model
+    from tinyattn.models import KVCache
+
+    lib.manual_seed(0)
+    model = gpt2_model(lib, n_layer=12, d=D, n_head=HEADS, n_ctx=1024, vocab=50257)
+    model.eval()
+    cache = KVCache(12, HEADS, CACHED, D // HEADS)
+    with lib.inference_mode():
+        model(lib.randint(0, 50257, (1, 128)), cache)
+    token = lib.tensor([[0]])
+
+    def step():
+        cache.lengths = [128] * 12
+        return model(token, cache)
+
+    return step
+
+
+def _count(fn) -> tuple[int, int]:
+    """(bytecodes, Python calls) of one call of ``fn`` (``sys.settrace`` opcode events)."""
+    counts = [0, 0]
+
+    def tracer(frame, event, arg):
+        frame.f_trace_opcodes = True
+        counts[event != "opcode"] += event in ("opcode", "call")
+        return tracer
+
+    sys.settrace(tracer)
+    fn()
+    sys.settrace(None)
+    return counts[0], counts[1] - 1  # (less the call of fn itself)
+
+
+def count_bytecodes(whole_step: bool = True) -> dict[str, tuple[int, int]]:
     """(bytecodes, Python calls) each call runs, in this process (deterministic, unlike a
-    timer on a shared machine: ``sys.settrace`` opcode events, after two warm-up calls)."""
+    timer on a shared machine), after two warm-up calls; ``whole_step``: also one decode
+    step of the 12-layer model (:func:`decode_step`)."""
     import tinyattn
 
+    pieces = calls(tinyattn)
+    if whole_step:
+        pieces["whole decode step, 12 layers"] = decode_step(tinyattn)
     out = {}
     with tinyattn.inference_mode():
-        for label, fn in calls(tinyattn).items():
+        for label, fn in pieces.items():
             fn(), fn()
-            counts = [0, 0]
-
-            def tracer(frame, event, arg, counts=counts):
-                frame.f_trace_opcodes = True
-                counts[event != "opcode"] += event in ("opcode", "call")
-                return tracer
-
-            sys.settrace(tracer)
-            fn()
-            sys.settrace(None)
-            out[label] = (counts[0], counts[1] - 1)  # (less the call of fn itself)
+            out[label] = _count(fn)
     return out
 
 

@@ -56,7 +56,9 @@ def check_mask_dtype(op: str, name: str, mask: Tensor, polarity: str) -> None:
 
 
 def check_real(op: str, name: str, number: object) -> None:
-    if number is not None and (isinstance(number, bool) or not isinstance(number, Real)):
+    if number is None or type(number) is float:  # (the common case, before the ABC check)
+        return
+    if isinstance(number, bool) or not isinstance(number, Real):
         raise TypeError(f"{op}: {name} must be a float, got {type_name(number)}")
 
 
@@ -68,22 +70,25 @@ def check_probability(op: str, name: str, p: object) -> None:
 
 # -- scaled_dot_product_attention ------------------------------------------------------------
 def check_sdpa_args(query, key, value, attn_mask, dropout_p, is_causal, scale) -> None:
-    """Types, ranks, the shared dtype, E and S agreement, mask dtype, scalars."""
+    """Types, ranks, the shared dtype, E and S agreement, mask dtype, scalars.
+
+    (Shapes and dtypes are read off the arrays: no Size or dtype object per check.)"""
     for name, t in (("query", query), ("key", key), ("value", value)):
         check_tensor(SDPA, name, t)
-        if t.ndim < 2:
+        if t._data.ndim < 2:
             raise ValueError(f"{SDPA}: {name} must have at least 2 dims, got shape {shape(t)}")
-    if not (query.dtype == key.dtype == value.dtype) or not query.dtype.is_floating_point:
+    q, k, v = query._data, key._data, value._data
+    if not (q.dtype == k.dtype == v.dtype) or q.dtype.kind != "f":
         raise TypeError(
             f"{SDPA}: query, key and value must have the same floating dtype, got "
             f"{query.dtype}, {key.dtype} and {value.dtype}"
         )
-    if query.shape[-1] != key.shape[-1]:
+    if q.shape[-1] != k.shape[-1]:
         raise ValueError(
             f"{SDPA}: query and key must have the same embedding size (last dim), got "
             f"query {shape(query)} and key {shape(key)}"
         )
-    if key.shape[-2] != value.shape[-2]:
+    if k.shape[-2] != v.shape[-2]:
         raise ValueError(
             f"{SDPA}: key and value must have the same sequence length (dim -2), got "
             f"key {shape(key)} and value {shape(value)}"
@@ -101,7 +106,7 @@ def check_sdpa_args(query, key, value, attn_mask, dropout_p, is_causal, scale) -
 
 def gqa_groups(query: Tensor, key: Tensor, value: Tensor, enable_gqa: bool) -> int:
     """How many query heads share one key/value head (1 without grouped-query attention)."""
-    if not (enable_gqa and query.ndim >= 3 and key.ndim >= 3):
+    if not enable_gqa or not (query.ndim >= 3 and key.ndim >= 3):
         return 1
     hq, hk = query.shape[-3], key.shape[-3]
     if hq == hk:

@@ -213,15 +213,19 @@ def permute(input: Tensor, *order, dims=None) -> Tensor:
 @gradient_doc(Permute)
 def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     """Swap two dims (a view)."""
-    n = input._data.ndim
-    a, b = _dim(dim0, n, "transpose"), _dim(dim1, n, "transpose")
+    data = input._data
+    n = data.ndim
+    if type(dim0) is int and type(dim1) is int and -n <= dim0 < n and -n <= dim1 < n:
+        a, b = dim0 % n, dim1 % n  # (the common case, without _dim's two calls)
+    else:
+        a, b = _dim(dim0, n, "transpose"), _dim(dim1, n, "transpose")
     if n == 0:
         return input
     dims = list(range(n))
     dims[a], dims[b] = dims[b], dims[a]
     if _records(input):
         return _as_view(Permute.apply(input, tuple(dims)), input, shares=True)
-    return _as_view(Tensor._make(input._data.transpose(dims)), input, shares=True)
+    return _as_view(Tensor._make(data.transpose(dims)), input, shares=True)
 
 
 swapdims = transpose
