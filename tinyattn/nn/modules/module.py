@@ -21,6 +21,7 @@ from ...tensor_api.tensor import Tensor
 from ..parameter import Parameter
 from ._backward_hooks import (
     ModuleBackwardHooks,
+    any_global_backward_hooks,  # noqa: F401  (a name other modules read from here)
     global_backward_hooks,
     global_backward_pre_hooks,
     global_non_full_backward_hooks,
