@@ -101,17 +101,28 @@ def _count(fn) -> tuple[int, int]:
 def count_bytecodes(whole_step: bool = True) -> dict[str, tuple[int, int]]:
     """(bytecodes, Python calls) each call runs, in this process (deterministic, unlike a
     timer on a shared machine), after two warm-up calls; ``whole_step``: also one decode
-    step of the 12-layer model (:func:`decode_step`)."""
+    step of the 12-layer model (:func:`decode_step`).
+
+    The linear products' BLAS thread choice (``kernels.matmul.linear_threads``) times
+    each call and picks a count by the machine's load, and the two counts run different
+    Python; it is pinned to the library's count here (its ``fixed`` flag, as under
+    ``use_deterministic_algorithms``), so that the figures do not depend on the load.
+    """
     import tinyattn
+    from tinyattn.kernels.matmul import linear_threads
 
     pieces = calls(tinyattn)
     if whole_step:
         pieces["whole decode step, 12 layers"] = decode_step(tinyattn)
     out = {}
-    with tinyattn.inference_mode():
-        for label, fn in pieces.items():
-            fn(), fn()
-            out[label] = _count(fn)
+    fixed, linear_threads.fixed = linear_threads.fixed, True
+    try:
+        with tinyattn.inference_mode():
+            for label, fn in pieces.items():
+                fn(), fn()
+                out[label] = _count(fn)
+    finally:
+        linear_threads.fixed = fixed
     return out
 
 

@@ -73,11 +73,15 @@ def check_sdpa_args(query, key, value, attn_mask, dropout_p, is_causal, scale) -
     """Types, ranks, the shared dtype, E and S agreement, mask dtype, scalars.
 
     (Shapes and dtypes are read off the arrays: no Size or dtype object per check.)"""
-    for name, t in (("query", query), ("key", key), ("value", value)):
-        check_tensor(SDPA, name, t)
-        if t._data.ndim < 2:
-            raise ValueError(f"{SDPA}: {name} must have at least 2 dims, got shape {shape(t)}")
+    named = (("query", query), ("key", key), ("value", value))
+    if not (isinstance(query, Tensor) and isinstance(key, Tensor) and isinstance(value, Tensor)):
+        for name, t in named:
+            check_tensor(SDPA, name, t)
     q, k, v = query._data, key._data, value._data
+    if q.ndim < 2 or k.ndim < 2 or v.ndim < 2:
+        for name, t in named:
+            if t._data.ndim < 2:
+                raise ValueError(f"{SDPA}: {name} must have at least 2 dims, got shape {shape(t)}")
     if not (q.dtype == k.dtype == v.dtype) or q.dtype.kind != "f":
         raise TypeError(
             f"{SDPA}: query, key and value must have the same floating dtype, got "
@@ -99,7 +103,8 @@ def check_sdpa_args(query, key, value, attn_mask, dropout_p, is_causal, scale) -
             "(build the combined mask yourself if you need both)"
         )
     check_real(SDPA, "scale", scale)
-    check_probability(SDPA, "dropout_p", dropout_p)
+    if type(dropout_p) is not float or dropout_p != 0.0:  # (0.0, the default: nothing to check)
+        check_probability(SDPA, "dropout_p", dropout_p)
     if attn_mask is not None:
         check_mask_dtype(SDPA, "attn_mask", attn_mask, SDPA_POLARITY)
 

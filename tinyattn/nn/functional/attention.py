@@ -170,6 +170,8 @@ def _as_bhld(x: np.ndarray, layout: str) -> np.ndarray:
 def _fused_arrays(layout, *arrays):
     """q, k, v (and out, dout) as (B, H, L, D) arrays of the compute dtype."""
     work = _work_dtype(arrays[0].dtype)
+    if layout == "BHLD" and all(a.dtype == work for a in arrays):
+        return arrays  # (4-D in the compute dtype already: a decode step's case)
     return [_as_bhld(a, layout).astype(work, copy=False) for a in arrays]
 
 

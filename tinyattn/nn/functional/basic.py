@@ -94,8 +94,9 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     (tensor([[2., 1.]]), tensor([[1., 2.],
             [1., 2.]]))
     """
-    _check_tensor(input, "linear")
-    _check_tensor(weight, "linear", "weight")
+    if not (isinstance(input, Tensor) and isinstance(weight, Tensor)):  # (one test, no call)
+        _check_tensor(input, "linear")
+        _check_tensor(weight, "linear", "weight")
     if bias is not None:
         _check_tensor(bias, "linear", "bias")
     x, w = input._data, weight._data  # (checks on the arrays: no Size or dtype objects)

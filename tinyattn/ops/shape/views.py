@@ -102,7 +102,8 @@ def view(input: Tensor, *shape, size=None, dtype=None) -> Tensor:
     The shape comes as ``view(2, 3)``, ``view((2, 3))`` or ``view(size=(2, 3))``."""
     if dtype is not None or (len(shape) == 1 and isinstance(shape[0], dt.dtype)):
         raise NotImplementedError("view(dtype) is not supported; use .to(dtype)")
-    shape = int_list(shape, size, "view", "size")
+    if size is not None:
+        shape = int_list(shape, size, "view", "size")
     shape = _infer_shape(shape_args(shape, "view"), input._data.size, "view")
     if not _records(input) and input._data.flags.c_contiguous:
         return _as_view(Tensor._make(input._data.reshape(shape)), input, shares=True)
@@ -221,11 +222,11 @@ def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
         a, b = _dim(dim0, n, "transpose"), _dim(dim1, n, "transpose")
     if n == 0:
         return input
+    if not _records(input):  # (NumPy's swapaxes: the same view as the permutation below)
+        return _as_view(Tensor._make(data.swapaxes(a, b)), input, shares=True)
     dims = list(range(n))
     dims[a], dims[b] = dims[b], dims[a]
-    if _records(input):
-        return _as_view(Permute.apply(input, tuple(dims)), input, shares=True)
-    return _as_view(Tensor._make(data.transpose(dims)), input, shares=True)
+    return _as_view(Permute.apply(input, tuple(dims)), input, shares=True)
 
 
 swapdims = transpose
