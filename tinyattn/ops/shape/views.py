@@ -408,7 +408,8 @@ def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple[Tensor,
         step = split_size_or_sections
         if step <= 0 and size:
             raise RuntimeError(f"split(): split_size must be positive, got {step}")
-        sizes = [min(step, size - s) for s in range(0, size, step)] if size else [0]
+        # (whole pieces, then the rest: the list without a comprehension's frame)
+        sizes = [step] * (size // step) + ([size % step] if size % step else []) if size else [0]
     else:
         sizes = [int(s) for s in split_size_or_sections]
         if sum(sizes) != size:
@@ -422,7 +423,7 @@ def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple[Tensor,
     for s in sizes:
         out.append(piece(tensor, d, start, s))
         start += s
-    return _multi_view(tuple(out), "Split")
+    return _multi_view(tuple(out), "Split") if tensor._requires_grad else tuple(out)
 
 
 @gradient_doc(Narrow)
