@@ -11,6 +11,10 @@ BLAS/OpenMP thread (``--threads``): on a shared machine a second thread mostly w
 busy core, and the figures are meant to show each call's Python and kernel.
 
     python -m benchmarks.decode_calls [--repeats 10] [--number 100] [--threads 1] [--only tinyattn]
+
+``--bytecodes`` counts instead the Python each call runs in tinyattn (bytecodes and
+calls, deterministic), and the same for one whole decode step of the 12-layer
+GPT-2-small model (``tinyattn.bench``'s inference suite, one token after 128 cached).
 """
 
 from __future__ import annotations
