@@ -11,6 +11,10 @@ BLAS/OpenMP thread (``--threads``): on a shared machine a second thread mostly w
 busy core, and the figures are meant to show each call's Python and kernel.
 
     python -m benchmarks.decode_calls [--repeats 10] [--number 100] [--threads 1] [--only tinyattn]
+
+``--bytecodes`` counts instead the Python each call runs in tinyattn (bytecodes and
+calls, deterministic), and the same for one whole decode step of the 12-layer
+GPT-2-small model (``tinyattn.bench``'s inference suite, one token after 128 cached).
 """
 
 from __future__ import annotations
@@ -61,26 +65,68 @@ def measure(name: str, repeats: int, number: int) -> dict[str, float]:
     return out
 
 
-def count_bytecodes() -> dict[str, tuple[int, int]]:
+def decode_step(lib):
+    """One whole decode step of the GPT-2-small model (``tinyattn.bench``'s inference suite)
+    as a zero-argument function: one token after a 128-token prompt, with a
+    :class:`tinyattn.models.KVCache` (each call goes back to the prompt's positions)."""
+    from tinyattn.bench._cases import gpt2_model
+    from tinyattn.models import KVCache
+
+    lib.manual_seed(0)
+    model = gpt2_model(lib, n_layer=12, d=D, n_head=HEADS, n_ctx=1024, vocab=50257)
+    model.eval()
+    cache = KVCache(12, HEADS, CACHED, D // HEADS)
+    with lib.inference_mode():
+        model(lib.randint(0, 50257, (1, 128)), cache)
+    token = lib.tensor([[0]])
+
+    def step():
+        cache.lengths = [128] * 12
+        return model(token, cache)
+
+    return step
+
+
+def _count(fn) -> tuple[int, int]:
+    """(bytecodes, Python calls) of one call of ``fn`` (``sys.settrace`` opcode events)."""
+    counts = [0, 0]
+
+    def tracer(frame, event, arg):
+        frame.f_trace_opcodes = True
+        counts[event != "opcode"] += event in ("opcode", "call")
+        return tracer
+
+    sys.settrace(tracer)
+    fn()
+    sys.settrace(None)
+    return counts[0], counts[1] - 1  # (less the call of fn itself)
+
+
+def count_bytecodes(whole_step: bool = True) -> dict[str, tuple[int, int]]:
     """(bytecodes, Python calls) each call runs, in this process (deterministic, unlike a
-    timer on a shared machine: ``sys.settrace`` opcode events, after two warm-up calls)."""
+    timer on a shared machine), after two warm-up calls; ``whole_step``: also one decode
+    step of the 12-layer model (:func:`decode_step`).
+
+    The linear products' BLAS thread choice (``kernels.matmul.linear_threads``) times
+    each call and picks a count by the machine's load, and the two counts run different
+    Python; it is pinned to the library's count here (its ``fixed`` flag, as under
+    ``use_deterministic_algorithms``), so that the figures do not depend on the load.
+    """
     import tinyattn
+    from tinyattn.kernels.matmul import linear_threads
 
+    pieces = calls(tinyattn)
+    if whole_step:
+        pieces["whole decode step, 12 layers"] = decode_step(tinyattn)
     out = {}
-    with tinyattn.inference_mode():
-        for label, fn in calls(tinyattn).items():
-            fn(), fn()
-            counts = [0, 0]
-
-            def tracer(frame, event, arg, counts=counts):
-                frame.f_trace_opcodes = True
-                counts[event != "opcode"] += event in ("opcode", "call")
-                return tracer
-
-            sys.settrace(tracer)
-            fn()
-            sys.settrace(None)
-            out[label] = (counts[0], counts[1] - 1)  # (less the call of fn itself)
+    fixed, linear_threads.fixed = linear_threads.fixed, True
+    try:
+        with tinyattn.inference_mode():
+            for label, fn in pieces.items():
+                fn(), fn()
+                out[label] = _count(fn)
+    finally:
+        linear_threads.fixed = fixed
     return out
 
 

@@ -71,7 +71,7 @@ of q, k, v (and dout, out in the backward) is finite, so they agree too.
 
 Backends
 --------
-``TINYATTN_KERNELS`` (read at every call, see ``backend()``): ``numba`` (default:
+``TINYATTN_KERNELS`` (read at every call, cheaply, see ``backend()``): ``numba`` (default:
 fused numba kernels; tile products through NumPy's bundled BLAS, else scipy's,
 else plain loops: ``blas_backend()``, ``TINYATTN_BLAS``), ``numba-loops`` (fused kernels, always plain loops), or
 ``numpy`` (the reference twins in ``tinyattn.kernels.reference``). Importing
@@ -88,6 +88,8 @@ first (``_boundary.kernel_layout``).
 
 from __future__ import annotations
 
+import functools
+import importlib
 import os
 
 import numpy as np
@@ -126,9 +128,35 @@ __all__ = [
 BACKENDS = ("numba", "numba-loops", "numpy")
 
 
+# ``os.environ.get`` runs three Python frames (Mapping.get, __getitem__, the key's
+# encoding), ~50 bytecodes, and a GPT-2 decode step asks for the backend ~50 times. On
+# POSIX, CPython keeps the variables in ``os.environ._data`` (bytes keys), which every
+# write through ``os.environ`` (``monkeypatch.setenv`` too) updates: ``backend()`` reads
+# that table and parses each value once. Elsewhere it reads ``os.environ``.
+_ENVIRON = getattr(os.environ, "_data", None) if os.name == "posix" else None
+if not isinstance(_ENVIRON, dict):  # pragma: no cover - another Python's os module
+    _ENVIRON = None
+_PARSED: dict = {}  # raw value (bytes, str or None) -> backend name
+
+
 def backend() -> str:
-    """The kernel backend selected by the ``TINYATTN_KERNELS`` environment variable now."""
-    name = os.environ.get("TINYATTN_KERNELS", "numba").strip().lower() or "numba"
+    """The kernel backend selected by the ``TINYATTN_KERNELS`` environment variable now
+    (read at every call: setting the variable switches the backend)."""
+    if _ENVIRON is not None:
+        raw = _ENVIRON.get(b"TINYATTN_KERNELS")
+    else:  # pragma: no cover - not POSIX
+        raw = os.environ.get("TINYATTN_KERNELS")
+    name = _PARSED.get(raw)
+    if name is None:
+        name = _parse_backend(raw)
+        if len(_PARSED) < 64:  # (bounded: a process sets few values)
+            _PARSED[raw] = name
+    return name
+
+
+def _parse_backend(raw: bytes | str | None) -> str:
+    value = os.fsdecode(raw) if isinstance(raw, bytes) else raw or ""
+    name = value.strip().lower() or "numba"
     if name not in BACKENDS:
         raise ValueError(f"TINYATTN_KERNELS: expected one of {BACKENDS}, got {name!r}")
     return name
@@ -144,11 +172,19 @@ def blas_backend() -> str:
     return blas_backend()
 
 
+@functools.cache
+def submodule(name: str):
+    """The kernels' submodule ``name`` (e.g. ``"_numba_flash"``), imported on first use.
+
+    The numba modules are imported lazily (importing the package imports no numba). A
+    ``from . import`` inside a function runs the import machinery's Python on every call
+    (~30 bytecodes, ~70 times a GPT-2 decode step); this cached lookup runs none."""
+    return importlib.import_module(f"{__name__}.{name}")
+
+
 def _use_blas(name: str) -> int:
     """The kernels' ``use_blas`` code: 0 loops, 1 NumPy's CBLAS, 2 scipy's BLAS."""
-    from ._blas import tile_blas_code
-
-    return tile_blas_code() if name == "numba" else 0
+    return submodule("_blas").tile_blas_code() if name == "numba" else 0
 
 
 def _run_fused(launch, use_blas: int, *args):
@@ -204,8 +240,7 @@ def flash_attention_forward(
         )
         out[...] = twin_out
         return out, logsumexp
-    from . import _numba_flash
-
+    _numba_flash = submodule("_numba_flash")
     if _numba_flash.runs_serial(args):  # no numba threads: no launch lock, no BLAS threads
         return _numba_flash.forward(args, out, _use_blas(name), serial=True)
     return _run_fused(_numba_flash.forward, _use_blas(name), args, out)

@@ -16,7 +16,7 @@ import math
 import numpy as np
 
 from ..foundations.type_names import type_name
-from . import backend
+from . import backend, submodule
 
 __all__ = ["fits", "gelu", "gelu_backward", "layer_norm", "layer_norm_backward"]
 
@@ -87,12 +87,11 @@ def gelu(x: np.ndarray, approximate: str = "none") -> np.ndarray:
     """``gelu(x)``, any shape; the result has x's shape and dtype."""
     x = _check_x(x)
     tanh = _check_approximate(approximate)
-    from ._numba_gelu import gelu_forward, gelu_forward_serial
-
+    kernels = submodule("_numba_gelu")
     out = np.empty_like(x)
     _launch(
-        gelu_forward,
-        gelu_forward_serial,
+        kernels.gelu_forward,
+        kernels.gelu_forward_serial,
         x.size,
         x.reshape(-1),
         out.reshape(-1),
@@ -145,14 +144,13 @@ def layer_norm(
     x = _check_x(x)
     rows, n = _rows(x, k)
     w, b = _affine("weight", weight, x, k, 1.0), _affine("bias", bias, x, k, 0.0)
-    from ._numba_layer_norm import layer_norm_forward, layer_norm_forward_serial
-
+    kernels = submodule("_numba_layer_norm")
     y = np.empty_like(x)
     stats_shape = x.shape[: x.ndim - k] + (1,) * k
     mean, rstd = np.empty(stats_shape, x.dtype), np.empty(stats_shape, x.dtype)
     _launch(
-        layer_norm_forward,
-        layer_norm_forward_serial,
+        kernels.layer_norm_forward,
+        kernels.layer_norm_forward_serial,
         x.size,
         x.reshape(rows, n),
         w,

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..autograd.grad_mode import is_grad_enabled
+from ..core.grad_mode import _state as _grad_mode
 from ..foundations.type_names import type_name
 from ..tensor_api.tensor import Tensor
 
@@ -89,26 +89,27 @@ class KVCache:
             raise IndexError(
                 f"KVCache.update: layer must be in [0, {len(self.lengths)}), got {layer!r}"
             )
-        for name, t in (("key", key), ("value", value)):
-            if not isinstance(t, Tensor):
-                raise TypeError(f"KVCache.update: {name} must be a Tensor, got {type_name(t)}")
-            if is_grad_enabled() and t.requires_grad:
-                raise RuntimeError(
-                    f"KVCache.update: {name} requires grad; the preallocated cache is an "
-                    "inference path (call it under no_grad or inference_mode, or concatenate "
-                    "the keys and values to keep their gradients)"
-                )
+        if not (isinstance(key, Tensor) and isinstance(value, Tensor)):
+            name, t = ("key", key) if not isinstance(key, Tensor) else ("value", value)
+            raise TypeError(f"KVCache.update: {name} must be a Tensor, got {type_name(t)}")
+        if _grad_mode.enabled and (key._requires_grad or value._requires_grad):
+            name = "key" if key._requires_grad else "value"
+            raise RuntimeError(
+                f"KVCache.update: {name} requires grad; the preallocated cache is an "
+                "inference path (call it under no_grad or inference_mode, or concatenate "
+                "the keys and values to keep their gradients)"
+            )
         _, batch, heads, max_len, head_dim = self.keys.shape
         start = self.lengths[layer]
         k, v = key._data, value._data  # (shapes off the arrays: no Size object per check)
         t = k.shape[2] if k.ndim == 4 else -1
         expected = (batch, heads, t, head_dim)
-        for name, tensor in (("key", k), ("value", v)):
-            if k.ndim != 4 or tensor.shape != expected:
-                raise ValueError(
-                    f"KVCache.update: {name} must have shape (batch={batch}, n_head={heads}, "
-                    f"t, head_dim={head_dim}) like key, got {list(tensor.shape)}"
-                )
+        if k.shape != expected or v.shape != expected:
+            name, tensor = ("key", k) if k.shape != expected else ("value", v)
+            raise ValueError(
+                f"KVCache.update: {name} must have shape (batch={batch}, n_head={heads}, "
+                f"t, head_dim={head_dim}) like key, got {list(tensor.shape)}"
+            )
         if start + t > max_len:
             raise ValueError(
                 f"KVCache.update: {start} + {t} positions exceed max_len={max_len} (layer {layer})"

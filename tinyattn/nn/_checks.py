@@ -56,7 +56,9 @@ def check_mask_dtype(op: str, name: str, mask: Tensor, polarity: str) -> None:
 
 
 def check_real(op: str, name: str, number: object) -> None:
-    if number is not None and (isinstance(number, bool) or not isinstance(number, Real)):
+    if number is None or type(number) is float:  # (the common case, before the ABC check)
+        return
+    if isinstance(number, bool) or not isinstance(number, Real):
         raise TypeError(f"{op}: {name} must be a float, got {type_name(number)}")
 
 
@@ -68,22 +70,29 @@ def check_probability(op: str, name: str, p: object) -> None:
 
 # -- scaled_dot_product_attention ------------------------------------------------------------
 def check_sdpa_args(query, key, value, attn_mask, dropout_p, is_causal, scale) -> None:
-    """Types, ranks, the shared dtype, E and S agreement, mask dtype, scalars."""
-    for name, t in (("query", query), ("key", key), ("value", value)):
-        check_tensor(SDPA, name, t)
-        if t.ndim < 2:
-            raise ValueError(f"{SDPA}: {name} must have at least 2 dims, got shape {shape(t)}")
-    if not (query.dtype == key.dtype == value.dtype) or not query.dtype.is_floating_point:
+    """Types, ranks, the shared dtype, E and S agreement, mask dtype, scalars.
+
+    (Shapes and dtypes are read off the arrays: no Size or dtype object per check.)"""
+    named = (("query", query), ("key", key), ("value", value))
+    if not (isinstance(query, Tensor) and isinstance(key, Tensor) and isinstance(value, Tensor)):
+        for name, t in named:
+            check_tensor(SDPA, name, t)
+    q, k, v = query._data, key._data, value._data
+    if q.ndim < 2 or k.ndim < 2 or v.ndim < 2:
+        for name, t in named:
+            if t._data.ndim < 2:
+                raise ValueError(f"{SDPA}: {name} must have at least 2 dims, got shape {shape(t)}")
+    if not (q.dtype == k.dtype == v.dtype) or q.dtype.kind != "f":
         raise TypeError(
             f"{SDPA}: query, key and value must have the same floating dtype, got "
             f"{query.dtype}, {key.dtype} and {value.dtype}"
         )
-    if query.shape[-1] != key.shape[-1]:
+    if q.shape[-1] != k.shape[-1]:
         raise ValueError(
             f"{SDPA}: query and key must have the same embedding size (last dim), got "
             f"query {shape(query)} and key {shape(key)}"
         )
-    if key.shape[-2] != value.shape[-2]:
+    if k.shape[-2] != v.shape[-2]:
         raise ValueError(
             f"{SDPA}: key and value must have the same sequence length (dim -2), got "
             f"key {shape(key)} and value {shape(value)}"
@@ -94,14 +103,15 @@ def check_sdpa_args(query, key, value, attn_mask, dropout_p, is_causal, scale) -
             "(build the combined mask yourself if you need both)"
         )
     check_real(SDPA, "scale", scale)
-    check_probability(SDPA, "dropout_p", dropout_p)
+    if type(dropout_p) is not float or dropout_p != 0.0:  # (0.0, the default: nothing to check)
+        check_probability(SDPA, "dropout_p", dropout_p)
     if attn_mask is not None:
         check_mask_dtype(SDPA, "attn_mask", attn_mask, SDPA_POLARITY)
 
 
 def gqa_groups(query: Tensor, key: Tensor, value: Tensor, enable_gqa: bool) -> int:
     """How many query heads share one key/value head (1 without grouped-query attention)."""
-    if not (enable_gqa and query.ndim >= 3 and key.ndim >= 3):
+    if not enable_gqa or not (query.ndim >= 3 and key.ndim >= 3):
         return 1
     hq, hk = query.shape[-3], key.shape[-3]
     if hq == hk:

@@ -53,8 +53,9 @@ def accumulates_in_float32(*names: str) -> Callable[[F], F]:
 
         @functools.wraps(fn)
         def op(*args, **kwargs):
+            n = len(args)
             for name, i in slots:  # the common case, float32 or float64, costs this loop
-                t = args[i] if i < len(args) else kwargs.get(name)
+                t = args[i] if i < n else kwargs.get(name)
                 if isinstance(t, Tensor) and t._data.dtype == _HALF:
                     break
             else:

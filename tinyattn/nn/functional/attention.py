@@ -37,6 +37,7 @@ from ...core import _dtype
 from ...core.function import Function
 from ...kernels import reference, sdp_switches, softmax_math
 from ...kernels._boundary import default_scale
+from ...ops._util import forward_without_graph, records_no_graph
 from ...random import _numpy_generator
 from ...tensor_api.tensor import Tensor
 from .. import _checks as checks
@@ -169,6 +170,8 @@ def _as_bhld(x: np.ndarray, layout: str) -> np.ndarray:
 def _fused_arrays(layout, *arrays):
     """q, k, v (and out, dout) as (B, H, L, D) arrays of the compute dtype."""
     work = _work_dtype(arrays[0].dtype)
+    if layout == "BHLD" and all(a.dtype == work for a in arrays):
+        return arrays  # (4-D in the compute dtype already: a decode step's case)
     return [_as_bhld(a, layout).astype(work, copy=False) for a in arrays]
 
 
@@ -382,13 +385,16 @@ def scaled_dot_product_attention(
         checks.check_sdpa_mask_shape(query, key, value, attn_mask, groups)
     options = dict(
         causal=bool(is_causal),
-        scale=default_scale(query.shape[-1]) if scale is None else float(scale),
+        scale=default_scale(query._data.shape[-1]) if scale is None else float(scale),
         dropout_p=float(dropout_p),
         groups=groups,
         seed=dropout_seed(dropout_p),
     )
-    mask = _sdpa_mask(attn_mask, query.dtype)
+    mask = None if attn_mask is None else _sdpa_mask(attn_mask, query.dtype)
     try:  # (not a `with` around the call: a context manager costs ~2 us on every call)
+        if mask is None and records_no_graph(query, key, value):
+            q, k, v = query._data, key._data, value._data
+            return forward_without_graph(ScaledDotProductAttention, q, k, v, None, **options)
         return ScaledDotProductAttention.apply(query, key, value, mask, **options)
     except ValueError:
         with checks.explain_broadcast_error(query, key, value, attn_mask):

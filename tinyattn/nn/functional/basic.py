@@ -15,6 +15,7 @@ from ...autograd.xp import numpy_xp, tensor_xp
 from ...core.function import Function
 from ...kernels import gelu_layer_norm as kernels
 from ...kernels.matmul import linear_threads, rows
+from ...ops._util import forward_without_graph, records_no_graph
 from ...random import _numpy_generator
 from ...tensor_api.tensor import Tensor
 from .._checks import require_tensor as _check_tensor
@@ -93,8 +94,9 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     (tensor([[2., 1.]]), tensor([[1., 2.],
             [1., 2.]]))
     """
-    _check_tensor(input, "linear")
-    _check_tensor(weight, "linear", "weight")
+    if not (isinstance(input, Tensor) and isinstance(weight, Tensor)):  # (one test, no call)
+        _check_tensor(input, "linear")
+        _check_tensor(weight, "linear", "weight")
     if bias is not None:
         _check_tensor(bias, "linear", "bias")
     x, w = input._data, weight._data  # (checks on the arrays: no Size or dtype objects)
@@ -119,6 +121,8 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
             f"linear: bias must have shape [{weight.shape[0]}] (out_features), "
             f"got {list(bias.shape)}"
         )
+    if records_no_graph(input, weight, bias):
+        return forward_without_graph(LinearFunction, x, w, None if bias is None else bias._data)
     return LinearFunction.apply(input, weight, bias)
 
 
@@ -190,8 +194,10 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     _check_tensor(input, "gelu")
     if approximate not in ("none", "tanh"):
         raise RuntimeError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
-    if not input.is_floating_point():
+    if input._data.dtype.kind != "f":  # (the array's dtype: no dtype object per call)
         raise RuntimeError(f"gelu: expected a floating-point input, got {input.dtype}")
+    if records_no_graph(input):
+        return forward_without_graph(Gelu, input._data, approximate)
     return Gelu.apply(input, approximate)
 
 

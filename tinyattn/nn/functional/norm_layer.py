@@ -13,6 +13,7 @@ from ...autograd.xp import numpy_xp, tensor_xp
 from ...core.function import Function
 from ...kernels import gelu_layer_norm as kernels
 from ...ops._accumulation import accumulates_in_float32
+from ...ops._util import forward_without_graph, records_no_graph
 from ...tensor_api.tensor import Tensor
 from .._checks import require_tensor as _check_tensor
 
@@ -104,7 +105,10 @@ def _check_normalized_shape(input: Tensor, normalized_shape, op: str) -> tuple[i
 
 
 def _check_affine(param, shape, op: str, arg: str) -> None:
-    if param is not None and tuple(param.shape) != shape:
+    if param is None:
+        return
+    # (a Tensor's array shape: no Size object per call; a NumPy weight passes as before)
+    if (param._data.shape if isinstance(param, Tensor) else tuple(param.shape)) != shape:
         raise RuntimeError(
             f"{op}: {arg} must have shape {list(shape)} (normalized_shape), got {list(param.shape)}"
         )
@@ -135,6 +139,10 @@ def layer_norm(
     shape = _check_normalized_shape(input, normalized_shape, "layer_norm")
     _check_affine(weight, shape, "layer_norm", "weight")
     _check_affine(bias, shape, "layer_norm", "bias")
+    if records_no_graph(input, weight, bias):
+        w = None if weight is None else weight._data
+        b = None if bias is None else bias._data
+        return forward_without_graph(LayerNormFunction, input._data, w, b, len(shape), float(eps))
     return LayerNormFunction.apply(input, weight, bias, len(shape), float(eps))
 
 

@@ -102,7 +102,8 @@ def view(input: Tensor, *shape, size=None, dtype=None) -> Tensor:
     The shape comes as ``view(2, 3)``, ``view((2, 3))`` or ``view(size=(2, 3))``."""
     if dtype is not None or (len(shape) == 1 and isinstance(shape[0], dt.dtype)):
         raise NotImplementedError("view(dtype) is not supported; use .to(dtype)")
-    shape = int_list(shape, size, "view", "size")
+    if size is not None:
+        shape = int_list(shape, size, "view", "size")
     shape = _infer_shape(shape_args(shape, "view"), input._data.size, "view")
     if not _records(input) and input._data.flags.c_contiguous:
         return _as_view(Tensor._make(input._data.reshape(shape)), input, shares=True)
@@ -213,15 +214,19 @@ def permute(input: Tensor, *order, dims=None) -> Tensor:
 @gradient_doc(Permute)
 def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     """Swap two dims (a view)."""
-    n = input._data.ndim
-    a, b = _dim(dim0, n, "transpose"), _dim(dim1, n, "transpose")
+    data = input._data
+    n = data.ndim
+    if type(dim0) is int and type(dim1) is int and -n <= dim0 < n and -n <= dim1 < n:
+        a, b = dim0 % n, dim1 % n  # (the common case, without _dim's two calls)
+    else:
+        a, b = _dim(dim0, n, "transpose"), _dim(dim1, n, "transpose")
     if n == 0:
         return input
+    if not _records(input):  # (NumPy's swapaxes: the same view as the permutation below)
+        return _as_view(Tensor._make(data.swapaxes(a, b)), input, shares=True)
     dims = list(range(n))
     dims[a], dims[b] = dims[b], dims[a]
-    if _records(input):
-        return _as_view(Permute.apply(input, tuple(dims)), input, shares=True)
-    return _as_view(Tensor._make(input._data.transpose(dims)), input, shares=True)
+    return _as_view(Permute.apply(input, tuple(dims)), input, shares=True)
 
 
 swapdims = transpose
@@ -403,7 +408,8 @@ def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple[Tensor,
         step = split_size_or_sections
         if step <= 0 and size:
             raise RuntimeError(f"split(): split_size must be positive, got {step}")
-        sizes = [min(step, size - s) for s in range(0, size, step)] if size else [0]
+        # (whole pieces, then the rest: the list without a comprehension's frame)
+        sizes = [step] * (size // step) + ([size % step] if size % step else []) if size else [0]
     else:
         sizes = [int(s) for s in split_size_or_sections]
         if sum(sizes) != size:
@@ -417,7 +423,7 @@ def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple[Tensor,
     for s in sizes:
         out.append(piece(tensor, d, start, s))
         start += s
-    return _multi_view(tuple(out), "Split")
+    return _multi_view(tuple(out), "Split") if tensor._requires_grad else tuple(out)
 
 
 @gradient_doc(Narrow)
