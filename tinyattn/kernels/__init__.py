@@ -71,7 +71,7 @@ of q, k, v (and dout, out in the backward) is finite, so they agree too.
 
 Backends
 --------
-``TINYATTN_KERNELS`` (read at every call, cheaply, see ``backend()``): ``numba`` (default:
+``TINYATTN_KERNELS`` (read at every call, see ``backend()``): ``numba`` (default:
 fused numba kernels; tile products through NumPy's bundled BLAS, else scipy's,
 else plain loops: ``blas_backend()``, ``TINYATTN_BLAS``), ``numba-loops`` (fused kernels, always plain loops), or
 ``numpy`` (the reference twins in ``tinyattn.kernels.reference``). Importing
@@ -128,24 +128,13 @@ __all__ = [
 BACKENDS = ("numba", "numba-loops", "numpy")
 
 
-# ``os.environ.get`` runs three Python frames (Mapping.get, __getitem__, the key's
-# encoding), ~50 bytecodes, and a GPT-2 decode step asks for the backend ~50 times. On
-# POSIX, CPython keeps the variables in ``os.environ._data`` (bytes keys), which every
-# write through ``os.environ`` (``monkeypatch.setenv`` too) updates: ``backend()`` reads
-# that table and parses each value once. Elsewhere it reads ``os.environ``.
-_ENVIRON = getattr(os.environ, "_data", None) if os.name == "posix" else None
-if not isinstance(_ENVIRON, dict):  # pragma: no cover - another Python's os module
-    _ENVIRON = None
-_PARSED: dict = {}  # raw value (bytes, str or None) -> backend name
+_PARSED: dict = {}  # raw value (str or None) -> backend name
 
 
 def backend() -> str:
     """The kernel backend selected by the ``TINYATTN_KERNELS`` environment variable now
     (read at every call: setting the variable switches the backend)."""
-    if _ENVIRON is not None:
-        raw = _ENVIRON.get(b"TINYATTN_KERNELS")
-    else:  # pragma: no cover - not POSIX
-        raw = os.environ.get("TINYATTN_KERNELS")
+    raw = os.environ.get("TINYATTN_KERNELS")
     name = _PARSED.get(raw)
     if name is None:
         name = _parse_backend(raw)
@@ -154,9 +143,8 @@ def backend() -> str:
     return name
 
 
-def _parse_backend(raw: bytes | str | None) -> str:
-    value = os.fsdecode(raw) if isinstance(raw, bytes) else raw or ""
-    name = value.strip().lower() or "numba"
+def _parse_backend(raw: str | None) -> str:
+    name = (raw or "").strip().lower() or "numba"
     if name not in BACKENDS:
         raise ValueError(f"TINYATTN_KERNELS: expected one of {BACKENDS}, got {name!r}")
     return name
