@@ -177,3 +177,58 @@ def test_devices_and_dtypes_construct_as_on_a_cpu_torch():
     assert tinyattn.finfo(tinyattn.float32).eps > 0 and tinyattn.iinfo(tinyattn.int8).max == 127
     assert repr(tinyattn.strided) == "tinyattn.strided"
     assert isinstance(tinyattn.contiguous_format, tinyattn.memory_format)
+
+
+_REACHABLE = """
+import importlib, json, sys
+root = sys.argv[1]
+importlib.import_module(root)
+names = []
+for name in sorted(sys.modules):
+    parts = name.split(".")
+    if parts[0] != root or any(p.startswith("_") for p in parts):
+        continue
+    obj = sys.modules[root]
+    for part in parts[1:]:
+        obj = getattr(obj, part, None)
+    if obj is sys.modules[name]:
+        names.append(name)
+print(json.dumps(names))
+"""
+
+_RESOLVES = """
+import importlib, json, sys
+import tinyattn
+unreachable = []
+for name in json.loads(sys.stdin.read()):
+    obj = tinyattn
+    try:
+        for part in name.split(".")[1:]:
+            obj = getattr(obj, part)
+    except AttributeError:
+        try:
+            importlib.import_module(name)  # tinyattn has it, but only after an import
+        except ImportError:
+            continue  # not here: test_module_imports_or_is_explained covers it
+        unreachable.append(name)
+print(json.dumps(unreachable))
+"""
+
+
+def test_submodules_reached_after_import_torch_are_reached_after_import_tinyattn():
+    """``torch.autograd.function.X`` works after ``import torch``: where tinyattn has the
+    module, ``tinyattn.autograd.function.X`` works after ``import tinyattn`` (fresh
+    processes; torch's side is read from torch itself)."""
+    import subprocess
+    import sys
+
+    pytest.importorskip("torch", reason="torch's reachable submodules are read from torch")
+    run = subprocess.run
+    found = run([sys.executable, "-c", _REACHABLE, "torch"], capture_output=True, text=True)
+    theirs = ["tinyattn" + n[len("torch") :] for n in json.loads(found.stdout)]
+    assert len(theirs) > 50, found.stderr
+    checked = run(
+        [sys.executable, "-c", _RESOLVES], input=json.dumps(theirs), capture_output=True, text=True
+    )
+    unreachable = json.loads(checked.stdout)
+    assert not unreachable, f"import these in their parent packages: {unreachable}"

@@ -18,6 +18,12 @@ from .transformer import (
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from .sparse import Embedding
 from .spatial import Fold, Unfold, Upsample
+from . import (
+    channelshuffle,
+    fold,
+    pixelshuffle,
+    upsampling,
+)  # torch's module paths, attributes as in torch
 from .conv import Conv1d, Conv2d, LazyConv1d, LazyConv2d
 from .batchnorm import BatchNorm1d, BatchNorm2d, LazyBatchNorm1d, LazyBatchNorm2d
 
