@@ -373,3 +373,11 @@ BAD = [
 @pytest.mark.parametrize("name,call,expected", BAD, ids=[b[0] for b in BAD])
 def test_bad_input(name, call, expected):
     check_bad_call(call, expected)
+
+
+def test_hardshrink_dead_zone_is_positive_zero_and_keeps_nan():
+    """torch returns +0 inside [-lambd, lambd] (negative inputs too) and NaN for NaN."""
+    x = np.array([-0.3, -0.0, 0.2, np.nan, -0.7], dtype=np.float32)
+    y = F.hardshrink(tinyattn.tensor(x), 0.5).numpy()
+    assert not np.signbit(y[:3]).any(), y
+    assert np.isnan(y[3]) and y[4] == np.float32(-0.7)

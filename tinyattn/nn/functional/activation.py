@@ -384,8 +384,9 @@ def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     Gradient: ``d input = g`` where ``|x| > lambd``, 0 elsewhere (0 at ±lambd, as torch).
     """
     _check_float(input, "hardshrink")
-    # the dead zone gives x * 0 (constant): a NaN stays NaN with gradient 0, as torch's
-    return where((input > lambd) | (input < -lambd), input, input.detach() * 0.0)
+    # the dead zone gives |x| * 0 (constant): +0 as torch's, and a NaN stays NaN with
+    # gradient 0, as torch's
+    return where((input > lambd) | (input < -lambd), input, input.detach().abs() * 0.0)
 
 
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
