@@ -8,8 +8,9 @@ little everything else costs. This script measures that floor for the cases the
 performance goals name:
 
 - the GPT training steps and ``MultiheadAttention`` (forward and backward: ``x @ W.T``,
-  ``g @ W`` and ``g.T @ x`` per linear layer; the attention's own batched products are
-  left out, so the floor is a lower bound);
+  ``g @ W`` and ``g.T @ x`` per linear layer; for ``MultiheadAttention`` also the
+  attention's six products per head; the GPT steps' causal attention is left out, so
+  their floor is a lower bound);
 - GPT-2-small prefill (128 rows through 12 layers, then the tied head on the last row)
   and one decode step (one row through all 49 products: every weight is read once, so
   this is the machine's memory bandwidth at work).
@@ -52,6 +53,9 @@ def cases(quick: bool) -> dict[str, dict]:
     if quick:
         return {
             "GPT step tiny": dict(products=_gpt_products(32, 32, 1, 64), backward=True, goal=0.7),
+            "MHA (2, 16, 32) need_weights=False": dict(
+                products=[(32, 32, 96), (32, 32, 32)], attention=(8, 16, 8), backward=True, goal=0.6
+            ),
             "decode tiny": dict(products=_gpt_products(1, 32, 1, 64), backward=False, goal=0.43),
         }
     gpt2 = dict(d=768, n_layer=12, vocab=50257)
@@ -64,10 +68,16 @@ def cases(quick: bool) -> dict[str, dict]:
             products=_gpt_products(2048, 384, 6, 256), backward=True, goal=0.60
         ),
         "MHA (8, 128, 512) need_weights=False": dict(
-            products=[(1024, 512, 1536), (1024, 512, 512)], backward=True, goal=0.60
+            products=[(1024, 512, 1536), (1024, 512, 512)],
+            attention=(64, 128, 64),
+            backward=True,
+            goal=0.60,
         ),
         "MHA (4, 512, 512) need_weights=False": dict(
-            products=[(2048, 512, 1536), (2048, 512, 512)], backward=True, goal=0.60
+            products=[(2048, 512, 1536), (2048, 512, 512)],
+            attention=(32, 512, 64),
+            backward=True,
+            goal=0.60,
         ),
         "GPT-2-small prefill, 128 tokens": dict(products=prefill, backward=False, goal=0.45),
         # decode: >= 2.3x torch's tokens/s is <= 1/2.3 of its time per token
@@ -87,8 +97,46 @@ def _median_ms(fn, repeats: int) -> float:
     return 1e3 * statistics.median(seconds)
 
 
-def products_run(lib_name: str, products: list, backward: bool):
-    """A function running the case's products as tinyattn's linear layers do."""
+def products_run(lib_name: str, products: list, backward: bool, attention=None):
+    """A function running the case's products as tinyattn's linear layers do, then, for
+    ``attention`` = (batch x heads, L, head dim), the attention's own: ``q k^T`` and
+    ``p v`` per head, and in backward the four of their gradients (no softmax)."""
+    linear = _linear_run(lib_name, products, backward)
+    if attention is None:
+        return linear
+    heads = _attention_run(lib_name, attention, backward)
+
+    def run() -> None:
+        linear()
+        heads()
+
+    return run
+
+
+def _attention_run(lib_name: str, attention: tuple[int, int, int], backward: bool):
+    n, length, dim = attention
+    rng = np.random.default_rng(1)
+    q, k, v, g = (rng.standard_normal((n, length, dim), dtype=np.float32) for _ in range(4))
+    p = rng.standard_normal((n, length, length), dtype=np.float32)
+    if lib_name == "torch":
+        import torch
+
+        q, k, v, g, p = (torch.from_numpy(a) for a in (q, k, v, g, p))
+
+    def run() -> None:  # one head at a time: 2-D products, as tinyattn's matmul runs them
+        for i in range(n):
+            q[i] @ k[i].T
+            p[i] @ v[i]
+            if backward:
+                p[i].T @ g[i]  # d v
+                g[i] @ v[i].T  # d p
+                p[i] @ k[i]  # d q (d s has p's shape)
+                p[i].T @ q[i]  # d k
+
+    return run
+
+
+def _linear_run(lib_name: str, products: list, backward: bool):
     rng = np.random.default_rng(0)
     arrays = []
     for rows, n_in, n_out in products:
@@ -137,10 +185,10 @@ def torch_cases(quick: bool, repeats: int) -> dict[str, float]:
     names = [n for n in cases(quick) if n.startswith("GPT step")]
     for name, config in zip(names, gpts):
         out[name] = _median_ms(bench.gpt_step(**config)(torch), repeats)
-    if not quick:
-        for shape in ((8, 128, 512), (4, 512, 512)):
-            run = bench.mha(shape, 8, False)(torch)
-            out[bench.mha_name(shape, False)] = _median_ms(run, repeats)
+    shapes, heads = bench.mha_shapes(quick)
+    for shape in shapes:
+        run = bench.mha(shape, heads, False)(torch)
+        out[bench.mha_name(shape, False)] = _median_ms(run, repeats)
     out |= _torch_inference(torch, bench, inference, quick, repeats)
     return out
 
@@ -179,7 +227,7 @@ def child(lib_name: str, quick: bool, repeats: int) -> dict:
 
 
 def _spec(case: dict) -> dict:
-    return {"products": case["products"], "backward": case["backward"]}
+    return {k: case[k] for k in ("products", "backward", "attention") if k in case}
 
 
 def _run_child(lib_name: str, quick: bool, repeats: int) -> dict:
