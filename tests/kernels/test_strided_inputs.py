@@ -246,6 +246,12 @@ def test_each_kernel_compiles_once_per_dtype_for_contiguous_and_strided_callers(
     _, problem = fused_heads(rng, np.float32)
     run_flash(*problem, causal=True)
     run_flash(*contiguous(problem))
-    for kernel in (_numba_flash._forward_kernel, _numba_flash._backward_kernel):
-        float32 = [sig for sig in kernel.signatures if "float32" in str(sig[1])]
-        assert len(float32) == 1, kernel.signatures
+    # (a small forward runs the serial twin of the forward kernel: either may be the one
+    # these calls compiled, depending on what ran before; each compiles at most once)
+    forward = (_numba_flash._forward_kernel, _numba_flash._forward_kernel_serial)
+    for kernels in (forward, (_numba_flash._backward_kernel,)):
+        counts = [
+            len([sig for sig in kernel.signatures if "float32" in str(sig[1])])
+            for kernel in kernels
+        ]
+        assert max(counts) == 1, [kernel.signatures for kernel in kernels]
