@@ -20,12 +20,12 @@ from .._util import broadcast_error, gradient_doc, refuse_complex_order
 # -- operand handling ------------------------------------------------------------------
 
 
-_PY_NUMBERS = (int, float)  # by exact type: bool (an int subclass) takes the full rules
+# By exact type: bool (an int subclass) takes the full rules. The forwards of add, sub and
+# mul test ``type(b) in _PY_NUMBERS and type(a) is _ndarray and a.dtype.kind == "f"`` (a
+# float array with a Python int or float, the common case) before calling ``_promote``:
+# no cast, torch keeps the array's dtype, as NumPy does.
+_PY_NUMBERS = (int, float)
 _ndarray = np.ndarray
-
-# ``type(b) in _PY_NUMBERS and type(a) is _ndarray and a.dtype.kind == "f"``: a float array
-# with a Python int or float, the common case, which the forwards of add, sub and mul test
-# before calling ``_promote`` (no cast: torch keeps the array's dtype, as NumPy does).
 
 
 def _promote(a, b, op: str, floating: bool = False):
