@@ -249,9 +249,8 @@ def test_each_kernel_compiles_once_per_dtype_for_contiguous_and_strided_callers(
     # (a small forward runs the serial twin of the forward kernel: either may be the one
     # these calls compiled, depending on what ran before; each compiles at most once)
     forward = (_numba_flash._forward_kernel, _numba_flash._forward_kernel_serial)
-    for kernels in (forward, (_numba_flash._backward_kernel,)):
+    for group in (forward, (_numba_flash._backward_kernel,)):
         counts = [
-            len([sig for sig in kernel.signatures if "float32" in str(sig[1])])
-            for kernel in kernels
+            len([sig for sig in kernel.signatures if "float32" in str(sig[1])]) for kernel in group
         ]
-        assert max(counts) == 1, [kernel.signatures for kernel in kernels]
+        assert max(counts) == 1, [kernel.signatures for kernel in group]
